@@ -1,0 +1,67 @@
+/**
+ * Every refusal cotal's core can raise. The code is the stable contract (the CLI maps it to an
+ * exit code); the message is for people; `exit` is the runnable next step an operator should take.
+ */
+export type SagaErrorCode =
+  // input
+  | "invalid-space-name"
+  | "invalid-argument"
+  // trust material
+  | "invalid-seed"
+  | "invalid-jwt"
+  | "foreign-operator"
+  | "missing-broker-trust"
+  | "system-seed-absent"
+  // the root on disk
+  | "corrupt-record"
+  | "root-missing"
+  | "io"
+  | "space-not-found"
+  | "space-exists"
+  | "render-refused"
+  // the maintenance lock
+  | "lock-held"
+  | "lock-lost"
+  // the broker process
+  | "nats-server-missing"
+  | "broker-running"
+  | "broker-not-running"
+  | "broker-start-failed"
+  | "broker-unreachable"
+  // the inventory and the saga
+  | "inventory-unreachable"
+  | "inventory-corrupt"
+  | "conflict"
+  | "lease-held"
+  | "lease-lost"
+  | "reload-unproven"
+  | "digest-mismatch"
+  | "resume-refused"
+  | "divergence"
+  | "journal-blocked";
+
+export interface SagaErrorOptions {
+  /** The command an operator should run next (printed as-is by the CLI). */
+  exit?: string;
+  /** Structured context for --json output; never carries seeds. */
+  details?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class SagaError extends Error {
+  override readonly name = "SagaError";
+  readonly code: SagaErrorCode;
+  readonly exit: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: SagaErrorCode, message: string, options: SagaErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.exit = options.exit;
+    this.details = options.details;
+  }
+}
+
+export function isSagaError(err: unknown, code?: SagaErrorCode): err is SagaError {
+  return err instanceof SagaError && (code === undefined || err.code === code);
+}
