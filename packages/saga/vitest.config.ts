@@ -1,3 +1,4 @@
 import { defineConfig } from "vitest/config";
+import { sharedTestConfig } from "../../vitest.shared.ts";
 
-export default defineConfig({ test: { include: ["test/**/*.test.ts"] } });
+export default defineConfig(sharedTestConfig("saga"));

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian machine with Node 20 and npm: system packages, pnpm, deps, build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PNPM_VERSION=12.4.2
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+if [ -z "${NATS_SERVER_BIN:-}" ] && ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/bin/nats-server ]; then missing+=(nats-server); fi
+if ! command -v redis-server >/dev/null 2>&1; then missing+=(redis-server); fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]} from Debian" >&2
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v pnpm >/dev/null 2>&1 || [ "$(pnpm --version 2>/dev/null)" != "$PNPM_VERSION" ]; then
+  echo "setup: installing pnpm@$PNPM_VERSION" >&2
+  npm install -g "pnpm@$PNPM_VERSION" >/dev/null
+fi
+
+pnpm install --frozen-lockfile --reporter=silent
+pnpm build --output-logs=errors-only

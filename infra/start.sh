@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# README command 1: set up, then run a local broker under ./.cotal with a first space, detached.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash infra/setup.sh
+exec node packages/cli/dist/bin.js up --detach "$@"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# README command 2: set up, then run every test (units, then live suites against real servers).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash infra/setup.sh
+
+export COTAL_TEST_REPORT_DIR="$PWD/.test-results"
+rm -rf "$COTAL_TEST_REPORT_DIR" && mkdir -p "$COTAL_TEST_REPORT_DIR"
+
+status=0
+pnpm typecheck --output-logs=errors-only || status=1
+pnpm lint --output-logs=errors-only || status=1
+pnpm test --concurrency=1 || status=1
+pnpm test:live || status=1
+node scripts/test-summary.mjs "$COTAL_TEST_REPORT_DIR" || status=1
+exit "$status"

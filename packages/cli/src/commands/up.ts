@@ -1,0 +1,63 @@
+import { clearRuntime, RootLayout, up, type UpResult } from "@cotal/saga";
+import type { Command } from "commander";
+import { rootOf } from "../context.js";
+import { parsePort } from "../duration.js";
+import { err, json, out } from "../output.js";
+
+interface UpFlags {
+  port?: string;
+  host?: string;
+  space?: string;
+  singleSpace?: boolean;
+  detach?: boolean;
+  json?: boolean;
+}
+
+function printUp(r: UpResult): void {
+  const headline = r.alreadyRunning ? "already running; nothing changed" : r.created ? "created a new root and started the broker" : "broker started";
+  out(`cotal: ${headline} (pid ${r.pid}, nats-server ${r.serverVersion})`);
+  out(`  root:    ${r.root}`);
+  out(`  url:     ${r.url}`);
+  out(`  space:   ${r.space}   (${r.spaces.length} space${r.spaces.length === 1 ? "" : "s"}: ${r.spaces.join(", ")})`);
+  out(`  creds:   ${r.credsFile}`);
+  out(`  try:     nats --server ${r.url} --creds ${r.credsFile} pub cotal.${r.space}.events.hello hi`);
+  if (!r.multiSpace) out("  note:    single-space root: `cotal space add` needs `cotal up --rotate-sys` first");
+  out(`  stop:    cotal down${r.root === new RootLayout(r.root).root ? ` --root ${r.root}` : ""}`);
+}
+
+export function registerUp(program: Command): void {
+  program
+    .command("up")
+    .description("create the root on first run, render server.conf from the whole inventory, start nats-server, provision every space")
+    .option("--port <port>", "client port (fixed at creation; a stopped broker may move)")
+    .option("--host <host>", "listen address (default 127.0.0.1)")
+    .option("--space <name>", "first space of a new root (default: default), or the space to print connect details for")
+    .option("--single-space", "do not retain the system signing seed (later `space add` needs `up --rotate-sys`)")
+    .option("--detach", "start nats-server in the background and return")
+    .option("--json", "print the result as JSON")
+    .action(async (flags: UpFlags, cmd: Command) => {
+      const result = await up({
+        root: rootOf(cmd),
+        detach: Boolean(flags.detach),
+        ...(flags.port !== undefined ? { port: parsePort(flags.port) } : {}),
+        ...(flags.host !== undefined ? { host: flags.host } : {}),
+        ...(flags.space !== undefined ? { space: flags.space } : {}),
+        ...(flags.singleSpace ? { singleSpace: true } : {}),
+        onProgress: (m) => {
+          if (!flags.json && process.stderr.isTTY) err(`… ${m}`);
+        },
+      });
+      const { child, ...printable } = result;
+      if (flags.json) json(printable);
+      else printUp(result);
+      if (child) {
+        out("  running in the foreground; Ctrl-C stops it");
+        const forward = (sig: NodeJS.Signals) => child.kill(sig);
+        process.on("SIGINT", forward);
+        process.on("SIGTERM", forward);
+        const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
+        clearRuntime(new RootLayout(result.root));
+        process.exitCode = code === 0 || code === null ? 0 : 6;
+      }
+    });
+}

@@ -1,0 +1,53 @@
+import type { SagaErrorCode } from "@cotal/saga";
+
+/** Exit codes are a documented contract (README "Exit codes"); group codes by what the operator does next. */
+export const EXIT = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  refused: 3,
+  busy: 4,
+  notFound: 5,
+  broker: 6,
+  unproven: 7,
+  io: 8,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+const BY_CODE: Record<SagaErrorCode, ExitCode> = {
+  "invalid-space-name": EXIT.usage,
+  "invalid-argument": EXIT.usage,
+  "invalid-seed": EXIT.refused,
+  "invalid-jwt": EXIT.refused,
+  "foreign-operator": EXIT.refused,
+  "missing-broker-trust": EXIT.refused,
+  "system-seed-absent": EXIT.refused,
+  "corrupt-record": EXIT.refused,
+  "root-missing": EXIT.notFound,
+  "render-refused": EXIT.refused,
+  "inventory-corrupt": EXIT.refused,
+  "resume-refused": EXIT.refused,
+  "divergence": EXIT.refused,
+  "digest-mismatch": EXIT.refused,
+  "journal-blocked": EXIT.refused,
+  "lock-held": EXIT.busy,
+  "lock-lost": EXIT.busy,
+  "lease-held": EXIT.busy,
+  "conflict": EXIT.busy,
+  "space-not-found": EXIT.notFound,
+  "space-exists": EXIT.notFound,
+  "nats-server-missing": EXIT.broker,
+  "broker-running": EXIT.broker,
+  "broker-not-running": EXIT.broker,
+  "broker-start-failed": EXIT.broker,
+  "broker-unreachable": EXIT.broker,
+  "inventory-unreachable": EXIT.broker,
+  "reload-unproven": EXIT.unproven,
+  "lease-lost": EXIT.unproven,
+  "io": EXIT.io,
+};
+
+export function exitCodeFor(code: SagaErrorCode): ExitCode {
+  return BY_CODE[code];
+}

@@ -1,0 +1,38 @@
+import { Command, CommanderError } from "commander";
+import { registerDown } from "./commands/down.js";
+import { registerSpace } from "./commands/space.js";
+import { registerStatus } from "./commands/status.js";
+import { registerUp } from "./commands/up.js";
+import { EXIT } from "./exit-codes.js";
+import { report, UsageError } from "./output.js";
+
+export function buildProgram(): Command {
+  const program = new Command("cotal")
+    .description("tenant lifecycle for a shared NATS broker (one account per space)")
+    .option("--root <dir>", "broker root (default: $COTAL_ROOT or ./.cotal)")
+    .exitOverride()
+    // Usage errors are reported once, by `report`, with a next step; commander stays quiet about them.
+    .configureOutput({ writeErr: () => undefined });
+  registerUp(program);
+  registerDown(program);
+  registerStatus(program);
+  registerSpace(program);
+  return program;
+}
+
+/** Runs the CLI and returns the exit code; output goes through `report` exactly once per failure. */
+export async function main(argv: string[]): Promise<number> {
+  const asJson = argv.includes("--json");
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // --help and --version exit through here with code 0; usage mistakes with 1.
+      if (e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.help") return EXIT.ok;
+      return report(new UsageError(e.message.replace(/^error: /, "")), asJson);
+    }
+    return report(e, asJson);
+  }
+}

@@ -1,0 +1,40 @@
+import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { SagaError } from "../errors.js";
+import { mintUserCreds } from "../trust/index.js";
+import type { AccountRecord } from "../root/records.js";
+
+export interface ConnectOptions {
+  name: string;
+  timeoutMs?: number;
+  /** Keep reconnecting across reloads (every reload drops every JWT client on 2.9.10). */
+  reconnect?: boolean;
+}
+
+export async function connectWithCreds(url: string, creds: string, opts: ConnectOptions): Promise<NatsConnection> {
+  try {
+    return await connect({
+      servers: url,
+      name: opts.name,
+      authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
+      timeout: opts.timeoutMs ?? 5_000,
+      reconnect: opts.reconnect ?? true,
+      maxReconnectAttempts: opts.reconnect === false ? 0 : -1,
+      reconnectTimeWait: 50,
+      reconnectJitter: 25,
+    });
+  } catch (err) {
+    throw new SagaError("broker-unreachable", `cannot connect to ${url} as ${opts.name}: ${(err as Error).message}`, {
+      exit: "cotal status   # is the broker running?",
+      cause: err,
+    });
+  }
+}
+
+/**
+ * A short-lived user of `account` for cotal's own work (provisioning, inventory): minted in memory,
+ * never written to disk, expiring on its own if a crash leaks it.
+ */
+export async function connectAsAccount(url: string, account: AccountRecord, opts: ConnectOptions & { ttlSeconds?: number }): Promise<NatsConnection> {
+  const user = mintUserCreds(account, { name: opts.name, expiresInSeconds: opts.ttlSeconds ?? 600 });
+  return connectWithCreds(url, user.creds, opts);
+}

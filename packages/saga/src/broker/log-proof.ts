@@ -1,0 +1,58 @@
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+
+export const RELOAD_OK = "Reloaded server configuration";
+export const RELOAD_FAILED = "Failed to reload server configuration";
+export const SERVER_READY = "Server is ready";
+
+/** Byte length of the log now; read only what comes after it, so old lines never prove new events. */
+export function logOffset(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+export function readLogSince(path: string, offset: number): string {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return "";
+  }
+  try {
+    const size = statSync(path).size;
+    if (size <= offset) return "";
+    const buf = Buffer.alloc(size - offset);
+    const n = readSync(fd, buf, 0, buf.length, offset);
+    return buf.subarray(0, n).toString("utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function tail(text: string, lines = 15): string {
+  return text.trimEnd().split("\n").slice(-lines).join("\n");
+}
+
+/**
+ * Polls the log after `offset` until a line matches one of `outcomes`, `abort()` says stop, or the
+ * deadline passes. Returns the outcome key and the matching line, or undefined on timeout/abort.
+ */
+export async function watchLog<K extends string>(
+  path: string,
+  offset: number,
+  outcomes: Record<K, string>,
+  opts: { timeoutMs: number; pollMs?: number; abort?: () => boolean },
+): Promise<{ outcome: K; line: string } | undefined> {
+  const deadline = Date.now() + opts.timeoutMs;
+  const keys = Object.keys(outcomes) as K[];
+  for (;;) {
+    const text = readLogSince(path, offset);
+    for (const line of text.split("\n")) {
+      for (const k of keys) if (line.includes(outcomes[k])) return { outcome: k, line };
+    }
+    if (opts.abort?.() || Date.now() > deadline) return undefined;
+    await new Promise((r) => setTimeout(r, opts.pollMs ?? 10));
+  }
+}

@@ -1,0 +1,46 @@
+import { SagaError } from "../errors.js";
+import { loadBrokerTrust, type LoadedBroker } from "../root/broker-store.js";
+import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
+import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+import { loadSettings, type RootSettings } from "../root/settings.js";
+import { configDigest, serverConfig } from "../render/server-config.js";
+import { natsServerVersion, serverCapabilities } from "./binary.js";
+
+export interface RenderedRoot {
+  text: string;
+  digest: string;
+  broker: LoadedBroker;
+  authority: AccountRecord;
+  spaces: AccountRecord[];
+  settings: RootSettings;
+}
+
+/**
+ * Renders server.conf from the whole validated inventory re-read from disk (never a remembered list),
+ * plus broker trust and the authority account. Refuses on any uncertainty.
+ */
+export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): RenderedRoot {
+  const broker = loadBrokerTrust(layout);
+  const authority = loadAuthorityAccount(layout);
+  const settings = loadSettings(layout);
+  if (!settings) throw new SagaError("corrupt-record", `${layout.settingsFile} is missing`, { exit: `restore ${layout.settingsFile} (host, port, serverName) from a backup` });
+  const list = spaces ?? certainInventory(layout);
+  if (list.length === 0) {
+    throw new SagaError("render-refused", `the root ${layout.root} holds no space, and a config with zero spaces would evict every tenant`, {
+      exit: "restore an auth/account.<hex>.json record from a backup, or start a fresh root with `cotal up --root <new dir>`",
+    });
+  }
+  const caps = serverCapabilities(natsServerVersion());
+  const text = serverConfig(broker, list, {
+    host: settings.host,
+    port: settings.port,
+    serverName: settings.serverName,
+    storeDir: layout.storeDir,
+    authority,
+    logFile: layout.logFile,
+    pidFile: layout.pidFile,
+    syncAlways: caps.syncAlways,
+  });
+  return { text, digest: configDigest(text), broker, authority, spaces: list, settings };
+}

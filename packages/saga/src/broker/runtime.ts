@@ -1,0 +1,64 @@
+import { readFileSync, rmSync } from "node:fs";
+import type { RootLayout } from "../root/layout.js";
+import { readTextIfExists, writeJsonAtomic } from "../root/secret-files.js";
+import { ownerStatus, processStartTicks, type ProcessOwner } from "../lock/process-identity.js";
+
+/** run/broker.json: which nats-server process serves this root, so status/down/reload find it. */
+export interface BrokerRuntime {
+  format: "cotal.runtime/1";
+  owner: ProcessOwner;
+  url: string;
+  host: string;
+  port: number;
+  configPath: string;
+  logFile: string;
+  serverVersion: string;
+  detached: boolean;
+  startedAt: string;
+}
+
+export function writeRuntime(layout: RootLayout, rt: Omit<BrokerRuntime, "format">): BrokerRuntime {
+  const rec: BrokerRuntime = { format: "cotal.runtime/1", ...rt };
+  writeJsonAtomic(layout.runtimeFile, rec);
+  return rec;
+}
+
+export function readRuntime(layout: RootLayout): BrokerRuntime | undefined {
+  const text = readTextIfExists(layout.runtimeFile);
+  if (text === undefined) return undefined;
+  try {
+    const rt = JSON.parse(text) as BrokerRuntime;
+    return rt.format === "cotal.runtime/1" && typeof rt.owner?.pid === "number" ? rt : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function clearRuntime(layout: RootLayout): void {
+  rmSync(layout.runtimeFile, { force: true });
+  rmSync(layout.pidFile, { force: true });
+}
+
+/** A live pid is ours only if it is a nats-server reading this root's config (pids get recycled). */
+function servesConfig(pid: number, configPath: string): boolean {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    return argv.some((a) => a.endsWith("nats-server")) && argv.includes(configPath);
+  } catch {
+    return false;
+  }
+}
+
+export type BrokerState = { running: true; runtime: BrokerRuntime } | { running: false; runtime?: BrokerRuntime; stale: boolean };
+
+export function brokerState(layout: RootLayout): BrokerState {
+  const rt = readRuntime(layout);
+  if (!rt) return { running: false, stale: false };
+  if (ownerStatus(rt.owner) === "alive" && servesConfig(rt.owner.pid, rt.configPath)) return { running: true, runtime: rt };
+  return { running: false, runtime: rt, stale: true };
+}
+
+export function ownerOf(pid: number, host: string): ProcessOwner {
+  const procStart = processStartTicks(pid);
+  return { pid, host, ...(procStart ? { procStart } : {}) };
+}

@@ -1,0 +1,79 @@
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { SagaError } from "./errors.js";
+
+/**
+ * Crash-test hooks named after saga steps. Inert unless COTAL_FAILPOINT is set, e.g.
+ * `COTAL_FAILPOINT=after-claim:exit` or `up-locked:sleep:3000,before-rename:barrier:/tmp/b:2`.
+ * Actions: exit (code 86, no cleanup), kill (SIGKILL self), throw, sleep:<ms>, barrier:<dir>:<n>.
+ */
+export type FailpointAction =
+  | { kind: "exit" }
+  | { kind: "kill" }
+  | { kind: "throw" }
+  | { kind: "sleep"; ms: number }
+  | { kind: "barrier"; dir: string; parties: number };
+
+export const FAILPOINT_EXIT_CODE = 86;
+
+export function parseFailpoints(spec: string | undefined): Map<string, FailpointAction> {
+  const out = new Map<string, FailpointAction>();
+  if (!spec) return out;
+  for (const entry of spec.split(",").map((s) => s.trim()).filter(Boolean)) {
+    const [name, kind, ...args] = entry.split(":");
+    if (!name || !kind) throw new SagaError("invalid-argument", `bad COTAL_FAILPOINT entry ${JSON.stringify(entry)}`);
+    if (kind === "exit" || kind === "kill" || kind === "throw") out.set(name, { kind });
+    else if (kind === "sleep" && args[0] && /^\d+$/.test(args[0])) out.set(name, { kind, ms: Number(args[0]) });
+    else if (kind === "barrier" && args.length >= 2) {
+      const parties = Number(args[args.length - 1]);
+      out.set(name, { kind, dir: args.slice(0, -1).join(":"), parties });
+    } else throw new SagaError("invalid-argument", `bad COTAL_FAILPOINT action in ${JSON.stringify(entry)}`);
+  }
+  return out;
+}
+
+let armed: Map<string, FailpointAction> | undefined;
+
+function points(): Map<string, FailpointAction> {
+  armed ??= parseFailpoints(process.env.COTAL_FAILPOINT);
+  return armed;
+}
+
+/** Re-reads COTAL_FAILPOINT (tests that change the env in-process). */
+export function resetFailpoints(): void {
+  armed = undefined;
+}
+
+async function barrier(dir: string, parties: number, name: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${name}.${process.pid}`), "");
+  const deadline = Date.now() + 30_000;
+  while (readdirSync(dir).length < parties) {
+    if (Date.now() > deadline) throw new SagaError("invalid-argument", `failpoint barrier ${dir} never reached ${parties} parties`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+export async function failpoint(name: string): Promise<void> {
+  if (process.env.COTAL_FAILPOINT === undefined) return;
+  const action = points().get(name);
+  if (!action) return;
+  switch (action.kind) {
+    case "exit":
+      process.stderr.write(`cotal: failpoint ${name}: exit\n`);
+      process.exit(FAILPOINT_EXIT_CODE);
+    // falls through (process.exit never returns)
+    case "kill":
+      process.kill(process.pid, "SIGKILL");
+      await new Promise(() => undefined);
+      return;
+    case "throw":
+      throw new Error(`failpoint ${name}`);
+    case "sleep":
+      await new Promise((r) => setTimeout(r, action.ms));
+      return;
+    case "barrier":
+      await barrier(action.dir, action.parties, name);
+      return;
+  }
+}

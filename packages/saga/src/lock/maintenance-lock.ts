@@ -1,0 +1,142 @@
+import { linkSync, readFileSync, rmSync, unlinkSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { SagaError } from "../errors.js";
+import { RootLayout } from "../root/layout.js";
+import { ensureSecretDir, writeDurable } from "../root/secret-files.js";
+import { ownerStatus, selfOwner, type ProcessOwner } from "./process-identity.js";
+
+export interface LockOwner extends ProcessOwner {
+  token: string;
+  startedAt: string;
+  /** What the holder is doing, for the refusal an operator reads. */
+  purpose: string;
+}
+
+/** A held root maintenance lock. Helpers that journal under it take it as a parameter, never re-acquire. */
+export interface MaintenanceLock {
+  readonly root: string;
+  readonly path: string;
+  readonly owner: LockOwner;
+}
+
+function readOwner(path: string): LockOwner | "corrupt" | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+  try {
+    const o = JSON.parse(text) as LockOwner;
+    if (typeof o.pid !== "number" || typeof o.host !== "string" || typeof o.token !== "string") return "corrupt";
+    return o;
+  } catch {
+    return "corrupt";
+  }
+}
+
+/** Publishes `owner` at `path` only if nothing is there: write a private temp file, then link(2) it. */
+function createExclusive(path: string, owner: LockOwner): boolean {
+  const tmp = `${path}.${owner.token}.tmp`;
+  writeDurable(tmp, `${JSON.stringify(owner, null, 2)}\n`, 0o600, "wx");
+  try {
+    linkSync(tmp, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+}
+
+function describe(o: LockOwner): string {
+  return `pid ${o.pid} on ${o.host} (${o.purpose}, since ${o.startedAt})`;
+}
+
+/**
+ * Removes a dead owner's lock. A second, tiny reap lock serialises reapers, so one reaper can never
+ * delete a fresh lock another process took after the first one judged the old lock stale.
+ */
+function reapStale(path: string, stale: LockOwner): void {
+  const reapPath = `${path}.reap`;
+  const me: LockOwner = { ...selfOwner(), token: randomUUID(), startedAt: new Date().toISOString(), purpose: "reaping a stale lock" };
+  if (!createExclusive(reapPath, me)) {
+    const reaper = readOwner(reapPath);
+    if (reaper === "corrupt" || (reaper && ownerStatus(reaper) === "dead")) rmSync(reapPath, { force: true });
+    return;
+  }
+  try {
+    const current = readOwner(path);
+    if (current !== "corrupt" && current?.token === stale.token) unlinkSync(path);
+  } finally {
+    rmSync(reapPath, { force: true });
+  }
+}
+
+export function acquireMaintenanceLock(root: string, purpose: string): MaintenanceLock {
+  const layout = new RootLayout(root);
+  ensureSecretDir(layout.maintenanceDir);
+  const path = layout.lockFile;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const owner: LockOwner = { ...selfOwner(), token: randomUUID(), startedAt: new Date().toISOString(), purpose };
+    if (createExclusive(path, owner)) return { root, path, owner };
+    const held = readOwner(path);
+    if (held === undefined) continue; // released between our link and our read
+    if (held === "corrupt") {
+      throw new SagaError("lock-held", `the maintenance lock ${path} is unreadable; its owner cannot be judged`, {
+        exit: `make sure no cotal command is running on this root, then: rm ${path}`,
+      });
+    }
+    const status = ownerStatus(held);
+    if (status === "dead") {
+      reapStale(path, held);
+      continue;
+    }
+    throw new SagaError("lock-held", `the root ${root} is locked by ${describe(held)}`, {
+      exit: status === "unknown"
+        ? `the owner runs on another host; wait for it, or confirm it is gone and rm ${path}`
+        : `wait for pid ${held.pid} to finish (or stop it), then run the command again`,
+      details: { owner: held },
+    });
+  }
+  throw new SagaError("lock-held", `could not take the maintenance lock ${path}: it kept changing hands`, { exit: "run the command again" });
+}
+
+/** Verifies the lock on disk is still this holder's; a helper that journals calls this before writing. */
+export function assertLockHeld(lock: MaintenanceLock): void {
+  const held = readOwner(lock.path);
+  if (held === undefined || held === "corrupt" || held.token !== lock.owner.token) {
+    throw new SagaError("lock-lost", `the maintenance lock ${lock.path} is no longer held by this process`, {
+      exit: "run the command again; another process reaped or replaced the lock",
+      details: { expected: lock.owner.token },
+    });
+  }
+}
+
+/** Releases only our own lock: a token mismatch means someone else holds it now, and we leave it alone. */
+export function releaseMaintenanceLock(lock: MaintenanceLock): void {
+  const held = readOwner(lock.path);
+  if (held !== undefined && held !== "corrupt" && held.token === lock.owner.token) unlinkSync(lock.path);
+}
+
+export function readLockOwner(root: string): (LockOwner & { status: "alive" | "dead" | "unknown" }) | "corrupt" | undefined {
+  const held = readOwner(new RootLayout(root).lockFile);
+  if (held === undefined || held === "corrupt") return held;
+  return { ...held, status: ownerStatus(held) };
+}
+
+/** Runs `fn` under a freshly taken lock, or under `held` when a caller hands its lock down (no re-acquire). */
+export async function withMaintenanceLock<T>(root: string, purpose: string, held: MaintenanceLock | undefined, fn: (lock: MaintenanceLock) => Promise<T>): Promise<T> {
+  if (held) {
+    assertLockHeld(held);
+    return fn(held);
+  }
+  const lock = acquireMaintenanceLock(root, purpose);
+  try {
+    return await fn(lock);
+  } finally {
+    releaseMaintenanceLock(lock);
+  }
+}

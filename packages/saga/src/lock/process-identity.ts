@@ -1,0 +1,46 @@
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+
+/** Field 22 of /proc/<pid>/stat: the process start time in clock ticks, which survives nothing but that process. */
+export function processStartTicks(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // comm (field 2) may hold spaces and parentheses; everything after the last ")" is space-separated.
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return rest[19];
+  } catch {
+    return undefined;
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export interface ProcessOwner {
+  pid: number;
+  host: string;
+  /** /proc start ticks when known: a recycled pid has different ticks, so it does not keep a dead owner alive. */
+  procStart?: string;
+}
+
+export function selfOwner(): ProcessOwner {
+  const procStart = processStartTicks(process.pid);
+  return { pid: process.pid, host: hostname(), ...(procStart ? { procStart } : {}) };
+}
+
+/** "alive" | "dead" on this host; "unknown" for another host's process, which we cannot judge. */
+export function ownerStatus(owner: ProcessOwner): "alive" | "dead" | "unknown" {
+  if (owner.host !== hostname()) return "unknown";
+  if (!pidAlive(owner.pid)) return "dead";
+  if (owner.procStart !== undefined) {
+    const now = processStartTicks(owner.pid);
+    if (now !== undefined && now !== owner.procStart) return "dead";
+  }
+  return "alive";
+}

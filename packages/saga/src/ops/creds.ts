@@ -1,0 +1,80 @@
+import { existsSync } from "node:fs";
+import { SagaError } from "../errors.js";
+import { assertSpaceName, isValidSpaceName, SPACE_NAME_RULE } from "../names.js";
+import { mintUserCreds } from "../trust/index.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import { loadSpaceAccount } from "../root/account-store.js";
+import { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
+import { resolve } from "node:path";
+
+export interface CredsOptions {
+  root: string;
+  space: string;
+  user?: string;
+  allowPub?: string[];
+  allowSub?: string[];
+  expiresInSeconds?: number;
+  out?: string;
+}
+
+export interface CredsResult {
+  space: string;
+  user: string;
+  publicKey: string;
+  path: string;
+  expiresAt?: string;
+}
+
+function assertUserName(user: string): string {
+  if (!isValidSpaceName(user)) {
+    throw new SagaError("invalid-argument", `invalid user name ${JSON.stringify(user)}: a user name is ${SPACE_NAME_RULE}`, { exit: "cotal space creds <space> --user alice" });
+  }
+  return user;
+}
+
+const SUBJECT = /^[^\s]+$/;
+
+/** Writes a user creds file for `account`; only when absent (up's convenience cred). */
+export function ensureUserCreds(layout: RootLayout, account: AccountRecord, user: string): string {
+  const path = layout.userCredsFile(account.name, user);
+  if (!existsSync(path)) {
+    ensureSecretDir(layout.spaceDir(account.name));
+    writeFileAtomic(path, mintUserCreds(account, { name: `${account.name}/${user}` }).creds);
+  }
+  return path;
+}
+
+/** Mints a user of one space, signed by that space's signing key: it connects only to that space. */
+export function mintSpaceCreds(opts: CredsOptions): CredsResult {
+  const space = assertSpaceName(opts.space);
+  const user = assertUserName(opts.user ?? "admin");
+  for (const s of [...(opts.allowPub ?? []), ...(opts.allowSub ?? [])]) {
+    if (!SUBJECT.test(s)) throw new SagaError("invalid-argument", `invalid subject ${JSON.stringify(s)}`, { exit: "cotal space creds <space> --allow-pub 'orders.>'" });
+  }
+  if (opts.expiresInSeconds !== undefined && !(opts.expiresInSeconds > 0)) {
+    throw new SagaError("invalid-argument", "--expires must be a positive duration", { exit: "cotal space creds <space> --expires 24h" });
+  }
+  const layout = new RootLayout(opts.root);
+  const broker = loadBrokerTrust(layout);
+  const account = loadSpaceAccount(layout, space);
+  if (!account) {
+    throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { exit: "cotal space list" });
+  }
+  if (account.issuer !== broker.operator.publicKey) {
+    throw new SagaError("foreign-operator", `space ${space} is signed by operator ${account.issuer}, not this broker's ${broker.operator.publicKey}`, {
+      exit: `move ${layout.accountFile(space)} aside; it belongs to another broker`,
+    });
+  }
+  const minted = mintUserCreds(account, {
+    name: `${space}/${user}`,
+    ...(opts.allowPub ? { allowPub: opts.allowPub } : {}),
+    ...(opts.allowSub ? { allowSub: opts.allowSub } : {}),
+    ...(opts.expiresInSeconds ? { expiresInSeconds: opts.expiresInSeconds } : {}),
+  });
+  const path = opts.out ? resolve(opts.out) : layout.userCredsFile(space, user);
+  if (!opts.out) ensureSecretDir(layout.spaceDir(space));
+  writeFileAtomic(path, minted.creds);
+  return { space, user, publicKey: minted.publicKey, path, ...(minted.expiresAt ? { expiresAt: minted.expiresAt } : {}) };
+}

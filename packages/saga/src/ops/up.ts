@@ -1,0 +1,151 @@
+import type { ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { SagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
+import { assertSpaceName } from "../names.js";
+import { brokerState } from "../broker/runtime.js";
+import { renderRoot } from "../broker/render-root.js";
+import { startBroker } from "../broker/process.js";
+import { provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import { acquireMaintenanceLock, releaseMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
+import { accountInventory } from "../root/account-store.js";
+import { createRootTrust } from "../root/create-root.js";
+import { RootLayout } from "../root/layout.js";
+import { writeFileAtomic } from "../root/secret-files.js";
+import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings } from "../root/settings.js";
+import { ensureUserCreds } from "./creds.js";
+
+export interface UpOptions {
+  root: string;
+  host?: string;
+  port?: number;
+  /** The space to create on a new root (default "default"), or to print connect details for. */
+  space?: string;
+  /** Do not retain the system signing seed: later `space add` then needs `up --rotate-sys`. */
+  singleSpace?: boolean;
+  detach: boolean;
+  /** A lock handed down by a caller that already holds it (a resumed `up`); never re-acquired. */
+  heldLock?: MaintenanceLock;
+  onProgress?: (message: string) => void;
+}
+
+export interface UpResult {
+  root: string;
+  created: boolean;
+  alreadyRunning: boolean;
+  url: string;
+  pid: number;
+  space: string;
+  spaces: string[];
+  credsFile: string;
+  multiSpace: boolean;
+  provisioned: ProvisionResult[];
+  serverVersion: string;
+  /** Foreground only: the running nats-server. */
+  child?: ChildProcess;
+}
+
+function validPort(port: number | undefined): number | undefined {
+  if (port === undefined) return undefined;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new SagaError("invalid-argument", `invalid port ${port}: expected 1-65535`, { exit: "cotal up --port 4222" });
+  }
+  return port;
+}
+
+export async function up(opts: UpOptions): Promise<UpResult> {
+  // Everything user-supplied is validated before the first write, so a refusal leaves the root untouched.
+  const requested = opts.space === undefined ? undefined : assertSpaceName(opts.space);
+  const port = validPort(opts.port);
+  const layout = new RootLayout(opts.root);
+  const progress = opts.onProgress ?? (() => undefined);
+
+  const lock = opts.heldLock ?? acquireMaintenanceLock(layout.root, "cotal up");
+  try {
+    await failpoint("up-locked");
+    const state = brokerState(layout);
+    if (state.running) {
+      const inv = accountInventory(layout);
+      const space = requested ?? inv.spaces[0]?.name ?? "default";
+      return {
+        root: layout.root,
+        created: false,
+        alreadyRunning: true,
+        url: state.runtime.url,
+        pid: state.runtime.owner.pid,
+        space,
+        spaces: inv.spaces.map((s) => s.name),
+        credsFile: layout.userCredsFile(space, "admin"),
+        multiSpace: existsSync(layout.systemSigningSeedFile),
+        provisioned: [],
+        serverVersion: state.runtime.serverVersion,
+      };
+    }
+
+    let created = false;
+    if (!existsSync(layout.brokerFile)) {
+      const inv = accountInventory(layout);
+      if (inv.spaces.length > 0 || inv.corrupt.length > 0 || existsSync(layout.authDir)) {
+        throw new SagaError("missing-broker-trust", `${layout.root} holds account records but no broker trust (${layout.brokerFile})`, {
+          exit: `restore ${layout.brokerFile} and ${layout.brokerSecretsDir} from a backup; minting a new operator would orphan every tenant`,
+        });
+      }
+      progress(`creating root ${layout.root}`);
+      if (!loadSettings(layout)) {
+        saveSettings(layout, {
+          format: "cotal.settings/1",
+          host: opts.host ?? DEFAULT_HOST,
+          port: port ?? DEFAULT_PORT,
+          serverName: `cotal-${randomBytes(4).toString("hex")}`,
+          createdAt: new Date().toISOString(),
+        });
+      }
+      createRootTrust(layout, requested ?? "default", { multiSpace: !opts.singleSpace });
+      created = true;
+    } else {
+      const settings = loadSettings(layout);
+      // The listener is fixed for a running broker, but a stopped one may move.
+      if (settings && ((port !== undefined && port !== settings.port) || (opts.host !== undefined && opts.host !== settings.host))) {
+        saveSettings(layout, { ...settings, port: port ?? settings.port, host: opts.host ?? settings.host });
+      }
+    }
+
+    const rendered = renderRoot(layout);
+    const names = rendered.spaces.map((s) => s.name);
+    const space = requested ?? (created ? names[0] : names.includes("default") ? "default" : names[0]) ?? "default";
+    if (!names.includes(space)) {
+      throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root} (it holds: ${names.join(", ")})`, {
+        exit: `cotal up --root ${layout.root}   # then: cotal space add ${space}`,
+      });
+    }
+    writeFileAtomic(layout.serverConf, rendered.text);
+    await failpoint("up-rendered");
+    progress(`starting nats-server on ${rendered.settings.host}:${rendered.settings.port}`);
+    const started = await startBroker(layout, { host: rendered.settings.host, port: rendered.settings.port, detach: opts.detach });
+    await failpoint("up-started");
+    const provisioned: ProvisionResult[] = [];
+    for (const acct of rendered.spaces) {
+      progress(`provisioning space ${acct.name}`);
+      provisioned.push(await provisionSpace(started.runtime.url, acct));
+    }
+    const account = rendered.spaces.find((s) => s.name === space);
+    const credsFile = account ? ensureUserCreds(layout, account, "admin") : layout.userCredsFile(space, "admin");
+    return {
+      root: layout.root,
+      created,
+      alreadyRunning: false,
+      url: started.runtime.url,
+      pid: started.runtime.owner.pid,
+      space,
+      spaces: names,
+      credsFile,
+      multiSpace: rendered.broker.multiSpace,
+      provisioned,
+      serverVersion: started.runtime.serverVersion,
+      ...(started.child ? { child: started.child } : {}),
+    };
+  } finally {
+    if (!opts.heldLock) releaseMaintenanceLock(lock);
+  }
+}

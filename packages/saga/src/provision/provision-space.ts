@@ -1,0 +1,47 @@
+import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { connectAsAccount } from "../broker/connect.js";
+import { SagaError } from "../errors.js";
+import type { AccountRecord } from "../root/records.js";
+import { spaceTemplate } from "./template.js";
+
+export interface ProvisionResult {
+  space: string;
+  streams: string[];
+  buckets: string[];
+}
+
+/**
+ * Creates the space template's streams and buckets, idempotently (an identical config is a no-op on
+ * the server), under a short-lived provisioner user of the space's own account.
+ */
+export async function provisionSpace(url: string, account: AccountRecord): Promise<ProvisionResult> {
+  const tpl = spaceTemplate(account.name);
+  const nc = await connectAsAccount(url, account, { name: `cotal-provisioner-${account.name}`, ttlSeconds: 300 });
+  try {
+    const jsm = await jetstreamManager(nc);
+    for (const s of tpl.streams) {
+      const cfg = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: RetentionPolicy.Limits, description: s.description };
+      try {
+        await jsm.streams.info(s.name);
+        await jsm.streams.update(s.name, cfg);
+      } catch (err) {
+        if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound)) throw err;
+        await jsm.streams.add(cfg);
+      }
+    }
+    const kvm = new Kvm(nc);
+    for (const b of tpl.buckets) {
+      await kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description });
+    }
+    return { space: account.name, streams: tpl.streams.map((s) => s.name), buckets: tpl.buckets.map((b) => b.bucket) };
+  } catch (err) {
+    if (err instanceof SagaError) throw err;
+    throw new SagaError("broker-unreachable", `provisioning space ${account.name} failed: ${(err as Error).message}`, {
+      exit: `cotal up   # re-runs provisioning for every space (idempotent)`,
+      cause: err,
+    });
+  } finally {
+    await nc.close();
+  }
+}

@@ -1,0 +1,104 @@
+import { createHash } from "node:crypto";
+import { SagaError } from "../errors.js";
+import { decodeJwt } from "../trust/index.js";
+import { isValidSpaceName } from "../names.js";
+import { ACCOUNT_KEY, JWT_TEXT, confString, confToken } from "./conf-escape.js";
+
+/** What the renderer needs of an account: no seeds ever reach it. */
+export interface RenderAccount {
+  name: string;
+  publicKey: string;
+  jwt: string;
+}
+
+export interface RenderBroker {
+  operator: { publicKey: string; jwt: string };
+  system: { publicKey: string; jwt: string };
+}
+
+export interface RenderOptions {
+  host: string;
+  port: number;
+  serverName: string;
+  storeDir: string;
+  /** The broker-authority account (inventory + lease buckets); preloaded like a tenant, never listed as one. */
+  authority: RenderAccount;
+  logFile?: string;
+  pidFile?: string;
+  httpPort?: number;
+  /** `jetstream { sync_interval: always }`; only servers that know the option may get it. */
+  syncAlways?: boolean;
+}
+
+function refuse(message: string, details?: Record<string, unknown>): never {
+  throw new SagaError("render-refused", message, { details, exit: "cotal status   # shows which records the render refused" });
+}
+
+function assertIssuedBy(acct: RenderAccount, operator: string, what: string): void {
+  confToken(acct.publicKey, `${what} public key`, ACCOUNT_KEY);
+  confToken(acct.jwt, `${what} JWT`, JWT_TEXT);
+  const claims = decodeJwt(acct.jwt);
+  if (claims.sub !== acct.publicKey) refuse(`${what} JWT does not name its own public key`, { account: acct.publicKey });
+  if (claims.iss !== operator) {
+    throw new SagaError("foreign-operator", `${what} is signed by operator ${claims.iss}, not this broker's ${operator}`, {
+      exit: "a space from another broker cannot be trusted here; remove its record or add it anew with `cotal space add <name>`",
+      details: { account: acct.publicKey, issuer: claims.iss, operator },
+    });
+  }
+}
+
+/**
+ * The whole-broker config: pure, sorted, byte-stable. `resolver: MEMORY` preloads every space, the
+ * system account and the authority account; omission is revocation, so the inputs are checked, not trusted.
+ */
+export function serverConfig(broker: RenderBroker, spaces: readonly RenderAccount[], opts: RenderOptions): string {
+  if (spaces.length === 0) refuse("refusing to render a config with zero spaces: it would evict every tenant");
+  if (!Number.isInteger(opts.port) || opts.port < 1 || opts.port > 65535) refuse(`invalid listen port ${opts.port}`);
+  const operator = broker.operator.publicKey;
+  const sorted = [...spaces].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.publicKey < b.publicKey ? -1 : 1));
+
+  const seen = new Map<string, string>();
+  const claim = (key: string, who: string): void => {
+    const prior = seen.get(key);
+    if (prior !== undefined) refuse(`account ${key} would be preloaded twice (${prior} and ${who})`, { account: key, first: prior, second: who });
+    seen.set(key, who);
+  };
+  const names = new Set<string>();
+  for (const s of sorted) {
+    if (!isValidSpaceName(s.name)) refuse(`invalid space name ${JSON.stringify(s.name)} in the render input`, { space: s.name });
+    if (names.has(s.name)) refuse(`space ${s.name} is listed twice`, { space: s.name });
+    names.add(s.name);
+    assertIssuedBy(s, operator, `space ${s.name}`);
+    claim(s.publicKey, `space ${s.name}`);
+  }
+  assertIssuedBy(opts.authority, operator, "the broker-authority account");
+  claim(opts.authority.publicKey, "the broker-authority account");
+  const sys = { name: "$SYS", publicKey: broker.system.publicKey, jwt: broker.system.jwt };
+  assertIssuedBy(sys, operator, "the system account");
+  claim(sys.publicKey, "the system account");
+
+  const lines: string[] = [
+    "# Rendered by cotal from the whole tenant inventory. Do not edit: every mutation re-renders this file.",
+    `server_name: ${confString(opts.serverName, "server name")}`,
+    `listen: ${confString(`${opts.host}:${opts.port}`, "listen address")}`,
+  ];
+  if (opts.httpPort !== undefined) lines.push(`http: ${confString(`${opts.host}:${opts.httpPort}`, "monitor address")}`);
+  if (opts.logFile !== undefined) lines.push(`log_file: ${confString(opts.logFile, "log file")}`, "logtime: true");
+  if (opts.pidFile !== undefined) lines.push(`pid_file: ${confString(opts.pidFile, "pid file")}`);
+  lines.push("jetstream {", `  store_dir: ${confString(opts.storeDir, "store dir")}`);
+  if (opts.syncAlways) lines.push("  sync_interval: always");
+  lines.push("}");
+  lines.push(`operator: "${confToken(broker.operator.jwt, "operator JWT", JWT_TEXT)}"`);
+  lines.push(`system_account: ${sys.publicKey}`);
+  lines.push("resolver: MEMORY");
+  lines.push("resolver_preload: {");
+  lines.push(`  # broker authority`, `  ${opts.authority.publicKey}: "${opts.authority.jwt}"`);
+  for (const s of sorted) lines.push(`  # space ${s.name}`, `  ${s.publicKey}: "${s.jwt}"`);
+  lines.push(`  # system account`, `  ${sys.publicKey}: "${sys.jwt}"`);
+  lines.push("}");
+  return `${lines.join("\n")}\n`;
+}
+
+export function configDigest(text: string | Uint8Array): string {
+  return `sha256:${createHash("sha256").update(text).digest("hex")}`;
+}

@@ -1,0 +1,80 @@
+import { existsSync } from "node:fs";
+import { SagaError } from "../errors.js";
+import type { BrokerTrust } from "../trust/index.js";
+import { keyPairFromSeed } from "../trust/index.js";
+import type { RootLayout } from "./layout.js";
+import { BROKER_FORMAT, parseBrokerRecord, type BrokerRecord } from "./records.js";
+import { ensureSecretDir, readTextIfExists, writeFileAtomic, writeJsonAtomic } from "./secret-files.js";
+
+/** Broker trust as loaded from a root: the public record plus whichever seeds the root retains. */
+export interface LoadedBroker extends BrokerTrust {
+  multiSpace: boolean;
+}
+
+/** Refuses to overwrite: a root's operator is minted once, and a second mint would orphan every tenant. */
+export function saveBrokerTrust(layout: RootLayout, trust: BrokerTrust, multiSpace: boolean): void {
+  if (existsSync(layout.brokerFile)) {
+    throw new SagaError("invalid-argument", `broker trust already exists at ${layout.brokerFile}; refusing to mint a second operator`, {
+      exit: "cotal status",
+    });
+  }
+  ensureSecretDir(layout.brokerSecretsDir);
+  writeFileAtomic(layout.operatorSeedFile, `${trust.operator.seed}\n`);
+  if (multiSpace) {
+    if (!trust.system.signingSeed) throw new SagaError("system-seed-absent", "multi-space root needs the system signing seed at creation");
+    writeFileAtomic(layout.systemSigningSeedFile, `${trust.system.signingSeed}\n`);
+  }
+  const record: BrokerRecord = {
+    format: BROKER_FORMAT,
+    operator: { publicKey: trust.operator.publicKey, jwt: trust.operator.jwt },
+    system: { publicKey: trust.system.publicKey, jwt: trust.system.jwt, signingKey: trust.system.signingKey },
+    generation: trust.generation,
+    multiSpace,
+    createdAt: trust.createdAt,
+  };
+  writeJsonAtomic(layout.brokerFile, record);
+}
+
+function readSeed(path: string, expectPublic: string, what: string): string {
+  const text = readTextIfExists(path);
+  if (text === undefined) throw new SagaError("missing-broker-trust", `${what} seed is missing (${path})`, { exit: "restore the root's auth/ directory from a backup" });
+  const seed = text.trim();
+  let pub: string;
+  try {
+    pub = keyPairFromSeed(seed).publicKey;
+  } catch {
+    throw new SagaError("corrupt-record", `${path} does not hold a valid seed`, { exit: `restore ${path} from a backup` });
+  }
+  if (pub !== expectPublic) throw new SagaError("corrupt-record", `${path} holds a seed for another key than broker.json names`, { exit: `restore ${path} from a backup` });
+  return seed;
+}
+
+export function brokerTrustExists(layout: RootLayout): boolean {
+  return existsSync(layout.brokerFile);
+}
+
+export function loadBrokerTrust(layout: RootLayout): LoadedBroker {
+  const text = readTextIfExists(layout.brokerFile);
+  if (text === undefined) {
+    throw new SagaError("missing-broker-trust", `no broker trust at ${layout.brokerFile}`, {
+      exit: `cotal up --root ${layout.root}   # creates a root with its operator and a first space`,
+    });
+  }
+  const rec = parseBrokerRecord(text);
+  if (typeof rec === "string") {
+    throw new SagaError("corrupt-record", `${layout.brokerFile} is unusable: ${rec}`, {
+      exit: `restore ${layout.brokerFile} from a backup; do not re-create it (a new operator orphans every tenant)`,
+      details: { path: layout.brokerFile, reason: rec },
+    });
+  }
+  const operatorSeed = readSeed(layout.operatorSeedFile, rec.operator.publicKey, "operator");
+  let signingSeed: string | undefined;
+  if (existsSync(layout.systemSigningSeedFile)) signingSeed = readSeed(layout.systemSigningSeedFile, rec.system.signingKey, "system signing");
+  return {
+    operator: { publicKey: rec.operator.publicKey, jwt: rec.operator.jwt, seed: operatorSeed },
+    system: { publicKey: rec.system.publicKey, jwt: rec.system.jwt, signingKey: rec.system.signingKey, ...(signingSeed ? { signingSeed } : {}) },
+    generation: rec.generation,
+    createdAt: rec.createdAt,
+    multiSpace: rec.multiSpace,
+  };
+}

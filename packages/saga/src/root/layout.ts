@@ -1,0 +1,40 @@
+import { join, resolve } from "node:path";
+import { spaceHex } from "../names.js";
+
+/** Where a root lives: `--root`, then `COTAL_ROOT`, then `./.cotal`. */
+export function resolveRoot(explicit?: string): string {
+  return resolve(explicit ?? process.env.COTAL_ROOT ?? ".cotal");
+}
+
+/** Every path cotal reads or writes under a root, in one place (SPEC §1). */
+export class RootLayout {
+  constructor(readonly root: string) {}
+
+  get authDir(): string { return join(this.root, "auth"); }
+  get brokerFile(): string { return join(this.authDir, "broker.json"); }
+  get brokerSecretsDir(): string { return join(this.authDir, "broker.secrets"); }
+  get operatorSeedFile(): string { return join(this.brokerSecretsDir, "operator.seed"); }
+  get systemSigningSeedFile(): string { return join(this.brokerSecretsDir, "system-signing.seed"); }
+  get authorityFile(): string { return join(this.authDir, "authority.json"); }
+  accountFile(space: string): string { return join(this.authDir, `account.${spaceHex(space)}.json`); }
+
+  get settingsFile(): string { return join(this.root, "settings.json"); }
+  get serverConf(): string { return join(this.root, "server.conf"); }
+  stagedConf(generation: number): string { return join(this.root, `server.conf.${generation}`); }
+  get storeDir(): string { return join(this.root, "nats"); }
+
+  get maintenanceDir(): string { return join(this.root, "maintenance"); }
+  get lockFile(): string { return join(this.maintenanceDir, "lock.json"); }
+  get journalFile(): string { return join(this.maintenanceDir, "journal.json"); }
+
+  get runDir(): string { return join(this.root, "run"); }
+  get pidFile(): string { return join(this.runDir, "nats-server.pid"); }
+  get runtimeFile(): string { return join(this.runDir, "broker.json"); }
+  get logDir(): string { return join(this.root, "logs"); }
+  get logFile(): string { return join(this.logDir, "nats-server.log"); }
+  get stdioLogFile(): string { return join(this.logDir, "nats-server.stdio.log"); }
+
+  spaceDir(space: string): string { return join(this.root, `space.${spaceHex(space)}`); }
+  userCredsFile(space: string, user: string): string { return join(this.spaceDir(space), "users", `${user}.creds`); }
+  sysCredsFile(space: string, kind: "observer" | "evictor"): string { return join(this.spaceDir(space), `sys.${kind}.creds`); }
+}
