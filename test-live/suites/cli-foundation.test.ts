@@ -83,10 +83,10 @@ describe("cotal up / creds / status / down on a real nats-server", () => {
     expect(up.code, up.stderr).toBe(0);
     expect((await r.cotal(["space", "creds", "default", "--user", "bob"])).code).toBe(0);
     const tree = snapshotTree(r.root);
-    const secretFiles = Object.keys(tree).filter((p) => !p.endsWith("/") && !p.startsWith("nats/") && !p.startsWith("logs/"));
+    const secretFiles = Object.keys(tree).filter((p) => !p.endsWith("/"));
     expect(secretFiles).toEqual(expect.arrayContaining(["auth/broker.json", "auth/authority.json", `auth/account.${spaceHex("default")}.json`, "auth/broker.secrets/operator.seed", "auth/broker.secrets/system-signing.seed", "server.conf", "settings.json", `space.${spaceHex("default")}/users/bob.creds`]));
     for (const p of secretFiles) expect(`${p} ${tree[p]?.split(" ")[0]}`).toBe(`${p} 600`);
-    for (const d of Object.keys(tree).filter((p) => p.endsWith("/") && !p.startsWith("nats/"))) expect(`${d} ${tree[d]}`).toBe(`${d} 700`);
+    for (const d of Object.keys(tree).filter((p) => p.endsWith("/"))) expect(`${d} ${tree[d]}`).toBe(`${d} 700`);
     expect((statSync(r.root).mode & 0o777).toString(8)).toBe("700");
   });
 

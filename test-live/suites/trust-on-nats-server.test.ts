@@ -53,7 +53,11 @@ describe("minted trust on a real nats-server", () => {
     const b = await connectCreds(broker.url, mintUserCreds(beta, { name: "b" }).creds);
     const inB: string[] = [];
     const inBSelf: string[] = [];
-    const sub = b.subscribe("shared.subject", { callback: (_e, m) => (m.string() === "from-beta" ? inBSelf : inB).push(m.string()) });
+    const sub = b.subscribe("shared.subject", {
+      callback: (_e, m) => {
+        (m.string() === "from-beta" ? inBSelf : inB).push(m.string());
+      },
+    });
     await b.flush();
     a.publish("shared.subject", "from-alpha");
     b.publish("shared.subject", "from-beta"); // positive control: beta's own message does arrive

@@ -1,4 +1,4 @@
-import { clearRuntime, RootLayout, up, type UpResult } from "@cotal/saga";
+import { clearRuntime, resolveRoot, RootLayout, up, type UpResult } from "@cotal/saga";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { parsePort } from "../duration.js";
@@ -22,7 +22,7 @@ function printUp(r: UpResult): void {
   out(`  creds:   ${r.credsFile}`);
   out(`  try:     nats --server ${r.url} --creds ${r.credsFile} pub cotal.${r.space}.events.hello hi`);
   if (!r.multiSpace) out("  note:    single-space root: `cotal space add` needs `cotal up --rotate-sys` first");
-  out(`  stop:    cotal down${r.root === new RootLayout(r.root).root ? ` --root ${r.root}` : ""}`);
+  out(`  stop:    cotal down${r.root === resolveRoot() ? "" : ` --root ${r.root}`}`);
 }
 
 export function registerUp(program: Command): void {

@@ -36,9 +36,12 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
   const stdioOffset = logOffset(layout.stdioLogFile);
   const stdio = openSync(layout.stdioLogFile, "a", 0o600);
   let child: ChildProcess;
+  // The broker inherits umask 077: its log, pid file and store hold tenant data and stay private.
+  const umask = process.umask(0o077);
   try {
     child = spawn(bin, ["-c", layout.serverConf], { detached: opts.detach, stdio: ["ignore", stdio, stdio] });
   } finally {
+    process.umask(umask);
     closeSync(stdio);
   }
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;

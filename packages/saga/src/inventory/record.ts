@@ -1,0 +1,74 @@
+import { isValidSpaceName } from "../names.js";
+
+export type MutationOp = "add" | "remove" | "reconcile" | "batch";
+
+/** The in-flight claim (001 §3.3): durable from step 3 until the step-8 commit clears it. */
+export interface PendingMutation {
+  /** g+1: the generation this mutation commits. */
+  generation: number;
+  op: MutationOp;
+  adds: string[];
+  removes: string[];
+  /** The full tenant set the commit will record (sorted). */
+  nextSpaces: string[];
+  /** Who claimed it, for the operator's message: "pid@host (verb)". */
+  writer: string;
+  /** The lease value the writer held; steps 5-7 re-check this exact id. */
+  leaseId: string;
+  claimedAt: string;
+  /** sha256 of server.conf.<g+1>, recorded at step 5 before any promotion. */
+  stagedDigest?: string;
+}
+
+/** The single `inventory` key of `cotal_broker_inventory`. */
+export interface InventoryRecord {
+  /** Last COMMITTED generation: the CAS subject. Not a count of anything. */
+  generation: number;
+  spaces: string[];
+  /** Generation the running broker's config was PROVEN (from its log) to carry. */
+  appliedGeneration: number;
+  /** Digest of the server.conf bytes proven at appliedGeneration. */
+  configDigest: string | null;
+  pending: PendingMutation | null;
+}
+
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+function isNameList(v: unknown): v is string[] {
+  return Array.isArray(v) && v.every((s) => typeof s === "string" && isValidSpaceName(s)) && new Set(v).size === v.length;
+}
+
+/** Returns the reason a stored record is unusable, or the record. Never guesses a missing field. */
+export function parseInventoryRecord(text: string): InventoryRecord | string {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    return `not JSON (${(err as Error).message})`;
+  }
+  if (typeof raw !== "object" || raw === null) return "not an object";
+  const r = raw as Record<string, unknown>;
+  if (!Number.isInteger(r.generation) || (r.generation as number) < 1) return "generation is not a positive integer";
+  if (!Number.isInteger(r.appliedGeneration) || (r.appliedGeneration as number) < 0) return "appliedGeneration is not an integer";
+  if (!isNameList(r.spaces)) return "spaces is not a list of distinct valid space names";
+  if (r.configDigest !== null && !(typeof r.configDigest === "string" && DIGEST.test(r.configDigest))) return "configDigest is not sha256:<hex> or null";
+  if (r.pending !== null) {
+    const p = r.pending as Record<string, unknown> | undefined;
+    if (typeof p !== "object" || p === null) return "pending is not an object or null";
+    if (!Number.isInteger(p.generation)) return "pending.generation is not an integer";
+    if (!["add", "remove", "reconcile", "batch"].includes(p.op as string)) return "pending.op is unknown";
+    if (!isNameList(p.adds) || !isNameList(p.removes) || !isNameList(p.nextSpaces)) return "pending lists are malformed";
+    if (typeof p.writer !== "string" || typeof p.leaseId !== "string" || typeof p.claimedAt !== "string") return "pending writer/leaseId/claimedAt missing";
+    if (p.stagedDigest !== undefined && !(typeof p.stagedDigest === "string" && DIGEST.test(p.stagedDigest))) return "pending.stagedDigest is malformed";
+  }
+  return r as unknown as InventoryRecord;
+}
+
+export function sortedNames(names: Iterable<string>): string[] {
+  return [...new Set(names)].sort();
+}
+
+/** The record cold boot seeds from disk (create-only CAS at generation 1). */
+export function seedRecord(spaces: string[], configDigest: string | null, proven: boolean): InventoryRecord {
+  return { generation: 1, spaces: sortedNames(spaces), appliedGeneration: proven ? 1 : 0, configDigest, pending: null };
+}

@@ -1,0 +1,45 @@
+import type { InventoryRecord } from "./record.js";
+
+/**
+ * What a writer holding the lease must do with the record it read (001 §3.4 crash-resume table).
+ * A pure function of (record, sha256 of server.conf); it never asks whether pending "matches disk".
+ */
+export type ResumeDecision =
+  | { action: "fresh" }
+  | { action: "rollback-unstaged"; why: string }
+  | { action: "rollback-staged"; why: string }
+  | { action: "complete-forward"; why: string }
+  | { action: "commit-only"; why: string }
+  | { action: "refuse"; why: string };
+
+export function decideResume(record: InventoryRecord, serverConfDigest: string | undefined): ResumeDecision {
+  const { generation, appliedGeneration, pending } = record;
+  if (pending === null) {
+    if (appliedGeneration === generation) return { action: "fresh" };
+    return { action: "refuse", why: `no mutation is pending, yet appliedGeneration ${appliedGeneration} differs from generation ${generation}` };
+  }
+  if (pending.generation !== generation + 1) {
+    return { action: "refuse", why: `pending claims generation ${pending.generation}, which does not follow the committed ${generation}` };
+  }
+  if (appliedGeneration === generation + 1) {
+    // Proven, not committed: the broker serves g+1, so the only exit is forward.
+    if (serverConfDigest !== undefined && serverConfDigest === record.configDigest) {
+      return { action: "commit-only", why: `generation ${pending.generation} was proven on the running broker but never committed` };
+    }
+    return { action: "refuse", why: "generation was proven, but server.conf no longer holds the proven bytes: something outside the saga promoted a config" };
+  }
+  if (appliedGeneration !== generation) {
+    return { action: "refuse", why: `appliedGeneration ${appliedGeneration} is neither the committed ${generation} nor the pending ${pending.generation}` };
+  }
+  if (pending.stagedDigest === undefined) {
+    return { action: "rollback-unstaged", why: "the previous writer died before staging; nothing was promoted" };
+  }
+  // Forward first: when the staged bytes are live (even if identical to the old ones), completing is always safe.
+  if (serverConfDigest !== undefined && serverConfDigest === pending.stagedDigest) {
+    return { action: "complete-forward", why: "the staged config was promoted but its reload was never proven (PROMOTED-BUT-UNCOMMITTED)" };
+  }
+  if (serverConfDigest !== undefined && serverConfDigest === record.configDigest) {
+    return { action: "rollback-staged", why: "the config was staged but never promoted; the broker still runs the committed bytes" };
+  }
+  return { action: "refuse", why: "server.conf matches neither the committed nor the staged digest" };
+}

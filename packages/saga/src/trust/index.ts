@@ -1,0 +1,13 @@
+// The trust module: nkeys, JWTs and creds for the operator, system, space and authority accounts.
+export { createKeyPair, isPublicKey, keyPairFromSeed, signWithSeed, verifySignature } from "./nkeys.js";
+export type { KeyPair, KeyRole } from "./nkeys.js";
+export { decodeJwt, signJwt, verifyJwt } from "./jwt.js";
+export type { JwtClaims } from "./jwt.js";
+export { NO_JETSTREAM, UNLIMITED_JETSTREAM } from "./limits.js";
+export type { AccountLimits } from "./limits.js";
+export { createBrokerTrust } from "./broker.js";
+export type { BrokerTrust } from "./broker.js";
+export { createAccountTrust } from "./account.js";
+export type { AccountKind, AccountTrust } from "./account.js";
+export { formatCreds, mintSystemUserCreds, mintUserCreds } from "./user.js";
+export type { UserCreds, UserCredsOptions } from "./user.js";

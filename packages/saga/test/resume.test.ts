@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { decideResume } from "../src/inventory/resume.js";
+import { parseInventoryRecord, type InventoryRecord, type PendingMutation } from "../src/inventory/record.js";
+
+const D = (c: string) => `sha256:${c.repeat(64)}`;
+const OLD = D("a");
+const NEW = D("b");
+const OTHER = D("c");
+
+const pending = (extra: Partial<PendingMutation> = {}): PendingMutation => ({
+  generation: 8,
+  op: "add",
+  adds: ["gamma"],
+  removes: [],
+  nextSpaces: ["alpha", "gamma"],
+  writer: "1@h (space add)",
+  leaseId: "L",
+  claimedAt: "t",
+  ...extra,
+});
+const rec = (extra: Partial<InventoryRecord>): InventoryRecord => ({ generation: 7, spaces: ["alpha"], appliedGeneration: 7, configDigest: OLD, pending: null, ...extra });
+
+// One test per row of the crash-resume table (001 §3.4), in its order.
+describe("decideResume", () => {
+  it("clean: applied == generation, no pending ⇒ fresh work", () => {
+    expect(decideResume(rec({}), OLD).action).toBe("fresh");
+  });
+
+  it("died at or before the staging CAS ⇒ rollback permitted (nothing promoted)", () => {
+    expect(decideResume(rec({ pending: pending() }), OLD).action).toBe("rollback-unstaged");
+    expect(decideResume(rec({ pending: pending() }), undefined).action).toBe("rollback-unstaged");
+  });
+
+  it("staged, never renamed (server.conf == configDigest) ⇒ rollback permitted", () => {
+    expect(decideResume(rec({ pending: pending({ stagedDigest: NEW }) }), OLD).action).toBe("rollback-staged");
+  });
+
+  it("PROMOTED-BUT-UNCOMMITTED (server.conf == stagedDigest) ⇒ complete forward only", () => {
+    expect(decideResume(rec({ pending: pending({ stagedDigest: NEW }) }), NEW).action).toBe("complete-forward");
+  });
+
+  it("staged bytes identical to the committed ones ⇒ forward (always safe), never rollback", () => {
+    expect(decideResume(rec({ pending: pending({ stagedDigest: OLD }) }), OLD).action).toBe("complete-forward");
+  });
+
+  it("proven, uncommitted (applied == generation + 1) ⇒ commit only", () => {
+    expect(decideResume(rec({ appliedGeneration: 8, configDigest: NEW, pending: pending({ stagedDigest: NEW }) }), NEW).action).toBe("commit-only");
+  });
+
+  it("proven but server.conf changed since ⇒ refuse (never roll back a proven generation)", () => {
+    const d = decideResume(rec({ appliedGeneration: 8, configDigest: NEW, pending: pending({ stagedDigest: NEW }) }), OLD);
+    expect(d.action).toBe("refuse");
+  });
+
+  describe("anything else ⇒ refuse and route to reconcile", () => {
+    it.each([
+      ["server.conf matches neither digest", rec({ pending: pending({ stagedDigest: NEW }) }), OTHER],
+      ["server.conf missing while staged", rec({ pending: pending({ stagedDigest: NEW }) }), undefined],
+      ["applied behind generation with no pending", rec({ appliedGeneration: 6 }), OLD],
+      ["applied ahead of generation with no pending", rec({ appliedGeneration: 8 }), OLD],
+      ["pending generation not g+1", rec({ pending: pending({ generation: 9, stagedDigest: NEW }) }), NEW],
+      ["applied two ahead", rec({ appliedGeneration: 9, pending: pending({ stagedDigest: NEW }) }), NEW],
+      ["applied behind with pending", rec({ appliedGeneration: 6, pending: pending({ stagedDigest: NEW }) }), NEW],
+    ])("%s", (_name, record, digest) => {
+      expect(decideResume(record, digest).action).toBe("refuse");
+    });
+  });
+});
+
+describe("parseInventoryRecord", () => {
+  it("accepts a well-formed record and refuses malformed ones with a reason", () => {
+    const ok = rec({ pending: pending({ stagedDigest: NEW }) });
+    expect(parseInventoryRecord(JSON.stringify(ok))).toEqual(ok);
+    expect(parseInventoryRecord("{")).toMatch(/not JSON/);
+    expect(parseInventoryRecord(JSON.stringify({ ...ok, generation: 0 }))).toMatch(/generation/);
+    expect(parseInventoryRecord(JSON.stringify({ ...ok, spaces: ["Bad Name"] }))).toMatch(/spaces/);
+    expect(parseInventoryRecord(JSON.stringify({ ...ok, spaces: ["a", "a"] }))).toMatch(/spaces/);
+    expect(parseInventoryRecord(JSON.stringify({ ...ok, configDigest: "md5:x" }))).toMatch(/configDigest/);
+    expect(parseInventoryRecord(JSON.stringify({ ...ok, pending: { ...ok.pending, op: "merge" } }))).toMatch(/op/);
+  });
+});
