@@ -35,6 +35,8 @@ const BY_CODE: Record<SagaErrorCode, ExitCode> = {
   "lock-lost": EXIT.busy,
   "lease-held": EXIT.busy,
   "conflict": EXIT.busy,
+  "rolled-back": EXIT.busy,
+  "live-process": EXIT.busy,
   "space-not-found": EXIT.notFound,
   "space-exists": EXIT.notFound,
   "nats-server-missing": EXIT.broker,

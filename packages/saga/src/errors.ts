@@ -38,7 +38,9 @@ export type SagaErrorCode =
   | "digest-mismatch"
   | "resume-refused"
   | "divergence"
-  | "journal-blocked";
+  | "rolled-back"
+  | "journal-blocked"
+  | "live-process";
 
 export interface SagaErrorOptions {
   /** The command an operator should run next (printed as-is by the CLI). */

@@ -1,8 +1,9 @@
-import { mintSpaceCreds } from "@cotal/saga";
+import { mintSpaceCreds, spaceAdd, spaceList, spaceRm, type SpaceListReport } from "@cotal/saga";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { parseDuration } from "../duration.js";
-import { json, out } from "../output.js";
+import { err, json, out } from "../output.js";
+import { readTenantsFile } from "../tenants-file.js";
 
 interface CredsFlags {
   user?: string;
@@ -17,6 +18,48 @@ const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 export function registerSpace(program: Command): void {
   const space = program.command("space").description("per-space lifecycle verbs");
+  const notice = (quiet?: boolean) => (m: string) => {
+    if (!quiet) err(`cotal: ${m}`);
+  };
+
+  space
+    .command("add [names...]")
+    .description("add spaces through the mutation saga: one generation and one reload for the whole batch")
+    .option("--from <file>", "read space names from a file, one per line")
+    .option("--json", "print the result as JSON")
+    .action(async (names: string[], flags: { from?: string; json?: boolean }, cmd: Command) => {
+      const all = [...names, ...(flags.from ? readTenantsFile(flags.from) : [])];
+      const r = await spaceAdd({ root: rootOf(cmd), names: all, onNotice: notice(flags.json) });
+      if (flags.json) return json(r);
+      if (r.outcome === "noop") out(`cotal: ${r.requested.length === 1 ? `space ${r.requested[0]} already exists` : "every space already exists"}; nothing changed (generation ${r.generation}); provisioning re-checked`);
+      else out(`cotal: added ${r.added.join(", ")} at generation ${r.generation} (${r.reloads} reload${r.reloads === 1 ? "" : "s"}, ${r.attempts} attempt${r.attempts === 1 ? "" : "s"})`);
+      out(`  next: cotal space creds ${r.requested[0]} --user <name>`);
+    });
+
+  space
+    .command("rm <name>")
+    .description("remove a space: journal, delete its streams (the point of no return), re-render, reap its material")
+    .option("--json", "print the result as JSON")
+    .action(async (name: string, flags: { json?: boolean }, cmd: Command) => {
+      const r = await spaceRm({ root: rootOf(cmd), name, onNotice: notice(flags.json) });
+      if (flags.json) return json(r);
+      if (r.outcome === "absent") return out(`cotal: space ${name} does not exist; nothing changed`);
+      out(`cotal: removed space ${name}${r.saga ? ` at generation ${r.saga.generation}` : ""}; deleted streams: ${r.deletedStreams.join(", ") || "none"}`);
+      for (const f of r.reapFailures) err(`cotal: could not remove ${f.path}: ${f.error} (next: remove it by hand, then \`cotal space rm ${name}\` clears the journal)`);
+    });
+
+  space
+    .command("list")
+    .description("every space on disk or in the KV inventory, with its state")
+    .option("--json", "print the list as JSON")
+    .action(async (flags: { json?: boolean }, cmd: Command) => {
+      const r: SpaceListReport = await spaceList({ root: rootOf(cmd) });
+      if (flags.json) return json(r);
+      out(`${r.spaces.length} space(s)${r.generation !== null ? `, generation ${r.generation}` : ""}; broker state ${r.state}`);
+      for (const s of r.spaces) out(`  ${s.name.padEnd(24)} ${s.state.padEnd(14)} ${s.publicKey ?? ""}`);
+      for (const c of r.corrupt) out(`  CORRUPT ${c.path}: ${c.reason}`);
+      if (r.inventoryError) out(`  (kv: ${r.inventoryError})`);
+    });
   space
     .command("creds <name>")
     .description("mint a user creds file signed by the space's signing key (connects only to that space)")

@@ -10,18 +10,27 @@ function printStatus(s: StatusReport): void {
     return;
   }
   out(`root:    ${s.root}`);
-  out(`state:   ${s.state}`);
+  out(`state:   ${s.state} — ${s.why}`);
   const b = s.broker;
   out(b.running ? `broker:  running, pid ${b.pid}, ${b.url}, nats-server ${b.serverVersion}, since ${b.startedAt}` : `broker:  stopped${b.staleRuntime ? " (a stale runtime record was left by a crash)" : ""}`);
   if (s.operator) out(`trust:   operator ${s.operator}${s.multiSpace ? "" : " (single-space root)"}`);
-  out(`spaces:  ${s.spaces.length}`);
-  for (const sp of s.spaces) out(`  ${sp.name.padEnd(24)} ${sp.publicKey}${sp.inConfig ? "" : "  NOT IN server.conf"}`);
+  const inv = s.inventory;
+  if (inv) {
+    out(`kv:      generation ${inv.generation}, applied ${inv.appliedGeneration}, ${inv.spaces.length} space(s), revision ${inv.revision}`);
+    if (inv.pending) out(`pending: ${inv.pending.op} +[${inv.pending.adds.join(", ")}] -[${inv.pending.removes.join(", ")}] → generation ${inv.pending.generation} by ${inv.pending.writer}${inv.pending.stagedDigest ? " (staged)" : ""}`);
+  } else if (s.inventoryError) out(`kv:      ${s.inventoryError}`);
+  out(`spaces:  ${s.spaces.length} on disk`);
+  for (const sp of s.spaces) out(`  ${sp.name.padEnd(24)} ${sp.publicKey}${sp.inConfig ? "" : "  NOT IN server.conf"}${sp.inInventory === false ? "  NOT IN the KV inventory" : ""}`);
+  for (const n of s.kvOnly) out(`  ${n.padEnd(24)} listed in the KV inventory, no record on disk`);
+  if (s.journal) out(`journal: ${s.journal.op} ${s.journal.space} since ${s.journal.startedAt}${s.journal.streamsDeleted ? " (streams deleted)" : ""} — next: cotal space rm ${s.journal.space}`);
   for (const c of s.corrupt) out(`  CORRUPT ${c.path}: ${c.reason}`);
   for (const k of s.configOnly) out(`  server.conf preloads ${k}, which no record on disk vouches for`);
   if (s.lock === "corrupt") out("lock:    unreadable lock file");
   else if (s.lock) out(`lock:    held by pid ${s.lock.pid} on ${s.lock.host} (${s.lock.purpose}, ${s.lock.status})`);
   if (s.state === "uncertain") out("  next: repair or move aside the corrupt records above");
   else if (s.state === "stopped") out("  next: cotal up --detach");
+  else if (["PENDING", "PROMOTED-BUT-UNCOMMITTED", "PROVEN-BUT-UNCOMMITTED"].includes(s.state)) out("  next: cotal up   # resumes the interrupted mutation by the crash-resume table");
+  else if (s.state !== "clean") out("  next: cotal broker reconcile   # prints both lists and the ways out");
 }
 
 export function registerStatus(program: Command): void {
@@ -29,8 +38,8 @@ export function registerStatus(program: Command): void {
     .command("status")
     .description("broker process, tenants on disk vs in the running config, lock holder, derived state")
     .option("--json", "print the report as JSON")
-    .action((flags: { json?: boolean }, cmd: Command) => {
-      const s = status({ root: rootOf(cmd) });
+    .action(async (flags: { json?: boolean }, cmd: Command) => {
+      const s = await status({ root: rootOf(cmd) });
       if (flags.json) json(s);
       else printStatus(s);
     });

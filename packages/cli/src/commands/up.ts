@@ -21,6 +21,7 @@ function printUp(r: UpResult): void {
   out(`  space:   ${r.space}   (${r.spaces.length} space${r.spaces.length === 1 ? "" : "s"}: ${r.spaces.join(", ")})`);
   out(`  creds:   ${r.credsFile}`);
   out(`  try:     nats --server ${r.url} --creds ${r.credsFile} pub cotal.${r.space}.events.hello hi`);
+  for (const n of r.notes) out(`  note:    ${n}`);
   if (!r.multiSpace) out("  note:    single-space root: `cotal space add` needs `cotal up --rotate-sys` first");
   out(`  stop:    cotal down${r.root === resolveRoot() ? "" : ` --root ${r.root}`}`);
 }

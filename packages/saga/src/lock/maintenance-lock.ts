@@ -140,3 +140,16 @@ export async function withMaintenanceLock<T>(root: string, purpose: string, held
     releaseMaintenanceLock(lock);
   }
 }
+
+/** Waits up to `waitMs` for a live owner to finish (saga verbs queue behind each other on one host). */
+export async function waitForMaintenanceLock(root: string, purpose: string, waitMs: number): Promise<MaintenanceLock> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return acquireMaintenanceLock(root, purpose);
+    } catch (err) {
+      if (!(err instanceof SagaError) || err.code !== "lock-held" || Date.now() >= deadline) throw err;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+}

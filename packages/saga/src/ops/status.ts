@@ -1,34 +1,31 @@
 import { existsSync } from "node:fs";
 import { brokerState } from "../broker/runtime.js";
+import { AuthorityStore } from "../inventory/authority-store.js";
+import type { InventoryRecord } from "../inventory/record.js";
 import { readLockOwner } from "../lock/maintenance-lock.js";
 import { configDigest } from "../render/server-config.js";
 import { preloadedAccounts } from "../render/preloaded-accounts.js";
 import { accountInventory, type CorruptRecord } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
-import { parseAccountRecord, parseBrokerRecord } from "../root/records.js";
+import { parseAccountRecord, parseBrokerRecord, type AccountRecord } from "../root/records.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
-
-/** The derived state, in the vocabulary of the inventory design (001 §8). */
-export type DerivedState =
-  | "absent" // no root here
-  | "stopped"
-  | "clean"
-  | "SILENT EVICTION" // a tenant on disk is missing from the running config
-  | "RESURRECTION RISK" // the running config preloads an account no record vouches for
-  | "uncertain"; // a corrupt record: the tenant count is unknown
+import { readJournal, type JournalEntry } from "../saga/journal.js";
+import { deriveState, type DerivedState } from "./derive-state.js";
 
 export interface SpaceStatus {
   name: string;
   publicKey: string;
   createdAt: string;
   inConfig: boolean;
+  inInventory: boolean | null;
 }
 
 export interface StatusReport {
   root: string;
   exists: boolean;
   state: DerivedState;
+  why: string;
   broker: {
     running: boolean;
     pid?: number;
@@ -44,16 +41,36 @@ export interface StatusReport {
   multiSpace?: boolean;
   spaces: SpaceStatus[];
   corrupt: CorruptRecord[];
+  /** The KV record (null when the broker is down or the record is absent); `inventoryError` says why. */
+  inventory: (InventoryRecord & { revision: number }) | null;
+  inventoryError?: string;
+  diskOnly: string[];
+  kvOnly: string[];
   configOnly: string[];
   configDigest?: string;
+  journal: JournalEntry | null;
+  journalError?: string;
   lock: ReturnType<typeof readLockOwner> | null;
 }
 
+async function readInventory(url: string, authority: AccountRecord): Promise<{ record?: InventoryRecord & { revision: number }; error?: string }> {
+  let store: AuthorityStore | undefined;
+  try {
+    store = await AuthorityStore.connect(url, authority, { name: "cotal status", timeoutMs: 3_000 });
+    const vr = await store.read();
+    return vr ? { record: { ...vr.record, revision: vr.revision } } : { error: "no inventory record yet (run `cotal up` to seed it)" };
+  } catch (err) {
+    return { error: (err as Error).message };
+  } finally {
+    await store?.close().catch(() => undefined);
+  }
+}
+
 /** Reads everything without taking the lock or changing a byte: safe to run any time. */
-export function status(opts: { root: string }): StatusReport {
+export async function status(opts: { root: string }): Promise<StatusReport> {
   const layout = new RootLayout(opts.root);
   if (!existsSync(layout.root)) {
-    return { root: layout.root, exists: false, state: "absent", broker: { running: false, staleRuntime: false }, spaces: [], corrupt: [], configOnly: [], lock: null };
+    return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, lock: null };
   }
   const st = brokerState(layout);
   const rt = st.runtime;
@@ -72,15 +89,41 @@ export function status(opts: { root: string }): StatusReport {
   if (typeof brokerRec === "object") known.add(brokerRec.system.publicKey);
   if (typeof authority === "object") known.add(authority.publicKey);
   const configOnly = [...preloaded].filter((k) => !known.has(k));
-  const spaces = inv.spaces.map((s) => ({ name: s.name, publicKey: s.publicKey, createdAt: s.createdAt, inConfig: preloaded.has(s.publicKey) }));
 
-  let state: DerivedState;
-  if (corrupt.length > 0) state = "uncertain";
-  else if (!st.running) state = "stopped";
-  else if (spaces.some((s) => !s.inConfig)) state = "SILENT EVICTION";
-  else if (configOnly.length > 0) state = "RESURRECTION RISK";
-  else state = "clean";
+  let inventory: StatusReport["inventory"] = null;
+  let inventoryError: string | undefined;
+  if (st.running && typeof authority === "object") {
+    const r = await readInventory(st.runtime.url, authority);
+    inventory = r.record ?? null;
+    inventoryError = r.error;
+  } else if (!st.running) inventoryError = "the broker is down; the inventory lives in its store";
 
+  const diskNames = inv.spaces.map((s) => s.name);
+  const spaces = inv.spaces.map((s) => ({
+    name: s.name,
+    publicKey: s.publicKey,
+    createdAt: s.createdAt,
+    inConfig: preloaded.has(s.publicKey),
+    inInventory: inventory ? inventory.spaces.includes(s.name) : null,
+  }));
+  let journal: JournalEntry | null = null;
+  let journalError: string | undefined;
+  try {
+    journal = readJournal(layout) ?? null;
+  } catch (err) {
+    journalError = (err as Error).message;
+  }
+  const digest = conf ? configDigest(conf) : undefined;
+  const derived = deriveState({
+    exists: true,
+    corrupt: corrupt.length,
+    running: st.running,
+    ...(inventory ? { record: inventory } : {}),
+    diskNames,
+    preloadedNames: spaces.filter((s) => s.inConfig).map((s) => s.name),
+    unknownPreloads: configOnly.length,
+    ...(digest ? { serverConfDigest: digest } : {}),
+  });
   const settings = (() => {
     try {
       return loadSettings(layout);
@@ -92,7 +135,8 @@ export function status(opts: { root: string }): StatusReport {
   return {
     root: layout.root,
     exists: true,
-    state,
+    state: derived.state,
+    why: derived.why,
     broker: {
       running: st.running,
       ...(rt ? { pid: rt.owner.pid, url: rt.url, host: rt.host, port: rt.port, serverVersion: rt.serverVersion, startedAt: rt.startedAt, detached: rt.detached } : settings ? { host: settings.host, port: settings.port } : {}),
@@ -101,8 +145,14 @@ export function status(opts: { root: string }): StatusReport {
     ...(typeof brokerRec === "object" ? { operator: brokerRec.operator.publicKey, multiSpace: brokerRec.multiSpace } : {}),
     spaces,
     corrupt,
+    inventory,
+    ...(inventoryError ? { inventoryError } : {}),
+    diskOnly: inventory ? diskNames.filter((n) => !inventory.spaces.includes(n)) : [],
+    kvOnly: inventory ? inventory.spaces.filter((n) => !diskNames.includes(n)) : [],
     configOnly,
-    ...(conf ? { configDigest: configDigest(conf) } : {}),
+    ...(digest ? { configDigest: digest } : {}),
+    journal,
+    ...(journalError ? { journalError } : {}),
     lock: lock ?? null,
   };
 }

@@ -9,7 +9,10 @@ import { renderRoot } from "../broker/render-root.js";
 import { startBroker } from "../broker/process.js";
 import { provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
 import { acquireMaintenanceLock, releaseMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
-import { accountInventory } from "../root/account-store.js";
+import { accountInventory, loadSpaceAccount } from "../root/account-store.js";
+import { digestOfServerConf } from "../saga/digest.js";
+import { finishColdBoot, planColdBoot } from "./boot.js";
+import { ensureLiveInventory } from "./live-inventory.js";
 import { createRootTrust } from "../root/create-root.js";
 import { RootLayout } from "../root/layout.js";
 import { writeFileAtomic } from "../root/secret-files.js";
@@ -42,6 +45,8 @@ export interface UpResult {
   multiSpace: boolean;
   provisioned: ProvisionResult[];
   serverVersion: string;
+  /** What up resolved on the way (resumed or rolled-back mutations). */
+  notes: string[];
   /** Foreground only: the running nats-server. */
   child?: ChildProcess;
 }
@@ -66,6 +71,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
     await failpoint("up-locked");
     const state = brokerState(layout);
     if (state.running) {
+      const notes = await ensureLiveInventory(layout, lock, progress);
       const inv = accountInventory(layout);
       const space = requested ?? inv.spaces[0]?.name ?? "default";
       return {
@@ -80,6 +86,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
         multiSpace: existsSync(layout.systemSigningSeedFile),
         provisioned: [],
         serverVersion: state.runtime.serverVersion,
+        notes,
       };
     }
 
@@ -111,7 +118,17 @@ export async function up(opts: UpOptions): Promise<UpResult> {
       }
     }
 
-    const rendered = renderRoot(layout);
+    const notes: string[] = [];
+    const plan = await planColdBoot(layout, (m) => {
+      notes.push(m);
+      progress(m);
+    });
+    const records = plan.spaces.map((name) => {
+      const rec = loadSpaceAccount(layout, name);
+      if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { exit: "cotal broker reconcile" });
+      return rec;
+    });
+    const rendered = renderRoot(layout, records);
     const names = rendered.spaces.map((s) => s.name);
     const space = requested ?? (created ? names[0] : names.includes("default") ? "default" : names[0]) ?? "default";
     if (!names.includes(space)) {
@@ -119,11 +136,14 @@ export async function up(opts: UpOptions): Promise<UpResult> {
         exit: `cotal up --root ${layout.root}   # then: cotal space add ${space}`,
       });
     }
-    writeFileAtomic(layout.serverConf, rendered.text);
+    // A resumed mutation boots the exact promoted bytes; anything else boots a fresh render.
+    if (plan.kind === "seed" || plan.kind === "clean") writeFileAtomic(layout.serverConf, rendered.text);
+    const bootDigest = digestOfServerConf(layout) ?? rendered.digest;
     await failpoint("up-rendered");
     progress(`starting nats-server on ${rendered.settings.host}:${rendered.settings.port}`);
     const started = await startBroker(layout, { host: rendered.settings.host, port: rendered.settings.port, detach: opts.detach });
     await failpoint("up-started");
+    await finishColdBoot(layout, started.runtime.url, plan, bootDigest);
     const provisioned: ProvisionResult[] = [];
     for (const acct of rendered.spaces) {
       progress(`provisioning space ${acct.name}`);
@@ -143,6 +163,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
       multiSpace: rendered.broker.multiSpace,
       provisioned,
       serverVersion: started.runtime.serverVersion,
+      notes,
       ...(started.child ? { child: started.child } : {}),
     };
   } finally {

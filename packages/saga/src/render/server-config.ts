@@ -28,6 +28,11 @@ export interface RenderOptions {
   httpPort?: number;
   /** `jetstream { sync_interval: always }`; only servers that know the option may get it. */
   syncAlways?: boolean;
+  /**
+   * A maintenance broker on the store (cold boot, offline work): no tenant is preloaded, so none can
+   * connect while cotal reads the inventory. Only then may `spaces` be empty.
+   */
+  maintenance?: boolean;
 }
 
 function refuse(message: string, details?: Record<string, unknown>): never {
@@ -52,7 +57,8 @@ function assertIssuedBy(acct: RenderAccount, operator: string, what: string): vo
  * system account and the authority account; omission is revocation, so the inputs are checked, not trusted.
  */
 export function serverConfig(broker: RenderBroker, spaces: readonly RenderAccount[], opts: RenderOptions): string {
-  if (spaces.length === 0) refuse("refusing to render a config with zero spaces: it would evict every tenant");
+  if (spaces.length === 0 && !opts.maintenance) refuse("refusing to render a config with zero spaces: it would evict every tenant");
+  if (spaces.length > 0 && opts.maintenance) refuse("a maintenance config preloads no tenant");
   if (!Number.isInteger(opts.port) || opts.port < 1 || opts.port > 65535) refuse(`invalid listen port ${opts.port}`);
   const operator = broker.operator.publicKey;
   const sorted = [...spaces].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.publicKey < b.publicKey ? -1 : 1));

@@ -35,6 +35,8 @@ export class RootLayout {
   get stdioLogFile(): string { return join(this.logDir, "nats-server.stdio.log"); }
 
   spaceDir(space: string): string { return join(this.root, `space.${spaceHex(space)}`); }
+  /** Pid files of processes that serve one space (daemons a deployment runs per tenant). */
+  spaceRunDir(space: string): string { return join(this.spaceDir(space), "run"); }
   userCredsFile(space: string, user: string): string { return join(this.spaceDir(space), "users", `${user}.creds`); }
   sysCredsFile(space: string, kind: "observer" | "evictor"): string { return join(this.spaceDir(space), `sys.${kind}.creds`); }
 }

@@ -1,0 +1,142 @@
+import { hostname } from "node:os";
+import { SagaError, isSagaError } from "../errors.js";
+import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
+import { AuthorityStore, type Lease, type VersionedRecord } from "../inventory/authority-store.js";
+import { seedRecord, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
+import { decideResume } from "../inventory/resume.js";
+import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
+import type { RootLayout } from "../root/layout.js";
+import { commitPending, describePending, rollbackUnpromoted, type CasWrite } from "../saga/finish.js";
+import { digestOfServerConf } from "../saga/digest.js";
+import { leaseKeyFor } from "./session.js";
+
+/** What a cold `up` boots, decided from the KV record read through a maintenance broker. */
+export type BootPlan =
+  | { kind: "seed"; spaces: string[] }
+  | { kind: "clean"; spaces: string[]; base: VersionedRecord }
+  | { kind: "forward"; spaces: string[]; base: VersionedRecord; pending: PendingMutation }
+  | { kind: "commit"; spaces: string[]; base: VersionedRecord; pending: PendingMutation };
+
+function divergence(disk: string[], kv: string[]): SagaError {
+  const diskOnly = disk.filter((s) => !kv.includes(s));
+  const kvOnly = kv.filter((s) => !disk.includes(s));
+  return new SagaError("divergence", `the tenant list on disk and the broker's inventory disagree:\n  disk: [${disk.join(", ")}]\n  kv:   [${kv.join(", ")}]\n  disk-only: [${diskOnly.join(", ")}]  kv-only: [${kvOnly.join(", ")}]\nBooting either list could evict a tenant, so nothing was started.`, {
+    exit: "cotal broker reconcile   # prints both lists and asks you to adopt one",
+    details: { disk, kv, diskOnly, kvOnly },
+  });
+}
+
+async function acquireLease(store: AuthorityStore, layout: RootLayout, verb: string, waitMs = 30_000): Promise<Lease> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await store.acquireLease(leaseKeyFor(layout), { pid: process.pid, host: hostname(), verb });
+    } catch (err) {
+      if (!isSagaError(err, "lease-held") || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/**
+ * Reads the inventory with no tenant able to connect (authority-only maintenance broker), resolves
+ * what the crash-resume table allows offline, and says what to boot. Disk is authoritative only
+ * when no record exists yet.
+ */
+export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => void): Promise<BootPlan> {
+  const disk = certainInventory(layout).map((s) => s.name);
+  const mb = await startMaintenanceBroker(layout);
+  try {
+    const store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: "cotal up (maintenance)" });
+    try {
+      let base = await store.read();
+      if (!base) return { kind: "seed", spaces: disk };
+      const lease = await acquireLease(store, layout, "cotal up (cold boot)");
+      try {
+        if (base.record.pending) {
+          const pending = base.record.pending;
+          const d = decideResume(base.record, digestOfServerConf(layout));
+          onNotice(`an interrupted mutation was found: ${describePending(pending)}: ${d.action}${"why" in d ? ` (${d.why})` : ""}`);
+          const cas: CasWrite = (r, rev) => store.update(r, rev);
+          switch (d.action) {
+            case "rollback-unstaged":
+            case "rollback-staged":
+              base = await rollbackUnpromoted(layout, cas, base, pending);
+              break;
+            case "complete-forward":
+              return { kind: "forward", spaces: pending.nextSpaces, base, pending };
+            case "commit-only":
+              return { kind: "commit", spaces: pending.nextSpaces, base, pending };
+            default:
+              throw new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves: ${"why" in d ? d.why : ""}`, {
+                exit: "cotal broker reconcile",
+                details: { record: base.record },
+              });
+          }
+        }
+        const r = base.record;
+        if (r.appliedGeneration !== r.generation) {
+          throw new SagaError("resume-refused", `generation ${r.generation} is committed but ${r.appliedGeneration} is the last proven one, with nothing pending`, {
+            exit: "cotal broker reconcile",
+            details: { record: r },
+          });
+        }
+        if (r.spaces.join("\n") !== [...disk].sort().join("\n")) throw divergence(disk, r.spaces);
+        return { kind: "clean", spaces: r.spaces, base };
+      } finally {
+        await store.releaseLease(lease);
+      }
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await mb.stop();
+  }
+}
+
+/**
+ * After the real broker reported ready on server.conf (its start is the proof that it loaded those
+ * bytes): seed, re-prove, or finish the resumed mutation, fenced by the lease and the CAS.
+ */
+export async function finishColdBoot(layout: RootLayout, url: string, plan: BootPlan, digest: string): Promise<InventoryRecord> {
+  const store = await AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: "cotal up" });
+  try {
+    const lease = await acquireLease(store, layout, "cotal up");
+    try {
+      if (plan.kind === "seed") {
+        const rec = seedRecord(plan.spaces, digest, true);
+        try {
+          await store.create(rec);
+        } catch (err) {
+          if (isSagaError(err, "conflict")) {
+            throw new SagaError("conflict", "another process seeded this root's inventory first", { exit: "cotal status", cause: err });
+          }
+          throw err;
+        }
+        return rec;
+      }
+      const cur = await store.read();
+      if (!cur || cur.revision !== plan.base.revision) {
+        throw new SagaError("conflict", "the inventory moved between the maintenance read and the boot", { exit: "cotal status   # then cotal up again" });
+      }
+      const cas: CasWrite = (r, rev) => store.update(r, rev);
+      if (plan.kind === "clean") {
+        const r = plan.base.record;
+        if (r.configDigest === digest) return r;
+        const reproven: InventoryRecord = { ...r, appliedGeneration: r.generation, configDigest: digest };
+        await cas(reproven, cur.revision);
+        return reproven;
+      }
+      let base = cur;
+      if (plan.kind === "forward") {
+        const proven: InventoryRecord = { ...base.record, appliedGeneration: plan.pending.generation, configDigest: plan.pending.stagedDigest ?? digest };
+        base = { record: proven, revision: await cas(proven, base.revision) };
+      }
+      return (await commitPending(layout, cas, base.record, base.revision, plan.pending)).record;
+    } finally {
+      await store.releaseLease(lease);
+    }
+  } finally {
+    await store.close();
+  }
+}

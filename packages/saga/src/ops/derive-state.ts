@@ -1,0 +1,57 @@
+import type { InventoryRecord } from "../inventory/record.js";
+
+/** The operator-facing state, in the torn-write vocabulary of the inventory design (001 §8). */
+export type DerivedState =
+  | "absent"
+  | "uncertain"
+  | "stopped"
+  | "clean"
+  | "PENDING"
+  | "PROMOTED-BUT-UNCOMMITTED"
+  | "PROVEN-BUT-UNCOMMITTED"
+  | "UNPROVEN RELOAD"
+  | "SILENT EVICTION"
+  | "RESURRECTION RISK"
+  | "divergence";
+
+export interface StateInput {
+  exists: boolean;
+  corrupt: number;
+  running: boolean;
+  record?: InventoryRecord;
+  diskNames: readonly string[];
+  /** Names of disk tenants whose account the current server.conf preloads. */
+  preloadedNames: readonly string[];
+  /** Preloaded accounts no record vouches for. */
+  unknownPreloads: number;
+  serverConfDigest?: string;
+}
+
+/** Pure: the first matching condition wins, most dangerous first. */
+export function deriveState(i: StateInput): { state: DerivedState; why: string } {
+  if (!i.exists) return { state: "absent", why: "no root here" };
+  if (i.corrupt > 0) return { state: "uncertain", why: `${i.corrupt} unreadable record(s): the tenant count is unknown` };
+  const r = i.record;
+  if (r?.pending) {
+    const p = r.pending;
+    if (r.appliedGeneration === p.generation) return { state: "PROVEN-BUT-UNCOMMITTED", why: `generation ${p.generation} was proven but not committed; the next writer commits it` };
+    if (p.stagedDigest && i.serverConfDigest === p.stagedDigest) return { state: "PROMOTED-BUT-UNCOMMITTED", why: `server.conf holds generation ${p.generation}'s bytes, never proven; the next writer completes forward` };
+    return { state: "PENDING", why: `a ${p.op} claimed generation ${p.generation} (${p.writer}) and has not promoted` };
+  }
+  if (r && r.appliedGeneration !== r.generation) return { state: "UNPROVEN RELOAD", why: `generation ${r.generation} committed, ${r.appliedGeneration} proven` };
+  if (i.running) {
+    const evicted = (r?.spaces ?? i.diskNames).filter((s) => !i.preloadedNames.includes(s));
+    if (evicted.length > 0) return { state: "SILENT EVICTION", why: `not preloaded by the running config: ${evicted.join(", ")}` };
+    if (i.unknownPreloads > 0) return { state: "RESURRECTION RISK", why: `${i.unknownPreloads} preloaded account(s) that no record vouches for` };
+  }
+  if (r) {
+    const diskOnly = i.diskNames.filter((s) => !r.spaces.includes(s));
+    const kvOnly = r.spaces.filter((s) => !i.diskNames.includes(s));
+    if (diskOnly.length + kvOnly.length > 0) return { state: "divergence", why: `disk-only: [${diskOnly.join(", ")}], kv-only: [${kvOnly.join(", ")}]` };
+    if (i.running && r.configDigest !== null && i.serverConfDigest !== r.configDigest) {
+      return { state: "UNPROVEN RELOAD", why: "server.conf is not the config proven at the applied generation" };
+    }
+  }
+  if (!i.running) return { state: "stopped", why: "the broker is not running" };
+  return { state: "clean", why: r ? `generation ${r.generation}, proven and committed` : "the running config preloads every tenant on disk" };
+}

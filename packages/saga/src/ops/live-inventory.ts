@@ -1,0 +1,47 @@
+import { SagaError, isSagaError } from "../errors.js";
+import { seedRecord } from "../inventory/record.js";
+import type { MaintenanceLock } from "../lock/maintenance-lock.js";
+import { preloadedAccounts } from "../render/preloaded-accounts.js";
+import { certainInventory } from "../root/account-store.js";
+import type { RootLayout } from "../root/layout.js";
+import { readTextIfExists } from "../root/secret-files.js";
+import { digestOfServerConf } from "../saga/digest.js";
+import { runMutation } from "../saga/mutation.js";
+import { openLiveSession } from "./session.js";
+
+/**
+ * `up` on a running root: seed the record if a pre-saga broker never had one, and resume an
+ * interrupted mutation through the same saga. Returns notes for the operator; changes nothing when clean.
+ */
+export async function ensureLiveInventory(layout: RootLayout, lock: MaintenanceLock, progress: (m: string) => void): Promise<string[]> {
+  const notes: string[] = [];
+  const session = await openLiveSession(layout, "up", { onNotice: (m) => (notes.push(m), progress(m)) });
+  try {
+    const vr = await session.store.read();
+    if (!vr) {
+      const disk = certainInventory(layout);
+      const conf = readTextIfExists(layout.serverConf) ?? "";
+      const preloaded = new Set(preloadedAccounts(conf));
+      const missing = disk.filter((s) => !preloaded.has(s.publicKey)).map((s) => s.name);
+      if (missing.length > 0) {
+        throw new SagaError("divergence", `the running config does not preload ${missing.join(", ")}, which exist on disk; seeding the inventory from either would be a guess`, {
+          exit: "cotal broker reconcile",
+        });
+      }
+      try {
+        await session.store.create(seedRecord(disk.map((s) => s.name), digestOfServerConf(layout) ?? null, true));
+        notes.push(`seeded the inventory from disk: ${disk.map((s) => s.name).join(", ")}`);
+      } catch (err) {
+        if (!isSagaError(err, "conflict")) throw err; // someone else seeded it: fine, it exists now
+      }
+      return notes;
+    }
+    if (vr.record.pending) {
+      const r = await runMutation(session.envWith(lock), { op: "batch", adds: [], removes: [], verb: "up (resume)" });
+      notes.push(`resumed: ${r.resumed ?? "nothing"}; generation ${r.generation}`);
+    }
+    return notes;
+  } finally {
+    await session.close();
+  }
+}

@@ -1,0 +1,69 @@
+import { SagaError } from "../errors.js";
+import { assertSpaceName } from "../names.js";
+import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
+import { provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import { certainInventory, loadSpaceAccount } from "../root/account-store.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import { RootLayout } from "../root/layout.js";
+import { assertCanMintSysCreds, existingSpaceRecord, writeObserverCreds } from "../saga/materialise.js";
+import { assertJournalAllows } from "../saga/journal.js";
+import { decisionRead, runMutation, type MutationResult } from "../saga/mutation.js";
+import { openLiveSession, type SessionHooks } from "./session.js";
+
+export interface SpaceAddOptions extends SessionHooks {
+  root: string;
+  names: string[];
+  /** How long to wait for another writer's maintenance lock (default 30 s). */
+  lockWaitMs?: number;
+}
+
+export interface SpaceAddResult extends MutationResult {
+  requested: string[];
+  provisioned: ProvisionResult[];
+}
+
+/** Validates a batch: every name, no duplicates, at least one. Nothing is written before this passes. */
+export function validateBatch(names: readonly string[]): string[] {
+  if (names.length === 0) throw new SagaError("invalid-argument", "no space named", { exit: "cotal space add <name> [<name>…] or --from FILE" });
+  const seen = new Set<string>();
+  for (const n of names) {
+    assertSpaceName(n);
+    if (seen.has(n)) throw new SagaError("invalid-argument", `space ${n} is named twice`, { exit: "name each space once" });
+    seen.add(n);
+  }
+  return [...seen];
+}
+
+/**
+ * 000 §2.1 through the saga: one generation (one reload) for the whole batch. Forward-idempotent:
+ * present spaces are a no-op in the inventory and are provisioned again, which completes a crashed add.
+ */
+export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
+  const names = validateBatch(opts.names);
+  const layout = new RootLayout(opts.root);
+  const session = await openLiveSession(layout, "space add", opts);
+  try {
+    const decided = await decisionRead(session.store);
+    const lock = await waitForMaintenanceLock(layout.root, `cotal space add ${names.length === 1 ? names[0] : `(${names.length} spaces)`}`, opts.lockWaitMs ?? 30_000);
+    try {
+      assertJournalAllows(layout, { op: "other", name: "space add" });
+      certainInventory(layout); // a corrupt record refuses: the blast radius is unknown
+      const broker = loadBrokerTrust(layout);
+      for (const n of names) existingSpaceRecord(layout, broker, n); // foreign operator refuses before any write
+      assertCanMintSysCreds(broker);
+      const result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add" }, decided);
+      const provisioned: ProvisionResult[] = [];
+      for (const n of names) {
+        const rec = loadSpaceAccount(layout, n);
+        if (!rec) continue;
+        writeObserverCreds(layout, broker, n);
+        provisioned.push(await provisionSpace(session.runtime.url, rec));
+      }
+      return { ...result, requested: names, provisioned };
+    } finally {
+      releaseMaintenanceLock(lock);
+    }
+  } finally {
+    await session.close();
+  }
+}

@@ -1,0 +1,43 @@
+import { status, type StatusReport } from "./status.js";
+
+export type SpaceState = "active" | "pending-add" | "pending-remove" | "disk-only" | "kv-only" | "not-in-config" | "unknown";
+
+export interface SpaceListEntry {
+  name: string;
+  state: SpaceState;
+  publicKey: string | null;
+  inConfig: boolean;
+  inInventory: boolean | null;
+}
+
+export interface SpaceListReport {
+  root: string;
+  state: StatusReport["state"];
+  generation: number | null;
+  spaces: SpaceListEntry[];
+  corrupt: StatusReport["corrupt"];
+  inventoryError?: string;
+}
+
+/** Every tenant the disk or the KV names, with where it stands. Read-only. */
+export async function spaceList(opts: { root: string }): Promise<SpaceListReport> {
+  const s = await status(opts);
+  const inv = s.inventory;
+  const pendingAdds = new Set(inv?.pending?.adds ?? []);
+  const pendingRemoves = new Set(inv?.pending?.removes ?? []);
+  const names = new Set([...s.spaces.map((x) => x.name), ...(inv?.spaces ?? []), ...pendingAdds]);
+  const spaces: SpaceListEntry[] = [...names].sort().map((name) => {
+    const disk = s.spaces.find((x) => x.name === name);
+    const inKv = inv ? inv.spaces.includes(name) : null;
+    let state: SpaceState;
+    if (pendingAdds.has(name)) state = "pending-add";
+    else if (pendingRemoves.has(name)) state = "pending-remove";
+    else if (!disk) state = "kv-only";
+    else if (inKv === false) state = "disk-only";
+    else if (s.broker.running && !disk.inConfig) state = "not-in-config";
+    else if (inKv === null && !s.broker.running) state = "unknown";
+    else state = "active";
+    return { name, state, publicKey: disk?.publicKey ?? null, inConfig: disk?.inConfig ?? false, inInventory: inKv };
+  });
+  return { root: s.root, state: s.state, generation: inv?.generation ?? null, spaces, corrupt: s.corrupt, ...(s.inventoryError ? { inventoryError: s.inventoryError } : {}) };
+}

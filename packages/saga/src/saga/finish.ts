@@ -1,0 +1,38 @@
+import { rmSync } from "node:fs";
+import { SagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
+import type { VersionedRecord } from "../inventory/authority-store.js";
+import type { InventoryRecord, PendingMutation } from "../inventory/record.js";
+import type { RootLayout } from "../root/layout.js";
+import { digestOfServerConf } from "./digest.js";
+import { unmaterialiseAdds } from "./materialise.js";
+
+/** A CAS write at a revision; the saga passes its own (which honours the test-only CAS switch). */
+export type CasWrite = (record: InventoryRecord, revision: number) => Promise<number>;
+
+/** Step 8: verify the running bytes are the ones proven, then commit generation g+1. */
+export async function commitPending(layout: RootLayout, cas: CasWrite, record: InventoryRecord, revision: number, pending: PendingMutation): Promise<VersionedRecord> {
+  const onDisk = digestOfServerConf(layout);
+  if (onDisk !== record.configDigest) {
+    throw new SagaError("digest-mismatch", `server.conf (${onDisk ?? "missing"}) is not the config proven at generation ${pending.generation} (${record.configDigest}); something outside the saga promoted a config`, {
+      exit: "cotal broker reconcile",
+      details: { onDisk, proven: record.configDigest, pending },
+    });
+  }
+  const committed: InventoryRecord = { generation: pending.generation, spaces: pending.nextSpaces, appliedGeneration: pending.generation, configDigest: record.configDigest, pending: null };
+  const rev = await cas(committed, revision);
+  await failpoint("after-commit");
+  return { record: committed, revision: rev };
+}
+
+/** A claim that never reached the broker is undone: staged file, never-trusted records, pending. */
+export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base: VersionedRecord, pending: PendingMutation): Promise<VersionedRecord> {
+  rmSync(layout.stagedConf(pending.generation), { force: true });
+  unmaterialiseAdds(layout, pending.adds, base.record.spaces);
+  const cleared: InventoryRecord = { ...base.record, pending: null };
+  return { record: cleared, revision: await cas(cleared, base.revision) };
+}
+
+export function describePending(p: PendingMutation): string {
+  return `${p.op} ${[...p.adds.map((s) => `+${s}`), ...p.removes.map((s) => `-${s}`)].join(" ")} by ${p.writer} (generation ${p.generation})`;
+}

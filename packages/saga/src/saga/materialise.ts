@@ -1,0 +1,78 @@
+import { existsSync, rmSync } from "node:fs";
+import { SagaError } from "../errors.js";
+import type { LoadedBroker } from "../root/broker-store.js";
+import { loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "../root/account-store.js";
+import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
+import { createAccountTrust, mintSystemUserCreds } from "../trust/index.js";
+
+/**
+ * A usable record for `space`: the existing one when it composes under this broker (forward-
+ * idempotent re-runs), else undefined. A record signed by another operator is refused, never replaced.
+ */
+export function existingSpaceRecord(layout: RootLayout, broker: LoadedBroker, space: string): AccountRecord | undefined {
+  const rec = loadSpaceAccount(layout, space);
+  if (rec && rec.issuer !== broker.operator.publicKey) {
+    throw new SagaError("foreign-operator", `space ${space} already has a record signed by operator ${rec.issuer}, not this broker's ${broker.operator.publicKey}`, {
+      exit: `move ${layout.accountFile(space)} aside if it is not a tenant of this broker, then re-run`,
+      details: { space, issuer: rec.issuer },
+    });
+  }
+  return rec;
+}
+
+/** Step 4 for adds: mint in memory, then write each record atomically; existing records are reused. */
+export function materialiseAdds(layout: RootLayout, broker: LoadedBroker, adds: readonly string[]): { minted: string[]; reused: string[] } {
+  const minted: string[] = [];
+  const reused: string[] = [];
+  const fresh: AccountRecord[] = [];
+  for (const space of adds) {
+    if (existingSpaceRecord(layout, broker, space)) reused.push(space);
+    else fresh.push(toAccountRecord(createAccountTrust(broker.operator, space, { kind: "space" })));
+  }
+  for (const rec of fresh) {
+    saveSpaceAccount(layout, rec);
+    minted.push(rec.name);
+  }
+  for (const space of adds) writeObserverCreds(layout, broker, space);
+  return { minted, reused };
+}
+
+/**
+ * The space's $SYS membership observer: scoped to its own account's events. Minted only with the
+ * retained system signing seed; callers check that before the claim so nothing half-happens.
+ */
+export function writeObserverCreds(layout: RootLayout, broker: LoadedBroker, space: string): void {
+  const path = layout.sysCredsFile(space, "observer");
+  if (existsSync(path) || !broker.system.signingSeed) return;
+  const rec = loadSpaceAccount(layout, space);
+  if (!rec) return;
+  const creds = mintSystemUserCreds(broker.system, {
+    name: `${space}/observer`,
+    allowSub: [`$SYS.ACCOUNT.${rec.publicKey}.>`, "_INBOX.>"],
+    allowPub: [`$SYS.REQ.ACCOUNT.${rec.publicKey}.>`],
+  });
+  ensureSecretDir(layout.spaceDir(space));
+  writeFileAtomic(path, creds.creds);
+}
+
+export function assertCanMintSysCreds(broker: LoadedBroker): void {
+  if (!broker.system.signingSeed) {
+    throw new SagaError("system-seed-absent", "this root was created with --single-space: it keeps no system signing seed, so a new space cannot get its $SYS observer creds", {
+      exit: "cotal down && cotal up --rotate-sys   # re-mints every tenant's $SYS creds and retains the seed from then on",
+    });
+  }
+}
+
+/** Rollback of a claim that never reached the broker: its minted records were never trusted, so they go. */
+export function unmaterialiseAdds(layout: RootLayout, adds: readonly string[], committed: readonly string[]): string[] {
+  const removed: string[] = [];
+  for (const space of adds) {
+    if (committed.includes(space)) continue;
+    rmSync(layout.accountFile(space), { force: true });
+    rmSync(layout.spaceDir(space), { recursive: true, force: true });
+    removed.push(space);
+  }
+  return removed;
+}

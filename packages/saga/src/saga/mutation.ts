@@ -1,0 +1,357 @@
+import { hostname } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
+import { SagaError, isSagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
+import type { BrokerRuntime } from "../broker/runtime.js";
+import type { MaintenanceLock } from "../lock/maintenance-lock.js";
+import { assertLockHeld } from "../lock/maintenance-lock.js";
+import type { AuthorityStore, LeaseHolder, VersionedRecord } from "../inventory/authority-store.js";
+import { sortedNames, type InventoryRecord, type MutationOp, type PendingMutation } from "../inventory/record.js";
+import { decideResume, type ResumeDecision } from "../inventory/resume.js";
+import { renderRoot } from "../broker/render-root.js";
+import { loadSpaceAccount } from "../root/account-store.js";
+import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+import { renameDurable, writeDurable, writeFileAtomic } from "../root/secret-files.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import { LeaseKeeper } from "./lease-keeper.js";
+import { materialiseAdds, unmaterialiseAdds } from "./materialise.js";
+import { reloadAndProve, type ReloadVerdict } from "./reload.js";
+import { commitPending, describePending, rollbackUnpromoted } from "./finish.js";
+import { digestOfServerConf } from "./digest.js";
+import type { SagaTiming } from "./steps.js";
+
+export interface MutationIntent {
+  op: MutationOp;
+  adds: readonly string[];
+  removes: readonly string[];
+  /** reconcile only: the exact list to adopt. */
+  target?: readonly string[];
+  /** The verb, for the writer identity an operator reads. */
+  verb: string;
+  /** reconcile only: the revision the operator confirmed; the claim is fenced there. */
+  expectRevision?: number;
+}
+
+export interface SagaEnv {
+  layout: RootLayout;
+  store: AuthorityStore;
+  runtime: BrokerRuntime;
+  /** The root maintenance lock the verb holds; the saga verifies it, never takes its own. */
+  lock: MaintenanceLock;
+  leaseKey: string;
+  maxAttempts?: number;
+  leaseWaitMs?: number;
+  reloadTimeoutMs?: number;
+  onTiming?: (step: SagaTiming, ms: number) => void;
+  onNotice?: (message: string) => void;
+}
+
+export interface MutationResult {
+  outcome: "committed" | "noop";
+  generation: number;
+  spaces: string[];
+  added: string[];
+  removed: string[];
+  attempts: number;
+  conflicts: number;
+  reloads: number;
+  resumed?: ResumeDecision["action"];
+}
+
+function missingRecord(): SagaError {
+  return new SagaError("inventory-unreachable", "the broker has no inventory record yet", { exit: "cotal up   # seeds the record from disk on a running broker" });
+}
+
+/**
+ * The decision read a verb makes before it queues for the maintenance lock: on one host the lock
+ * serialises writers, so this is where two writers' reads can overlap (R1) and the CAS must catch it.
+ */
+export async function decisionRead(store: AuthorityStore): Promise<VersionedRecord> {
+  const pre = await store.read();
+  if (!pre) throw missingRecord();
+  await failpoint("after-read");
+  return pre;
+}
+
+/** Test-only switch for the R1 positive control: claims and commits become last-writer-wins. */
+function casDisabled(): boolean {
+  return process.env.COTAL_TEST_UNSAFE_DISABLE_CAS === "1";
+}
+
+function nextSpaces(current: readonly string[], intent: MutationIntent): string[] {
+  if (intent.target) return sortedNames(intent.target);
+  const set = new Set(current);
+  for (const r of intent.removes) set.delete(r);
+  for (const a of intent.adds) set.add(a);
+  return sortedNames(set);
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** One run of the saga: owns its timings, its CAS revision, and the lease it holds. */
+class Mutation {
+  reloads = 0;
+  resumed: ResumeDecision["action"] | undefined;
+  readonly holder: LeaseHolder;
+
+  constructor(
+    readonly env: SagaEnv,
+    readonly intent: MutationIntent,
+  ) {
+    this.holder = { pid: process.pid, host: hostname(), verb: intent.verb };
+  }
+
+  get writer(): string {
+    return `pid ${this.holder.pid}@${this.holder.host} (${this.intent.verb})`;
+  }
+
+  async timed<T>(step: SagaTiming, fn: () => Promise<T> | T): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      this.env.onTiming?.(step, performance.now() - t0);
+    }
+  }
+
+  /** A CAS update; with the test-only switch it overwrites whatever is there (the lost update R1 shows). */
+  async cas(record: InventoryRecord, revision: number): Promise<number> {
+    if (casDisabled()) {
+      const cur = await this.env.store.read();
+      return this.env.store.update(record, cur?.revision ?? revision);
+    }
+    return this.env.store.update(record, revision);
+  }
+
+  async acquireLease(): Promise<LeaseKeeper> {
+    const deadline = Date.now() + (this.env.leaseWaitMs ?? 30_000);
+    for (;;) {
+      try {
+        const lease = await this.env.store.acquireLease(this.env.leaseKey, this.holder);
+        return new LeaseKeeper(this.env.store, lease);
+      } catch (err) {
+        if (!isSagaError(err, "lease-held") || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  }
+
+  renderFor(spaces: readonly string[]): { text: string; digest: string } {
+    const records: AccountRecord[] = [];
+    for (const name of spaces) {
+      const rec = loadSpaceAccount(this.env.layout, name);
+      if (!rec) {
+        throw new SagaError("render-refused", `space ${name} is in the claimed list but its record is missing on disk; a render would evict it`, {
+          exit: "cotal broker reconcile   # prints the disk and KV lists side by side",
+          details: { space: name },
+        });
+      }
+      records.push(rec);
+    }
+    const r = renderRoot(this.env.layout, records);
+    return { text: r.text, digest: r.digest };
+  }
+
+  /** Step 7: SIGHUP, the proof from the log, then the proof CAS (the only writer of appliedGeneration). */
+  async proveForward(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<{ ok: true; record: InventoryRecord; revision: number } | { ok: false; verdict: ReloadVerdict }> {
+    const verdict = await this.timed("reload-proof", () => reloadAndProve(this.env.runtime, { timeoutMs: this.env.reloadTimeoutMs }));
+    this.reloads++;
+    if (verdict.outcome !== "reloaded") return { ok: false, verdict };
+    const proven: InventoryRecord = { ...record, appliedGeneration: pending.generation, configDigest: pending.stagedDigest ?? null, pending };
+    const rev = await this.cas(proven, revision);
+    await failpoint("after-proof");
+    return { ok: true, record: proven, revision: rev };
+  }
+
+  readonly casWrite = (record: InventoryRecord, revision: number): Promise<number> => this.cas(record, revision);
+
+  async commit(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<VersionedRecord> {
+    return this.timed("commit", () => commitPending(this.env.layout, this.casWrite, record, revision, pending));
+  }
+
+  /** Step 2 with a pending claim: the crash-resume table, executed. Returns the clean record to continue from. */
+  async resume(base: VersionedRecord): Promise<VersionedRecord> {
+    const pending = base.record.pending as PendingMutation;
+    const decision = decideResume(base.record, digestOfServerConf(this.env.layout));
+    this.resumed = decision.action;
+    const what = describePending(pending);
+    this.env.onNotice?.(`resuming an interrupted mutation: ${what}: ${decision.action} (${"why" in decision ? decision.why : ""})`);
+    switch (decision.action) {
+      case "fresh":
+        return base;
+      case "rollback-unstaged":
+      case "rollback-staged":
+        await rollbackUnpromoted(this.env.layout, this.casWrite, base, pending);
+        throw new SagaError("rolled-back", `an interrupted mutation (${what}) never reached the broker and was rolled back: ${decision.why}`, {
+          exit: "re-run the command (and the interrupted one, if it is still wanted)",
+          details: { pending },
+        });
+      case "complete-forward": {
+        const proof = await this.proveForward(base.record, base.revision, pending);
+        if (!proof.ok) {
+          throw new SagaError("reload-unproven", `completing ${what} forward: the reload of the promoted config was ${proof.verdict.outcome}; rollback is forbidden once promoted`, {
+            exit: "read the broker log, fix the cause, then re-run the command (it completes forward)",
+            details: { verdict: proof.verdict },
+          });
+        }
+        return this.commit(proof.record, proof.revision, pending);
+      }
+      case "commit-only":
+        return this.commit(base.record, base.revision, pending);
+      case "refuse":
+        throw new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${decision.why})`, {
+          exit: "cotal broker reconcile   # prints the disk list, the KV list and the record in full",
+          details: { record: base.record },
+        });
+    }
+  }
+
+  /** `decided` is the read the verb made its decision on (before it queued for the lock), if any. */
+  async attempt(decided?: VersionedRecord): Promise<MutationResult> {
+    const { env, intent } = this;
+    const pre = decided ?? (await this.timed("read", () => env.store.read()));
+    if (!pre) throw missingRecord();
+    if (!decided) await failpoint("after-read");
+    const keeper = await this.timed("lease", () => this.acquireLease());
+    let release = true;
+    try {
+      await failpoint("after-lease");
+      assertLockHeld(env.lock);
+      let base = (await env.store.read()) ?? pre;
+      if (!casDisabled() && base.revision !== pre.revision) {
+        throw new SagaError("conflict", `the inventory moved (generation ${pre.record.generation} → ${base.record.generation}) after this writer read it`, {
+          exit: "re-read and re-decide: re-run the command",
+        });
+      }
+      if (casDisabled()) base = pre;
+      if (intent.expectRevision !== undefined && base.revision !== intent.expectRevision) {
+        throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { exit: "re-run the command to see the new state" });
+      }
+      if (base.record.pending) base = await this.resume(base);
+
+      const g = base.record.generation;
+      const target = nextSpaces(base.record.spaces, intent);
+      const added = target.filter((s) => !base.record.spaces.includes(s));
+      const removed = base.record.spaces.filter((s) => !target.includes(s));
+      if (sameList(target, base.record.spaces) && intent.op !== "reconcile") {
+        return { outcome: "noop", generation: g, spaces: target, added: [], removed: [], attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };
+      }
+      if (target.length === 0) {
+        throw new SagaError("render-refused", "this mutation would leave the broker with zero spaces", { exit: "keep at least one space; to tear the broker down use `cotal down`" });
+      }
+
+      // Step 3: claim. From here the intent is durable and resumable.
+      let pending: PendingMutation = {
+        generation: g + 1,
+        op: intent.op,
+        adds: added,
+        removes: removed,
+        nextSpaces: target,
+        writer: this.writer,
+        leaseId: keeper.lease.leaseId,
+        claimedAt: new Date().toISOString(),
+      };
+      let record: InventoryRecord = { ...base.record, pending };
+      let revision = await this.timed("claim", () => this.cas(record, base.revision));
+      await failpoint("after-claim");
+
+      // Step 4: materialise (adds only; removal's record reaping happens after the commit).
+      await this.timed("materialise", () => materialiseAdds(env.layout, loadBrokerTrust(env.layout), added));
+      await failpoint("after-materialise");
+
+      // Step 5: render from the claimed list, stage, and make the digest durable before promotion.
+      const staged = env.layout.stagedConf(pending.generation);
+      await this.timed("render-stage", async () => {
+        const { text, digest } = this.renderFor(target);
+        writeDurable(staged, text);
+        pending = { ...pending, stagedDigest: digest };
+        record = { ...record, pending };
+        revision = await this.cas(record, revision);
+      });
+      await failpoint("after-stage");
+
+      // Step 6: fence on the lease, then promote. A writer that lost its lease never renames.
+      const previous = readFileSync(env.layout.serverConf);
+      await this.timed("promote", async () => {
+        if (!(await keeper.held())) {
+          rmSync(staged, { force: true });
+          release = false;
+          try {
+            await this.cas({ ...record, pending: null }, revision);
+          } catch {
+            // Another holder may already have moved the record on; the staged file is gone either way.
+          }
+          throw new SagaError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { exit: "re-run the command" });
+        }
+        await failpoint("before-rename");
+        renameDurable(staged, env.layout.serverConf);
+      });
+      await failpoint("after-rename");
+
+      // Step 7: reload, prove from the log, record the proof. Rollback is forbidden after the proof.
+      const proof = await this.proveForward(record, revision, pending);
+      if (!proof.ok) await this.rollbackAfterFailedReload(keeper, record, revision, pending, previous, proof.verdict);
+      else ({ record, revision } = proof);
+
+      // Step 8: verify the running bytes and commit.
+      ({ record, revision } = await this.commit(record, revision, pending));
+      return { outcome: "committed", generation: record.generation, spaces: record.spaces, added, removed, attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };
+    } finally {
+      await this.timed("release", () => keeper.stop(release));
+    }
+  }
+
+  async rollbackAfterFailedReload(keeper: LeaseKeeper, record: InventoryRecord, revision: number, pending: PendingMutation, previous: Buffer, verdict: ReloadVerdict): Promise<never> {
+    const { layout } = this.env;
+    const tail = "logTail" in verdict ? verdict.logTail : "";
+    if (!(await keeper.held())) {
+      throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the lease is no longer held, so nothing is renamed back; the record keeps the claim for the next writer`, {
+        exit: "re-run the command: the resume table decides from the record",
+        details: { logTail: tail },
+      });
+    }
+    writeFileAtomic(layout.serverConf, previous);
+    const again = await reloadAndProve(this.env.runtime, { timeoutMs: this.env.reloadTimeoutMs });
+    this.reloads++;
+    if (again.outcome !== "reloaded") {
+      throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and re-loading the previous config was ${again.outcome} too`, {
+        exit: "read the broker log; then re-run the command (the resume table rolls the claim back)",
+        details: { logTail: tail },
+      });
+    }
+    unmaterialiseAdds(layout, pending.adds, record.spaces);
+    await this.cas({ ...record, pending: null }, revision);
+    throw new SagaError("reload-unproven", `the broker ${verdict.outcome === "failed" ? "rejected" : "did not confirm"} the config of generation ${pending.generation}; the previous config was restored and proven, nothing changed:\n${tail}`, {
+      exit: `read ${layout.logFile}, fix the cause, then re-run the command`,
+      details: { logTail: tail, appliedGeneration: record.appliedGeneration },
+    });
+  }
+}
+
+/**
+ * The mutation saga (001 §3.4): read, lease, decide/resume, claim, materialise, stage, fence +
+ * promote, prove, commit, release. A lost CAS re-reads and re-decides, at most `maxAttempts` times.
+ */
+export async function runMutation(env: SagaEnv, intent: MutationIntent, decided?: VersionedRecord): Promise<MutationResult> {
+  const max = env.maxAttempts ?? Number(process.env.COTAL_SAGA_MAX_ATTEMPTS ?? 5);
+  let conflicts = 0;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // Only the first attempt uses the verb's early read; a retry re-reads and re-decides.
+      const r = await new Mutation(env, intent).attempt(attempt === 1 ? decided : undefined);
+      return { ...r, attempts: attempt, conflicts };
+    } catch (err) {
+      if (!isSagaError(err, "conflict") || attempt >= max || intent.expectRevision !== undefined) {
+        if (isSagaError(err, "conflict") && attempt > 1) {
+          throw new SagaError("conflict", `${err.message} (gave up after ${attempt} attempts)`, { exit: err.exit ?? "re-run the command", cause: err });
+        }
+        throw err;
+      }
+      conflicts++;
+      env.onNotice?.(`conflict: ${err.message}; re-reading and re-deciding (attempt ${attempt + 1}/${max})`);
+    }
+  }
+}
