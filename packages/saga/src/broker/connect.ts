@@ -1,6 +1,6 @@
-import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { SagaError } from "../errors.js";
-import { mintUserCreds } from "../trust/index.js";
+import { mintUserCreds, nativeCredsAuthenticator } from "../trust/index.js";
 import type { AccountRecord } from "../root/records.js";
 
 export interface ConnectOptions {
@@ -15,7 +15,7 @@ export async function connectWithCreds(url: string, creds: string, opts: Connect
     return await connect({
       servers: url,
       name: opts.name,
-      authenticator: credsAuthenticator(new TextEncoder().encode(creds)),
+      authenticator: nativeCredsAuthenticator(creds),
       timeout: opts.timeoutMs ?? 5_000,
       reconnect: opts.reconnect ?? true,
       maxReconnectAttempts: opts.reconnect === false ? 0 : -1,

@@ -52,6 +52,8 @@ export interface AuthorityStoreOptions {
 const CAS_LOSS_CODES: ReadonlySet<number> = new Set([JetStreamApiCodes.StreamWrongLastSequence, JetStreamApiCodes.StreamWrongLastSequenceUnknown]);
 /** A write still queued inside the server when we first read back gets this long to land. */
 const SETTLE_MS = 250;
+/** Re-sends of a CAS whose reply was lost while the key provably stayed at the expected revision. */
+const RESENDS = 3;
 const ACQUIRE_ATTEMPTS = 3;
 const UNREACHABLE_EXIT = "cotal status   # is the broker running? then re-run the command";
 /** For refusals only a caller bug can reach: nothing was written, and there is nothing to repair. */
@@ -246,7 +248,11 @@ export class AuthorityStore {
   }
 
   /** Create-only CAS in the TTL bucket. Held by someone else ⇒ "lease-held" naming the holder. */
-  async acquireLease(key: string, holder: LeaseHolder): Promise<Lease> {
+  /**
+   * `isDead` lets a caller take over a lease whose holder it can prove dead (a crashed process on this
+   * host): the takeover is a CAS at the dead holder's revision, so two survivors cannot both win.
+   */
+  async acquireLease(key: string, holder: LeaseHolder, isDead?: (holder: LeaseHolder) => boolean): Promise<Lease> {
     assertLeaseKey(key);
     const value = newLeaseValue(holder);
     const bytes = encodeLeaseValue(value);
@@ -266,6 +272,16 @@ export class AuthorityStore {
         return { key, leaseId: value.leaseId, revision: cur.revision, holder: { ...holder }, acquiredAt: Date.now() };
       }
       if (cur !== null && cur.operation === "PUT") {
+        const prior = parseLeaseValue(cur.value);
+        if (prior && isDead?.(prior)) {
+          try {
+            const revision = await this.#casWrite(this.#lease, key, bytes, cur.revision, `take over the dead writer's lease ${key}`);
+            return { key, leaseId: value.leaseId, revision, holder: { ...holder }, acquiredAt: Date.now() };
+          } catch (err) {
+            if (!isSagaError(err, "conflict")) throw err;
+            continue; // another survivor took it first; re-read and judge again
+          }
+        }
         throw leaseHeldError(key, parseLeaseValue(cur.value), leaseRemainingMs(cur.created, this.#leaseTtlMs), lastConflict.cause);
       }
       // Lost to a writer that has already released (or a tombstone race): nobody holds it, try again.
@@ -365,11 +381,16 @@ export class AuthorityStore {
    * One CAS write pinned at `expected` (0 = the key must not exist). A definite CAS loss ⇒ "conflict"
    * with the API error as cause (isCasLoss holds). A lost reply ⇒ wait for the connection, read back, decide.
    */
-  async #casWrite(kv: KV, key: string, bytes: Uint8Array, expected: number, what: string): Promise<number> {
+  async #casWrite(kv: KV, key: string, bytes: Uint8Array, expected: number, what: string, resends = RESENDS): Promise<number> {
     try {
       // kv.update is this same put; kv.put accepts previousSeq 0, which kv.update refuses.
       return await kv.put(key, bytes, { previousSeq: expected });
     } catch (err) {
+      if (isCasLoss(err) && resends < RESENDS) {
+        // A re-send lost its CAS: maybe because the first send landed after all. Only a read-back can say.
+        const cur = await this.#readBack(kv, key, what, err);
+        if (cur !== null && cur.operation === "PUT" && cur.revision > expected && sameBytes(cur.value, bytes)) return cur.revision;
+      }
       if (isCasLoss(err)) {
         throw new SagaError("conflict", `${what}: lost the compare-and-swap at revision ${expected}`, {
           exit: "cotal status   # then re-run the command; it re-reads and re-decides",
@@ -379,12 +400,12 @@ export class AuthorityStore {
       }
       // Any other answer from the JetStream API is a definite refusal: nothing was stored.
       if (apiErrCode(err) !== undefined) throw unreachable(what, err);
-      return this.#settleLostReply(kv, key, bytes, expected, what, err);
+      return this.#settleLostReply(kv, key, bytes, expected, what, err, resends);
     }
   }
 
   /** Our write landed iff the key now holds exactly our bytes at a revision past the one we CAS'd on. */
-  async #settleLostReply(kv: KV, key: string, bytes: Uint8Array, expected: number, what: string, lost: unknown): Promise<number> {
+  async #settleLostReply(kv: KV, key: string, bytes: Uint8Array, expected: number, what: string, lost: unknown, resends: number): Promise<number> {
     const landed = (e: KvEntry | null): number | undefined =>
       e !== null && e.operation === "PUT" && e.revision > expected && sameBytes(e.value, bytes) ? e.revision : undefined;
     let cur = await this.#readBack(kv, key, what, lost);
@@ -396,6 +417,10 @@ export class AuthorityStore {
       ours = landed(cur);
     }
     if (ours !== undefined) return ours;
+    // Provably unchanged (our send was dropped while the client reconnected, as every reload makes it):
+    // re-sending the identical CAS at the same revision is not blind, since at most one of them can land.
+    const unchanged = cur === null ? expected === 0 : cur.revision === expected;
+    if (unchanged && resends > 0) return this.#casWrite(kv, key, bytes, expected, what, resends - 1);
     const where = cur === null ? "the key is absent" : `the key is at revision ${cur.revision} without our write`;
     throw new SagaError("conflict", `${what}: the reply to the CAS at revision ${expected} was lost (${describe(lost)}) and ${where}`, {
       exit: "cotal status   # then re-run the command; it re-reads and re-decides",

@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { SagaError, isSagaError } from "../errors.js";
 import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
 import { AuthorityStore, type Lease, type VersionedRecord } from "../inventory/authority-store.js";
@@ -9,6 +8,7 @@ import type { RootLayout } from "../root/layout.js";
 import { commitPending, describePending, rollbackUnpromoted, type CasWrite } from "../saga/finish.js";
 import { digestOfServerConf } from "../saga/digest.js";
 import { leaseKeyFor } from "./session.js";
+import { holderIsDead, selfHolder } from "../saga/lease-holder.js";
 
 /** What a cold `up` boots, decided from the KV record read through a maintenance broker. */
 export type BootPlan =
@@ -30,7 +30,7 @@ async function acquireLease(store: AuthorityStore, layout: RootLayout, verb: str
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      return await store.acquireLease(leaseKeyFor(layout), { pid: process.pid, host: hostname(), verb });
+      return await store.acquireLease(leaseKeyFor(layout), selfHolder(verb), holderIsDead);
     } catch (err) {
       if (!isSagaError(err, "lease-held") || Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 50));

@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { readFileSync, rmSync } from "node:fs";
 import { SagaError, isSagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
@@ -15,6 +14,7 @@ import type { AccountRecord } from "../root/records.js";
 import { renameDurable, writeDurable, writeFileAtomic } from "../root/secret-files.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
+import { holderIsDead, selfHolder } from "./lease-holder.js";
 import { materialiseAdds, unmaterialiseAdds } from "./materialise.js";
 import { reloadAndProve, type ReloadVerdict } from "./reload.js";
 import { commitPending, describePending, rollbackUnpromoted } from "./finish.js";
@@ -101,7 +101,7 @@ class Mutation {
     readonly env: SagaEnv,
     readonly intent: MutationIntent,
   ) {
-    this.holder = { pid: process.pid, host: hostname(), verb: intent.verb };
+    this.holder = selfHolder(intent.verb);
   }
 
   get writer(): string {
@@ -130,7 +130,7 @@ class Mutation {
     const deadline = Date.now() + (this.env.leaseWaitMs ?? 30_000);
     for (;;) {
       try {
-        const lease = await this.env.store.acquireLease(this.env.leaseKey, this.holder);
+        const lease = await this.env.store.acquireLease(this.env.leaseKey, this.holder, holderIsDead);
         return new LeaseKeeper(this.env.store, lease);
       } catch (err) {
         if (!isSagaError(err, "lease-held") || Date.now() > deadline) throw err;

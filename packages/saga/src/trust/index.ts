@@ -11,3 +11,4 @@ export { createAccountTrust } from "./account.js";
 export type { AccountKind, AccountTrust } from "./account.js";
 export { formatCreds, mintSystemUserCreds, mintUserCreds } from "./user.js";
 export type { UserCreds, UserCredsOptions } from "./user.js";
+export * from "./creds-file.js";

@@ -4,15 +4,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { JetStreamApiError, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm, type KV } from "@nats-io/kv";
 import { freePort, harnessTeardown, selectBackend, sleep, tempRoot, type Broker } from "@cotal/harness";
-import { connectAsAccount } from "../src/broker/connect.js";
-import { SagaError, isSagaError } from "../src/errors.js";
-import { AuthorityStore, INVENTORY_BUCKET, INVENTORY_KEY, LEASE_BUCKET, LEASE_TTL_MS, isCasLoss } from "../src/inventory/authority-store.js";
-import type { Lease } from "../src/inventory/lease.js";
-import { seedRecord, type InventoryRecord } from "../src/inventory/record.js";
-import { serverConfig } from "../src/render/server-config.js";
-import { toAccountRecord } from "../src/root/account-store.js";
-import type { AccountRecord } from "../src/root/records.js";
-import { createAccountTrust, createBrokerTrust } from "../src/trust/index.js";
+import { AuthorityStore, INVENTORY_BUCKET, INVENTORY_KEY, LEASE_BUCKET, LEASE_TTL_MS, SagaError, connectAsAccount, createAccountTrust, createBrokerTrust, isCasLoss, isSagaError, seedRecord, serverConfig, toAccountRecord, type AccountRecord, type InventoryRecord, type Lease } from "@cotal/saga";
 
 // Real nats-server (the harness picks a process, or a container when Docker answers), no mocks.
 
