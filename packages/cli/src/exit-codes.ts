@@ -29,6 +29,8 @@ const BY_CODE: Record<SagaErrorCode, ExitCode> = {
   "inventory-corrupt": EXIT.refused,
   "resume-refused": EXIT.refused,
   "divergence": EXIT.refused,
+  "direction-required": EXIT.refused,
+  "confirmation-required": EXIT.refused,
   "digest-mismatch": EXIT.refused,
   "journal-blocked": EXIT.refused,
   "lock-held": EXIT.busy,
@@ -48,6 +50,14 @@ const BY_CODE: Record<SagaErrorCode, ExitCode> = {
   "reload-unproven": EXIT.unproven,
   "lease-lost": EXIT.unproven,
   "io": EXIT.io,
+  "cut-required": EXIT.broker,
+  "attempt-pending": EXIT.refused,
+  "store-inventory": EXIT.refused,
+  "artifact-invalid": EXIT.refused,
+  "account-mismatch": EXIT.refused,
+  "restore-verify-failed": EXIT.refused,
+  "restore-target-not-empty": EXIT.notFound,
+  "snapshot-failed": EXIT.broker,
 };
 
 export function exitCodeFor(code: SagaErrorCode): ExitCode {

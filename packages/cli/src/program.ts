@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { registerBroker } from "./commands/broker.js";
 import { registerDown } from "./commands/down.js";
 import { registerSpace } from "./commands/space.js";
 import { registerStatus } from "./commands/status.js";
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
   registerDown(program);
   registerStatus(program);
   registerSpace(program);
+  registerBroker(program);
   return program;
 }
 

@@ -39,8 +39,19 @@ export type SagaErrorCode =
   | "resume-refused"
   | "divergence"
   | "rolled-back"
+  | "direction-required"
+  | "confirmation-required"
   | "journal-blocked"
-  | "live-process";
+  | "live-process"
+  // offline backup / restore (the preserve-state cut)
+  | "cut-required"
+  | "attempt-pending"
+  | "store-inventory"
+  | "artifact-invalid"
+  | "account-mismatch"
+  | "restore-target-not-empty"
+  | "restore-verify-failed"
+  | "snapshot-failed";
 
 export interface SagaErrorOptions {
   /** The command an operator should run next (printed as-is by the CLI). */

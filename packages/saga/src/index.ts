@@ -41,3 +41,5 @@ export * from "./ops/space-rm.js";
 export * from "./ops/space-list.js";
 export * from "./broker/maintenance-broker.js";
 export * from "./provision/teardown-space.js";
+export * from "./ops/reconcile.js";
+export * from "./ops/rotate-sys.js";

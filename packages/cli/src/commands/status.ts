@@ -22,7 +22,9 @@ function printStatus(s: StatusReport): void {
   out(`spaces:  ${s.spaces.length} on disk`);
   for (const sp of s.spaces) out(`  ${sp.name.padEnd(24)} ${sp.publicKey}${sp.inConfig ? "" : "  NOT IN server.conf"}${sp.inInventory === false ? "  NOT IN the KV inventory" : ""}`);
   for (const n of s.kvOnly) out(`  ${n.padEnd(24)} listed in the KV inventory, no record on disk`);
-  if (s.journal) out(`journal: ${s.journal.op} ${s.journal.space} since ${s.journal.startedAt}${s.journal.streamsDeleted ? " (streams deleted)" : ""} — next: cotal space rm ${s.journal.space}`);
+  const j = s.journal;
+  if (j?.op === "space-rm") out(`journal: space-rm ${j.space} since ${j.startedAt}${j.streamsDeleted ? " (streams deleted)" : ""} — next: cotal space rm ${j.space}`);
+  else if (j) out(`journal: ${j.op} ${JSON.stringify(j)}`);
   for (const c of s.corrupt) out(`  CORRUPT ${c.path}: ${c.reason}`);
   for (const k of s.configOnly) out(`  server.conf preloads ${k}, which no record on disk vouches for`);
   if (s.lock === "corrupt") out("lock:    unreadable lock file");

@@ -1,4 +1,4 @@
-import { clearRuntime, resolveRoot, RootLayout, up, type UpResult } from "@cotal/saga";
+import { clearRuntime, resolveRoot, RootLayout, rotateSys, up, type RotateSysResult, type UpResult } from "@cotal/saga";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { parsePort } from "../duration.js";
@@ -9,6 +9,7 @@ interface UpFlags {
   host?: string;
   space?: string;
   singleSpace?: boolean;
+  rotateSys?: boolean;
   detach?: boolean;
   json?: boolean;
 }
@@ -34,9 +35,18 @@ export function registerUp(program: Command): void {
     .option("--host <host>", "listen address (default 127.0.0.1)")
     .option("--space <name>", "first space of a new root (default: default), or the space to print connect details for")
     .option("--single-space", "do not retain the system signing seed (later `space add` needs `up --rotate-sys`)")
+    .option("--rotate-sys", "with the broker stopped: mint a successor system account, re-mint every tenant's $SYS creds, retain its signing seed; then start")
     .option("--detach", "start nats-server in the background and return")
     .option("--json", "print the result as JSON")
     .action(async (flags: UpFlags, cmd: Command) => {
+      let rotated: RotateSysResult | undefined;
+      if (flags.rotateSys) {
+        rotated = await rotateSys({ root: rootOf(cmd) });
+        if (!flags.json) {
+          out(`cotal: rotated the system account to generation ${rotated.generation} (${rotated.systemAccount}); re-minted $SYS creds for ${rotated.reminted.join(", ") || "no space"}`);
+          out(`  warning: ${rotated.warning}`);
+        }
+      }
       const result = await up({
         root: rootOf(cmd),
         detach: Boolean(flags.detach),
@@ -49,7 +59,7 @@ export function registerUp(program: Command): void {
         },
       });
       const { child, ...printable } = result;
-      if (flags.json) json(printable);
+      if (flags.json) json(rotated ? { ...printable, rotated } : printable);
       else printUp(result);
       if (child) {
         out("  running in the foreground; Ctrl-C stops it");

@@ -18,6 +18,8 @@ export interface PendingMutation {
   claimedAt: string;
   /** sha256 of server.conf.<g+1>, recorded at step 5 before any promotion. */
   stagedDigest?: string;
+  /** reconcile --adopt-kv: the disk records this mutation deliberately stops preloading. */
+  excluded?: string[];
 }
 
 /** The single `inventory` key of `cotal_broker_inventory`. */
@@ -30,6 +32,11 @@ export interface InventoryRecord {
   /** Digest of the server.conf bytes proven at appliedGeneration. */
   configDigest: string | null;
   pending: PendingMutation | null;
+  /**
+   * Records on disk an operator chose not to preload (`reconcile --adopt-kv`). They are not a
+   * divergence; `space add <name>` re-admits one (its record is reused).
+   */
+  excluded?: string[];
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
@@ -52,6 +59,7 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
   if (!Number.isInteger(r.appliedGeneration) || (r.appliedGeneration as number) < 0) return "appliedGeneration is not an integer";
   if (!isNameList(r.spaces)) return "spaces is not a list of distinct valid space names";
   if (r.configDigest !== null && !(typeof r.configDigest === "string" && DIGEST.test(r.configDigest))) return "configDigest is not sha256:<hex> or null";
+  if (r.excluded !== undefined && !isNameList(r.excluded)) return "excluded is not a list of distinct valid space names";
   if (r.pending !== null) {
     const p = r.pending as Record<string, unknown> | undefined;
     if (typeof p !== "object" || p === null) return "pending is not an object or null";
@@ -60,6 +68,7 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
     if (!isNameList(p.adds) || !isNameList(p.removes) || !isNameList(p.nextSpaces)) return "pending lists are malformed";
     if (typeof p.writer !== "string" || typeof p.leaseId !== "string" || typeof p.claimedAt !== "string") return "pending writer/leaseId/claimedAt missing";
     if (p.stagedDigest !== undefined && !(typeof p.stagedDigest === "string" && DIGEST.test(p.stagedDigest))) return "pending.stagedDigest is malformed";
+    if (p.excluded !== undefined && !isNameList(p.excluded)) return "pending.excluded is malformed";
   }
   return r as unknown as InventoryRecord;
 }
@@ -71,4 +80,9 @@ export function sortedNames(names: Iterable<string>): string[] {
 /** The record cold boot seeds from disk (create-only CAS at generation 1). */
 export function seedRecord(spaces: string[], configDigest: string | null, proven: boolean): InventoryRecord {
   return { generation: 1, spaces: sortedNames(spaces), appliedGeneration: proven ? 1 : 0, configDigest, pending: null };
+}
+
+/** The names a disk-vs-KV comparison must account for: what the record lists plus what it excludes on purpose. */
+export function accountedNames(record: InventoryRecord): Set<string> {
+  return new Set([...record.spaces, ...(record.excluded ?? [])]);
 }

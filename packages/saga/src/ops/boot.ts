@@ -1,7 +1,7 @@
 import { SagaError, isSagaError } from "../errors.js";
 import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
 import { AuthorityStore, type Lease, type VersionedRecord } from "../inventory/authority-store.js";
-import { seedRecord, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
+import { accountedNames, seedRecord, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
 import { decideResume } from "../inventory/resume.js";
 import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
@@ -17,9 +17,15 @@ export type BootPlan =
   | { kind: "forward"; spaces: string[]; base: VersionedRecord; pending: PendingMutation }
   | { kind: "commit"; spaces: string[]; base: VersionedRecord; pending: PendingMutation };
 
-function divergence(disk: string[], kv: string[]): SagaError {
-  const diskOnly = disk.filter((s) => !kv.includes(s));
-  const kvOnly = kv.filter((s) => !disk.includes(s));
+/** Disk vs KV, where records the KV excludes on purpose (reconcile --adopt-kv) are not disk-only. */
+export function diffLists(disk: readonly string[], record: InventoryRecord): { diskOnly: string[]; kvOnly: string[] } {
+  const accounted = accountedNames(record);
+  return { diskOnly: disk.filter((s) => !accounted.has(s)), kvOnly: record.spaces.filter((s) => !disk.includes(s)) };
+}
+
+function divergence(disk: string[], record: InventoryRecord): SagaError {
+  const kv = record.spaces;
+  const { diskOnly, kvOnly } = diffLists(disk, record);
   return new SagaError("divergence", `the tenant list on disk and the broker's inventory disagree:\n  disk: [${disk.join(", ")}]\n  kv:   [${kv.join(", ")}]\n  disk-only: [${diskOnly.join(", ")}]  kv-only: [${kvOnly.join(", ")}]\nBooting either list could evict a tenant, so nothing was started.`, {
     exit: "cotal broker reconcile   # prints both lists and asks you to adopt one",
     details: { disk, kv, diskOnly, kvOnly },
@@ -81,7 +87,8 @@ export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => 
             details: { record: r },
           });
         }
-        if (r.spaces.join("\n") !== [...disk].sort().join("\n")) throw divergence(disk, r.spaces);
+        const diff = diffLists(disk, r);
+        if (diff.diskOnly.length + diff.kvOnly.length > 0) throw divergence(disk, r);
         return { kind: "clean", spaces: r.spaces, base };
       } finally {
         await store.releaseLease(lease);

@@ -40,12 +40,13 @@ export function deriveState(i: StateInput): { state: DerivedState; why: string }
   }
   if (r && r.appliedGeneration !== r.generation) return { state: "UNPROVEN RELOAD", why: `generation ${r.generation} committed, ${r.appliedGeneration} proven` };
   if (i.running) {
-    const evicted = (r?.spaces ?? i.diskNames).filter((s) => !i.preloadedNames.includes(s));
+    const evicted = (r ? r.spaces.filter((s) => i.diskNames.includes(s)) : i.diskNames).filter((s) => !i.preloadedNames.includes(s));
     if (evicted.length > 0) return { state: "SILENT EVICTION", why: `not preloaded by the running config: ${evicted.join(", ")}` };
     if (i.unknownPreloads > 0) return { state: "RESURRECTION RISK", why: `${i.unknownPreloads} preloaded account(s) that no record vouches for` };
   }
   if (r) {
-    const diskOnly = i.diskNames.filter((s) => !r.spaces.includes(s));
+    const accounted = new Set([...r.spaces, ...(r.excluded ?? [])]);
+    const diskOnly = i.diskNames.filter((s) => !accounted.has(s));
     const kvOnly = r.spaces.filter((s) => !i.diskNames.includes(s));
     if (diskOnly.length + kvOnly.length > 0) return { state: "divergence", why: `disk-only: [${diskOnly.join(", ")}], kv-only: [${kvOnly.join(", ")}]` };
     if (i.running && r.configDigest !== null && i.serverConfDigest !== r.configDigest) {

@@ -1,6 +1,6 @@
 import { status, type StatusReport } from "./status.js";
 
-export type SpaceState = "active" | "pending-add" | "pending-remove" | "disk-only" | "kv-only" | "not-in-config" | "unknown";
+export type SpaceState = "active" | "excluded" | "pending-add" | "pending-remove" | "disk-only" | "kv-only" | "not-in-config" | "unknown";
 
 export interface SpaceListEntry {
   name: string;
@@ -31,6 +31,7 @@ export async function spaceList(opts: { root: string }): Promise<SpaceListReport
     const inKv = inv ? inv.spaces.includes(name) : null;
     let state: SpaceState;
     if (pendingAdds.has(name)) state = "pending-add";
+    else if ((inv?.excluded ?? []).includes(name)) state = "excluded";
     else if (pendingRemoves.has(name)) state = "pending-remove";
     else if (!disk) state = "kv-only";
     else if (inKv === false) state = "disk-only";

@@ -147,7 +147,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     corrupt,
     inventory,
     ...(inventoryError ? { inventoryError } : {}),
-    diskOnly: inventory ? diskNames.filter((n) => !inventory.spaces.includes(n)) : [],
+    diskOnly: inventory ? diskNames.filter((n) => !inventory.spaces.includes(n) && !(inventory.excluded ?? []).includes(n)) : [],
     kvOnly: inventory ? inventory.spaces.filter((n) => !diskNames.includes(n)) : [],
     configOnly,
     ...(digest ? { configDigest: digest } : {}),

@@ -78,3 +78,28 @@ export function loadBrokerTrust(layout: RootLayout): LoadedBroker {
     multiSpace: rec.multiSpace,
   };
 }
+
+/**
+ * Replaces broker trust with its successor (rotate-sys): same operator, generation + 1, enforced
+ * here so a stale or foreign record can never overwrite a newer one. Seed first, record last.
+ */
+export function replaceBrokerTrust(layout: RootLayout, current: LoadedBroker, next: BrokerTrust): void {
+  if (next.operator.publicKey !== current.operator.publicKey) {
+    throw new SagaError("foreign-operator", "a rotation must keep the operator", { exit: "cotal status" });
+  }
+  if (next.generation !== current.generation + 1) {
+    throw new SagaError("conflict", `broker trust generation ${current.generation} may only be succeeded by ${current.generation + 1}, not ${next.generation}`, { exit: "cotal status" });
+  }
+  if (!next.system.signingSeed) throw new SagaError("system-seed-absent", "a rotation retains the system signing seed");
+  ensureSecretDir(layout.brokerSecretsDir);
+  writeFileAtomic(layout.systemSigningSeedFile, `${next.system.signingSeed}\n`);
+  const record: BrokerRecord = {
+    format: BROKER_FORMAT,
+    operator: { publicKey: next.operator.publicKey, jwt: next.operator.jwt },
+    system: { publicKey: next.system.publicKey, jwt: next.system.jwt, signingKey: next.system.signingKey },
+    generation: next.generation,
+    multiSpace: true,
+    createdAt: current.createdAt,
+  };
+  writeJsonAtomic(layout.brokerFile, record);
+}

@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { VersionedRecord } from "../inventory/authority-store.js";
-import type { InventoryRecord, PendingMutation } from "../inventory/record.js";
+import { accountedNames, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
 import type { RootLayout } from "../root/layout.js";
 import { digestOfServerConf } from "./digest.js";
 import { unmaterialiseAdds } from "./materialise.js";
@@ -19,7 +19,9 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
       details: { onDisk, proven: record.configDigest, pending },
     });
   }
-  const committed: InventoryRecord = { generation: pending.generation, spaces: pending.nextSpaces, appliedGeneration: pending.generation, configDigest: record.configDigest, pending: null };
+  // A space that is listed again is no longer excluded; a reconcile sets the exclusions it decided.
+  const excluded = (pending.excluded ?? record.excluded ?? []).filter((n) => !pending.nextSpaces.includes(n));
+  const committed: InventoryRecord = { generation: pending.generation, spaces: pending.nextSpaces, appliedGeneration: pending.generation, configDigest: record.configDigest, pending: null, ...(excluded.length > 0 ? { excluded } : {}) };
   const rev = await cas(committed, revision);
   await failpoint("after-commit");
   return { record: committed, revision: rev };
@@ -28,7 +30,8 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
 /** A claim that never reached the broker is undone: staged file, never-trusted records, pending. */
 export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base: VersionedRecord, pending: PendingMutation): Promise<VersionedRecord> {
   rmSync(layout.stagedConf(pending.generation), { force: true });
-  unmaterialiseAdds(layout, pending.adds, base.record.spaces);
+  // A reconcile never creates, deletes or edits a record: its "adds" were already on disk.
+  if (pending.op !== "reconcile") unmaterialiseAdds(layout, pending.adds, accountedNames(base.record));
   const cleared: InventoryRecord = { ...base.record, pending: null };
   return { record: cleared, revision: await cas(cleared, base.revision) };
 }

@@ -66,10 +66,10 @@ export function assertCanMintSysCreds(broker: LoadedBroker): void {
 }
 
 /** Rollback of a claim that never reached the broker: its minted records were never trusted, so they go. */
-export function unmaterialiseAdds(layout: RootLayout, adds: readonly string[], committed: readonly string[]): string[] {
+export function unmaterialiseAdds(layout: RootLayout, adds: readonly string[], keep: ReadonlySet<string>): string[] {
   const removed: string[] = [];
   for (const space of adds) {
-    if (committed.includes(space)) continue;
+    if (keep.has(space)) continue;
     rmSync(layout.accountFile(space), { force: true });
     rmSync(layout.spaceDir(space), { recursive: true, force: true });
     removed.push(space);

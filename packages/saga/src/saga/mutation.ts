@@ -5,7 +5,7 @@ import type { BrokerRuntime } from "../broker/runtime.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { assertLockHeld } from "../lock/maintenance-lock.js";
 import type { AuthorityStore, LeaseHolder, VersionedRecord } from "../inventory/authority-store.js";
-import { sortedNames, type InventoryRecord, type MutationOp, type PendingMutation } from "../inventory/record.js";
+import { accountedNames, sortedNames, type InventoryRecord, type MutationOp, type PendingMutation } from "../inventory/record.js";
 import { decideResume, type ResumeDecision } from "../inventory/resume.js";
 import { renderRoot } from "../broker/render-root.js";
 import { loadSpaceAccount } from "../root/account-store.js";
@@ -31,12 +31,18 @@ export interface MutationIntent {
   verb: string;
   /** reconcile only: the revision the operator confirmed; the claim is fenced there. */
   expectRevision?: number;
+  /** reconcile --adopt-kv only: disk records the commit records as deliberately not preloaded. */
+  excluded?: readonly string[];
 }
 
 export interface SagaEnv {
   layout: RootLayout;
   store: AuthorityStore;
-  runtime: BrokerRuntime;
+  /**
+   * The running broker. Absent when the saga runs through a maintenance broker (broker stopped):
+   * it then stops after promotion, and the next `up` boots the promoted bytes and commits them.
+   */
+  runtime?: BrokerRuntime;
   /** The root maintenance lock the verb holds; the saga verifies it, never takes its own. */
   lock: MaintenanceLock;
   leaseKey: string;
@@ -48,7 +54,7 @@ export interface SagaEnv {
 }
 
 export interface MutationResult {
-  outcome: "committed" | "noop";
+  outcome: "committed" | "noop" | "promoted";
   generation: number;
   spaces: string[];
   added: string[];
@@ -157,7 +163,9 @@ class Mutation {
 
   /** Step 7: SIGHUP, the proof from the log, then the proof CAS (the only writer of appliedGeneration). */
   async proveForward(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<{ ok: true; record: InventoryRecord; revision: number } | { ok: false; verdict: ReloadVerdict }> {
-    const verdict = await this.timed("reload-proof", () => reloadAndProve(this.env.runtime, { timeoutMs: this.env.reloadTimeoutMs }));
+    const runtime = this.env.runtime;
+    if (!runtime) throw new SagaError("broker-not-running", "a reload needs the running broker", { exit: "cotal up --detach" });
+    const verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs }));
     this.reloads++;
     if (verdict.outcome !== "reloaded") return { ok: false, verdict };
     const proven: InventoryRecord = { ...record, appliedGeneration: pending.generation, configDigest: pending.stagedDigest ?? null, pending };
@@ -202,6 +210,11 @@ class Mutation {
       case "commit-only":
         return this.commit(base.record, base.revision, pending);
       case "refuse":
+        if (this.intent.op === "reconcile") {
+          // §7: reconcile is the exit of the "anything else" row. The operator's direction replaces the claim.
+          this.env.onNotice?.(`reconcile replaces the unresumable claim ${what}`);
+          return { record: { ...base.record, pending: null }, revision: base.revision };
+        }
         throw new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${decision.why})`, {
           exit: "cotal broker reconcile   # prints the disk list, the KV list and the record in full",
           details: { record: base.record },
@@ -231,6 +244,9 @@ class Mutation {
         throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { exit: "re-run the command to see the new state" });
       }
       if (base.record.pending) base = await this.resume(base);
+      else if (intent.op === "reconcile" && base.record.appliedGeneration !== base.record.generation) {
+        env.onNotice?.(`reconcile replaces an unprovable state (generation ${base.record.generation}, applied ${base.record.appliedGeneration})`);
+      }
 
       const g = base.record.generation;
       const target = nextSpaces(base.record.spaces, intent);
@@ -253,13 +269,15 @@ class Mutation {
         writer: this.writer,
         leaseId: keeper.lease.leaseId,
         claimedAt: new Date().toISOString(),
+        ...(intent.excluded ? { excluded: [...intent.excluded] } : {}),
       };
       let record: InventoryRecord = { ...base.record, pending };
       let revision = await this.timed("claim", () => this.cas(record, base.revision));
       await failpoint("after-claim");
 
-      // Step 4: materialise (adds only; removal's record reaping happens after the commit).
-      await this.timed("materialise", () => materialiseAdds(env.layout, loadBrokerTrust(env.layout), added));
+      // Step 4: materialise (adds only; removal's record reaping happens after the commit; a reconcile
+      // never creates, deletes or edits a record).
+      if (intent.op !== "reconcile") await this.timed("materialise", () => materialiseAdds(env.layout, loadBrokerTrust(env.layout), added));
       await failpoint("after-materialise");
 
       // Step 5: render from the claimed list, stage, and make the digest durable before promotion.
@@ -290,6 +308,11 @@ class Mutation {
         renameDurable(staged, env.layout.serverConf);
       });
       await failpoint("after-rename");
+      if (!env.runtime) {
+        // Offline (maintenance broker): nothing runs this config yet. The claim stays pending with its
+        // staged digest, which is exactly PROMOTED-BUT-UNCOMMITTED: the next `up` boots and commits it.
+        return { outcome: "promoted", generation: g, spaces: target, added, removed, attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };
+      }
 
       // Step 7: reload, prove from the log, record the proof. Rollback is forbidden after the proof.
       const proof = await this.proveForward(record, revision, pending);
@@ -314,7 +337,7 @@ class Mutation {
       });
     }
     writeFileAtomic(layout.serverConf, previous);
-    const again = await reloadAndProve(this.env.runtime, { timeoutMs: this.env.reloadTimeoutMs });
+    const again = await reloadAndProve(this.env.runtime as BrokerRuntime, { timeoutMs: this.env.reloadTimeoutMs });
     this.reloads++;
     if (again.outcome !== "reloaded") {
       throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and re-loading the previous config was ${again.outcome} too`, {
@@ -322,7 +345,7 @@ class Mutation {
         details: { logTail: tail },
       });
     }
-    unmaterialiseAdds(layout, pending.adds, record.spaces);
+    if (pending.op !== "reconcile") unmaterialiseAdds(layout, pending.adds, accountedNames(record));
     await this.cas({ ...record, pending: null }, revision);
     throw new SagaError("reload-unproven", `the broker ${verdict.outcome === "failed" ? "rejected" : "did not confirm"} the config of generation ${pending.generation}; the previous config was restored and proven, nothing changed:\n${tail}`, {
       exit: `read ${layout.logFile}, fix the cause, then re-run the command`,

@@ -19,9 +19,24 @@ const DEFAULT_OPERATOR_NAME = "cotal";
 const SYSTEM_ACCOUNT_NAME = "SYS";
 
 export function createBrokerTrust(opts: { name?: string; retainSystemSigningSeed: boolean }): BrokerTrust {
+  const operator = createKeyPair("operator");
+  return mintSystemChain(operator, { name: opts.name ?? DEFAULT_OPERATOR_NAME, retainSystemSigningSeed: opts.retainSystemSigningSeed, generation: 1 });
+}
+
+/**
+ * A successor system account under the same operator (rotate-sys): a new identity and signing key,
+ * and the operator JWT re-signed to name it. Every $SYS user of the retired chain stops connecting.
+ */
+export function rotateSystemAccount(current: BrokerTrust, opts: { name?: string } = {}): BrokerTrust {
+  return mintSystemChain(
+    { publicKey: current.operator.publicKey, seed: current.operator.seed },
+    { name: opts.name ?? DEFAULT_OPERATOR_NAME, retainSystemSigningSeed: true, generation: current.generation + 1 },
+  );
+}
+
+function mintSystemChain(operator: { publicKey: string; seed: string }, opts: { name: string; retainSystemSigningSeed: boolean; generation: number }): BrokerTrust {
   const now = new Date();
   const iat = Math.floor(now.getTime() / 1000);
-  const operator = createKeyPair("operator");
   const systemIdentity = createKeyPair("account");
   const systemSigning = createKeyPair("account");
 
@@ -40,7 +55,7 @@ export function createBrokerTrust(opts: { name?: string; retainSystemSigningSeed
       iat,
       iss: operator.publicKey,
       sub: operator.publicKey,
-      name: opts.name ?? DEFAULT_OPERATOR_NAME,
+      name: opts.name,
       nats: { system_account: systemIdentity.publicKey, type: "operator", version: 2 },
     },
     operator.seed,
@@ -54,7 +69,7 @@ export function createBrokerTrust(opts: { name?: string; retainSystemSigningSeed
       signingKey: systemSigning.publicKey,
       ...(opts.retainSystemSigningSeed ? { signingSeed: systemSigning.seed } : {}),
     },
-    generation: 1,
+    generation: opts.generation,
     createdAt: now.toISOString(),
   };
 }

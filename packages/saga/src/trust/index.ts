@@ -5,7 +5,7 @@ export { decodeJwt, signJwt, verifyJwt } from "./jwt.js";
 export type { JwtClaims } from "./jwt.js";
 export { NO_JETSTREAM, UNLIMITED_JETSTREAM } from "./limits.js";
 export type { AccountLimits } from "./limits.js";
-export { createBrokerTrust } from "./broker.js";
+export { createBrokerTrust, rotateSystemAccount } from "./broker.js";
 export type { BrokerTrust } from "./broker.js";
 export { createAccountTrust } from "./account.js";
 export type { AccountKind, AccountTrust } from "./account.js";

@@ -1,0 +1,82 @@
+import { createInterface } from "node:readline/promises";
+import { isSagaError, reconcile, type ReconcilePlan, type ReconcileReport } from "@cotal/saga";
+import type { Command } from "commander";
+import { rootOf } from "../context.js";
+import { exitCodeFor } from "../exit-codes.js";
+import { err, json, out, UsageError } from "../output.js";
+
+function printReport(r: ReconcileReport): void {
+  out(`disk (${r.disk.spaces.length}): ${r.disk.spaces.join(", ") || "(none)"}`);
+  for (const c of r.disk.corrupt) out(`  CORRUPT ${c.path}: ${c.reason}`);
+  if (r.kv) {
+    out(`kv   (${r.kv.spaces.length}): ${r.kv.spaces.join(", ") || "(none)"}${r.kv.excluded?.length ? `   [excluded on purpose: ${r.kv.excluded.join(", ")}]` : ""}`);
+    out(`      generation ${r.kv.generation}, appliedGeneration ${r.kv.appliedGeneration}, revision ${r.kv.revision}`);
+    out(`      configDigest ${r.kv.configDigest ?? "null"}`);
+    out(`      pending ${r.kv.pending ? JSON.stringify(r.kv.pending, null, 2).replace(/\n/g, "\n      ") : "null"}`);
+  } else out("kv:  no inventory record");
+  out(`disk-only: [${r.diskOnly.join(", ")}]`);
+  out(`kv-only:   [${r.kvOnly.join(", ")}]`);
+  out(`state:     ${r.state} — ${r.why}`);
+  if (r.plan) printPlan(r.plan);
+}
+
+function printPlan(p: ReconcilePlan): void {
+  const flag = `--adopt-${p.direction}`;
+  if (p.evicts.length === 0) out(`${flag} evicts nobody.`);
+  else {
+    out(`${flag} will EVICT ${p.evicts.length} space${p.evicts.length === 1 ? "" : "s"} (their creds stop connecting immediately after the reload):`);
+    for (const e of p.evicts) out(`    ${e.name.padEnd(20)} ${e.why}`);
+  }
+  if (p.admits.length > 0) out(`${flag} will ADMIT ${p.admits.length} space${p.admits.length === 1 ? "" : "s"} from disk: ${p.admits.join(", ")}`);
+  out(`  The broker will preload: ${p.target.join(", ")}`);
+}
+
+async function typedConfirmation(p: ReconcilePlan): Promise<boolean> {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) return false;
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    const want = String(p.evicts.length);
+    const answer = await rl.question(`Type the number of spaces this evicts (${want}) to confirm: `);
+    return answer.trim() === want;
+  } finally {
+    rl.close();
+  }
+}
+
+export function registerBroker(program: Command): void {
+  const broker = program.command("broker").description("broker-wide maintenance verbs");
+  broker
+    .command("reconcile")
+    .description("print disk and KV lists, their diffs and the derived state; with a direction, converge through the saga")
+    .option("--adopt-disk", "the disk records are the truth")
+    .option("--adopt-kv", "the broker's KV list is the truth")
+    .option("--yes", "confirm the printed blast radius non-interactively")
+    .option("--json", "print the report (and the outcome or refusal) as one JSON document")
+    .action(async (flags: { adoptDisk?: boolean; adoptKv?: boolean; yes?: boolean; json?: boolean }, cmd: Command) => {
+      if (flags.adoptDisk && flags.adoptKv) throw new UsageError("choose one of --adopt-disk and --adopt-kv", "cotal broker reconcile   # prints both lists first");
+      const direction = flags.adoptDisk ? "disk" : flags.adoptKv ? "kv" : undefined;
+      let report: ReconcileReport | undefined;
+      try {
+        const r = await reconcile({
+          root: rootOf(cmd),
+          ...(direction ? { direction } : {}),
+          ...(flags.yes ? { yes: true } : {}),
+          onReport: (rep) => {
+            report = rep;
+            if (!flags.json) printReport(rep);
+          },
+          confirm: typedConfirmation,
+          onNotice: (m) => {
+            if (!flags.json) err(`cotal: ${m}`);
+          },
+        });
+        if (flags.json) return json({ report: r.report, outcome: r.outcome, saga: r.saga });
+        if (r.outcome === "promoted") out("cotal: the reconciled config is promoted; the broker is stopped, so it is not committed yet\n  next: cotal up --detach   # boots it and commits");
+        else out(`cotal: reconciled at generation ${r.saga.generation}; the broker preloads ${r.saga.spaces.join(", ")}`);
+      } catch (e) {
+        if (!flags.json || !report || !isSagaError(e)) throw e;
+        json({ report, error: { code: e.code, message: e.message, exit: e.exit ?? null } });
+        process.exitCode = exitCodeFor(e.code);
+      }
+    });
+}

@@ -1,0 +1,77 @@
+import { JobsError } from "./errors.js";
+import { redisUrlFrom } from "./connection.js";
+
+export interface StallOptions {
+  /** A held job's lock lives this long without renewal; a dead worker's jobs are re-delivered after it. */
+  lockDurationMs: number;
+  /** How often workers look for jobs whose lock expired. */
+  stalledIntervalMs: number;
+  /** Re-deliveries after stalls before a job fails for good. */
+  maxStalledCount: number;
+}
+
+export interface BatchOptions {
+  /** At most this many space-add jobs per saga call (one reload). */
+  maxSize: number;
+  /** The first job of a batch waits at most this long for company. */
+  maxWaitMs: number;
+}
+
+export interface WorkerConfig {
+  root: string;
+  redisUrl: string;
+  /** Space-add jobs one worker holds at once: the pool group commit draws from (≥ 2 × batch size keeps one batch filling while one runs). */
+  concurrency: number;
+  batch: BatchOptions;
+  stall: StallOptions;
+  /** How long a saga call waits for the root maintenance lock another worker holds (generous: workers queue on it). */
+  lockWaitMs: number;
+  /** Loopback health and metrics endpoint; port 0 picks a free port; absent = none. */
+  http: { host: string; port: number } | undefined;
+  /** SIGTERM drains held jobs this long, then closes by force (the jobs stall and are re-delivered). */
+  drainDeadlineMs: number;
+}
+
+export const WORKER_DEFAULTS = {
+  concurrency: 200,
+  batch: { maxSize: 100, maxWaitMs: 250 },
+  stall: { lockDurationMs: 30_000, stalledIntervalMs: 30_000, maxStalledCount: 3 },
+  lockWaitMs: 10 * 60_000,
+  drainDeadlineMs: 60_000,
+} as const;
+
+function intFrom(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new JobsError("invalid-payload", `${name}=${JSON.stringify(raw)} must be an integer >= ${min}`, { exit: `unset ${name} or give it a whole number` });
+  return n;
+}
+
+export type WorkerOverrides = Partial<Omit<WorkerConfig, "batch" | "stall" | "root">> & { batch?: Partial<BatchOptions>; stall?: Partial<StallOptions> };
+
+/**
+ * The one place worker settings are read: explicit overrides (CLI flags) beat the environment
+ * (COTAL_WORKER_* / COTAL_JOBS_*, what tests and the systemd unit set), which beats the defaults.
+ */
+export function workerConfig(root: string, overrides: WorkerOverrides = {}, env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const port = overrides.http?.port ?? intFrom(env, "COTAL_WORKER_METRICS_PORT", 0);
+  const cfg: WorkerConfig = {
+    root,
+    redisUrl: overrides.redisUrl ?? redisUrlFrom(env),
+    concurrency: overrides.concurrency ?? intFrom(env, "COTAL_WORKER_CONCURRENCY", 1) ?? WORKER_DEFAULTS.concurrency,
+    batch: {
+      maxSize: overrides.batch?.maxSize ?? intFrom(env, "COTAL_JOBS_BATCH_MAX", 1) ?? WORKER_DEFAULTS.batch.maxSize,
+      maxWaitMs: overrides.batch?.maxWaitMs ?? intFrom(env, "COTAL_JOBS_BATCH_WAIT_MS", 0) ?? WORKER_DEFAULTS.batch.maxWaitMs,
+    },
+    stall: {
+      lockDurationMs: overrides.stall?.lockDurationMs ?? intFrom(env, "COTAL_JOBS_LOCK_DURATION_MS", 500) ?? WORKER_DEFAULTS.stall.lockDurationMs,
+      stalledIntervalMs: overrides.stall?.stalledIntervalMs ?? intFrom(env, "COTAL_JOBS_STALLED_INTERVAL_MS", 200) ?? WORKER_DEFAULTS.stall.stalledIntervalMs,
+      maxStalledCount: overrides.stall?.maxStalledCount ?? intFrom(env, "COTAL_JOBS_MAX_STALLED", 0) ?? WORKER_DEFAULTS.stall.maxStalledCount,
+    },
+    lockWaitMs: overrides.lockWaitMs ?? intFrom(env, "COTAL_JOBS_LOCK_WAIT_MS", 0) ?? WORKER_DEFAULTS.lockWaitMs,
+    http: port === undefined ? undefined : { host: overrides.http?.host ?? "127.0.0.1", port },
+    drainDeadlineMs: overrides.drainDeadlineMs ?? intFrom(env, "COTAL_WORKER_DRAIN_MS", 0) ?? WORKER_DEFAULTS.drainDeadlineMs,
+  };
+  return cfg;
+}

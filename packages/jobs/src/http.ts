@@ -1,0 +1,27 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface HealthSource {
+  /** "ok" while taking jobs; anything else is served as 503 with that text. */
+  health(): { ok: boolean; status: string };
+  metricsText(): string;
+}
+
+/** /healthz and /metrics on a loopback port: health for the supervisor, text format for Prometheus. */
+export async function serveHealth(source: HealthSource, opts: { host: string; port: number }): Promise<{ server: Server; url: string }> {
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (path === "/healthz") {
+      const h = source.health();
+      res.writeHead(h.ok ? 200 : 503, { "content-type": "text/plain; charset=utf-8" }).end(`${h.status}\n`);
+    } else if (path === "/metrics") {
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(source.metricsText());
+    } else res.writeHead(404, { "content-type": "text/plain" }).end("not found: try /healthz or /metrics\n");
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ host: opts.host, port: opts.port }, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  return { server, url: `http://${opts.host}:${addr.port}` };
+}

@@ -1,0 +1,33 @@
+import { workerConfig, type WorkerOverrides } from "./config.js";
+import { redactRedisUrl } from "./connection.js";
+import { CotalWorker } from "./worker.js";
+
+export interface WorkerServiceOptions {
+  root: string;
+  overrides?: WorkerOverrides;
+  env?: NodeJS.ProcessEnv;
+  log: (line: string) => void;
+  /** Which signals drain the worker (default SIGTERM and SIGINT). */
+  signals?: NodeJS.Signals[];
+}
+
+/**
+ * Runs a worker until a signal: the shared body of `cotal worker` and apps/worker. Resolves with the
+ * process exit code: 0 after a graceful drain, 1 when the drain deadline forced the close.
+ */
+export async function runWorkerService(opts: WorkerServiceOptions): Promise<number> {
+  const cfg = workerConfig(opts.root, opts.overrides, opts.env);
+  const worker = await CotalWorker.start({ ...cfg, log: opts.log });
+  opts.log(
+    `worker pid ${process.pid} serving ${cfg.root} (queues *.${worker.rootKey}) from ${redactRedisUrl(cfg.redisUrl)}; concurrency ${cfg.concurrency}, batch ≤ ${cfg.batch.maxSize} within ${cfg.batch.maxWaitMs} ms, lock ${cfg.stall.lockDurationMs} ms` +
+      (worker.healthUrl ? `; health ${worker.healthUrl}/healthz, metrics ${worker.healthUrl}/metrics` : ""),
+  );
+  const signals = opts.signals ?? ["SIGTERM", "SIGINT"];
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    for (const s of signals) process.once(s, () => resolve(s));
+  });
+  opts.log(`${signal}: draining held jobs (deadline ${cfg.drainDeadlineMs} ms)`);
+  const { forced } = await worker.close();
+  opts.log(forced ? "drain deadline passed: closed by force; held jobs stall and are re-delivered to another worker" : "drained; bye");
+  return forced ? 1 : 0;
+}

@@ -1,0 +1,74 @@
+import { spaceAdd, type SagaTiming, type SpaceAddResult } from "@cotal/saga";
+import { isRetriable, toJobFailure } from "./failures.js";
+import type { ItemResult } from "./group-commit.js";
+
+export interface SpaceAddItem {
+  name: string;
+  jobId: string;
+}
+
+/** What each space-add job completes with: its own outcome, and the batch it rode in. */
+export interface SpaceAddJobResult {
+  space: string;
+  outcome: "added" | "already-present";
+  generation: number;
+  batchSize: number;
+  reloads: number;
+}
+
+export interface SpaceAddBatchOptions {
+  root: string;
+  lockWaitMs: number;
+  onTiming?: (step: SagaTiming, ms: number) => void;
+  onNotice?: (message: string) => void;
+  onResult?: (r: SpaceAddResult, names: readonly string[]) => void;
+  /** The saga verb; a test may substitute a fake. */
+  add?: typeof spaceAdd;
+}
+
+/**
+ * One group commit: a single `spaceAdd` (one generation, one reload) for the batch's distinct names.
+ * The saga refuses a whole batch over one bad record, so a permanent refusal of a batch is retried
+ * name by name: only the offending job fails. Retriable refusals fail every job; BullMQ retries them.
+ */
+export function spaceAddBatchRunner(opts: SpaceAddBatchOptions) {
+  const add = opts.add ?? spaceAdd;
+  const run = async (names: string[]): Promise<SpaceAddResult> => {
+    const r = await add({
+      root: opts.root,
+      names,
+      lockWaitMs: opts.lockWaitMs,
+      ...(opts.onTiming ? { onTiming: opts.onTiming } : {}),
+      ...(opts.onNotice ? { onNotice: opts.onNotice } : {}),
+    });
+    opts.onResult?.(r, names);
+    return r;
+  };
+  const resultFor = (r: SpaceAddResult, name: string, batchSize: number): SpaceAddJobResult => ({
+    space: name,
+    outcome: r.added.includes(name) ? "added" : "already-present",
+    generation: r.generation,
+    batchSize,
+    reloads: r.reloads,
+  });
+
+  return async (_key: string, items: readonly SpaceAddItem[]): Promise<ItemResult<SpaceAddJobResult>[]> => {
+    // A job re-delivered after a stall may share a batch with its earlier self: one name, one entry.
+    const names = [...new Set(items.map((i) => i.name))];
+    try {
+      const r = await run(names);
+      return items.map((i) => ({ ok: true, value: resultFor(r, i.name, names.length) }));
+    } catch (err) {
+      if (isRetriable(err) || names.length === 1) return items.map(() => ({ ok: false, error: toJobFailure(err) }));
+      const single = new Map<string, ItemResult<SpaceAddJobResult>>();
+      for (const n of names) {
+        try {
+          single.set(n, { ok: true, value: resultFor(await run([n]), n, 1) });
+        } catch (e) {
+          single.set(n, { ok: false, error: toJobFailure(e) });
+        }
+      }
+      return items.map((i) => single.get(i.name) ?? { ok: false, error: toJobFailure(err) });
+    }
+  };
+}

@@ -1,0 +1,190 @@
+import { existsSync, realpathSync } from "node:fs";
+import type { Server } from "node:http";
+import { spaceRm } from "@cotal/saga";
+import { UnrecoverableError, Worker, type Job } from "bullmq";
+import type { WorkerConfig } from "./config.js";
+import { connectionOptions, probeRedis } from "./connection.js";
+import { JobsError } from "./errors.js";
+import { toJobFailure } from "./failures.js";
+import { GroupCommit } from "./group-commit.js";
+import { serveHealth } from "./http.js";
+import { WorkerMetrics } from "./metrics.js";
+import { queueNameFor, QUEUE_PREFIX, rootKeyFor, type JobType } from "./names.js";
+import { parsePayload } from "./payloads.js";
+import { spaceAddBatchRunner, type SpaceAddItem, type SpaceAddJobResult } from "./space-add-batch.js";
+
+export interface SpaceRmJobResult {
+  space: string;
+  outcome: "removed" | "absent";
+  generation: number | null;
+}
+
+export interface CotalWorkerOptions extends WorkerConfig {
+  /** One line per event worth a log line (batches, stalls, failures). */
+  log?: (line: string) => void;
+}
+
+/**
+ * The worker both `cotal worker` and apps/worker run: BullMQ consumers for one root's queues. Redis
+ * only hands out jobs; every decision is the saga's (KV record, CAS, resume table), so a duplicate
+ * delivery after a stall re-runs an idempotent verb.
+ */
+export class CotalWorker {
+  readonly metrics = new WorkerMetrics();
+  private readonly workers = new Map<JobType, Worker>();
+  private readonly adds: GroupCommit<SpaceAddItem, SpaceAddJobResult>;
+  private readonly realRoot: string;
+  private http: Server | undefined;
+  private state: "starting" | "running" | "draining" | "closed" = "starting";
+  healthUrl: string | undefined;
+
+  private constructor(
+    readonly opts: CotalWorkerOptions,
+    readonly rootKey: string,
+  ) {
+    this.realRoot = realpathSync(opts.root);
+    const log = opts.log ?? (() => undefined);
+    this.adds = new GroupCommit<SpaceAddItem, SpaceAddJobResult>(
+      {
+        maxBatch: opts.batch.maxSize,
+        maxWaitMs: opts.batch.maxWaitMs,
+        onBatch: ({ size, ms, ok }) => {
+          this.metrics.batchSize.observe(size);
+          this.metrics.batchSeconds.observe(ms / 1000);
+          log(`batch of ${size} space-add job(s) ${ok ? "committed" : "failed"} in ${Math.round(ms)} ms`);
+        },
+      },
+      spaceAddBatchRunner({
+        root: opts.root,
+        lockWaitMs: opts.lockWaitMs,
+        onTiming: (step, ms) => this.metrics.stepSeconds.observe(ms / 1000, { step }),
+        onNotice: (m) => log(`saga: ${m}`),
+        onResult: (r) => {
+          this.metrics.generation.set(r.generation);
+          this.metrics.reloads.inc({}, r.reloads);
+        },
+      }),
+    );
+  }
+
+  /** Probes Redis and the root first, so a misconfigured worker says so instead of retrying forever. */
+  static async start(opts: CotalWorkerOptions): Promise<CotalWorker> {
+    if (!existsSync(opts.root)) {
+      throw new JobsError("invalid-payload", `no cotal root at ${opts.root}; a worker serves an existing root`, { exit: "cotal up --detach   # creates the root, then start the worker" });
+    }
+    await probeRedis(opts.redisUrl);
+    const w = new CotalWorker(opts, rootKeyFor(opts.root));
+    w.consume("space-add", opts.concurrency, (job) => w.processAdd(job));
+    w.consume("space-rm", 1, (job) => w.processRm(job));
+    if (opts.http) {
+      const { server, url } = await serveHealth(w, opts.http);
+      w.http = server;
+      w.healthUrl = url;
+    }
+    w.state = "running";
+    return w;
+  }
+
+  private consume(type: JobType, concurrency: number, processor: (job: Job) => Promise<unknown>): void {
+    const log = this.opts.log ?? (() => undefined);
+    const worker = new Worker(queueNameFor(type, this.rootKey), processor, {
+      connection: connectionOptions(this.opts.redisUrl, "worker"),
+      prefix: QUEUE_PREFIX,
+      concurrency,
+      lockDuration: this.opts.stall.lockDurationMs,
+      stalledInterval: this.opts.stall.stalledIntervalMs,
+      maxStalledCount: this.opts.stall.maxStalledCount,
+      drainDelay: 1,
+      autorun: true,
+    });
+    worker.on("active", () => this.metrics.active.inc({ type }));
+    worker.on("completed", (job) => {
+      this.metrics.active.inc({ type }, -1);
+      this.metrics.processed.inc({ type, outcome: String((job.returnvalue as { outcome?: string } | undefined)?.outcome ?? "done") });
+    });
+    worker.on("failed", (job, err) => {
+      if (job) this.metrics.active.inc({ type }, -1);
+      const final = !job || err instanceof UnrecoverableError || err.name === "UnrecoverableError" || job.attemptsMade >= (job.opts.attempts ?? 1);
+      this.metrics.failed.inc({ type, final: String(final) });
+      log(`${type} job ${job?.id ?? "?"} failed${final ? "" : " (will retry)"}: ${err.message}`);
+    });
+    worker.on("stalled", (jobId) => log(`${type} job ${jobId} stalled (its worker died or blocked); it is re-delivered`));
+    // Connection trouble is reported here; ioredis reconnects by itself (maxRetriesPerRequest: null).
+    worker.on("error", (err) => log(`${type} worker error: ${err.message}`));
+    this.workers.set(type, worker);
+  }
+
+  private checkRoot(root: string): void {
+    let real = root;
+    try {
+      real = realpathSync(root);
+    } catch {
+      // compared as given
+    }
+    if (real !== this.realRoot) throw new UnrecoverableError(`[invalid-payload] job for root ${root}; this worker serves ${this.opts.root}`);
+  }
+
+  private async processAdd(job: Job): Promise<SpaceAddJobResult> {
+    let name: string;
+    try {
+      const p = parsePayload("space-add", job.data);
+      this.checkRoot(p.root);
+      name = p.name;
+    } catch (err) {
+      throw err instanceof UnrecoverableError ? err : toJobFailure(err); // validated per job: a bad one never joins a batch
+    }
+    return this.adds.submit(this.rootKey, { name, jobId: job.id ?? name });
+  }
+
+  private async processRm(job: Job): Promise<SpaceRmJobResult> {
+    try {
+      const p = parsePayload("space-rm", job.data);
+      this.checkRoot(p.root);
+      const r = await spaceRm({
+        root: p.root,
+        name: p.name,
+        lockWaitMs: this.opts.lockWaitMs,
+        onTiming: (step, ms) => this.metrics.stepSeconds.observe(ms / 1000, { step }),
+      });
+      if (r.saga) {
+        this.metrics.generation.set(r.saga.generation);
+        this.metrics.reloads.inc({}, r.saga.reloads);
+      }
+      return { space: r.space, outcome: r.outcome, generation: r.saga?.generation ?? null };
+    } catch (err) {
+      throw err instanceof UnrecoverableError ? err : toJobFailure(err);
+    }
+  }
+
+  health(): { ok: boolean; status: string } {
+    if (this.state !== "running") return { ok: false, status: this.state };
+    const down = [...this.workers.entries()].filter(([, w]) => !w.isRunning()).map(([t]) => t);
+    return down.length ? { ok: false, status: `not consuming: ${down.join(", ")}` } : { ok: true, status: "ok" };
+  }
+
+  /** Metrics text; BullMQ-independent so a scrape never touches Redis. */
+  renderMetrics(): string {
+    return this.metrics.render();
+  }
+
+  // HealthSource
+  metricsText = (): string => this.renderMetrics();
+
+  /**
+   * Graceful drain: stop fetching, let held jobs (and their batch) finish, close. Past the deadline
+   * close by force: the held jobs stall and another worker re-runs them (idempotent by the saga).
+   */
+  async close(deadlineMs = this.opts.drainDeadlineMs): Promise<{ forced: boolean }> {
+    if (this.state === "closed") return { forced: false };
+    this.state = "draining";
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const graceful = Promise.all([...this.workers.values()].map((w) => w.close())).then(() => false);
+    const deadline = new Promise<boolean>((r) => (timer = setTimeout(() => r(true), deadlineMs)));
+    const forced = await Promise.race([graceful, deadline]);
+    if (timer) clearTimeout(timer);
+    if (forced) await Promise.all([...this.workers.values()].map((w) => w.close(true).catch(() => undefined)));
+    await new Promise<void>((r) => (this.http ? this.http.close(() => r()) : r()));
+    this.state = "closed";
+    return { forced };
+  }
+}

@@ -1,0 +1,178 @@
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { SagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
+import { assertSpaceName } from "../names.js";
+import { connectAsAccount } from "../broker/connect.js";
+import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
+import { spaceTemplate } from "../provision/template.js";
+import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import { RootLayout } from "../root/layout.js";
+import { writeJsonAtomic } from "../root/secret-files.js";
+import { ARTIFACT_FORMAT, CHECKPOINTS_FILE, MANIFEST_FILE, sha256File, type BackupManifest, type Checkpoints, type ConsumerCheckpoint, type ManifestStream } from "./artifact.js";
+import { Attempt, cloneStore } from "./attempt.js";
+import { requireReadyCut } from "./cut.js";
+import { startIsolatedBroker, type IsolatedBroker } from "./isolated-broker.js";
+import type { ProgressSink } from "./progress.js";
+import { validateSpaceBackupInventory } from "./store-inventory.js";
+import { snapshotStream } from "./stream-snapshot.js";
+
+export interface SpaceBackupOptions {
+  root: string;
+  space: string;
+  out: string;
+  lockWaitMs?: number;
+  onProgress?: ProgressSink;
+}
+
+export interface SpaceBackupResult {
+  space: string;
+  out: string;
+  attemptId: string;
+  cutId: string;
+  accountPublicKey: string;
+  streams: { name: string; messages: number; bytes: number; size: number }[];
+  excluded: string[];
+  bytes: number;
+}
+
+/** The ttl-class bucket streams of a space: excluded from the artifact by the template's declared class. */
+export function ttlStreams(space: string): { name: string; bucket: string }[] {
+  return spaceTemplate(space).buckets.filter((b) => b.class === "ttl").map((b) => ({ name: `KV_${b.bucket}`, bucket: b.bucket }));
+}
+
+async function checkpointsOf(jsm: JetStreamManager, stream: string): Promise<ConsumerCheckpoint[]> {
+  const out: ConsumerCheckpoint[] = [];
+  for await (const c of jsm.consumers.list(stream)) {
+    out.push({
+      stream,
+      name: c.name,
+      ack_floor: { consumer_seq: c.ack_floor.consumer_seq, stream_seq: c.ack_floor.stream_seq },
+      delivered: { consumer_seq: c.delivered.consumer_seq, stream_seq: c.delivered.stream_seq },
+      num_ack_pending: c.num_ack_pending,
+      num_pending: c.num_pending,
+    });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/**
+ * `cotal space backup <name> --out DIR` (000 §2.3, 004): offline, after a ready cut. Claims the
+ * attempt in the journal before creating anything, snapshots a clone of the store through an isolated
+ * broker, and publishes manifest.json last and atomically. Any failure removes what it provably created.
+ */
+export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackupResult> {
+  const space = assertSpaceName(opts.space);
+  const out = resolve(opts.out);
+  const layout = new RootLayout(opts.root);
+  const progress = opts.onProgress ?? (() => undefined);
+  if (existsSync(out)) {
+    throw new SagaError("invalid-argument", `${out} already exists; a backup writes into a directory it creates itself`, { exit: `cotal space backup ${space} --out <a new directory>` });
+  }
+  const lock = await waitForMaintenanceLock(layout.root, `cotal space backup ${space}`, opts.lockWaitMs ?? 30_000);
+  try {
+    const cut = requireReadyCut(layout, "space backup");
+    const tenants = certainInventory(layout);
+    const account = tenants.find((t) => t.name === space);
+    if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { exit: "cotal space list" });
+    const owners = new Map<string, string>([
+      [loadBrokerTrust(layout).system.publicKey, "$SYS"],
+      [loadAuthorityAccount(layout).publicKey, "authority"],
+      ...tenants.map((t) => [t.publicKey, t.name] as [string, string]),
+    ]);
+    // A read-only look first: refuse an orphaned store before claiming anything.
+    validateSpaceBackupInventory(layout.storeDir, owners, space, account.publicKey);
+
+    const attempt = Attempt.claim(layout, lock, cut, "backup", space, [{ role: "out", path: out }]);
+    const work = attempt.workDir;
+    let broker: IsolatedBroker | undefined;
+    let nc: NatsConnection | undefined;
+    try {
+      attempt.createDir("work", work);
+      const clone = join(work, "nats");
+      progress({ phase: "clone", done: 0, total: 1 });
+      await cloneStore(layout.storeDir, clone);
+      progress({ phase: "clone", done: 1, total: 1 });
+      attempt.stage("cloned");
+      const onDisk = validateSpaceBackupInventory(clone, owners, space, account.publicKey);
+      broker = await startIsolatedBroker(layout, { storeDir: clone, workDir: work, space: account, label: "backup", onSpawn: (o) => attempt.broker(o) });
+      nc = await connectAsAccount(broker.url, account, { name: `cotal-backup-${space}`, reconnect: false, ttlSeconds: 3600 });
+      const jsm = await jetstreamManager(nc);
+      const excluded = ttlStreams(space);
+      const infos = [];
+      for await (const si of jsm.streams.list()) infos.push(si);
+      const loaded = infos.map((i) => i.config.name);
+      const unloaded = onDisk.filter((n) => !loaded.includes(n));
+      if (unloaded.length > 0) {
+        throw new SagaError("store-inventory", `streams of space ${space} on disk did not load in the isolated broker: ${unloaded.join(", ")}`, { exit: `read ${join(work, "backup.log")}` });
+      }
+      const durable = infos.filter((i) => !excluded.some((e) => e.name === i.config.name)).sort((a, b) => (a.config.name < b.config.name ? -1 : 1));
+      const total = durable.reduce((n, i) => n + i.state.bytes, 0);
+
+      attempt.createDir("out", out);
+      mkdirSync(join(out, "streams"), { mode: 0o700 });
+      attempt.stage("snapshotting");
+      let done = 0;
+      const streams: ManifestStream[] = [];
+      const files: BackupManifest["files"] = [];
+      const consumers: ConsumerCheckpoint[] = [];
+      for (const info of durable) {
+        const name = info.config.name;
+        consumers.push(...(await checkpointsOf(jsm, name)));
+        const rel = `streams/${name}.snap`;
+        const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }));
+        // Complete: the snapshot saw exactly the state the store reported (the store is quiescent under the cut).
+        if (snap.state.messages !== info.state.messages || snap.state.last_seq !== info.state.last_seq) {
+          throw new SagaError("store-inventory", `stream ${name} changed during its snapshot (${info.state.messages}→${snap.state.messages} messages)`, { exit: "cotal down --preserve-state   # then back up again" });
+        }
+        streams.push({ name, class: "durable", file: rel, config: snap.config, state: snap.state });
+        files.push({ path: rel, size: snap.size, sha256: snap.sha256 });
+      }
+      const checkpoints: Checkpoints = { format: "cotal.checkpoints/1", space, consumers };
+      writeJsonAtomic(join(out, CHECKPOINTS_FILE), checkpoints);
+      files.push({ path: CHECKPOINTS_FILE, ...sha256File(join(out, CHECKPOINTS_FILE)) });
+      const manifest: BackupManifest = {
+        format: ARTIFACT_FORMAT,
+        space,
+        accountPublicKey: account.publicKey,
+        cutId: cut.cutId,
+        attemptId: attempt.id,
+        createdAt: new Date().toISOString(),
+        streams,
+        excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })),
+        files,
+      };
+      await failpoint("backup-manifest");
+      writeJsonAtomic(join(out, MANIFEST_FILE), manifest); // the completion marker, last
+      attempt.stage("published");
+      await nc.close();
+      nc = undefined;
+      await broker.stop();
+      broker = undefined;
+      rmSync(work, { recursive: true, force: true });
+      attempt.release();
+      return {
+        space,
+        out,
+        attemptId: attempt.id,
+        cutId: cut.cutId,
+        accountPublicKey: account.publicKey,
+        streams: streams.map((s, i) => ({ name: s.name, messages: s.state.messages, bytes: s.state.bytes, size: files[i]?.size ?? 0 })),
+        excluded: excluded.map((e) => e.name),
+        bytes: files.reduce((n, f) => n + f.size, 0),
+      };
+    } catch (err) {
+      // Fail closed to `ready`: remove exactly the inodes this attempt recorded; keep the claim if any cannot be proven.
+      await nc?.close().catch(() => undefined);
+      await broker?.stop().catch(() => undefined);
+      attempt.abandon();
+      throw err;
+    }
+  } finally {
+    releaseMaintenanceLock(lock);
+  }
+}
+

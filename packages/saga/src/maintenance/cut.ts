@@ -1,0 +1,105 @@
+import { statSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { SagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
+import { stopBroker } from "../broker/process.js";
+import { brokerState } from "../broker/runtime.js";
+import type { MaintenanceLock } from "../lock/maintenance-lock.js";
+import { ownerStatus } from "../lock/process-identity.js";
+import { certainInventory } from "../root/account-store.js";
+import { ensureSecretDir } from "../root/secret-files.js";
+import type { RootLayout } from "../root/layout.js";
+import { readJournal, writeJournal, type CutEntry } from "../saga/journal.js";
+
+export interface CutResult {
+  cutId: string;
+  state: "ready";
+  stopped: boolean;
+  pid?: number;
+  forced: boolean;
+  /** True when a cut was already ready (re-running the verb is a no-op). */
+  already: boolean;
+}
+
+export function storeIdentity(layout: RootLayout): { dev: number; ino: number } {
+  const st = statSync(layout.storeDir);
+  return { dev: st.dev, ino: st.ino };
+}
+
+/** The cut entry, or undefined when the journal holds none (a space-rm entry is not a cut). */
+export function readCut(layout: RootLayout): CutEntry | undefined {
+  const j = readJournal(layout);
+  return j?.op === "cut" ? j : undefined;
+}
+
+/**
+ * `down --preserve-state` under the caller's held lock: cut-intent → cut-committed → stop the broker
+ * → ready. Each boundary is fsynced (writeJsonAtomic), so a re-run resumes from the last one written;
+ * the broker is stopped only once the journal says cut-committed.
+ */
+export async function preserveStateCut(layout: RootLayout, heldLock: MaintenanceLock, graceMs?: number): Promise<CutResult> {
+  const existing = readJournal(layout);
+  if (existing?.op === "space-rm") {
+    throw new SagaError("journal-blocked", `a removal of space ${existing.space} is unfinished; a cut taken now would capture a store the config no longer describes`, {
+      exit: `cotal space rm ${existing.space}   # then cotal down --preserve-state`,
+    });
+  }
+  if (existing?.state === "ready") {
+    if (brokerState(layout).running) {
+      throw new SagaError("resume-refused", `the journal says cut ${existing.cutId} is ready, yet a broker is running on ${layout.root}`, {
+        exit: "cotal status   # then cotal down --preserve-state once the broker is understood",
+      });
+    }
+    return { cutId: existing.cutId, state: "ready", stopped: false, forced: false, already: true };
+  }
+  if (existing?.state === "resume-intent") {
+    throw new SagaError("resume-refused", `cut ${existing.cutId} is being resumed by \`cotal up\``, { exit: "cotal up   # finishes the resume; then cotal down --preserve-state" });
+  }
+  if (existing?.attempt && ownerStatus(existing.attempt.owner) !== "dead") {
+    throw new SagaError("attempt-pending", `a ${existing.attempt.kind} attempt ${existing.attempt.id} is recorded as running`, { exit: "wait for it, then run the command again" });
+  }
+  // The tenant list must be certain before anything stops: a cut of an uncertain root helps nobody.
+  certainInventory(layout);
+  ensureSecretDir(layout.storeDir);
+  let entry: CutEntry = existing ?? { op: "cut", state: "cut-intent", cutId: randomUUID(), startedAt: new Date().toISOString() };
+  if (!existing) writeJournal(layout, heldLock, entry);
+  await failpoint("cut-intent");
+  if (entry.state === "cut-intent") {
+    entry = { ...entry, state: "cut-committed" };
+    writeJournal(layout, heldLock, entry);
+  }
+  await failpoint("cut-committed");
+  const stopped = await stopBroker(layout, graceMs);
+  if (brokerState(layout).running) {
+    throw new SagaError("broker-running", "the broker is still running after the stop; the cut stays committed", { exit: "cotal down --preserve-state" });
+  }
+  writeJournal(layout, heldLock, { ...entry, state: "ready", readyAt: new Date().toISOString(), store: storeIdentity(layout) });
+  return { cutId: entry.cutId, state: "ready", ...stopped, already: false };
+}
+
+/** Backup and restore need a ready cut and a stopped broker; anything else refuses with the next step. */
+export function requireReadyCut(layout: RootLayout, verb: string): CutEntry {
+  const cut = readCut(layout);
+  if (!cut || cut.state !== "ready") {
+    throw new SagaError("cut-required", `${verb} reads a preserved store, but ${cut ? `cut ${cut.cutId} is ${cut.state}` : "no preserve-state cut is in place"}`, {
+      exit: "cotal down --preserve-state",
+      details: cut ? { journal: cut } : {},
+    });
+  }
+  if (brokerState(layout).running) {
+    throw new SagaError("broker-running", `cut ${cut.cutId} is ready but a broker serves ${layout.root}`, { exit: "cotal down --preserve-state" });
+  }
+  const id = storeIdentity(layout);
+  if (!cut.store || cut.store.dev !== id.dev || cut.store.ino !== id.ino) {
+    throw new SagaError("resume-refused", `the store ${layout.storeDir} is not the inode cut ${cut.cutId} preserved`, {
+      exit: "put the preserved store back, or clear maintenance/journal.json by hand after inspecting it",
+    });
+  }
+  if (cut.attempt) {
+    throw new SagaError("attempt-pending", `a ${cut.attempt.kind} attempt ${cut.attempt.id} of space ${cut.attempt.space} (pid ${cut.attempt.owner.pid}) is unfinished`, {
+      exit: `cotal clean restore-attempt --attempt ${cut.attempt.id}`,
+      details: { attempt: cut.attempt },
+    });
+  }
+  return cut;
+}
