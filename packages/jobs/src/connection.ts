@@ -1,4 +1,5 @@
-import { Redis, type RedisOptions } from "ioredis";
+import type { ConnectionOptions } from "bullmq";
+import { Redis } from "ioredis";
 import { JobsError } from "./errors.js";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
@@ -31,7 +32,7 @@ export function redisUnreachable(url: string, cause: unknown): JobsError {
  * BullMQ connection options. Workers block on Redis and must never give up a command
  * (`maxRetriesPerRequest: null`, as BullMQ requires); producers fail fast instead.
  */
-export function connectionOptions(url: string, role: "worker" | "producer"): RedisOptions & { url: string } {
+export function connectionOptions(url: string, role: "worker" | "producer"): ConnectionOptions {
   return role === "worker"
     ? { url, maxRetriesPerRequest: null, enableReadyCheck: true }
     : { url, maxRetriesPerRequest: 2, enableOfflineQueue: true, connectTimeout: 3_000, retryStrategy: (n: number) => (n > 3 ? null : 200 * n) };

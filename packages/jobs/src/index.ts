@@ -1,1 +1,16 @@
-export {};
+export * from "./errors.js";
+export * from "./names.js";
+export * from "./payloads.js";
+export * from "./job-options.js";
+export * from "./config.js";
+export * from "./connection.js";
+export * from "./failures.js";
+export * from "./group-commit.js";
+export * from "./space-add-batch.js";
+export * from "./metrics.js";
+export * from "./http.js";
+export * from "./worker.js";
+export * from "./service.js";
+export * from "./enqueue.js";
+export * from "./track.js";
+export * from "./status.js";

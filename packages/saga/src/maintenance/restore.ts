@@ -1,0 +1,110 @@
+import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { SagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
+import { assertSpaceName } from "../names.js";
+import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
+import { loadSpaceAccount } from "../root/account-store.js";
+import { RootLayout } from "../root/layout.js";
+import { verifyArtifact } from "./artifact.js";
+import { Attempt, cloneStore } from "./attempt.js";
+import { requireReadyCut } from "./cut.js";
+import type { ProgressSink } from "./progress.js";
+import { runRestorePass } from "./restore-pass.js";
+
+export interface SpaceRestoreOptions {
+  root: string;
+  space: string;
+  from: string;
+  rebindAccount?: boolean;
+  lockWaitMs?: number;
+  onProgress?: ProgressSink;
+}
+
+export interface SpaceRestoreResult {
+  space: string;
+  from: string;
+  attemptId: string;
+  accountPublicKey: string;
+  artifactAccountPublicKey: string;
+  rebound: boolean;
+  streams: { name: string; messages: number; last_seq: number; consumers: number }[];
+  recreatedEmpty: string[];
+}
+
+/**
+ * `cotal space restore <name> --from DIR` (000 §2.3, 004): offline after a ready cut, into an empty
+ * namespace of an existing space (trust comes from `space add`, never from the artifact). Verifies
+ * the artifact, pins its bytes into the attempt's work dir, rehearses on a quarantine clone, then
+ * installs on the real store through an isolated broker.
+ */
+export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRestoreResult> {
+  const space = assertSpaceName(opts.space);
+  const from = resolve(opts.from);
+  const layout = new RootLayout(opts.root);
+  const progress = opts.onProgress ?? (() => undefined);
+  // Read-only verification first: a truncated or tampered artifact refuses before any write.
+  const first = verifyArtifact(from, (n) => progress({ phase: "verify", done: n, total: n }));
+  if (first.manifest.space !== space) {
+    throw new SagaError("artifact-invalid", `${from} is a backup of space ${first.manifest.space}, not ${space}`, { exit: `cotal space restore ${first.manifest.space} --from ${from}` });
+  }
+  const lock = await waitForMaintenanceLock(layout.root, `cotal space restore ${space}`, opts.lockWaitMs ?? 30_000);
+  try {
+    const cut = requireReadyCut(layout, "space restore");
+    const account = loadSpaceAccount(layout, space);
+    if (!account) {
+      throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}; restore fills an existing space's empty namespace`, {
+        exit: `cotal up && cotal space add ${space} && cotal down --preserve-state   # then restore again`,
+      });
+    }
+    const pinned = first.manifest.accountPublicKey;
+    if (pinned !== account.publicKey && !opts.rebindAccount) {
+      throw new SagaError("account-mismatch", `the backup pins account ${pinned} for space ${space}, but ${space} is now account ${account.publicKey}`, {
+        exit: `cotal space restore ${space} --from ${from} --rebind-account   # if the new account is meant to receive this data`,
+        details: { artifactAccount: pinned, currentAccount: account.publicKey },
+      });
+    }
+    const attempt = Attempt.claim(layout, lock, cut, "restore", space);
+    try {
+      attempt.createDir("work", attempt.workDir);
+      // Pin the bytes: copy the artifact into our own dir and verify the copies, the sole input from here on.
+      const staged = join(attempt.workDir, "artifact");
+      for (const f of [...first.manifest.files.map((x) => x.path), "manifest.json"]) {
+        mkdirSync(dirname(join(staged, f)), { recursive: true, mode: 0o700 });
+        copyFileSync(join(from, f), join(staged, f));
+      }
+      const { manifest, checkpoints } = verifyArtifact(staged);
+      if (JSON.stringify(manifest) !== JSON.stringify(first.manifest)) {
+        throw new SagaError("artifact-invalid", `${from} changed while it was being read; nothing was changed`, { exit: `cotal space restore ${space} --from ${from}` });
+      }
+      attempt.stage("quarantine");
+      const quarantine = join(attempt.workDir, "quarantine");
+      await cloneStore(layout.storeDir, quarantine);
+      await runRestorePass(layout, "quarantine", quarantine, account, staged, manifest, checkpoints, attempt, progress);
+      rmSync(quarantine, { recursive: true, force: true });
+      await failpoint("restore-quarantine-done");
+      attempt.stage("target");
+      await runRestorePass(layout, "target", layout.storeDir, account, staged, manifest, checkpoints, attempt, progress);
+      await failpoint("restore-target-done");
+      rmSync(attempt.workDir, { recursive: true, force: true });
+      attempt.release();
+      return {
+        space,
+        from,
+        attemptId: attempt.id,
+        accountPublicKey: account.publicKey,
+        artifactAccountPublicKey: pinned,
+        rebound: pinned !== account.publicKey,
+        streams: manifest.streams.map((s) => ({ name: s.name, messages: s.state.messages, last_seq: s.state.last_seq, consumers: s.state.consumer_count })),
+        recreatedEmpty: manifest.excluded.map((e) => e.name),
+      };
+    } catch (err) {
+      // Before the target pass nothing outside our work dir changed: fail closed to `ready`. After
+      // it began, the claim (with its journaled installs) stays for `cotal clean restore-attempt`.
+      if (!attempt.touchedTarget()) attempt.abandon();
+      throw err;
+    }
+  } finally {
+    releaseMaintenanceLock(lock);
+  }
+}
