@@ -11,6 +11,11 @@ status=0
 pnpm typecheck --output-logs=errors-only || status=1
 pnpm lint --output-logs=errors-only || status=1
 pnpm test --concurrency=1 || status=1
+# The jobs suites need Redis: ours on loopback for the live run, stopped on any exit.
+export REDIS_PORT="${REDIS_PORT:-6379}"
+export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+bash infra/redis.sh start
+trap 'bash infra/redis.sh stop' EXIT
 pnpm test:live || status=1
 node scripts/test-summary.mjs "$COTAL_TEST_REPORT_DIR" || status=1
 exit "$status"

@@ -4,6 +4,7 @@ import { harnessTeardown } from "@cotal/harness";
 import { createAccountTrust, decodeJwt, loadBrokerTrust, parseCreds, saveSpaceAccount, toAccountRecord, type ReconcileReport, type StatusReport, type UpResult } from "@cotal/saga";
 import { liveRoot, parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
 import { connectCreds, refusal } from "../fixtures/nats.js";
+import { cell } from "../fixtures/matrix.js";
 
 const roots: LiveRoot[] = [];
 afterEach(async () => {
@@ -44,7 +45,8 @@ function handAddRecord(r: LiveRoot, name: string): void {
 }
 
 describe("cotal broker reconcile (001 §7)", () => {
-  it("the cold-boot wedge: up refuses, bare reconcile prints both lists and refuses, --adopt-disk --yes converges", async () => {
+  it("the cold-boot wedge: up refuses, bare reconcile prints both lists and refuses, --adopt-disk --yes converges", () =>
+    cell("cold-boot wedge (reconcile)", async () => {
     const { r, up } = await upRoot();
     expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
     expect((await r.cotal(["down"])).code).toBe(0);
@@ -89,7 +91,7 @@ describe("cotal broker reconcile (001 §7)", () => {
     expect(st.state).toBe("clean");
     expect(st.inventory?.spaces).toEqual(["alpha", "beta", "sneaky"]);
     for (const s of ["alpha", "beta", "sneaky"]) expect(await connects(up.url, await credsText(r, s))).toBe(true);
-  });
+    }));
 
   it("--adopt-kv evicts exactly the printed disk-only spaces, keeps their records, and their creds stop connecting", async () => {
     const { r, up } = await upRoot();

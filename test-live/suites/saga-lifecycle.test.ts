@@ -166,28 +166,4 @@ describe("cold boot and the running-root up", () => {
     expect(up.stderr).toMatch(/next: cotal broker reconcile/);
     expect((await statusOf(r)).broker.running).toBe(false);
   });
-
-  it("a config the broker rejects: refusal, previous config restored and proven, nothing changed", async () => {
-    const { r, up } = await upRoot();
-    const alphaCreds = await creds(r, "alpha");
-    const before = await statusOf(r);
-    const conf = readFileSync(r.layout.serverConf);
-    // nats-server cannot change its listen port on reload: a rendered config with another port is rejected
-    const settings = JSON.parse(readFileSync(r.layout.settingsFile, "utf8"));
-    writeFileSync(r.layout.settingsFile, JSON.stringify({ ...settings, port: settings.port + 1 }));
-    const add = await r.cotal(["space", "add", "beta"]);
-    expect(add.code).toBe(7);
-    expect(add.stderr).toMatch(/\[reload-unproven\]/);
-    expect(add.stderr).toMatch(/previous config was restored and proven/);
-    writeFileSync(r.layout.settingsFile, JSON.stringify(settings));
-    expect(readFileSync(r.layout.serverConf).equals(conf)).toBe(true);
-    const after = await statusOf(r);
-    expect(after.inventory?.appliedGeneration).toBe(before.inventory?.appliedGeneration);
-    expect(after.inventory?.generation).toBe(before.inventory?.generation);
-    expect(after.inventory?.pending).toBeNull();
-    expect(existsSync(r.layout.accountFile("beta"))).toBe(false);
-    expect(await connects(up.url, alphaCreds)).toBe(true);
-    // positive control: with the settings fixed the same add goes through
-    expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
-  });
 });

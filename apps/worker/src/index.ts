@@ -1,1 +1,1 @@
-export {};
+export { workerArgs } from "./args.js";

@@ -1,3 +1,4 @@
+import type { JobsErrorCode } from "@cotal/jobs/errors";
 import type { SagaErrorCode } from "@cotal/saga";
 
 /** Exit codes are a documented contract (README "Exit codes"); group codes by what the operator does next. */
@@ -11,6 +12,7 @@ export const EXIT = {
   broker: 6,
   unproven: 7,
   io: 8,
+  jobs: 9,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -62,4 +64,17 @@ const BY_CODE: Record<SagaErrorCode, ExitCode> = {
 
 export function exitCodeFor(code: SagaErrorCode): ExitCode {
   return BY_CODE[code];
+}
+
+/** The job layer's refusals, in the same groups; 9 is queued work that did not finish. */
+const BY_JOBS_CODE: Record<JobsErrorCode, ExitCode> = {
+  "invalid-payload": EXIT.usage,
+  "timeout": EXIT.busy,
+  "redis-unreachable": EXIT.broker,
+  "job-failed": EXIT.jobs,
+  "job-lost": EXIT.jobs,
+};
+
+export function exitCodeForJobs(code: JobsErrorCode): ExitCode {
+  return BY_JOBS_CODE[code];
 }

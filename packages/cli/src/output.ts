@@ -1,5 +1,6 @@
+import { isJobsError } from "@cotal/jobs/errors";
 import { isSagaError } from "@cotal/saga";
-import { EXIT, exitCodeFor, type ExitCode } from "./exit-codes.js";
+import { EXIT, exitCodeFor, exitCodeForJobs, type ExitCode } from "./exit-codes.js";
 
 /** Last line of defence: no nkeys seed (S + role + base32) ever reaches a terminal or a log. */
 const SEED = /\bS[OAUNC][A-Z2-7]{50,}\b/g;
@@ -28,8 +29,8 @@ export class UsageError extends Error {
 
 /** The one place errors become output and exit codes; every refusal names what to run next. */
 export function report(error: unknown, asJson: boolean): ExitCode {
-  if (isSagaError(error)) {
-    const code = exitCodeFor(error.code);
+  if (isSagaError(error) || isJobsError(error)) {
+    const code = isSagaError(error) ? exitCodeFor(error.code) : exitCodeForJobs(error.code);
     if (asJson) json({ error: { code: error.code, message: error.message, exit: error.exit ?? null, details: error.details ?? null } });
     else {
       err(`cotal: ${error.message} [${error.code}]`);

@@ -1,9 +1,12 @@
 import { Command, CommanderError } from "commander";
 import { registerBroker } from "./commands/broker.js";
+import { registerBackup } from "./commands/backup.js";
 import { registerDown } from "./commands/down.js";
+import { registerJobs } from "./commands/jobs.js";
 import { registerSpace } from "./commands/space.js";
 import { registerStatus } from "./commands/status.js";
 import { registerUp } from "./commands/up.js";
+import { registerWorker } from "./commands/worker.js";
 import { EXIT } from "./exit-codes.js";
 import { report, UsageError } from "./output.js";
 
@@ -18,6 +21,9 @@ export function buildProgram(): Command {
   registerDown(program);
   registerStatus(program);
   registerSpace(program);
+  registerJobs(program);
+  registerWorker(program);
+  registerBackup(program);
   registerBroker(program);
   return program;
 }

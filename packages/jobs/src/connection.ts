@@ -44,12 +44,13 @@ export function connectionOptions(url: string, role: "worker" | "producer"): Con
  */
 export async function probeRedis(url: string, timeoutMs = 3_000): Promise<void> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, retryStrategy: () => null, enableOfflineQueue: false });
-  client.on("error", () => undefined); // reported through the rejected connect below
+  let cause: unknown; // ioredis rejects with "Connection is closed"; the socket error says why
+  client.on("error", (e: unknown) => (cause ??= e));
   try {
     await client.connect();
     await client.ping();
   } catch (err) {
-    throw redisUnreachable(url, err);
+    throw redisUnreachable(url, cause ?? err);
   } finally {
     client.disconnect();
   }

@@ -1,10 +1,9 @@
 import { existsSync, realpathSync } from "node:fs";
 import type { Server } from "node:http";
-import { spaceRm } from "@cotal/saga";
+import { SagaError, spaceRm } from "@cotal/saga";
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import type { WorkerConfig } from "./config.js";
 import { connectionOptions, probeRedis } from "./connection.js";
-import { JobsError } from "./errors.js";
 import { toJobFailure } from "./failures.js";
 import { GroupCommit } from "./group-commit.js";
 import { serveHealth } from "./http.js";
@@ -70,7 +69,7 @@ export class CotalWorker {
   /** Probes Redis and the root first, so a misconfigured worker says so instead of retrying forever. */
   static async start(opts: CotalWorkerOptions): Promise<CotalWorker> {
     if (!existsSync(opts.root)) {
-      throw new JobsError("invalid-payload", `no cotal root at ${opts.root}; a worker serves an existing root`, { exit: "cotal up --detach   # creates the root, then start the worker" });
+      throw new SagaError("root-missing", `no cotal root at ${opts.root}; a worker serves an existing root`, { exit: "cotal up --detach   # creates the root, then start the worker" });
     }
     await probeRedis(opts.redisUrl);
     const w = new CotalWorker(opts, rootKeyFor(opts.root));

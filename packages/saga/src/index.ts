@@ -43,3 +43,4 @@ export * from "./broker/maintenance-broker.js";
 export * from "./provision/teardown-space.js";
 export * from "./ops/reconcile.js";
 export * from "./ops/rotate-sys.js";
+export * from "./maintenance/index.js";

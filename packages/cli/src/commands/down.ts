@@ -7,10 +7,12 @@ export function registerDown(program: Command): void {
   program
     .command("down")
     .description("stop the broker (a stopped broker is a no-op success)")
+    .option("--preserve-state", "journal a cut (cut-intent → cut-committed → ready) so `cotal space backup|restore` can read the stopped store")
     .option("--json", "print the result as JSON")
-    .action(async (flags: { json?: boolean }, cmd: Command) => {
-      const r = await down({ root: rootOf(cmd) });
+    .action(async (flags: { json?: boolean; preserveState?: boolean }, cmd: Command) => {
+      const r = await down({ root: rootOf(cmd), ...(flags.preserveState ? { preserveState: true } : {}) });
       if (flags.json) json(r);
+      else if (r.cut) out(`cotal: ${r.cut.already ? "cut already ready" : `stopped the broker${r.pid ? ` (pid ${r.pid})` : ""}; cut ${r.cut.cutId} is ready`}; next: cotal space backup <name> --out <dir>, then cotal up`);
       else if (r.stopped) out(`cotal: stopped nats-server (pid ${r.pid}${r.forced ? ", killed after the grace period" : ""})`);
       else out(`cotal: no broker is running for ${r.root}`);
     });

@@ -4,6 +4,7 @@ import { rootOf } from "../context.js";
 import { parseDuration } from "../duration.js";
 import { err, json, out } from "../output.js";
 import { readTenantsFile } from "../tenants-file.js";
+import { queuedSpaceAdd } from "./space-queue.js";
 
 interface CredsFlags {
   user?: string;
@@ -27,8 +28,11 @@ export function registerSpace(program: Command): void {
     .description("add spaces through the mutation saga: one generation and one reload for the whole batch")
     .option("--from <file>", "read space names from a file, one per line")
     .option("--json", "print the result as JSON")
-    .action(async (names: string[], flags: { from?: string; json?: boolean }, cmd: Command) => {
+    .option("--queue", "enqueue one job per space for `cotal worker` (Redis from $REDIS_URL) and follow them")
+    .option("--no-wait", "with --queue: return once the jobs are enqueued")
+    .action(async (names: string[], flags: { from?: string; json?: boolean; queue?: boolean; wait: boolean }, cmd: Command) => {
       const all = [...names, ...(flags.from ? readTenantsFile(flags.from) : [])];
+      if (flags.queue) return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait });
       const r = await spaceAdd({ root: rootOf(cmd), names: all, onNotice: notice(flags.json) });
       if (flags.json) return json(r);
       if (r.outcome === "noop") out(`cotal: ${r.requested.length === 1 ? `space ${r.requested[0]} already exists` : "every space already exists"}; nothing changed (generation ${r.generation}); provisioning re-checked`);

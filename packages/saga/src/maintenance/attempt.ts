@@ -70,6 +70,12 @@ export class Attempt {
     return unproven;
   }
 
+  /** The claim as journaled now. */
+  claim(): AttemptClaim | undefined {
+    const a = readCut(this.layout)?.attempt;
+    return a?.id === this.id ? a : undefined;
+  }
+
   broker(owner: ProcessOwner): void {
     this.update((a) => ({ ...a, brokers: [...a.brokers, owner] }));
   }

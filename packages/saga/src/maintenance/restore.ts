@@ -11,6 +11,7 @@ import { Attempt, cloneStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import type { ProgressSink } from "./progress.js";
 import { runRestorePass } from "./restore-pass.js";
+import { recoverAttempt } from "./clean.js";
 
 export interface SpaceRestoreOptions {
   root: string;
@@ -101,7 +102,9 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
     } catch (err) {
       // Before the target pass nothing outside our work dir changed: fail closed to `ready`. After
       // it began, the claim (with its journaled installs) stays for `cotal clean restore-attempt`.
-      if (!attempt.touchedTarget()) attempt.abandon();
+      const claim = attempt.claim();
+      if (claim?.stage !== "target") attempt.abandon();
+      else await recoverAttempt(layout, lock, claim).catch(() => undefined);
       throw err;
     }
   } finally {

@@ -2,20 +2,28 @@ import { existsSync } from "node:fs";
 import { acquireMaintenanceLock, releaseMaintenanceLock } from "../lock/maintenance-lock.js";
 import { stopBroker } from "../broker/process.js";
 import { RootLayout } from "../root/layout.js";
+import { preserveStateCut, type CutResult } from "../maintenance/cut.js";
 
 export interface DownResult {
   root: string;
   stopped: boolean;
   pid?: number;
   forced: boolean;
+  /** Set by `--preserve-state`: the cut journal reached ready. */
+  cut?: Omit<CutResult, "stopped" | "pid" | "forced">;
 }
 
 /** Stops the root's broker under the maintenance lock; stopping a stopped broker is a no-op success. */
-export async function down(opts: { root: string; graceMs?: number }): Promise<DownResult> {
+export async function down(opts: { root: string; graceMs?: number; preserveState?: boolean }): Promise<DownResult> {
   const layout = new RootLayout(opts.root);
   if (!existsSync(layout.root)) return { root: layout.root, stopped: false, forced: false };
   const lock = acquireMaintenanceLock(layout.root, "cotal down");
   try {
+    // Hook (maintenance/cut.ts): the cut journals cut-intent → cut-committed, stops the broker, then ready.
+    if (opts.preserveState) {
+      const { stopped, pid, forced, ...cut } = await preserveStateCut(layout, lock, opts.graceMs);
+      return { root: layout.root, stopped, ...(pid !== undefined ? { pid } : {}), forced, cut };
+    }
     const r = await stopBroker(layout, opts.graceMs);
     return { root: layout.root, ...r };
   } finally {

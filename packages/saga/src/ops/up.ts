@@ -18,6 +18,7 @@ import { RootLayout } from "../root/layout.js";
 import { writeFileAtomic } from "../root/secret-files.js";
 import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings } from "../root/settings.js";
 import { ensureUserCreds } from "./creds.js";
+import { cutJournalPresent, resumeAfterCut } from "../maintenance/resume.js";
 
 export interface UpOptions {
   root: string;
@@ -66,6 +67,9 @@ export async function up(opts: UpOptions): Promise<UpResult> {
   const layout = new RootLayout(opts.root);
   const progress = opts.onProgress ?? (() => undefined);
 
+  // Hook (maintenance/resume.ts): after `down --preserve-state` the recovery takes the lock, journals
+  // resume-intent and re-enters here with it as heldLock, so a re-entry never comes back this way.
+  if (!opts.heldLock && cutJournalPresent(layout.root)) return resumeAfterCut(opts, up);
   const lock = opts.heldLock ?? acquireMaintenanceLock(layout.root, "cotal up");
   try {
     await failpoint("up-locked");

@@ -20,7 +20,8 @@ export class RootLayout {
 
   get settingsFile(): string { return join(this.root, "settings.json"); }
   get serverConf(): string { return join(this.root, "server.conf"); }
-  stagedConf(generation: number): string { return join(this.root, `server.conf.${generation}`); }
+  /** server.conf.<g>.<lease tag>: two writers staging the same generation never touch each other's file. */
+  stagedConf(generation: number, leaseId: string): string { return join(this.root, `server.conf.${generation}.${leaseId.replace(/[^A-Za-z0-9]/g, "").slice(0, 12)}`); }
   get storeDir(): string { return join(this.root, "nats"); }
 
   get maintenanceDir(): string { return join(this.root, "maintenance"); }

@@ -29,7 +29,7 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
 
 /** A claim that never reached the broker is undone: staged file, never-trusted records, pending. */
 export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base: VersionedRecord, pending: PendingMutation): Promise<VersionedRecord> {
-  rmSync(layout.stagedConf(pending.generation), { force: true });
+  rmSync(layout.stagedConf(pending.generation, pending.leaseId), { force: true });
   // A reconcile never creates, deletes or edits a record: its "adds" were already on disk.
   if (pending.op !== "reconcile") unmaterialiseAdds(layout, pending.adds, accountedNames(base.record));
   const cleared: InventoryRecord = { ...base.record, pending: null };

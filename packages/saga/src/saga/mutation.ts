@@ -80,6 +80,11 @@ export async function decisionRead(store: AuthorityStore): Promise<VersionedReco
   return pre;
 }
 
+/** Test-only switch for the lease-expiry control cell: promotion skips the step-6 lease re-check. */
+function fenceDisabled(): boolean {
+  return process.env.COTAL_TEST_UNSAFE_DISABLE_FENCE === "1";
+}
+
 /** Test-only switch for the R1 positive control: claims and commits become last-writer-wins. */
 function casDisabled(): boolean {
   return process.env.COTAL_TEST_UNSAFE_DISABLE_CAS === "1";
@@ -281,7 +286,7 @@ class Mutation {
       await failpoint("after-materialise");
 
       // Step 5: render from the claimed list, stage, and make the digest durable before promotion.
-      const staged = env.layout.stagedConf(pending.generation);
+      const staged = env.layout.stagedConf(pending.generation, pending.leaseId);
       await this.timed("render-stage", async () => {
         const { text, digest } = this.renderFor(target);
         writeDurable(staged, text);
@@ -293,8 +298,9 @@ class Mutation {
 
       // Step 6: fence on the lease, then promote. A writer that lost its lease never renames.
       const previous = readFileSync(env.layout.serverConf);
+      await failpoint("before-rename"); // before the fence: a writer paused here must re-check on waking
       await this.timed("promote", async () => {
-        if (!(await keeper.held())) {
+        if (!fenceDisabled() && !(await keeper.held())) {
           rmSync(staged, { force: true });
           release = false;
           try {
@@ -304,8 +310,7 @@ class Mutation {
           }
           throw new SagaError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { exit: "re-run the command" });
         }
-        await failpoint("before-rename");
-        renameDurable(staged, env.layout.serverConf);
+        renameDurable(staged, env.layout.serverConf); // the fence is the instruction before this syscall
       });
       await failpoint("after-rename");
       if (!env.runtime) {

@@ -1,0 +1,18 @@
+import type { WorkerOverrides } from "@cotal/jobs";
+
+/** `--concurrency N` and `--root DIR`; everything else comes from the environment. */
+export function workerArgs(argv: readonly string[]): WorkerOverrides & { root?: string } {
+  const out: WorkerOverrides & { root?: string } = {};
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[i + 1];
+    if (flag === "--concurrency" && value !== undefined && /^\d+$/.test(value) && Number(value) >= 1) {
+      out.concurrency = Number(value);
+      i++;
+    } else if (flag === "--root" && value !== undefined) {
+      out.root = value;
+      i++;
+    } else throw new Error(`unknown or malformed argument ${JSON.stringify(flag)}: usage: main.js [--concurrency N] [--root DIR]`);
+  }
+  return out;
+}

@@ -1,0 +1,87 @@
+import { cleanRestoreAttempt, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
+import type { Command } from "commander";
+import { rootOf } from "../context.js";
+import { json, out } from "../output.js";
+
+/** A one-line bar on stderr when it is a TTY (and not --json); silent otherwise, so logs stay clean. */
+function progressBar(enabled: boolean): { update: (p: MaintenanceProgress) => void; done: () => void } {
+  if (!enabled || !process.stderr.isTTY) return { update: () => undefined, done: () => undefined };
+  let last = 0;
+  let drawn = false;
+  return {
+    update(p) {
+      const now = Date.now();
+      if (now - last < 80 && p.done < p.total) return;
+      last = now;
+      const frac = p.total > 0 ? Math.min(1, p.done / p.total) : 1;
+      const width = 30;
+      const bar = "#".repeat(Math.round(frac * width)).padEnd(width, ".");
+      const mb = (n: number) => (n / 1_048_576).toFixed(1);
+      process.stderr.write(`\r${p.phase.padEnd(10)} [${bar}] ${mb(p.done)}/${mb(p.total)} MB ${p.stream ?? ""}`.padEnd(100).slice(0, 100));
+      drawn = true;
+    },
+    done() {
+      if (drawn) process.stderr.write("\n");
+    },
+  };
+}
+
+/** Finds (or makes) a command group, so `space backup` joins the existing `space` group from this file. */
+function group(program: Command, name: string, description: string): Command {
+  return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
+}
+
+export function registerBackup(program: Command): void {
+  const space = group(program, "space", "per-space lifecycle verbs");
+  space
+    .command("backup <name>")
+    .description("offline per-space backup after `cotal down --preserve-state`: native stream snapshots, manifest.json written last")
+    .requiredOption("--out <dir>", "artifact directory to create (must not exist)")
+    .option("--json", "print the result as JSON")
+    .action(async (name: string, flags: { out: string; json?: boolean }, cmd: Command) => {
+      const bar = progressBar(!flags.json);
+      const t0 = Date.now();
+      try {
+        const r = await spaceBackup({ root: rootOf(cmd), space: name, out: flags.out, onProgress: bar.update });
+        bar.done();
+        if (flags.json) return json(r);
+        out(`cotal: backed up space ${r.space} to ${r.out} (${r.streams.length} stream(s), ${(r.bytes / 1_048_576).toFixed(2)} MB in ${((Date.now() - t0) / 1000).toFixed(1)} s; account ${r.accountPublicKey})`);
+        if (r.excluded.length > 0) out(`  excluded (ttl, recreated empty on restore): ${r.excluded.join(", ")}`);
+        out("  next: cotal up   # resumes the preserved store");
+      } finally {
+        bar.done();
+      }
+    });
+
+  space
+    .command("restore <name>")
+    .description("offline restore into the empty namespace of an existing space, after `cotal down --preserve-state`")
+    .requiredOption("--from <dir>", "artifact directory written by `cotal space backup`")
+    .option("--rebind-account", "accept an artifact pinned to a different account key for this space")
+    .option("--json", "print the result as JSON")
+    .action(async (name: string, flags: { from: string; rebindAccount?: boolean; json?: boolean }, cmd: Command) => {
+      const bar = progressBar(!flags.json);
+      try {
+        const r = await spaceRestore({ root: rootOf(cmd), space: name, from: flags.from, ...(flags.rebindAccount ? { rebindAccount: true } : {}), onProgress: bar.update });
+        bar.done();
+        if (flags.json) return json(r);
+        out(`cotal: restored space ${r.space} from ${r.from}${r.rebound ? ` (rebound from account ${r.artifactAccountPublicKey} to ${r.accountPublicKey})` : ""}`);
+        for (const s of r.streams) out(`  ${s.name.padEnd(32)} ${s.messages} messages, last seq ${s.last_seq}, ${s.consumers} consumer(s)`);
+        out("  next: cotal up   # resumes the broker on the restored store");
+      } finally {
+        bar.done();
+      }
+    });
+
+  group(program, "clean", "remove provable residue of interrupted maintenance")
+    .command("restore-attempt")
+    .description("remove only what an interrupted backup/restore attempt provably created, and release its claim")
+    .requiredOption("--attempt <id>", "the attempt id named by the refusal")
+    .option("--json", "print the result as JSON")
+    .action(async (flags: { attempt: string; json?: boolean }, cmd: Command) => {
+      const r = await cleanRestoreAttempt({ root: rootOf(cmd), attempt: flags.attempt });
+      if (flags.json) return json(r);
+      if (r.outcome === "absent") return out(`cotal: no attempt ${r.attemptId} is recorded; nothing changed`);
+      out(`cotal: cleaned attempt ${r.attemptId}: removed ${r.removed.length} path(s), ${r.deletedStreams.length} installed stream(s), killed ${r.killed.length} broker(s)`);
+    });
+}

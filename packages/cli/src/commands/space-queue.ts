@@ -1,0 +1,86 @@
+import { spaceList, validateBatch } from "@cotal/saga";
+import type { TrackProgress } from "@cotal/jobs";
+import { err, json, out } from "../output.js";
+
+export interface QueuedAddFlags {
+  json?: boolean;
+  /** false with --no-wait: enqueue and return at once. */
+  wait: boolean;
+}
+
+/** A progress bar on a TTY; otherwise a quiet line per 10 % (or per 15 s), so logs stay readable. */
+function progressPrinter(total: number, quiet: boolean): { update(p: TrackProgress): void; end(): void } {
+  if (quiet) return { update: () => undefined, end: () => undefined };
+  if (process.stderr.isTTY) {
+    const width = 30;
+    return {
+      update(p) {
+        const done = p.finished + p.failed;
+        const filled = total === 0 ? width : Math.round((done / total) * width);
+        process.stderr.write(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} done, ${p.failed} failed, ${p.pending} pending `);
+      },
+      end: () => process.stderr.write("\n"),
+    };
+  }
+  let lastStep = -1;
+  let lastAt = 0;
+  return {
+    update(p) {
+      const done = p.finished + p.failed;
+      const step = total === 0 ? 10 : Math.floor((done / total) * 10);
+      if (step !== lastStep || Date.now() - lastAt > 15_000) {
+        lastStep = step;
+        lastAt = Date.now();
+        err(`cotal: queue progress ${done}/${total} done, ${p.failed} failed, ${p.pending} pending`);
+      }
+    },
+    end: () => undefined,
+  };
+}
+
+/**
+ * `cotal space add … --queue`: one job per space (deterministic ids), then follow them to the end.
+ * Redis only schedules; the saga decides, so the outcome is confirmed against the KV inventory.
+ */
+export async function queuedSpaceAdd(root: string, names: string[], flags: QueuedAddFlags): Promise<void> {
+  const unique = validateBatch(names); // the same refusal as a direct add, before anything is enqueued
+  const jobs = await import("@cotal/jobs"); // lazy: verbs without --queue never load ioredis
+  const redisUrl = jobs.redisUrlFrom();
+  const t0 = Date.now();
+  const r = await jobs.enqueueJobs({ type: "space-add", root, redisUrl, items: unique.map((name) => ({ name })) });
+  const count = (s: string) => r.jobs.filter((j) => j.status === s).length;
+  const summary = { queue: r.queue, enqueued: count("enqueued"), alreadyQueued: count("already-queued"), requeued: count("requeued") };
+  if (!flags.wait) {
+    if (flags.json) return json({ ...summary, jobs: r.jobs, waited: false });
+    out(`cotal: enqueued ${summary.enqueued} space-add job(s)${summary.alreadyQueued ? `, ${summary.alreadyQueued} already queued` : ""}${summary.requeued ? `, ${summary.requeued} re-queued after a failure` : ""} on ${r.queue}`);
+    out("  next: cotal jobs status   # and keep a worker running: cotal worker");
+    return;
+  }
+  if (!flags.json) err(`cotal: ${r.jobs.length} space-add job(s) queued (${summary.enqueued} new, ${summary.alreadyQueued} already queued, ${summary.requeued} re-queued); waiting for workers (cotal worker)…`);
+  const progress = progressPrinter(r.jobs.length, flags.json === true);
+  const tracked = await jobs.trackJobs({ redisUrl, queue: r.queue, ids: r.jobs.map((j) => j.id), onProgress: (p) => progress.update(p) });
+  progress.end();
+
+  // A job gone from Redis either completed (removeOnComplete) or was lost (FLUSHALL): the KV says which.
+  const list = await spaceList({ root });
+  const active = new Set(list.spaces.filter((s) => s.state === "active").map((s) => s.name));
+  const nameOf = new Map(r.jobs.map((j) => [j.id, j.name]));
+  const lost = tracked.gone.map((id) => nameOf.get(id) ?? id).filter((n) => !active.has(n));
+  const failed = tracked.failed.map((f) => ({ space: nameOf.get(f.id) ?? f.id, id: f.id, reason: f.reason }));
+  const result = { ...summary, waited: true, elapsedMs: Date.now() - t0, completed: tracked.gone.length - lost.length, failed, lost, generation: list.generation };
+  if (failed.length > 0) {
+    throw new jobs.JobsError("job-failed", `${failed.length} of ${r.jobs.length} space-add job(s) failed: ${failed.slice(0, 5).map((f) => `${f.space}: ${f.reason}`).join("; ")}${failed.length > 5 ? "; …" : ""}`, {
+      exit: "cotal jobs status   # reasons in full; fix the cause, then re-run the same command (it re-queues only what failed)",
+      details: result,
+    });
+  }
+  if (lost.length > 0) {
+    throw new jobs.JobsError("job-lost", `${lost.length} job(s) vanished from Redis without their space reaching the inventory (was Redis flushed or restarted?)`, {
+      exit: "re-run the same command: present spaces are no-op successes, the rest are queued again",
+      details: result,
+    });
+  }
+  if (flags.json) return json(result);
+  out(`cotal: ${result.completed} space(s) in the inventory through the queue in ${(result.elapsedMs / 1000).toFixed(1)} s (generation ${list.generation})`);
+  out(`  next: cotal space creds ${unique[0]} --user <name>`);
+}

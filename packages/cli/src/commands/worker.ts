@@ -1,0 +1,45 @@
+import type { Command } from "commander";
+import { rootOf } from "../context.js";
+import { err, UsageError } from "../output.js";
+
+function count(flag: string, min: number) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!/^\d+$/.test(v) || n < min) throw new UsageError(`${flag} takes a whole number >= ${min}, got ${JSON.stringify(v)}`, `cotal worker ${flag} ${Math.max(min, 1)}`);
+    return n;
+  };
+}
+
+interface WorkerFlags {
+  concurrency?: number;
+  batchSize?: number;
+  batchWait?: number;
+  lockDuration?: number;
+  stalledInterval?: number;
+  metricsPort?: number;
+}
+
+export function registerWorker(program: Command): void {
+  program
+    .command("worker")
+    .description("process this root's queued lifecycle jobs (the same worker as apps/worker); SIGTERM drains")
+    .option("--concurrency <n>", "space-add jobs held at once, the pool group commit draws from", count("--concurrency", 1))
+    .option("--batch-size <n>", "most space-add jobs per saga call (one reload)", count("--batch-size", 1))
+    .option("--batch-wait <ms>", "longest a job waits for a batch to fill", count("--batch-wait", 0))
+    .option("--lock-duration <ms>", "job lock; a dead worker's jobs are re-delivered after it", count("--lock-duration", 500))
+    .option("--stalled-interval <ms>", "how often to look for stalled jobs", count("--stalled-interval", 200))
+    .option("--metrics-port <port>", "serve /healthz and /metrics on 127.0.0.1:<port> (0 = any free port)", count("--metrics-port", 0))
+    .action(async (flags: WorkerFlags, cmd: Command) => {
+      const { runWorkerService } = await import("@cotal/jobs"); // lazy: only this verb loads BullMQ
+      process.exitCode = await runWorkerService({
+        root: rootOf(cmd),
+        overrides: {
+          ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
+          batch: { ...(flags.batchSize !== undefined ? { maxSize: flags.batchSize } : {}), ...(flags.batchWait !== undefined ? { maxWaitMs: flags.batchWait } : {}) },
+          stall: { ...(flags.lockDuration !== undefined ? { lockDurationMs: flags.lockDuration } : {}), ...(flags.stalledInterval !== undefined ? { stalledIntervalMs: flags.stalledInterval } : {}) },
+          ...(flags.metricsPort !== undefined ? { http: { host: "127.0.0.1", port: flags.metricsPort } } : {}),
+        },
+        log: (line) => err(`cotal worker: ${line}`),
+      });
+    });
+}

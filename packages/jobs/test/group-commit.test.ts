@@ -1,0 +1,136 @@
+import { describe, expect, it } from "vitest";
+import { SagaError, type SpaceAddOptions, type SpaceAddResult } from "@cotal/saga";
+import { GroupCommit, spaceAddBatchRunner, type ItemResult } from "../src/index.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("group commit", () => {
+  it("caps batches at maxBatch and gives each submitter its own result", async () => {
+    const batches: number[][] = [];
+    const gc = new GroupCommit<number, number>({ maxBatch: 4, maxWaitMs: 100 }, async (_k, items) => {
+      batches.push([...items]);
+      await sleep(5);
+      return items.map((x) => ({ ok: true, value: x * 10 }));
+    });
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => gc.submit("r", i)));
+    expect(results).toEqual(Array.from({ length: 10 }, (_, i) => i * 10));
+    expect(batches.map((b) => b.length)).toEqual([4, 4, 2]);
+    expect(batches.flat().sort((a, b) => a - b)).toEqual([...Array(10).keys()]);
+  });
+
+  it("flushes a partial batch after maxWaitMs, not before", async () => {
+    const flushedAt: number[] = [];
+    const gc = new GroupCommit<string, string>({ maxBatch: 100, maxWaitMs: 80 }, async (_k, items) => {
+      flushedAt.push(Date.now());
+      return items.map((x) => ({ ok: true, value: x }));
+    });
+    const t0 = Date.now();
+    const p = Promise.all([gc.submit("r", "a"), gc.submit("r", "b")]);
+    await sleep(30);
+    expect(flushedAt).toHaveLength(0); // still inside the window
+    expect(await p).toEqual(["a", "b"]);
+    expect(flushedAt[0]! - t0).toBeGreaterThanOrEqual(75);
+    expect(flushedAt).toHaveLength(1);
+  });
+
+  it("runs one batch per key at a time; items arriving meanwhile form the next batch", async () => {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const sizes: number[] = [];
+    const gc = new GroupCommit<number, number>({ maxBatch: 50, maxWaitMs: 0 }, async (_k, items) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      sizes.push(items.length);
+      await sleep(40);
+      inFlight--;
+      return items.map((x) => ({ ok: true, value: x }));
+    });
+    const first = gc.submit("r", 0);
+    await sleep(5);
+    const rest = Array.from({ length: 7 }, (_, i) => gc.submit("r", i + 1));
+    await Promise.all([first, ...rest]);
+    expect(maxInFlight).toBe(1);
+    expect(sizes).toEqual([1, 7]);
+    await gc.idle();
+  });
+
+  it("keeps keys (roots) apart", async () => {
+    const seen: string[] = [];
+    const gc = new GroupCommit<string, string>({ maxBatch: 10, maxWaitMs: 10 }, async (k, items) => {
+      seen.push(`${k}:${items.join(",")}`);
+      return items.map((x) => ({ ok: true, value: k }));
+    });
+    expect(await Promise.all([gc.submit("r1", "a"), gc.submit("r2", "b"), gc.submit("r1", "c")])).toEqual(["r1", "r2", "r1"]);
+    expect(seen.sort()).toEqual(["r1:a,c", "r2:b"]);
+  });
+
+  it("a per-item failure fails only that item; a thrown batch fails all of its items", async () => {
+    const gc = new GroupCommit<number, number>({ maxBatch: 3, maxWaitMs: 5 }, async (_k, items) => {
+      if (items.includes(99)) throw new Error("boom");
+      return items.map((x): ItemResult<number> => (x < 0 ? { ok: false, error: new Error(`neg ${x}`) } : { ok: true, value: x }));
+    });
+    const r = await Promise.allSettled([gc.submit("r", 1), gc.submit("r", -2), gc.submit("r", 3)]);
+    expect(r.map((x) => x.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const all = await Promise.allSettled([gc.submit("r", 99), gc.submit("r", 4)]);
+    expect(all.every((x) => x.status === "rejected")).toBe(true);
+  });
+});
+
+function fakeResult(names: string[], present: Set<string>): SpaceAddResult {
+  const added = names.filter((n) => !present.has(n));
+  for (const n of added) present.add(n);
+  return { outcome: added.length ? "committed" : "noop", generation: present.size, spaces: [...present], added, removed: [], attempts: 1, conflicts: 0, reloads: added.length ? 1 : 0, requested: names, provisioned: [] };
+}
+
+describe("space-add batch runner (fake saga)", () => {
+  it("one saga call per batch; each job learns added vs already-present; duplicates collapse", async () => {
+    const present = new Set(["old"]);
+    const calls: string[][] = [];
+    const run = spaceAddBatchRunner({
+      root: "/r",
+      lockWaitMs: 1,
+      add: async (o: SpaceAddOptions) => {
+        calls.push(o.names);
+        return fakeResult(o.names, present);
+      },
+    });
+    const res = await run("k", [
+      { name: "a", jobId: "1a" },
+      { name: "old", jobId: "1b" },
+      { name: "a", jobId: "1c" },
+    ]);
+    expect(calls).toEqual([["a", "old"]]);
+    expect(res.map((r) => (r.ok ? r.value.outcome : "err"))).toEqual(["added", "already-present", "added"]);
+  });
+
+  it("a permanent refusal is retried name by name so only the offender fails; a busy refusal fails all (retried by BullMQ)", async () => {
+    const present = new Set<string>();
+    const calls: string[][] = [];
+    const run = spaceAddBatchRunner({
+      root: "/r",
+      lockWaitMs: 1,
+      add: async (o: SpaceAddOptions) => {
+        calls.push(o.names);
+        if (o.names.includes("foreign")) throw new SagaError("foreign-operator", "signed by another operator");
+        if (o.names.includes("busy")) throw new SagaError("rolled-back", "a crashed claim was rolled back");
+        return fakeResult(o.names, present);
+      },
+    });
+    const res = await run("k", [
+      { name: "a", jobId: "a" },
+      { name: "foreign", jobId: "f" },
+      { name: "b", jobId: "b" },
+    ]);
+    expect(res.map((r) => r.ok)).toEqual([true, false, true]);
+    const bad = res[1] as { ok: false; error: Error };
+    expect(bad.error.name).toBe("UnrecoverableError");
+    expect(bad.error.message).toMatch(/^\[foreign-operator\]/);
+    expect(calls).toEqual([["a", "foreign", "b"], ["a"], ["foreign"], ["b"]]);
+
+    const busy = await run("k", [
+      { name: "c", jobId: "c" },
+      { name: "busy", jobId: "x" },
+    ]);
+    expect(busy.every((r) => !r.ok && (r.error as Error).name !== "UnrecoverableError" && /\[rolled-back\]/.test((r.error as Error).message))).toBe(true);
+  });
+});

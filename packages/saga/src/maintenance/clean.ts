@@ -1,0 +1,111 @@
+import { readFileSync } from "node:fs";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { SagaError } from "../errors.js";
+import { connectAsAccount } from "../broker/connect.js";
+import { releaseMaintenanceLock, waitForMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
+import { ownerStatus, pidAlive, selfOwner } from "../lock/process-identity.js";
+import { loadSpaceAccount } from "../root/account-store.js";
+import { RootLayout } from "../root/layout.js";
+import { writeJournal, type AttemptClaim, type OwnedPath } from "../saga/journal.js";
+import { attemptWorkDir, removeProvenPath } from "./attempt.js";
+import { readCut } from "./cut.js";
+import { startIsolatedBroker } from "./isolated-broker.js";
+
+export interface CleanAttemptResult {
+  attemptId: string;
+  outcome: "cleaned" | "absent";
+  removed: string[];
+  killed: number[];
+  deletedStreams: string[];
+}
+
+/** A journaled isolated broker is ours to kill only while it still runs a config from the attempt's work dir. */
+function servesAttempt(pid: number, workDir: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").some((a) => a.startsWith(workDir));
+  } catch {
+    return false;
+  }
+}
+
+async function killBrokers(claim: AttemptClaim, workDir: string): Promise<number[]> {
+  const killed: number[] = [];
+  for (const b of claim.brokers) {
+    if (ownerStatus(b) !== "alive" || !servesAttempt(b.pid, workDir)) continue;
+    process.kill(b.pid, "SIGKILL");
+    const deadline = Date.now() + 10_000;
+    while (pidAlive(b.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    killed.push(b.pid);
+  }
+  return killed;
+}
+
+/**
+ * Removes only what the claim proves this attempt made: isolated brokers still serving its work dir,
+ * paths whose inode matches the journaled one, and (restore target pass) the streams it journaled
+ * before installing them. Any unproven path keeps the claim, so ownership is never surrendered blind.
+ */
+export async function recoverAttempt(layout: RootLayout, lock: MaintenanceLock, claim: AttemptClaim): Promise<CleanAttemptResult> {
+  const workDir = attemptWorkDir(layout, claim.id);
+  const killed = await killBrokers(claim, workDir);
+  let deletedStreams: string[] = [];
+  const installed = claim.installed ?? [];
+  if (installed.length > 0) {
+    const account = loadSpaceAccount(layout, claim.space);
+    if (account) {
+      // The real store, through an isolated broker that loads only this space: delete what we installed.
+      const broker = await startIsolatedBroker(layout, { storeDir: layout.storeDir, workDir, space: account, label: "clean" });
+      try {
+        const nc = await connectAsAccount(broker.url, account, { name: `cotal-clean-${claim.space}`, reconnect: false });
+        try {
+          const jsm = await jetstreamManager(nc);
+          const present: string[] = [];
+          for await (const n of jsm.streams.names()) present.push(n);
+          deletedStreams = installed.filter((n) => present.includes(n));
+          for (const n of deletedStreams) await jsm.streams.delete(n);
+        } finally {
+          await nc.close();
+        }
+      } finally {
+        await broker.stop();
+      }
+    }
+  }
+  const removed: string[] = [];
+  const unproven: OwnedPath[] = [];
+  for (const p of claim.paths) {
+    const r = removeProvenPath(p);
+    if (r === "removed") removed.push(p.path);
+    if (r === "unproven") unproven.push(p);
+  }
+  const cut = readCut(layout);
+  if (unproven.length > 0) {
+    if (cut?.attempt?.id === claim.id) writeJournal(layout, lock, { ...cut, attempt: { ...claim, installed: [], brokers: [] } });
+    throw new SagaError("attempt-pending", `attempt ${claim.id} residue cannot be proven its own: ${unproven.map((p) => p.path).join(", ")}; the claim is kept`, {
+      exit: `inspect and remove ${unproven.map((p) => p.path).join(" ")} by hand, then: cotal clean restore-attempt --attempt ${claim.id}`,
+      details: { unproven },
+    });
+  }
+  if (cut?.attempt?.id === claim.id) {
+    const { attempt: _a, ...rest } = cut;
+    writeJournal(layout, lock, rest);
+  }
+  return { attemptId: claim.id, outcome: "cleaned", removed, killed, deletedStreams };
+}
+
+/** `cotal clean restore-attempt --attempt ID`: recovery of a dead backup/restore attempt. */
+export async function cleanRestoreAttempt(opts: { root: string; attempt: string; lockWaitMs?: number }): Promise<CleanAttemptResult> {
+  const layout = new RootLayout(opts.root);
+  const lock = await waitForMaintenanceLock(layout.root, `cotal clean restore-attempt ${opts.attempt}`, opts.lockWaitMs ?? 30_000);
+  try {
+    const claim = readCut(layout)?.attempt;
+    if (!claim || claim.id !== opts.attempt) return { attemptId: opts.attempt, outcome: "absent", removed: [], killed: [], deletedStreams: [] };
+    const me = selfOwner();
+    if (claim.owner.pid !== me.pid && ownerStatus(claim.owner) !== "dead") {
+      throw new SagaError("attempt-pending", `attempt ${claim.id} is owned by live pid ${claim.owner.pid}`, { exit: `wait for pid ${claim.owner.pid} to finish, then run the command again` });
+    }
+    return await recoverAttempt(layout, lock, claim);
+  } finally {
+    releaseMaintenanceLock(lock);
+  }
+}

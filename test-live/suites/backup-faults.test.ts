@@ -1,0 +1,98 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { harnessTeardown } from "@cotal/harness";
+import type { CutEntry } from "@cotal/saga";
+import { liveRoot, type LiveRoot } from "../fixtures/live-root.js";
+import { credsFor, ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
+
+const roots: LiveRoot[] = [];
+afterEach(async () => {
+  await Promise.all(roots.splice(0).map((r) => r.dispose()));
+});
+afterAll(async () => {
+  await harnessTeardown();
+});
+
+function journal(r: LiveRoot): CutEntry {
+  return JSON.parse(readFileSync(r.layout.journalFile, "utf8")) as CutEntry;
+}
+
+/** No stray attempt dirs or isolated-broker processes serving them once an attempt is cleaned. */
+function attemptDirs(r: LiveRoot): string[] {
+  return readdirSync(r.layout.maintenanceDir).filter((f) => f.startsWith("attempt-"));
+}
+
+async function seededCutRoot(): Promise<{ r: LiveRoot; url: string }> {
+  const r = await liveRoot("cotal-bfault-");
+  roots.push(r);
+  const up = await upJson(r, ["--space", "alpha"]);
+  ok(await r.cotal(["space", "add", "beta"]));
+  await seedSpace(up.url, await credsFor(r, "alpha"), "alpha", 400, 25, 2048);
+  ok(await r.cotal(["down", "--preserve-state"]));
+  return { r, url: up.url };
+}
+
+describe("backup failpoints leave no complete artifact, and a clean retry succeeds", () => {
+  it.each(["backup-snapshot-start", "backup-first-chunk", "backup-snapshot-close", "backup-manifest"])("%s", async (fp) => {
+    const { r } = await seededCutRoot();
+    const out = join(r.root, "..", "alpha.bak");
+    // exit: the process dies with no clean-up of its own; the journal's claim is what recovery trusts
+    const died = await r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: `${fp}:exit` } });
+    expect(died.code, died.stderr).toBe(86);
+    expect(existsSync(join(out, "manifest.json"))).toBe(false);
+    const claim = journal(r).attempt;
+    expect(claim?.kind).toBe("backup");
+    const blocked = await r.cotal(["space", "backup", "alpha", "--out", join(r.root, "..", "other")]);
+    expect(blocked.code).toBe(3);
+    expect(blocked.stderr).toContain(`cotal clean restore-attempt --attempt ${claim?.id}`);
+    ok(await r.cotal(["clean", "restore-attempt", "--attempt", claim?.id ?? ""]));
+    expect(existsSync(out)).toBe(false);
+    expect(attemptDirs(r)).toEqual([]);
+    expect(journal(r).attempt).toBeUndefined();
+    expect(journal(r).state).toBe("ready");
+
+    // throw: the attempt fails closed by itself (ready, destination absent)
+    const thrown = await r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: `${fp}:throw` } });
+    expect(thrown.code).toBe(1);
+    expect(existsSync(out)).toBe(false);
+    expect(journal(r).attempt).toBeUndefined();
+
+    // positive control: the clean retry on the same path publishes a complete artifact
+    ok(await r.cotal(["space", "backup", "alpha", "--out", out]));
+    expect(existsSync(join(out, "manifest.json"))).toBe(true);
+    expect(attemptDirs(r)).toEqual([]);
+  });
+});
+
+describe("restore failpoints: every stage recovers, and a clean retry restores exactly once", () => {
+  it("quarantine and target stages", async () => {
+    const { r, url } = await seededCutRoot();
+    const out = join(r.root, "..", "alpha.bak");
+    ok(await r.cotal(["up", "--detach"]));
+    const before = await spaceFacts(url, await credsFor(r, "alpha"));
+    ok(await r.cotal(["down", "--preserve-state"]));
+    ok(await r.cotal(["space", "backup", "alpha", "--out", out]));
+    ok(await r.cotal(["up", "--detach"]));
+    ok(await r.cotal(["space", "rm", "alpha"]));
+    ok(await r.cotal(["space", "add", "alpha"]));
+    ok(await r.cotal(["down", "--preserve-state"]));
+
+    const stages = ["restore-quarantine-begin", "restore-quarantine-stream", "restore-quarantine-verified", "restore-quarantine-done", "restore-target-begin", "restore-target-stream", "restore-target-verified", "restore-target-done"];
+    for (const fp of stages) {
+      const died = await r.cotal(["space", "restore", "alpha", "--from", out, "--rebind-account"], { env: { COTAL_FAILPOINT: `${fp}:exit` } });
+      expect(died.code, `${fp}: ${died.stderr}`).toBe(86);
+      const claim = journal(r).attempt;
+      expect(claim?.kind, fp).toBe("restore");
+      ok(await r.cotal(["clean", "restore-attempt", "--attempt", claim?.id ?? ""]));
+      expect(journal(r).attempt, fp).toBeUndefined();
+      expect(attemptDirs(r), fp).toEqual([]);
+    }
+    // positive control: after every interrupted stage, the clean retry installs each message exactly once
+    ok(await r.cotal(["space", "restore", "alpha", "--from", out, "--rebind-account"]));
+    const again = await upJson(r);
+    const after = await spaceFacts(again.url, await credsFor(r, "alpha"));
+    expect(after.streams.cotal_events_alpha).toEqual(before.streams.cotal_events_alpha);
+    expect(after.consumers).toEqual(before.consumers);
+  });
+});

@@ -1,0 +1,167 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { harnessTeardown } from "@cotal/harness";
+import { openQueue, queueNameFor, rootKeyFor, type JobsStatusReport } from "@cotal/jobs";
+import { mintSpaceCreds, type SpaceListReport, type StatusReport, type UpResult } from "@cotal/saga";
+import { reloadCount } from "../fixtures/broker-log.js";
+import { startRedis, startWorker, tenantNames, until, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
+import { liveRoot, parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import { connectCreds } from "../fixtures/nats.js";
+
+const roots: LiveRoot[] = [];
+const redises: LiveRedis[] = [];
+const workers: LiveWorker[] = [];
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.kill()));
+  await Promise.all(roots.splice(0).map((r) => r.dispose()));
+  await Promise.all(redises.splice(0).map((r) => r.stop()));
+});
+afterAll(async () => {
+  await harnessTeardown();
+});
+
+async function setup(): Promise<{ r: LiveRoot; up: UpResult; redis: LiveRedis; env: Record<string, string> }> {
+  const r = await liveRoot("cotal-jobs-");
+  roots.push(r);
+  const redis = await startRedis();
+  redises.push(redis);
+  const res = await r.cotal(["up", "--detach", "--space", "alpha", "--port", String(r.port), "--json"]);
+  expect(res.code, res.stderr).toBe(0);
+  return { r, up: parseJson<UpResult>(res), redis, env: { REDIS_URL: redis.url } };
+}
+
+function worker(kind: "cli" | "app", r: LiveRoot, redis: LiveRedis, args: string[] = [], env: Record<string, string> = {}): LiveWorker {
+  const w = startWorker(kind, { root: r.root, redisUrl: redis.url, args, env });
+  workers.push(w);
+  return w;
+}
+
+async function connects(url: string, credsPath: string): Promise<boolean> {
+  try {
+    await (await connectCreds(url, readFileSync(credsPath, "utf8"))).close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("bulk onboarding through the queue", () => {
+  it("1000 tenants from a file through 2 worker processes: all active, provisioned, creds connect, ≤ 10 reloads", async () => {
+    const { r, up, redis, env } = await setup();
+    const names = tenantNames(1000);
+    const file = join(r.root, "..", "tenants.txt");
+    writeFileSync(file, `# 1000 tenants\n${names.join("\n")}\n`);
+    // one `cotal worker`, one apps/worker: the same worker from packages/jobs behind both entry points
+    const w1 = worker("cli", r, redis, ["--concurrency", "500", "--batch-size", "250", "--batch-wait", "500"]);
+    const w2 = worker("app", r, redis, ["--concurrency", "500"], { COTAL_JOBS_BATCH_MAX: "250", COTAL_JOBS_BATCH_WAIT_MS: "500" });
+    await w1.ready();
+    const health = await w2.ready();
+    const before = reloadCount(r.layout);
+
+    const t0 = performance.now();
+    const add = await r.cotal(["space", "add", "--from", file, "--queue", "--json"], { env, timeoutMs: 150_000 });
+    const wallMs = performance.now() - t0;
+    expect(add.code, `${add.stderr}\n--- w1\n${w1.log()}\n--- w2\n${w2.log()}`).toBe(0);
+    const res = parseJson<{ enqueued: number; completed: number; failed: unknown[]; lost: unknown[] }>(add);
+    expect(res.enqueued).toBe(1000);
+    expect(res.completed).toBe(1000);
+    const reloads = reloadCount(r.layout) - before;
+    const batches = [...`${w1.log()}${w2.log()}`.matchAll(/batch of (\d+) space-add job\(s\) committed/g)].map((m) => Number(m[1]));
+    console.log(`[jobs-onboarding] 1000 tenants via 2 workers: wall ${(wallMs / 1000).toFixed(1)} s, ${reloads} reload(s), batches [${batches.join(", ")}]`);
+    expect(reloads).toBeLessThanOrEqual(10);
+    expect(reloads).toBeGreaterThanOrEqual(4); // positive control: 1000 / batch 250 needs at least 4 generations, and the log counts them
+    expect(batches.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(1000);
+
+    const st = parseJson<StatusReport>(await r.cotal(["status", "--json"]));
+    expect(st.state).toBe("clean");
+    expect(st.inventory?.spaces.length).toBe(1001);
+    expect(st.inventory?.pending).toBeNull();
+    expect(st.spaces.filter((s) => s.inConfig).length).toBe(1001);
+    const list = parseJson<SpaceListReport>(await r.cotal(["space", "list", "--json"]));
+    expect(list.spaces.filter((s) => s.state === "active").length).toBe(1001);
+    for (const n of names) expect(list.spaces.find((s) => s.name === n)?.state, n).toBe("active");
+
+    // provisioned and reachable: a cred of 20 spread-out tenants connects
+    const sample = names.filter((_, i) => i % 50 === 7);
+    expect(sample.length).toBe(20);
+    for (const n of sample) expect(await connects(up.url, mintSpaceCreds({ root: r.root, space: n, user: "probe" }).path), n).toBe(true);
+
+    // the worker service: health and Prometheus metrics on loopback
+    expect(health).toBeTruthy();
+    expect((await fetch(`${health}/healthz`)).status).toBe(200);
+    const metrics = await (await fetch(`${health}/metrics`)).text();
+    expect(metrics).toMatch(/cotal_jobs_processed_total\{type="space-add",outcome="added"\} \d+/);
+    expect(metrics).toMatch(/cotal_saga_step_seconds_count\{step="reload-proof"\} \d+/);
+    expect(metrics).toMatch(/cotal_inventory_generation \d+/);
+    expect(metrics).toMatch(/cotal_batch_size_count \d+/);
+
+    // graceful SIGTERM drain: both exit 0
+    expect(await w1.stop()).toBe(0);
+    expect(await w2.stop()).toBe(0);
+  });
+
+  it("the same add enqueued twice while pending runs once; re-adding after completion is a no-op success; a bad job fails alone", async () => {
+    const { r, redis, env } = await setup();
+    const first = await r.cotal(["space", "add", "beta", "--queue", "--no-wait", "--json"], { env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(parseJson<{ enqueued: number }>(first).enqueued).toBe(1);
+    const second = await r.cotal(["space", "add", "beta", "--queue", "--no-wait", "--json"], { env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(parseJson<{ enqueued: number; alreadyQueued: number }>(second)).toMatchObject({ enqueued: 0, alreadyQueued: 1 });
+
+    // a job no CLI would enqueue (invalid name), and a good one, in the same pending set
+    const q = openQueue("space-add", rootKeyFor(r.root), redis.url);
+    await q.add("space-add", { root: r.root, name: "Bad Name" }, { jobId: `space-add.${rootKeyFor(r.root)}.bad`, attempts: 3 });
+    await q.add("space-add", { root: r.root, name: "gamma" }, { jobId: `space-add.${rootKeyFor(r.root)}.gamma`, removeOnComplete: true });
+    await q.close();
+    let js = parseJson<JobsStatusReport>(await r.cotal(["jobs", "status", "--json"], { env }));
+    const addQ = js.queues.find((x) => x.type === "space-add");
+    expect(addQ?.queue).toBe(queueNameFor("space-add", rootKeyFor(r.root)));
+    expect(addQ?.counts.waiting).toBe(3); // beta once, not twice
+
+    const before = reloadCount(r.layout);
+    const w = worker("cli", r, redis, ["--batch-wait", "300"]);
+    await w.ready();
+    js = await until("the queue to drain", async () => {
+      const s = parseJson<JobsStatusReport>(await r.cotal(["jobs", "status", "--json"], { env }));
+      const c = s.queues.find((x) => x.type === "space-add")?.counts;
+      return c && c.waiting + c.active + c.delayed === 0 ? s : undefined;
+    });
+    const failed = js.queues.find((x) => x.type === "space-add")?.failed ?? [];
+    expect(failed.map((f) => f.space)).toEqual(["Bad Name"]);
+    expect(failed[0]?.reason).toMatch(/\[invalid-payload\]/);
+    expect(failed[0]?.attemptsMade).toBe(1); // unrecoverable: no retries spent on it
+    expect(reloadCount(r.layout) - before).toBe(1); // beta and gamma in one group commit, beta once
+    let st = parseJson<StatusReport>(await r.cotal(["status", "--json"]));
+    expect(st.inventory?.spaces).toEqual(["alpha", "beta", "gamma"]);
+
+    const again = await r.cotal(["space", "add", "beta", "--queue", "--json"], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(parseJson<{ enqueued: number; completed: number }>(again)).toMatchObject({ enqueued: 1, completed: 1 });
+    expect(reloadCount(r.layout) - before).toBe(1); // the re-add ran and changed nothing
+    st = parseJson<StatusReport>(await r.cotal(["status", "--json"]));
+    expect(st.state).toBe("clean");
+    expect(st.inventory?.spaces).toEqual(["alpha", "beta", "gamma"]);
+    expect(w.log()).toMatch(/batch of 1 space-add job\(s\) committed/);
+
+    // space-rm is a job type too: processed through the saga
+    const rmQ = openQueue("space-rm", rootKeyFor(r.root), redis.url);
+    await rmQ.add("space-rm", { root: r.root, name: "gamma" }, { jobId: `space-rm.${rootKeyFor(r.root)}.gamma`, removeOnComplete: true });
+    await rmQ.close();
+    await until("gamma removed", async () => parseJson<StatusReport>(await r.cotal(["status", "--json"])).inventory?.spaces.includes("gamma") === false, 30_000, 250);
+    expect(await w.stop()).toBe(0);
+  });
+
+  it("without Redis, --queue and jobs verbs refuse with a next step; verbs without --queue still work", async () => {
+    const { r } = await setup();
+    const env = { REDIS_URL: "redis://127.0.0.1:1" };
+    const q = await r.cotal(["space", "add", "delta", "--queue"], { env });
+    expect(q.code).toBe(6);
+    expect(q.stderr).toMatch(/cannot reach Redis.*\[redis-unreachable\]/);
+    expect(q.stderr).toMatch(/next: bash infra\/redis.sh start/);
+    expect((await r.cotal(["jobs", "status", "--json"], { env })).code).toBe(6);
+    const direct = await r.cotal(["space", "add", "delta"], { env });
+    expect(direct.code, direct.stderr).toBe(0);
+  });
+});
