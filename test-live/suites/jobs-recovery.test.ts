@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { cotalCliPath, harnessTeardown } from "@cotal/harness";
+import { cotalCliPath, harnessTeardown, type CotalResult } from "@cotal/harness";
 import type { JobsStatusReport } from "@cotal/jobs";
 import { status, type SpaceListReport, type StatusReport } from "@cotal/saga";
 import { reloadCount } from "../fixtures/broker-log.js";
@@ -44,13 +44,14 @@ function worker(r: LiveRoot, redis: LiveRedis, args: string[], env: Record<strin
 }
 
 /** The enqueuing command in the background (wait mode), so the test can act while it follows the jobs. */
-function background(r: LiveRoot, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function background(r: LiveRoot, args: string[], env: Record<string, string>): Promise<CotalResult> {
+  const t0 = performance.now();
   const child = spawn(process.execPath, [cotalCliPath(), ...args], { env: { ...process.env, ...env, COTAL_ROOT: r.root }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s));
   child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
-  return new Promise((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
+  return new Promise((resolve) => child.once("close", (code, signal) => resolve({ code, signal, stdout, stderr, durationMs: performance.now() - t0, timedOut: false })));
 }
 
 /** inventory == disk == running config, nothing pending, no tenant twice. */

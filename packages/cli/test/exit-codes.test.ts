@@ -37,3 +37,14 @@ describe("redaction", () => {
     expect(redact("UABC public keys stay")).toBe("UABC public keys stay");
   });
 });
+
+describe("job-layer exit codes", () => {
+  it("map into the same groups, with 9 for queued work that did not finish", async () => {
+    const { exitCodeForJobs } = await import("../src/exit-codes.js");
+    expect(exitCodeForJobs("invalid-payload")).toBe(EXIT.usage);
+    expect(exitCodeForJobs("timeout")).toBe(EXIT.busy);
+    expect(exitCodeForJobs("redis-unreachable")).toBe(EXIT.broker);
+    expect(exitCodeForJobs("job-failed")).toBe(EXIT.jobs);
+    expect(exitCodeForJobs("job-lost")).toBe(EXIT.jobs);
+  });
+});

@@ -5,6 +5,7 @@ import { mintUserCreds } from "../trust/index.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
+import { assertJournalAllows, readJournal } from "../saga/journal.js";
 import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
 import { resolve } from "node:path";
@@ -57,6 +58,9 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
     throw new SagaError("invalid-argument", "--expires must be a positive duration", { exit: "cotal space creds <space> --expires 24h" });
   }
   const layout = new RootLayout(opts.root);
+  // Minting trust for a tenant mid-removal would hand out creds for a space that is going away.
+  const j = readJournal(layout);
+  if (j?.op === "space-rm") assertJournalAllows(layout, { op: "other", name: "space creds" });
   const broker = loadBrokerTrust(layout);
   const account = loadSpaceAccount(layout, space);
   if (!account) {
