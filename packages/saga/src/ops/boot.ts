@@ -1,6 +1,6 @@
 import { SagaError, isSagaError } from "../errors.js";
 import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
-import { AuthorityStore, type Lease, type VersionedRecord } from "../inventory/authority-store.js";
+import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
 import { accountedNames, seedRecord, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
 import { decideResume } from "../inventory/resume.js";
 import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
@@ -8,7 +8,7 @@ import type { RootLayout } from "../root/layout.js";
 import { commitPending, describePending, rollbackUnpromoted, type CasWrite } from "../saga/finish.js";
 import { digestOfServerConf } from "../saga/digest.js";
 import { leaseKeyFor } from "./session.js";
-import { holderIsDead, selfHolder } from "../saga/lease-holder.js";
+import { withLease } from "../saga/lease-holder.js";
 
 /** What a cold `up` boots, decided from the KV record read through a maintenance broker. */
 export type BootPlan =
@@ -32,18 +32,6 @@ function divergence(disk: string[], record: InventoryRecord): SagaError {
   });
 }
 
-async function acquireLease(store: AuthorityStore, layout: RootLayout, verb: string, waitMs = 30_000): Promise<Lease> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return await store.acquireLease(leaseKeyFor(layout), selfHolder(verb), holderIsDead);
-    } catch (err) {
-      if (!isSagaError(err, "lease-held") || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
-
 /**
  * Reads the inventory with no tenant able to connect (authority-only maintenance broker), resolves
  * what the crash-resume table allows offline, and says what to boot. Disk is authoritative only
@@ -55,10 +43,10 @@ export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => 
   try {
     const store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: "cotal up (maintenance)" });
     try {
-      let base = await store.read();
-      if (!base) return { kind: "seed", spaces: disk };
-      const lease = await acquireLease(store, layout, "cotal up (cold boot)");
-      try {
+      const read = await store.read();
+      if (!read) return { kind: "seed", spaces: disk };
+      return await withLease(store, leaseKeyFor(layout), "cotal up (cold boot)", async (): Promise<BootPlan> => {
+        let base = read;
         if (base.record.pending) {
           const pending = base.record.pending;
           const d = decideResume(base.record, digestOfServerConf(layout));
@@ -90,9 +78,7 @@ export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => 
         const diff = diffLists(disk, r);
         if (diff.diskOnly.length + diff.kvOnly.length > 0) throw divergence(disk, r);
         return { kind: "clean", spaces: r.spaces, base };
-      } finally {
-        await store.releaseLease(lease);
-      }
+      });
     } finally {
       await store.close();
     }
@@ -108,8 +94,7 @@ export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => 
 export async function finishColdBoot(layout: RootLayout, url: string, plan: BootPlan, digest: string): Promise<InventoryRecord> {
   const store = await AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: "cotal up" });
   try {
-    const lease = await acquireLease(store, layout, "cotal up");
-    try {
+    return await withLease(store, leaseKeyFor(layout), "cotal up", async () => {
       if (plan.kind === "seed") {
         const rec = seedRecord(plan.spaces, digest, true);
         try {
@@ -140,9 +125,7 @@ export async function finishColdBoot(layout: RootLayout, url: string, plan: Boot
         base = { record: proven, revision: await cas(proven, base.revision) };
       }
       return (await commitPending(layout, cas, base.record, base.revision, plan.pending)).record;
-    } finally {
-      await store.releaseLease(lease);
-    }
+    });
   } finally {
     await store.close();
   }

@@ -1,4 +1,3 @@
-import { hostname } from "node:os";
 import { rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
@@ -9,7 +8,7 @@ import { certainInventory, loadAuthorityAccount } from "../root/account-store.js
 import { loadBrokerTrust, replaceBrokerTrust } from "../root/broker-store.js";
 import { RootLayout } from "../root/layout.js";
 import { rotateSystemAccount } from "../trust/index.js";
-import { holderIsDead } from "../saga/lease-holder.js";
+import { withLease } from "../saga/lease-holder.js";
 import { writeObserverCreds } from "../saga/materialise.js";
 import { leaseKeyFor } from "./session.js";
 
@@ -42,8 +41,7 @@ export async function rotateSys(opts: { root: string }): Promise<RotateSysResult
     try {
       const store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: "cotal rotate-sys" });
       try {
-        const lease = await store.acquireLease(leaseKeyFor(layout), { pid: process.pid, host: hostname(), verb: "up --rotate-sys" }, holderIsDead);
-        try {
+        return await withLease(store, leaseKeyFor(layout), "up --rotate-sys", async () => {
           const next = rotateSystemAccount(current);
           replaceBrokerTrust(layout, current, next);
           const rotated = loadBrokerTrust(layout);
@@ -59,9 +57,7 @@ export async function rotateSys(opts: { root: string }): Promise<RotateSysResult
             reminted: spaces.map((s) => s.name),
             warning: "full backups taken against the retired system-account chain no longer restore; retired $SYS creds stop connecting once the broker loads the new config",
           };
-        } finally {
-          await store.releaseLease(lease);
-        }
+        });
       } finally {
         await store.close();
       }

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
-import type { LeaseHolder } from "../inventory/authority-store.js";
+import type { AuthorityStore, Lease, LeaseHolder } from "../inventory/authority-store.js";
+import { isSagaError } from "../errors.js";
 import { pidAlive } from "../lock/process-identity.js";
 
 /** This process, as a lease holder an operator can recognise. */
@@ -13,4 +14,27 @@ export function selfHolder(verb: string): LeaseHolder {
  */
 export function holderIsDead(holder: LeaseHolder): boolean {
   return holder.host === hostname() && !pidAlive(holder.pid);
+}
+
+/** Acquires the writer lease, waiting out a live holder up to `waitMs` and taking over a dead one. */
+export async function acquireLeaseWaiting(store: AuthorityStore, key: string, verb: string, waitMs = 30_000): Promise<Lease> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await store.acquireLease(key, selfHolder(verb), holderIsDead);
+    } catch (err) {
+      if (!isSagaError(err, "lease-held") || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/** Runs `fn` holding the writer lease, and releases it however `fn` ends. */
+export async function withLease<T>(store: AuthorityStore, key: string, verb: string, fn: (lease: Lease) => Promise<T>): Promise<T> {
+  const lease = await acquireLeaseWaiting(store, key, verb);
+  try {
+    return await fn(lease);
+  } finally {
+    await store.releaseLease(lease);
+  }
 }

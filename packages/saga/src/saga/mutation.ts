@@ -14,7 +14,7 @@ import type { AccountRecord } from "../root/records.js";
 import { renameDurable, writeDurable, writeFileAtomic } from "../root/secret-files.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
-import { holderIsDead, selfHolder } from "./lease-holder.js";
+import { acquireLeaseWaiting, selfHolder } from "./lease-holder.js";
 import { materialiseAdds, unmaterialiseAdds } from "./materialise.js";
 import { reloadAndProve, type ReloadVerdict } from "./reload.js";
 import { commitPending, describePending, rollbackUnpromoted } from "./finish.js";
@@ -138,16 +138,8 @@ class Mutation {
   }
 
   async acquireLease(): Promise<LeaseKeeper> {
-    const deadline = Date.now() + (this.env.leaseWaitMs ?? 30_000);
-    for (;;) {
-      try {
-        const lease = await this.env.store.acquireLease(this.env.leaseKey, this.holder, holderIsDead);
-        return new LeaseKeeper(this.env.store, lease);
-      } catch (err) {
-        if (!isSagaError(err, "lease-held") || Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
+    const lease = await acquireLeaseWaiting(this.env.store, this.env.leaseKey, this.intent.verb, this.env.leaseWaitMs);
+    return new LeaseKeeper(this.env.store, lease);
   }
 
   renderFor(spaces: readonly string[]): { text: string; digest: string } {

@@ -1,0 +1,168 @@
+/**
+ * `space add` latency at 10 / 100 / 1000 existing tenants, per saga step, in-process (no CLI start-up),
+ * against the bare "render + rename + SIGHUP + proof" baseline at the same tenant count.
+ *
+ *   node packages/bench/dist/add-latency.js [--tenants 10,100,1000] [--runs 20]
+ */
+import { performance } from "node:perf_hooks";
+import {
+  certainInventory,
+  createAccountTrust,
+  loadBrokerTrust,
+  readRuntime,
+  reloadAndProve,
+  renderRoot,
+  spaceAdd,
+  toAccountRecord,
+  writeFileAtomic,
+  type SagaTiming,
+} from "@cotal/saga";
+import { parseArgs } from "./lib/args.js";
+import { runBench } from "./lib/cleanup.js";
+import { names, reloadCount, startCotalRoot, type BenchRoot } from "./lib/cotal-root.js";
+import { writeResult } from "./lib/out.js";
+import { ms, round, summarize, table, type Summary } from "./lib/stats.js";
+
+const args = parseArgs();
+const levels = args.list("tenants", [10, 100, 1000]);
+const runs = args.int("runs", 20);
+
+/** What one in-process `spaceAdd` of one name costs, split by the saga's own onTiming reports. */
+interface AddRun {
+  total: number;
+  /** spaceAdd start → the saga's lease step begins: live session (authority connect), decision read, lock, refusal checks. */
+  pre: number;
+  /** spaceAdd start → release reported: the whole trust change (everything but provisioning). */
+  saga: number;
+  /** release → spaceAdd returns: observer creds, provisionSpace (connect + 1 stream + 2 KV), session close. */
+  provision: number;
+  steps: Partial<Record<SagaTiming, number>>;
+}
+
+const STEP_ORDER: SagaTiming[] = ["read", "lease", "decide", "claim", "materialise", "render-stage", "promote", "reload-proof", "commit", "release"];
+
+async function timedAdd(root: string, name: string): Promise<AddRun> {
+  const events: { step: SagaTiming; ms: number; at: number }[] = [];
+  const t0 = performance.now();
+  const res = await spaceAdd({ root, names: [name], onTiming: (step, d) => events.push({ step, ms: d, at: performance.now() }) });
+  const t1 = performance.now();
+  if (res.outcome !== "committed" || res.provisioned.length !== 1) throw new Error(`space add ${name}: outcome ${res.outcome}, provisioned ${res.provisioned.length}`);
+  const first = events[0];
+  const release = events.find((e) => e.step === "release");
+  if (!first || !release) throw new Error("the saga reported no timings");
+  const steps: Partial<Record<SagaTiming, number>> = {};
+  for (const e of events) steps[e.step] = (steps[e.step] ?? 0) + e.ms;
+  return { total: t1 - t0, pre: first.at - first.ms - t0, saga: release.at - t0, provision: t1 - release.at, steps };
+}
+
+interface BaseRun {
+  total: number;
+  render: number;
+  write: number;
+  reload: number;
+}
+
+/** render (records already in memory, plus one freshly minted account) → writeFileAtomic → SIGHUP → proof line. */
+async function baselineRuns(br: BenchRoot, count: number): Promise<BaseRun[]> {
+  const runtime = readRuntime(br.layout);
+  if (!runtime) throw new Error("no broker runtime");
+  const broker = loadBrokerTrust(br.layout);
+  const records = certainInventory(br.layout);
+  const out: BaseRun[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const extra = toAccountRecord(createAccountTrust(broker.operator, `baseline${i}`, { kind: "space" }));
+      const t0 = performance.now();
+      const rendered = renderRoot(br.layout, [...records, extra]);
+      const t1 = performance.now();
+      writeFileAtomic(br.layout.serverConf, rendered.text);
+      const t2 = performance.now();
+      const v = await reloadAndProve(runtime);
+      const t3 = performance.now();
+      if (v.outcome !== "reloaded") throw new Error(`baseline reload ${v.outcome}`);
+      out.push({ total: t3 - t0, render: t1 - t0, write: t2 - t1, reload: t3 - t2 });
+    }
+  } finally {
+    // Put back the committed config (byte-identical render of the inventory) so the saga finds a clean root.
+    writeFileAtomic(br.layout.serverConf, renderRoot(br.layout).text);
+    const v = await reloadAndProve(runtime);
+    if (v.outcome !== "reloaded") throw new Error(`restoring the committed config: reload ${v.outcome}`);
+  }
+  return out;
+}
+
+const pick = (rs: AddRun[], f: (r: AddRun) => number | undefined): Summary => summarize(rs.map((r) => f(r) ?? 0));
+
+await runBench(async () => {
+  const br = await startCotalRoot("add");
+  let existing = 1; // `default`
+  let seq = 0;
+  const results: Record<string, unknown>[] = [];
+  for (const level of levels) {
+    if (level > existing) {
+      const t0 = performance.now();
+      const fill = names("fill", seq, level - existing);
+      seq += fill.length;
+      await spaceAdd({ root: br.root, names: fill });
+      console.log(`filled to ${level} tenants with one group-commit spaceAdd of ${fill.length} in ${ms(performance.now() - t0)}`);
+      existing = level;
+    }
+    const atStart = existing;
+    await timedAdd(br.root, `warm${String(level).padStart(5, "0")}`); // warm-up (JIT, connections), not counted
+    existing++;
+    const adds: AddRun[] = [];
+    for (let r = 0; r < runs; r++) {
+      adds.push(await timedAdd(br.root, names(`at${level}x`, r, 1)[0] as string));
+      existing++;
+    }
+    const base = await baselineRuns(br, runs);
+
+    const stepRows = STEP_ORDER.filter((s) => adds.some((a) => a.steps[s] !== undefined)).map((s) => [s, pick(adds, (a) => a.steps[s])] as const);
+    const sagaS = pick(adds, (a) => a.saga);
+    const baseS = summarize(base.map((b) => b.total));
+    const overhead = round(sagaS.median - baseS.median);
+    const ratio = round(sagaS.median / baseS.median, 3);
+    const row = {
+      tenants: atStart,
+      tenantsAtEnd: existing,
+      runs,
+      total: pick(adds, (a) => a.total),
+      pre: pick(adds, (a) => a.pre),
+      steps: Object.fromEntries(stepRows),
+      saga: sagaS,
+      provision: pick(adds, (a) => a.provision),
+      baseline: { total: baseS, render: summarize(base.map((b) => b.render)), write: summarize(base.map((b) => b.write)), reload: summarize(base.map((b) => b.reload)) },
+      overheadMs: overhead,
+      ratio,
+    };
+    results.push(row);
+    console.log(`\nspace add at ${atStart} existing tenants (${runs} runs, in-process; tenants grow to ${existing} during the runs)`);
+    console.log(
+      table(
+        ["phase", "median", "p90", "min", "max"],
+        [
+          ["session+read+lock (pre)", ms(row.pre.median), ms(row.pre.p90), ms(row.pre.min), ms(row.pre.max)],
+          ...stepRows.map(([s, v]) => [s, ms(v.median), ms(v.p90), ms(v.min), ms(v.max)]),
+          ["= saga (start → release)", ms(sagaS.median), ms(sagaS.p90), ms(sagaS.min), ms(sagaS.max)],
+          ["provisioning (+creds, close)", ms(row.provision.median), ms(row.provision.p90), ms(row.provision.min), ms(row.provision.max)],
+          ["= total spaceAdd", ms(row.total.median), ms(row.total.p90), ms(row.total.min), ms(row.total.max)],
+          ["baseline render", ms(row.baseline.render.median), ms(row.baseline.render.p90), ms(row.baseline.render.min), ms(row.baseline.render.max)],
+          ["baseline write+rename", ms(row.baseline.write.median), ms(row.baseline.write.p90), ms(row.baseline.write.min), ms(row.baseline.write.max)],
+          ["baseline SIGHUP+proof", ms(row.baseline.reload.median), ms(row.baseline.reload.p90), ms(row.baseline.reload.min), ms(row.baseline.reload.max)],
+          ["= baseline", ms(baseS.median), ms(baseS.p90), ms(baseS.min), ms(baseS.max)],
+        ],
+      ),
+    );
+    console.log(`saga overhead over the bare baseline: ${ms(overhead)} (×${ratio})`);
+  }
+
+  const first = results.find((r) => r.tenants === 10) as { overheadMs: number } | undefined;
+  const last = results.find((r) => r.tenants === 1000) as { ratio: number } | undefined;
+  const targets = {
+    overheadAt10: first ? { target: "≤ 15 ms", value: first.overheadMs, met: first.overheadMs <= 15 } : "not measured",
+    ratioAt1000: last ? { target: "≤ 1.3×", value: last.ratio, met: last.ratio <= 1.3 } : "not measured",
+  };
+  console.log(`\ntargets: ${JSON.stringify(targets)}`);
+  console.log(`reloads in the root's log: ${reloadCount(br.layout)}`);
+  console.log(`wrote ${writeResult("add-latency", { levels, runs, results, targets })}`);
+});
