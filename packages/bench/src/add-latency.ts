@@ -37,6 +37,8 @@ interface AddRun {
   /** release → spaceAdd returns: observer creds, provisionSpace (connect + 1 stream + 2 KV), session close. */
   provision: number;
   steps: Partial<Record<SagaTiming, number>>;
+  /** Time between one reported step's end and the next one's start, keyed "after-<step>" (work the saga does not time). */
+  gaps: Record<string, number>;
 }
 
 const STEP_ORDER: SagaTiming[] = ["read", "lease", "decide", "claim", "materialise", "render-stage", "promote", "reload-proof", "commit", "release"];
@@ -51,8 +53,13 @@ async function timedAdd(root: string, name: string): Promise<AddRun> {
   const release = events.find((e) => e.step === "release");
   if (!first || !release) throw new Error("the saga reported no timings");
   const steps: Partial<Record<SagaTiming, number>> = {};
-  for (const e of events) steps[e.step] = (steps[e.step] ?? 0) + e.ms;
-  return { total: t1 - t0, pre: first.at - first.ms - t0, saga: release.at - t0, provision: t1 - release.at, steps };
+  const gaps: Record<string, number> = {};
+  events.forEach((e, i) => {
+    steps[e.step] = (steps[e.step] ?? 0) + e.ms;
+    const prev = events[i - 1];
+    if (prev) gaps[`after-${prev.step}`] = (gaps[`after-${prev.step}`] ?? 0) + Math.max(0, e.at - e.ms - prev.at);
+  });
+  return { total: t1 - t0, pre: first.at - first.ms - t0, saga: release.at - t0, provision: t1 - release.at, steps, gaps };
 }
 
 interface BaseRun {
@@ -118,6 +125,8 @@ await runBench(async () => {
     const base = await baselineRuns(br, runs);
 
     const stepRows = STEP_ORDER.filter((s) => adds.some((a) => a.steps[s] !== undefined)).map((s) => [s, pick(adds, (a) => a.steps[s])] as const);
+    const gapKeys = [...new Set(adds.flatMap((a) => Object.keys(a.gaps)))];
+    const gapRows = gapKeys.map((k) => [k, pick(adds, (a) => a.gaps[k])] as const).filter(([, v]) => v.max >= 1);
     const sagaS = pick(adds, (a) => a.saga);
     const baseS = summarize(base.map((b) => b.total));
     const overhead = round(sagaS.median - baseS.median);
@@ -129,6 +138,7 @@ await runBench(async () => {
       total: pick(adds, (a) => a.total),
       pre: pick(adds, (a) => a.pre),
       steps: Object.fromEntries(stepRows),
+      untimed: Object.fromEntries(gapRows),
       saga: sagaS,
       provision: pick(adds, (a) => a.provision),
       baseline: { total: baseS, render: summarize(base.map((b) => b.render)), write: summarize(base.map((b) => b.write)), reload: summarize(base.map((b) => b.reload)) },
@@ -143,6 +153,7 @@ await runBench(async () => {
         [
           ["session+read+lock (pre)", ms(row.pre.median), ms(row.pre.p90), ms(row.pre.min), ms(row.pre.max)],
           ...stepRows.map(([s, v]) => [s, ms(v.median), ms(v.p90), ms(v.min), ms(v.max)]),
+          ...gapRows.map(([s, v]) => [`(untimed ${s})`, ms(v.median), ms(v.p90), ms(v.min), ms(v.max)]),
           ["= saga (start → release)", ms(sagaS.median), ms(sagaS.p90), ms(sagaS.min), ms(sagaS.max)],
           ["provisioning (+creds, close)", ms(row.provision.median), ms(row.provision.p90), ms(row.provision.min), ms(row.provision.max)],
           ["= total spaceAdd", ms(row.total.median), ms(row.total.p90), ms(row.total.min), ms(row.total.max)],
