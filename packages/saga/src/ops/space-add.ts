@@ -10,6 +10,22 @@ import { assertJournalAllows } from "../saga/journal.js";
 import { decisionRead, runMutation, type MutationResult } from "../saga/mutation.js";
 import { openLiveSession, type SessionHooks } from "./session.js";
 
+const PROVISION_CONCURRENCY = 16;
+
+/** Runs `fn` over `items` with at most `limit` in flight; results keep the input order. */
+export async function mapPool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return out;
+}
+
 export interface SpaceAddOptions extends SessionHooks {
   root: string;
   names: string[];
@@ -52,13 +68,14 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
       for (const n of names) existingSpaceRecord(layout, broker, n); // foreign operator refuses before any write
       assertCanMintSysCreds(broker);
       const result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add" }, decided);
-      const provisioned: ProvisionResult[] = [];
-      for (const n of names) {
+      // Each space is its own account, so provisioning is independent: a bounded pool keeps a
+      // 1000-space batch from paying 1000 sequential connect + create round trips.
+      const provisioned = await mapPool(names, PROVISION_CONCURRENCY, async (n) => {
         const rec = loadSpaceAccount(layout, n);
-        if (!rec) continue;
+        if (!rec) return undefined;
         writeObserverCreds(layout, broker, n);
-        provisioned.push(await provisionSpace(session.runtime.url, rec));
-      }
+        return provisionSpace(session.runtime.url, rec);
+      }).then((rs) => rs.filter((x): x is ProvisionResult => x !== undefined));
       return { ...result, requested: names, provisioned };
     } finally {
       releaseMaintenanceLock(lock);
