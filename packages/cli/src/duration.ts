@@ -1,4 +1,4 @@
-import { UsageError } from "./output.js";
+import { UsageError } from "./errors.js";
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
 

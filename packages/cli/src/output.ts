@@ -1,3 +1,4 @@
+import { CliError } from "./errors.js";
 import { isJobsError } from "@cotal/jobs/errors";
 import { isSagaError } from "@cotal/saga";
 import { EXIT, exitCodeFor, exitCodeForJobs, type ExitCode } from "./exit-codes.js";
@@ -20,12 +21,6 @@ export function json(value: unknown): void {
   out(JSON.stringify(value, null, 2));
 }
 
-export class UsageError extends Error {
-  readonly code = "usage";
-  constructor(message: string, readonly exit?: string) {
-    super(message);
-  }
-}
 
 /** The one place errors become output and exit codes; every refusal names what to run next. */
 export function report(error: unknown, asJson: boolean): ExitCode {
@@ -38,7 +33,7 @@ export function report(error: unknown, asJson: boolean): ExitCode {
     }
     return code;
   }
-  if (error instanceof UsageError) {
+  if (error instanceof CliError) {
     if (asJson) json({ error: { code: "usage", message: error.message, exit: error.exit ?? "cotal --help" } });
     else {
       err(`cotal: ${error.message} [usage]`);

@@ -8,7 +8,8 @@ import { registerStatus } from "./commands/status.js";
 import { registerUp } from "./commands/up.js";
 import { registerWorker } from "./commands/worker.js";
 import { EXIT } from "./exit-codes.js";
-import { report, UsageError } from "./output.js";
+import { report } from "./output.js";
+import { UsageError } from "./errors.js";
 
 export function buildProgram(): Command {
   const program = new Command("cotal")

@@ -3,7 +3,8 @@ import { isSagaError, reconcile, type ReconcilePlan, type ReconcileReport } from
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { exitCodeFor } from "../exit-codes.js";
-import { err, json, out, UsageError } from "../output.js";
+import { err, json, out } from "../output.js";
+import { UsageError } from "../errors.js";
 
 function printReport(r: ReconcileReport): void {
   out(`disk (${r.disk.spaces.length}): ${r.disk.spaces.join(", ") || "(none)"}`);

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
-import { err, UsageError } from "../output.js";
+import { err } from "../output.js";
+import { UsageError } from "../errors.js";
 
 function count(flag: string, min: number) {
   return (v: string): number => {

@@ -1,0 +1,21 @@
+/** The CLI's own refusals (argument parsing); everything else arrives typed from saga or jobs. */
+export type CliErrorCode = "usage";
+
+export class CliError extends Error {
+  override readonly name = "CliError";
+  constructor(
+    readonly code: CliErrorCode,
+    message: string,
+    /** The command to run next, printed as the refusal's `next:` line. */
+    readonly exit?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A malformed command line: nothing was read or written. */
+export class UsageError extends CliError {
+  constructor(message: string, exit?: string) {
+    super("usage", message, exit);
+  }
+}
