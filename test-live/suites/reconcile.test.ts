@@ -1,6 +1,6 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { harnessTeardown } from "@cotal/harness";
+import { harnessTeardown, spawnCotal } from "@cotal/harness";
 import { createAccountTrust, decodeJwt, loadBrokerTrust, parseCreds, saveSpaceAccount, toAccountRecord, type ReconcileReport, type StatusReport, type UpResult } from "@cotal/saga";
 import { liveRoot, parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
 import { connectCreds, refusal } from "../fixtures/nats.js";
@@ -123,6 +123,34 @@ describe("cotal broker reconcile (001 §7)", () => {
     expect((await r.cotal(["space", "add", "ghost"])).code).toBe(0);
     expect(await connects(up.url, ghostCreds)).toBe(true);
     expect((await statusOf(r)).inventory?.excluded ?? []).toEqual([]);
+  });
+
+  it("a record that moved between print and claim makes it refuse and print the new state", async () => {
+    const { r } = await upRoot();
+    handAddRecord(r, "late");
+    const child = spawnCotal(["broker", "reconcile", "--adopt-disk", "--yes"], { root: r.root, env: { COTAL_FAILPOINT: "after-read:sleep:3000" } });
+    let out = "";
+    let errText = "";
+    child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr?.on("data", (d: Buffer) => (errText += d.toString()));
+    const exited = new Promise<number | null>((res) => child.on("exit", (c) => res(c)));
+    const deadline = Date.now() + 15_000;
+    while (!out.includes("will ADMIT") && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    await new Promise((res) => setTimeout(res, 300)); // it has read the record and sleeps at after-read
+    // Another host's writer moves the record: the per-host lock is advisory, so step around it and put it back.
+    const lockBytes = readFileSync(r.layout.lockFile);
+    rmSync(r.layout.lockFile);
+    const add = await r.cotal(["space", "add", "gamma"]);
+    writeFileSync(r.layout.lockFile, lockBytes, { mode: 0o600 });
+    expect(add.code, add.stderr).toBe(0);
+    expect(await exited).toBe(4);
+    expect(errText).toMatch(/\[conflict\]/);
+    expect(errText).toMatch(/moved since it was printed/);
+    expect(out.match(/^disk \(/gm)?.length).toBe(2); // printed again
+    expect(out).toMatch(/kv {3}\(2\): alpha, gamma/);
+    const st = await statusOf(r);
+    expect(st.inventory?.spaces).toEqual(["alpha", "gamma"]); // nothing of the stale decision landed
+    expect(st.inventory?.pending).toBeNull();
   });
 
   it("a corrupt record makes reconcile refuse before offering any resolution", async () => {

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { SagaError } from "../errors.js";
+import { SagaError, isSagaError } from "../errors.js";
 import { startMaintenanceBroker, type MaintenanceBroker } from "../broker/maintenance-broker.js";
 import { brokerState } from "../broker/runtime.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
@@ -94,8 +94,6 @@ export async function reconcile(opts: ReconcileOptions): Promise<ReconcileResult
   let mb: MaintenanceBroker | undefined;
   let store: AuthorityStore | undefined;
   try {
-    const inv = accountInventory(layout);
-    const disk = inv.spaces.map((s) => s.name);
     const st = brokerState(layout);
     let url: string;
     if (st.running) url = st.runtime.url;
@@ -104,30 +102,14 @@ export async function reconcile(opts: ReconcileOptions): Promise<ReconcileResult
       url = mb.url;
     }
     store = await AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: "cotal broker reconcile" });
-    const vr = await store.read();
-    const kv = vr ? { ...vr.record, revision: vr.revision } : null;
-    const conf = readTextIfExists(layout.serverConf) ?? "";
-    const preloaded = new Set(preloadedAccounts(conf));
-    const diff = kv ? diffLists(disk, kv) : { diskOnly: disk, kvOnly: [] };
-    const digest = digestOfServerConf(layout);
-    const derived = deriveState({
-      exists: true,
-      corrupt: inv.corrupt.length,
-      running: st.running,
-      ...(kv ? { record: kv } : {}),
-      diskNames: disk,
-      preloadedNames: inv.spaces.filter((s) => preloaded.has(s.publicKey)).map((s) => s.name),
-      unknownPreloads: 0,
-      ...(digest ? { serverConfDigest: digest } : {}),
-    });
-    const report: ReconcileReport = { root: layout.root, brokerRunning: st.running, disk: { spaces: disk, corrupt: inv.corrupt }, kv, ...diff, state: derived.state, why: derived.why };
+    const { report, inv, disk, kv, diff, digest } = await readReport(layout, store, st.running);
 
     // §7.6: an unreadable record makes every resolution a guess; refuse before offering one.
     if (inv.corrupt.length > 0) {
       opts.onReport(report);
       throw corruptError(inv.corrupt);
     }
-    if (!vr || !kv) {
+    if (!kv) {
       opts.onReport(report);
       throw new SagaError("inventory-unreachable", "the broker has no inventory record yet, so there is nothing to reconcile against", { exit: "cotal up --detach   # seeds the record from disk" });
     }
@@ -173,13 +155,49 @@ export async function reconcile(opts: ReconcileOptions): Promise<ReconcileResult
       leaseKey: leaseKeyFor(layout),
       ...(opts.onNotice ? { onNotice: opts.onNotice } : {}),
     };
-    const saga = await runMutation(env, { op: "reconcile", adds: [], removes: [], target: plan.target, excluded: plan.excluded, expectRevision: kv.revision, verb: `broker reconcile --adopt-${opts.direction}` });
+    let saga: MutationResult;
+    try {
+      saga = await runMutation(env, { op: "reconcile", adds: [], removes: [], target: plan.target, excluded: plan.excluded, expectRevision: kv.revision, verb: `broker reconcile --adopt-${opts.direction}` });
+    } catch (err) {
+      if (!isSagaError(err, "conflict")) throw err;
+      // §7.5: the decision was made against a state that no longer holds; show the new one and stop.
+      const again = await readReport(layout, store, st.running);
+      opts.onReport(again.report);
+      throw new SagaError("conflict", `the inventory moved since it was printed (revision ${kv.revision} → ${again.kv?.revision ?? "none"}); nothing was changed, and the new state is printed above`, {
+        exit: `cotal broker reconcile --adopt-${opts.direction}   # decide again against the new state`,
+        cause: err,
+      });
+    }
     return { report, outcome: saga.outcome === "committed" ? "reconciled" : saga.outcome, saga };
   } finally {
     await store?.close().catch(() => undefined);
     await mb?.stop();
     releaseMaintenanceLock(lock);
   }
+}
+
+/** Disk list, KV list, diffs and derived state, read fresh (printed before and after any decision). */
+async function readReport(layout: RootLayout, store: AuthorityStore, running: boolean) {
+  const inv = accountInventory(layout);
+  const disk = inv.spaces.map((s) => s.name);
+  const vr = await store.read();
+  const kv = vr ? { ...vr.record, revision: vr.revision } : null;
+  const conf = readTextIfExists(layout.serverConf) ?? "";
+  const preloaded = new Set(preloadedAccounts(conf));
+  const diff = kv ? diffLists(disk, kv) : { diskOnly: disk, kvOnly: [] };
+  const digest = digestOfServerConf(layout);
+  const derived = deriveState({
+    exists: true,
+    corrupt: inv.corrupt.length,
+    running,
+    ...(kv ? { record: kv } : {}),
+    diskNames: disk,
+    preloadedNames: inv.spaces.filter((s) => preloaded.has(s.publicKey)).map((s) => s.name),
+    unknownPreloads: 0,
+    ...(digest ? { serverConfDigest: digest } : {}),
+  });
+  const report: ReconcileReport = { root: layout.root, brokerRunning: running, disk: { spaces: disk, corrupt: inv.corrupt }, kv, ...diff, state: derived.state, why: derived.why };
+  return { report, inv, disk, kv, diff, digest };
 }
 
 export function radius(plan: ReconcilePlan): string {
