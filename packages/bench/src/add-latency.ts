@@ -76,6 +76,7 @@ async function baselineRuns(br: BenchRoot, count: number): Promise<BaseRun[]> {
   const broker = loadBrokerTrust(br.layout);
   const records = certainInventory(br.layout);
   const out: BaseRun[] = [];
+  let failure: unknown;
   try {
     for (let i = 0; i < count; i++) {
       const extra = toAccountRecord(createAccountTrust(broker.operator, `baseline${i}`, { kind: "space" }));
@@ -89,12 +90,14 @@ async function baselineRuns(br: BenchRoot, count: number): Promise<BaseRun[]> {
       if (v.outcome !== "reloaded") throw new Error(`baseline reload ${v.outcome}`);
       out.push({ total: t3 - t0, render: t1 - t0, write: t2 - t1, reload: t3 - t2 });
     }
-  } finally {
-    // Put back the committed config (byte-identical render of the inventory) so the saga finds a clean root.
-    writeFileAtomic(br.layout.serverConf, renderRoot(br.layout).text);
-    const v = await reloadAndProve(runtime);
-    if (v.outcome !== "reloaded") throw new Error(`restoring the committed config: reload ${v.outcome}`);
+  } catch (err) {
+    failure = err;
   }
+  // Put back the committed config (byte-identical render of the inventory) so the saga finds a clean root.
+  writeFileAtomic(br.layout.serverConf, renderRoot(br.layout).text);
+  const v = await reloadAndProve(runtime);
+  if (failure !== undefined) throw failure;
+  if (v.outcome !== "reloaded") throw new Error(`restoring the committed config: reload ${v.outcome}`);
   return out;
 }
 

@@ -14,3 +14,5 @@ export * from "./service.js";
 export * from "./enqueue.js";
 export * from "./track.js";
 export * from "./status.js";
+export * from "./schedule.js";
+export * from "./backup-run.js";

@@ -5,6 +5,7 @@ import { UnrecoverableError, Worker, type Job } from "bullmq";
 import type { WorkerConfig } from "./config.js";
 import { connectionOptions, probeRedis } from "./connection.js";
 import { toJobFailure } from "./failures.js";
+import { runScheduledBackup, type ScheduledBackupResult } from "./backup-run.js";
 import { GroupCommit } from "./group-commit.js";
 import { serveHealth } from "./http.js";
 import { WorkerMetrics } from "./metrics.js";
@@ -75,6 +76,7 @@ export class CotalWorker {
     const w = new CotalWorker(opts, rootKeyFor(opts.root));
     w.consume("space-add", opts.concurrency, (job) => w.processAdd(job));
     w.consume("space-rm", 1, (job) => w.processRm(job));
+    w.consume("space-backup", 1, (job) => w.processBackup(job));
     if (opts.http) {
       const { server, url } = await serveHealth(w, opts.http);
       w.http = server;
@@ -150,6 +152,16 @@ export class CotalWorker {
         this.metrics.reloads.inc({}, r.saga.reloads);
       }
       return { space: r.space, outcome: r.outcome, generation: r.saga?.generation ?? null };
+    } catch (err) {
+      throw err instanceof UnrecoverableError ? err : toJobFailure(err);
+    }
+  }
+
+  private async processBackup(job: Job): Promise<ScheduledBackupResult> {
+    try {
+      const p = parsePayload("space-backup", job.data);
+      this.checkRoot(p.root);
+      return await runScheduledBackup(p, this.opts.log);
     } catch (err) {
       throw err instanceof UnrecoverableError ? err : toJobFailure(err);
     }

@@ -2,6 +2,7 @@ import { cleanRestoreAttempt, spaceBackup, spaceRestore, type MaintenanceProgres
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { json, out } from "../output.js";
+import { UsageError } from "../errors.js";
 
 /** A one-line bar on stderr when it is a TTY (and not --json); silent otherwise, so logs stay clean. */
 function progressBar(enabled: boolean): { update: (p: MaintenanceProgress) => void; done: () => void } {
@@ -31,14 +32,30 @@ function group(program: Command, name: string, description: string): Command {
   return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
 }
 
+/** `--every … --queue`: upsert one job scheduler; the workers run each backup (cut, back up, resume, prune). */
+async function scheduleBackupCommand(root: string, space: string, flags: { out: string; every?: string; keep?: string; queue?: boolean; json?: boolean }): Promise<void> {
+  if (!flags.queue || !flags.every) throw new UsageError("a scheduled backup needs both --every and --queue", `cotal space backup ${space} --out <dir> --every 1d --keep 7 --queue`);
+  const keep = flags.keep === undefined ? 7 : Number(flags.keep);
+  if (!Number.isInteger(keep) || keep < 1) throw new UsageError(`--keep takes a whole number >= 1, got ${JSON.stringify(flags.keep)}`, "--keep 7");
+  const { scheduleBackup, redisUrlFrom } = await import("@cotal/jobs");
+  const r = await scheduleBackup({ root, space, out: flags.out, every: flags.every, keep, redisUrl: redisUrlFrom(process.env) });
+  if (flags.json) return json(r);
+  out(`cotal: scheduled backups of ${space} (${"pattern" in r.repeat ? `cron ${r.repeat.pattern}` : `every ${r.repeat.every / 1000}s`}) into ${flags.out}, keeping ${keep}; scheduler ${r.schedulerId}${r.next ? `, next run ${r.next}` : ""}`);
+  out("  next: cotal worker   # a worker on this host runs them; `cotal jobs status` shows them");
+}
+
 export function registerBackup(program: Command): void {
   const space = group(program, "space", "per-space lifecycle verbs");
   space
     .command("backup <name>")
     .description("offline per-space backup after `cotal down --preserve-state`: native stream snapshots, manifest.json written last")
-    .requiredOption("--out <dir>", "artifact directory to create (must not exist)")
+    .requiredOption("--out <dir>", "artifact directory to create (must not exist); with --queue, the directory dated artifacts go in")
+    .option("--every <cron|duration>", "with --queue: a cron pattern (\"0 3 * * *\") or a duration (6h, 1d)")
+    .option("--keep <n>", "with --queue: complete artifacts to keep (default 7)")
+    .option("--queue", "schedule it as a BullMQ job scheduler instead of running it now")
     .option("--json", "print the result as JSON")
-    .action(async (name: string, flags: { out: string; json?: boolean }, cmd: Command) => {
+    .action(async (name: string, flags: { out: string; every?: string; keep?: string; queue?: boolean; json?: boolean }, cmd: Command) => {
+      if (flags.queue || flags.every || flags.keep) return scheduleBackupCommand(rootOf(cmd), name, flags);
       const bar = progressBar(!flags.json);
       const t0 = Date.now();
       try {

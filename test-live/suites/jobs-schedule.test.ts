@@ -1,0 +1,64 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { harnessTeardown, tempRoot } from "@cotal/harness";
+import { completeArtifacts } from "@cotal/jobs";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { startRedis, startWorker, until, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
+import { connectCreds } from "../fixtures/nats.js";
+import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
+
+const cleanups: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c().catch(() => undefined);
+  await disposeLiveRoots();
+});
+afterAll(harnessTeardown);
+
+describe("scheduled per-space backups (BullMQ job scheduler)", () => {
+  it("run on their cadence through a worker, keep only K dated artifacts, and leave the broker serving", async () => {
+    const { r, up } = await upRoot();
+    const alpha = await credsText(r, "alpha");
+    const nc = await connectCreds(up.url, alpha);
+    await (await jetstreamManager(nc)).jetstream().publish("cotal.alpha.events.hello", "before the backups");
+    await nc.close();
+
+    const redis: LiveRedis = await startRedis();
+    cleanups.push(() => redis.stop());
+    const out = await tempRoot("cotal-scheduled-");
+    cleanups.push(() => out.cleanup());
+    const env = { REDIS_URL: redis.url };
+    const schedule = ["space", "backup", "alpha", "--out", out.path, "--every", "3s", "--keep", "2", "--queue"];
+    const first = await r.cotal(schedule, { env });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toMatch(/scheduled backups of alpha \(every 3s\)/);
+    const again = await r.cotal(schedule, { env }); // upsert: the same scheduler, not a second one
+    expect(again.code, again.stderr).toBe(0);
+    expect(await redis.cli("--scan", "--pattern", "cotal:space-backup.*:repeat:*")).not.toBe("");
+
+    const w: LiveWorker = startWorker("cli", { root: r.root, redisUrl: redis.url });
+    cleanups.push(() => w.stop());
+    await w.ready();
+    const runs = () => (w.log().match(/backup of alpha: broker resumed/g) ?? []).length;
+    await until("three scheduled runs", async () => runs() >= 3 || undefined, 90_000, 250);
+    expect(await w.stop()).toBe(0);
+
+    const kept = completeArtifacts(out.path, "alpha");
+    expect(kept.length).toBe(2); // K, although at least three ran
+    expect(runs()).toBeGreaterThanOrEqual(3);
+    expect([...kept].sort()).toEqual(kept);
+    const st = await statusOf(r);
+    expect(st.broker.running).toBe(true);
+    expect(st.state).toBe("clean");
+    expect(st.journal).toBeNull();
+    expect(await connects(up.url, alpha)).toBe(true);
+  });
+
+  it("refuses a schedule without --queue, or with a cadence that is neither cron nor a duration", async () => {
+    const { r } = await upRoot();
+    const noQueue = await r.cotal(["space", "backup", "alpha", "--out", "/tmp/x", "--every", "1d"]);
+    expect(noQueue.code).toBe(2);
+    expect(noQueue.stderr).toMatch(/--every and --queue/);
+    const bad = await r.cotal(["space", "backup", "alpha", "--out", "/tmp/x", "--every", "often", "--queue"], { env: { REDIS_URL: "redis://127.0.0.1:1" } });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/neither a duration/);
+  });
+});
