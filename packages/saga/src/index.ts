@@ -40,6 +40,7 @@ export * from "./ops/space-add.js";
 export * from "./ops/space-rm.js";
 export * from "./ops/space-list.js";
 export * from "./broker/maintenance-broker.js";
+export * from "./broker/private-broker.js";
 export * from "./provision/teardown-space.js";
 export * from "./ops/reconcile.js";
 export * from "./ops/rotate-sys.js";

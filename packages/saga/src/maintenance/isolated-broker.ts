@@ -1,91 +1,14 @@
-import { spawn } from "node:child_process";
-import { closeSync, openSync, rmSync } from "node:fs";
-import { hostname } from "node:os";
-import { createServer } from "node:net";
-import { join } from "node:path";
-import { SagaError } from "../errors.js";
-import { natsServerBinary } from "../broker/binary.js";
-import { SERVER_READY, logOffset, readLogSince, tail, watchLog } from "../broker/log-proof.js";
-import { ownerOf } from "../broker/runtime.js";
-import { pidAlive, type ProcessOwner } from "../lock/process-identity.js";
-import { loadAuthorityAccount } from "../root/account-store.js";
-import { loadBrokerTrust } from "../root/broker-store.js";
+import type { ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
-import { serverConfig } from "../render/server-config.js";
+import { startPrivateBroker, type PrivateBroker } from "../broker/private-broker.js";
 
-export interface IsolatedBroker {
-  url: string;
-  owner: ProcessOwner;
-  stop(): Promise<void>;
-}
-
-async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
-}
+export type IsolatedBroker = PrivateBroker;
 
 /**
- * A private nats-server on `storeDir` (a clone, or the real store under a ready cut) at a random
- * loopback port, preloading only $SYS, the authority account and ONE space: no other tenant's
- * account is loaded, so its streams are never opened. Never the root's real port. The child is
- * SIGKILLed if this process exits without stopping it; `onSpawn` journals its pid for crash recovery.
+ * A private broker on `storeDir` (a clone, or the real store under a ready cut) preloading ONE space:
+ * no other tenant's account is loaded, so its streams are never opened. `onSpawn` journals its pid.
  */
-export async function startIsolatedBroker(layout: RootLayout, opts: { storeDir: string; workDir: string; space: AccountRecord; label: string; onSpawn?: (owner: ProcessOwner) => void }): Promise<IsolatedBroker> {
-  const port = await freeLoopbackPort();
-  ensureSecretDir(opts.workDir);
-  const confPath = join(opts.workDir, `${opts.label}.conf`);
-  const logFile = join(opts.workDir, `${opts.label}.log`);
-  writeFileAtomic(confPath, serverConfig(loadBrokerTrust(layout), [opts.space], {
-    host: "127.0.0.1",
-    port,
-    serverName: `cotal-${opts.label}-${process.pid}`,
-    storeDir: opts.storeDir,
-    authority: loadAuthorityAccount(layout),
-    logFile,
-  }));
-  const offset = logOffset(logFile);
-  const umask = process.umask(0o077);
-  const stdio = openSync(join(opts.workDir, `${opts.label}.stdio.log`), "a", 0o600);
-  let child;
-  try {
-    child = spawn(natsServerBinary(), ["-c", confPath], { stdio: ["ignore", stdio, stdio] });
-  } finally {
-    process.umask(umask);
-    closeSync(stdio);
-  }
-  let exited = false;
-  child.once("exit", () => {
-    exited = true;
-  });
-  const reap = (): void => {
-    if (!exited) child.kill("SIGKILL");
-  };
-  process.once("exit", reap);
-  const pid = child.pid;
-  if (pid !== undefined) opts.onSpawn?.(ownerOf(pid, hostname()));
-  const stop = async (): Promise<void> => {
-    if (pid !== undefined && !exited) {
-      child.kill("SIGTERM");
-      const deadline = Date.now() + 10_000;
-      while (!exited && pidAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      if (!exited) child.kill("SIGKILL");
-      while (!exited) await new Promise((r) => setTimeout(r, 10));
-    }
-    process.removeListener("exit", reap);
-    rmSync(confPath, { force: true });
-  };
-  const ready = await watchLog(logFile, offset, { ready: SERVER_READY }, { timeoutMs: 20_000, abort: () => exited });
-  if (!ready || pid === undefined) {
-    await stop();
-    throw new SagaError("broker-start-failed", `the isolated broker (${opts.label}) on ${opts.storeDir} did not start:\n${tail(readLogSince(logFile, offset))}`, { exit: `read ${logFile}` });
-  }
-  return { url: `nats://127.0.0.1:${port}`, owner: ownerOf(pid, hostname()), stop };
+export function startIsolatedBroker(layout: RootLayout, opts: { storeDir: string; workDir: string; space: AccountRecord; label: string; onSpawn?: (owner: ProcessOwner) => void }): Promise<IsolatedBroker> {
+  return startPrivateBroker(layout, { storeDir: opts.storeDir, workDir: opts.workDir, spaces: [opts.space], label: opts.label, ...(opts.onSpawn ? { onSpawn: opts.onSpawn } : {}) });
 }
