@@ -52,6 +52,43 @@ describe("scheduled per-space backups (BullMQ job scheduler)", () => {
     expect(await connects(up.url, alpha)).toBe(true);
   });
 
+  it("space rm and space restore run through a worker too (the restore cuts, restores and resumes)", async () => {
+    const { r, up } = await upRoot();
+    expect((await r.cotal(["space", "add", "beta", "gamma"])).code).toBe(0);
+    const nc = await connectCreds(up.url, await credsText(r, "beta"));
+    await (await jetstreamManager(nc)).jetstream().publish("cotal.beta.events.kept", "survives the round trip");
+    await nc.close();
+    const art = await tempRoot("cotal-queued-restore-");
+    cleanups.push(() => art.cleanup());
+    expect((await r.cotal(["down", "--preserve-state"])).code).toBe(0);
+    const backup = await r.cotal(["space", "backup", "beta", "--out", `${art.path}/beta`]);
+    expect(backup.code, backup.stderr).toBe(0);
+    expect((await r.cotal(["up", "--detach"])).code).toBe(0);
+
+    const redis: LiveRedis = await startRedis();
+    cleanups.push(() => redis.stop());
+    const w: LiveWorker = startWorker("cli", { root: r.root, redisUrl: redis.url });
+    cleanups.push(() => w.stop());
+    await w.ready();
+    const env = { REDIS_URL: redis.url };
+    const rmGamma = await r.cotal(["space", "rm", "gamma", "--queue"], { env });
+    expect(rmGamma.code, rmGamma.stderr).toBe(0);
+    expect((await statusOf(r)).inventory?.spaces).toEqual(["alpha", "beta"]);
+
+    // beta goes away and comes back as a new account; its data only returns through a restore
+    expect((await r.cotal(["space", "rm", "beta"])).code).toBe(0);
+    expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+    const restore = await r.cotal(["space", "restore", "beta", "--from", `${art.path}/beta`, "--rebind-account", "--queue"], { env, timeoutMs: 120_000 });
+    expect(restore.code, restore.stderr).toBe(0);
+    const st = await statusOf(r);
+    expect(st.broker.running).toBe(true);
+    expect(st.journal).toBeNull();
+    const nc2 = await connectCreds(up.url, await credsText(r, "beta", "after"));
+    const msg = await (await jetstreamManager(nc2)).streams.getMessage("cotal_events_beta", { last_by_subj: "cotal.beta.events.kept" });
+    expect(msg?.string()).toBe("survives the round trip");
+    await nc2.close();
+  });
+
   it("refuses a schedule without --queue, or with a cadence that is neither cron nor a duration", async () => {
     const { r } = await upRoot();
     const noQueue = await r.cotal(["space", "backup", "alpha", "--out", "/tmp/x", "--every", "1d"]);

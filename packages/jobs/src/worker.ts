@@ -5,7 +5,7 @@ import { UnrecoverableError, Worker, type Job } from "bullmq";
 import type { WorkerConfig } from "./config.js";
 import { connectionOptions, probeRedis } from "./connection.js";
 import { toJobFailure } from "./failures.js";
-import { runScheduledBackup, type ScheduledBackupResult } from "./backup-run.js";
+import { runQueuedRestore, runScheduledBackup, type ScheduledBackupResult } from "./backup-run.js";
 import { GroupCommit } from "./group-commit.js";
 import { serveHealth } from "./http.js";
 import { WorkerMetrics } from "./metrics.js";
@@ -77,6 +77,7 @@ export class CotalWorker {
     w.consume("space-add", opts.concurrency, (job) => w.processAdd(job));
     w.consume("space-rm", 1, (job) => w.processRm(job));
     w.consume("space-backup", 1, (job) => w.processBackup(job));
+    w.consume("space-restore", 1, (job) => w.processRestore(job));
     if (opts.http) {
       const { server, url } = await serveHealth(w, opts.http);
       w.http = server;
@@ -162,6 +163,17 @@ export class CotalWorker {
       const p = parsePayload("space-backup", job.data);
       this.checkRoot(p.root);
       return await runScheduledBackup(p, this.opts.log);
+    } catch (err) {
+      throw err instanceof UnrecoverableError ? err : toJobFailure(err);
+    }
+  }
+
+  private async processRestore(job: Job): Promise<{ space: string; streams: number }> {
+    try {
+      const p = parsePayload("space-restore", job.data);
+      this.checkRoot(p.root);
+      const r = await runQueuedRestore(p, this.opts.log);
+      return { space: r.space, streams: r.streams.length };
     } catch (err) {
       throw err instanceof UnrecoverableError ? err : toJobFailure(err);
     }

@@ -1,4 +1,6 @@
-import { cleanRestoreAttempt, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
+import { resolve } from "node:path";
+import { assertSpaceName, cleanRestoreAttempt, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
+import { queuedSingle } from "./space-queue.js";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { json, out } from "../output.js";
@@ -75,8 +77,15 @@ export function registerBackup(program: Command): void {
     .description("offline restore into the empty namespace of an existing space, after `cotal down --preserve-state`")
     .requiredOption("--from <dir>", "artifact directory written by `cotal space backup`")
     .option("--rebind-account", "accept an artifact pinned to a different account key for this space")
+    .option("--queue", "run it through `cotal worker` (it cuts the running broker, restores, resumes) and follow it")
+    .option("--no-wait", "with --queue: return once the job is enqueued")
     .option("--json", "print the result as JSON")
-    .action(async (name: string, flags: { from: string; rebindAccount?: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (name: string, flags: { from: string; rebindAccount?: boolean; queue?: boolean; wait: boolean; json?: boolean }, cmd: Command) => {
+      if (flags.queue) {
+        const root = rootOf(cmd);
+        const item = { name: assertSpaceName(name), from: resolve(flags.from), ...(flags.rebindAccount ? { rebindAccount: true } : {}) };
+        return queuedSingle(root, "space-restore", item, { json: flags.json, wait: flags.wait }, async () => true);
+      }
       const bar = progressBar(!flags.json);
       try {
         const r = await spaceRestore({ root: rootOf(cmd), space: name, from: flags.from, ...(flags.rebindAccount ? { rebindAccount: true } : {}), onProgress: bar.update });

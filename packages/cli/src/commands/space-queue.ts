@@ -84,3 +84,34 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
   out(`cotal: ${result.completed} space(s) in the inventory through the queue in ${(result.elapsedMs / 1000).toFixed(1)} s (generation ${list.generation})`);
   out(`  next: cotal space creds ${unique[0]} --user <name>`);
 }
+
+/**
+ * `space rm --queue` / `space restore --queue`: one job with a deterministic id, followed to the end.
+ * A job gone from Redis completed (or was flushed away): `confirm` asks the root which.
+ */
+export async function queuedSingle(
+  root: string,
+  type: "space-rm" | "space-restore",
+  item: { name: string; from?: string; rebindAccount?: boolean },
+  flags: QueuedAddFlags,
+  confirm: () => Promise<boolean>,
+): Promise<void> {
+  const jobs = await import("@cotal/jobs");
+  const redisUrl = jobs.redisUrlFrom();
+  const r = await jobs.enqueueJobs({ type, root, redisUrl, items: [item] as never });
+  const job = r.jobs[0];
+  if (!job) return;
+  if (!flags.wait) {
+    if (flags.json) return json({ queue: r.queue, job, waited: false });
+    return out(`cotal: ${job.status} ${type} job ${job.id} on ${r.queue}\n  next: cotal jobs status   # and keep a worker running: cotal worker`);
+  }
+  if (!flags.json) err(`cotal: ${type} job ${job.id} ${job.status}; waiting for a worker (cotal worker)…`);
+  const tracked = await jobs.trackJobs({ redisUrl, queue: r.queue, ids: [job.id] });
+  const failed = tracked.failed[0];
+  if (failed) throw new jobs.JobsError("job-failed", `${type} of ${item.name} failed: ${failed.reason}`, { exit: "cotal jobs status   # then fix the cause and re-run the command" });
+  if (!(await confirm())) {
+    throw new jobs.JobsError("job-lost", `the ${type} job of ${item.name} vanished from Redis without its effect on the root (was Redis flushed?)`, { exit: "re-run the same command" });
+  }
+  if (flags.json) return json({ queue: r.queue, job, waited: true, elapsedMs: tracked.elapsedMs });
+  out(`cotal: ${type} of ${item.name} done through the queue in ${(tracked.elapsedMs / 1000).toFixed(1)} s`);
+}

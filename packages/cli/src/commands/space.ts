@@ -1,10 +1,10 @@
-import { mintSpaceCreds, spaceAdd, spaceList, spaceRm, type SpaceListReport } from "@cotal/saga";
+import { assertSpaceName, mintSpaceCreds, spaceAdd, spaceList, spaceRm, type SpaceListReport } from "@cotal/saga";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { parseDuration } from "../duration.js";
 import { err, json, out } from "../output.js";
 import { readTenantsFile } from "../tenants-file.js";
-import { queuedSpaceAdd } from "./space-queue.js";
+import { queuedSingle, queuedSpaceAdd } from "./space-queue.js";
 
 interface CredsFlags {
   user?: string;
@@ -43,8 +43,14 @@ export function registerSpace(program: Command): void {
   space
     .command("rm <name>")
     .description("remove a space: journal, delete its streams (the point of no return), re-render, reap its material")
+    .option("--queue", "enqueue it for `cotal worker` (Redis from $REDIS_URL) and follow it")
+    .option("--no-wait", "with --queue: return once the job is enqueued")
     .option("--json", "print the result as JSON")
-    .action(async (name: string, flags: { json?: boolean }, cmd: Command) => {
+    .action(async (name: string, flags: { json?: boolean; queue?: boolean; wait: boolean }, cmd: Command) => {
+      if (flags.queue) {
+        const root = rootOf(cmd);
+        return queuedSingle(root, "space-rm", { name: assertSpaceName(name) }, { json: flags.json, wait: flags.wait }, async () => !(await spaceList({ root })).spaces.some((s) => s.name === name));
+      }
       const r = await spaceRm({ root: rootOf(cmd), name, onNotice: notice(flags.json) });
       if (flags.json) return json(r);
       if (r.outcome === "absent") return out(`cotal: space ${name} does not exist; nothing changed`);
