@@ -19,8 +19,9 @@ export async function connectWithCreds(url: string, creds: string, opts: Connect
       timeout: opts.timeoutMs ?? 5_000,
       reconnect: opts.reconnect ?? true,
       maxReconnectAttempts: opts.reconnect === false ? 0 : -1,
-      reconnectTimeWait: 50,
-      reconnectJitter: 25,
+      // Every reload drops us (2.9.10) and the saga waits for the reconnect before its proof CAS: keep it short.
+      reconnectTimeWait: 10,
+      reconnectJitter: 5,
     });
   } catch (err) {
     throw new SagaError("broker-unreachable", `cannot connect to ${url} as ${opts.name}: ${(err as Error).message}`, {

@@ -162,6 +162,9 @@ export class AuthorityStore {
   readonly #lease: KV;
   readonly #reconnectWaitMs: number;
   readonly #leaseTtlMs: number;
+  /** performance.now() of the connection's last disconnect / reconnect, from its status stream. */
+  #lastDisconnectAt = -1;
+  #lastReconnectAt = -1;
 
   private constructor(nc: NatsConnection, inventory: KV, lease: KV, opts: { reconnectWaitMs: number; leaseTtlMs: number }) {
     this.#nc = nc;
@@ -169,6 +172,29 @@ export class AuthorityStore {
     this.#lease = lease;
     this.#reconnectWaitMs = opts.reconnectWaitMs;
     this.#leaseTtlMs = opts.leaseTtlMs;
+    void (async () => {
+      for await (const st of nc.status()) {
+        if (st.type === "disconnect") this.#lastDisconnectAt = performance.now();
+        else if (st.type === "reconnect") this.#lastReconnectAt = performance.now();
+      }
+    })().catch(() => undefined);
+  }
+
+  /**
+   * After a proven reload, wait for this connection's own drop-and-reconnect (nats-server 2.9.10
+   * drops every JWT client on reload) before writing: a CAS sent into the dying socket loses its
+   * reply and costs a full request timeout. Servers that keep clients connected cost `graceMs`.
+   */
+  async settleAfterReload(signalledAt: number, opts: { graceMs?: number; maxWaitMs?: number } = {}): Promise<void> {
+    const graceUntil = performance.now() + (opts.graceMs ?? 150);
+    const deadline = performance.now() + (opts.maxWaitMs ?? 3_000);
+    for (;;) {
+      if (this.#lastReconnectAt > signalledAt && this.#lastReconnectAt >= this.#lastDisconnectAt) return;
+      const dropped = this.#lastDisconnectAt > signalledAt;
+      if (!dropped && performance.now() > graceUntil) return;
+      if (performance.now() > deadline) return; // the write path settles a lost reply by reading back
+      await sleep(5);
+    }
   }
 
   /**

@@ -162,9 +162,11 @@ class Mutation {
   async proveForward(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<{ ok: true; record: InventoryRecord; revision: number } | { ok: false; verdict: ReloadVerdict }> {
     const runtime = this.env.runtime;
     if (!runtime) throw new SagaError("broker-not-running", "a reload needs the running broker", { exit: "cotal up --detach" });
+    const signalledAt = performance.now();
     const verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs }));
     this.reloads++;
     if (verdict.outcome !== "reloaded") return { ok: false, verdict };
+    await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
     const proven: InventoryRecord = { ...record, appliedGeneration: pending.generation, configDigest: pending.stagedDigest ?? null, pending };
     const rev = await this.cas(proven, revision);
     await failpoint("after-proof");
@@ -334,8 +336,10 @@ class Mutation {
       });
     }
     writeFileAtomic(layout.serverConf, previous);
+    const signalledAt = performance.now();
     const again = await reloadAndProve(this.env.runtime as BrokerRuntime, { timeoutMs: this.env.reloadTimeoutMs });
     this.reloads++;
+    if (again.outcome === "reloaded") await this.env.store.settleAfterReload(signalledAt);
     if (again.outcome !== "reloaded") {
       throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and re-loading the previous config was ${again.outcome} too`, {
         exit: "read the broker log; then re-run the command (the resume table rolls the claim back)",

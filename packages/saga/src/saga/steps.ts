@@ -13,4 +13,4 @@ export const SAGA_STEPS = [
 export type SagaFailpoint = (typeof SAGA_STEPS)[number];
 
 /** What a benchmark breaks a mutation down into. */
-export type SagaTiming = "read" | "lease" | "decide" | "claim" | "materialise" | "render-stage" | "promote" | "reload-proof" | "commit" | "release";
+export type SagaTiming = "read" | "lease" | "decide" | "claim" | "materialise" | "render-stage" | "promote" | "reload-proof" | "reconnect" | "commit" | "release";
