@@ -106,8 +106,10 @@ describe("the queue loses nothing when a worker or Redis goes away", () => {
 
   it("FLUSHALL mid-onboarding, then the same command again: converges, nothing lost, nothing done twice", async () => {
     const { r, redis, env, names, file } = await setup(400);
-    const w1 = worker(r, redis, ["--concurrency", "200", "--batch-size", "100", "--batch-wait", "300"]);
-    const w2 = worker(r, redis, ["--concurrency", "200", "--batch-size", "100", "--batch-wait", "300"]);
+    // Each committed batch pauses a little, so the flush provably lands between batches, not after the last.
+    const slow = { COTAL_FAILPOINT: "after-commit:sleep:1500" };
+    const w1 = worker(r, redis, ["--concurrency", "200", "--batch-size", "100", "--batch-wait", "300"], slow);
+    const w2 = worker(r, redis, ["--concurrency", "200", "--batch-size", "100", "--batch-wait", "300"], slow);
     await Promise.all([w1.ready(), w2.ready()]);
     const first = background(r, ["space", "add", "--from", file, "--queue", "--json"], env);
     await until(

@@ -7,6 +7,23 @@ import type { RootLayout } from "./layout.js";
 import { ACCOUNT_FORMAT, parseAccountRecord, type AccountRecord } from "./records.js";
 import { readTextIfExists, writeJsonAtomic } from "./secret-files.js";
 
+/**
+ * Validating a record derives its signing key from the seed (~50 µs); one verb reads the same
+ * records more than once (checks, then the render), so parsed records are remembered by content.
+ */
+const parsed = new Map<string, AccountRecord>();
+function parseRemembered(text: string, expect: { kind: "space" | "authority"; name?: string }): AccountRecord | string {
+  const key = `${expect.kind}\0${expect.name ?? ""}\0${text}`;
+  const hit = parsed.get(key);
+  if (hit) return hit;
+  const rec = parseAccountRecord(text, expect);
+  if (typeof rec !== "string") {
+    if (parsed.size >= 50_000) parsed.clear();
+    parsed.set(key, rec);
+  }
+  return rec;
+}
+
 export interface CorruptRecord {
   path: string;
   reason: string;
@@ -54,7 +71,7 @@ export function loadAuthorityAccount(layout: RootLayout): AccountRecord {
       exit: "restore the root's auth/ directory from a backup",
     });
   }
-  const rec = parseAccountRecord(text, { kind: "authority" });
+  const rec = parseRemembered(text, { kind: "authority" });
   if (typeof rec === "string") {
     throw new SagaError("corrupt-record", `${layout.authorityFile} is unusable: ${rec}`, {
       exit: `restore ${layout.authorityFile} from a backup`,
@@ -69,7 +86,7 @@ export function loadSpaceAccount(layout: RootLayout, space: string): AccountReco
   const path = layout.accountFile(space);
   const text = readTextIfExists(path);
   if (text === undefined) return undefined;
-  const rec = parseAccountRecord(text, { kind: "space", name: space });
+  const rec = parseRemembered(text, { kind: "space", name: space });
   if (typeof rec === "string") throw corruptError([{ path, reason: rec }]);
   return rec;
 }
@@ -104,7 +121,7 @@ export function accountInventory(layout: RootLayout): AccountInventory {
       continue;
     }
     if (text === undefined) continue; // removed between readdir and read: not a tenant any more
-    const rec = parseAccountRecord(text, { kind: "space", name });
+    const rec = parseRemembered(text, { kind: "space", name });
     if (typeof rec === "string") corrupt.push({ path, reason: rec });
     else spaces.push(rec);
   }

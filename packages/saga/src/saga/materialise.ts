@@ -1,10 +1,11 @@
 import { existsSync, rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import type { LoadedBroker } from "../root/broker-store.js";
-import { loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "../root/account-store.js";
+import { loadSpaceAccount, toAccountRecord } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
+import { dirname } from "node:path";
+import { ensureSecretDir, writeFileAtomic, writeFilesAtomic } from "../root/secret-files.js";
 import { createAccountTrust, mintSystemUserCreds } from "../trust/index.js";
 
 /**
@@ -22,21 +23,39 @@ export function existingSpaceRecord(layout: RootLayout, broker: LoadedBroker, sp
   return rec;
 }
 
-/** Step 4 for adds: mint in memory, then write each record atomically; existing records are reused. */
-export function materialiseAdds(layout: RootLayout, broker: LoadedBroker, adds: readonly string[]): { minted: string[]; reused: string[] } {
-  const minted: string[] = [];
+/**
+ * Step 4 for adds: mint in memory, then write every record (and $SYS observer creds) atomically in
+ * one batch; existing records are reused, existing creds kept.
+ */
+export async function materialiseAdds(layout: RootLayout, broker: LoadedBroker, adds: readonly string[]): Promise<{ minted: string[]; reused: string[] }> {
   const reused: string[] = [];
   const fresh: AccountRecord[] = [];
   for (const space of adds) {
-    if (existingSpaceRecord(layout, broker, space)) reused.push(space);
+    const rec = existingSpaceRecord(layout, broker, space);
+    if (rec) reused.push(space);
     else fresh.push(toAccountRecord(createAccountTrust(broker.operator, space, { kind: "space" })));
   }
-  for (const rec of fresh) {
-    saveSpaceAccount(layout, rec);
-    minted.push(rec.name);
+  await writeFilesAtomic(fresh.map((rec) => ({ path: layout.accountFile(rec.name), data: `${JSON.stringify(rec, null, 2)}\n` })));
+  const creds: { path: string; data: string }[] = [];
+  for (const rec of [...fresh, ...reused.map((n) => loadSpaceAccount(layout, n) as AccountRecord)]) {
+    const c = observerCreds(layout, broker, rec);
+    if (c) creds.push(c);
   }
-  for (const space of adds) writeObserverCreds(layout, broker, space);
-  return { minted, reused };
+  for (const c of creds) ensureSecretDir(dirname(c.path));
+  await writeFilesAtomic(creds);
+  return { minted: fresh.map((r) => r.name), reused };
+}
+
+/** The $SYS observer creds file a space should have and does not yet, or undefined. */
+function observerCreds(layout: RootLayout, broker: LoadedBroker, rec: AccountRecord): { path: string; data: string } | undefined {
+  const path = layout.sysCredsFile(rec.name, "observer");
+  if (existsSync(path) || !broker.system.signingSeed) return undefined;
+  const creds = mintSystemUserCreds(broker.system, {
+    name: `${rec.name}/observer`,
+    allowSub: [`$SYS.ACCOUNT.${rec.publicKey}.>`, "_INBOX.>"],
+    allowPub: [`$SYS.REQ.ACCOUNT.${rec.publicKey}.>`],
+  });
+  return { path, data: creds.creds };
 }
 
 /**
@@ -44,17 +63,11 @@ export function materialiseAdds(layout: RootLayout, broker: LoadedBroker, adds: 
  * retained system signing seed; callers check that before the claim so nothing half-happens.
  */
 export function writeObserverCreds(layout: RootLayout, broker: LoadedBroker, space: string): void {
-  const path = layout.sysCredsFile(space, "observer");
-  if (existsSync(path) || !broker.system.signingSeed) return;
   const rec = loadSpaceAccount(layout, space);
-  if (!rec) return;
-  const creds = mintSystemUserCreds(broker.system, {
-    name: `${space}/observer`,
-    allowSub: [`$SYS.ACCOUNT.${rec.publicKey}.>`, "_INBOX.>"],
-    allowPub: [`$SYS.REQ.ACCOUNT.${rec.publicKey}.>`],
-  });
+  const c = rec && observerCreds(layout, broker, rec);
+  if (!c) return;
   ensureSecretDir(layout.spaceDir(space));
-  writeFileAtomic(path, creds.creds);
+  writeFileAtomic(c.path, c.data);
 }
 
 export function assertCanMintSysCreds(broker: LoadedBroker): void {
