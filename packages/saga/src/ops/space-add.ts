@@ -14,7 +14,7 @@ const PROVISION_CONCURRENCY = 16;
 
 /** Runs `fn` over `items` with at most `limit` in flight; results keep the input order. */
 export async function mapPool<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
+  const out: R[] = [];
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < items.length) {

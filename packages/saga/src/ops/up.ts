@@ -12,6 +12,7 @@ import { acquireMaintenanceLock, releaseMaintenanceLock, type MaintenanceLock } 
 import { accountInventory, loadSpaceAccount } from "../root/account-store.js";
 import { digestOfServerConf } from "../saga/digest.js";
 import { finishColdBoot, planColdBoot } from "./boot.js";
+import { writeObserverCreds } from "../saga/materialise.js";
 import { ensureLiveInventory } from "./live-inventory.js";
 import { createRootTrust } from "../root/create-root.js";
 import { RootLayout } from "../root/layout.js";
@@ -152,6 +153,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
     for (const acct of rendered.spaces) {
       progress(`provisioning space ${acct.name}`);
       provisioned.push(await provisionSpace(started.runtime.url, acct));
+      writeObserverCreds(layout, rendered.broker, acct.name); // only where missing (multi-space roots)
     }
     const account = rendered.spaces.find((s) => s.name === space);
     const credsFile = account ? ensureUserCreds(layout, account, "admin") : layout.userCredsFile(space, "admin");

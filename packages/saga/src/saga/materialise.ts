@@ -4,7 +4,6 @@ import type { LoadedBroker } from "../root/broker-store.js";
 import { loadSpaceAccount, toAccountRecord } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { dirname } from "node:path";
 import { ensureSecretDir, writeFileAtomic, writeFilesAtomic } from "../root/secret-files.js";
 import { createAccountTrust, mintSystemUserCreds } from "../trust/index.js";
 
@@ -24,8 +23,9 @@ export function existingSpaceRecord(layout: RootLayout, broker: LoadedBroker, sp
 }
 
 /**
- * Step 4 for adds: mint in memory, then write every record (and $SYS observer creds) atomically in
- * one batch; existing records are reused, existing creds kept.
+ * Step 4 for adds: mint in memory, then write every record atomically in one batch; existing
+ * records are reused. The $SYS observer creds are local material, not trust: the verb writes them
+ * after the commit (a crash before that is completed by re-running the add), off the critical path.
  */
 export async function materialiseAdds(layout: RootLayout, broker: LoadedBroker, adds: readonly string[]): Promise<{ minted: string[]; reused: string[] }> {
   const reused: string[] = [];
@@ -36,13 +36,6 @@ export async function materialiseAdds(layout: RootLayout, broker: LoadedBroker, 
     else fresh.push(toAccountRecord(createAccountTrust(broker.operator, space, { kind: "space" })));
   }
   await writeFilesAtomic(fresh.map((rec) => ({ path: layout.accountFile(rec.name), data: `${JSON.stringify(rec, null, 2)}\n` })));
-  const creds: { path: string; data: string }[] = [];
-  for (const rec of [...fresh, ...reused.map((n) => loadSpaceAccount(layout, n) as AccountRecord)]) {
-    const c = observerCreds(layout, broker, rec);
-    if (c) creds.push(c);
-  }
-  for (const c of creds) ensureSecretDir(dirname(c.path));
-  await writeFilesAtomic(creds);
   return { minted: fresh.map((r) => r.name), reused };
 }
 
