@@ -1,4 +1,4 @@
-import type { AccountKind } from "../trust/index.js";
+import type { AccountKind, AccountTrust } from "../trust/index.js";
 import { decodeJwt, keyPairFromSeed } from "../trust/index.js";
 import { isValidSpaceName } from "../names.js";
 
@@ -16,16 +16,8 @@ export interface BrokerRecord {
 }
 
 /** account.<hex>.json and authority.json. The account's identity seed is never kept: the operator re-signs. */
-export interface AccountRecord {
+export interface AccountRecord extends AccountTrust {
   format: typeof ACCOUNT_FORMAT;
-  kind: AccountKind;
-  name: string;
-  publicKey: string;
-  jwt: string;
-  signingKey: string;
-  signingSeed: string;
-  issuer: string;
-  createdAt: string;
 }
 
 /** Public view of an account record: everything but the signing seed (safe for --json and logs). */
