@@ -24,7 +24,11 @@ function printStatus(s: StatusReport): void {
   for (const n of s.kvOnly) out(`  ${n.padEnd(24)} listed in the KV inventory, no record on disk`);
   const j = s.journal;
   if (j?.op === "space-rm") out(`journal: space-rm ${j.space} since ${j.startedAt}${j.streamsDeleted ? " (streams deleted)" : ""} — next: cotal space rm ${j.space}`);
-  else if (j) out(`journal: ${j.op} ${JSON.stringify(j)}`);
+  else if (j?.op === "cut") {
+    const attempt = j.attempt ? "; a backup/restore attempt holds it" : "";
+    out(`journal: preserve-state cut ${j.cutId}, ${j.state} since ${j.readyAt ?? j.startedAt}${attempt}${j.lastResumeError ? `; last resume failed: ${j.lastResumeError}` : ""}`);
+    out(j.state === "ready" ? "  next: cotal space backup <name> --out <dir>   # or: cotal up   # resumes the preserved store" : "  next: cotal up   # recovers the cut by its journal state");
+  }
   for (const c of s.corrupt) out(`  CORRUPT ${c.path}: ${c.reason}`);
   for (const k of s.configOnly) out(`  server.conf preloads ${k}, which no record on disk vouches for`);
   if (s.lock === "corrupt") out("lock:    unreadable lock file");
