@@ -11,6 +11,18 @@ export interface LoadedBroker extends BrokerTrust {
   multiSpace: boolean;
 }
 
+/** broker.json's public projection of broker trust: seeds never go in it. */
+function toBrokerRecord(trust: BrokerTrust, multiSpace: boolean, createdAt: string): BrokerRecord {
+  return {
+    format: BROKER_FORMAT,
+    operator: { publicKey: trust.operator.publicKey, jwt: trust.operator.jwt },
+    system: { publicKey: trust.system.publicKey, jwt: trust.system.jwt, signingKey: trust.system.signingKey },
+    generation: trust.generation,
+    multiSpace,
+    createdAt,
+  };
+}
+
 /** Refuses to overwrite: a root's operator is minted once, and a second mint would orphan every tenant. */
 export function saveBrokerTrust(layout: RootLayout, trust: BrokerTrust, multiSpace: boolean): void {
   if (existsSync(layout.brokerFile)) {
@@ -24,15 +36,7 @@ export function saveBrokerTrust(layout: RootLayout, trust: BrokerTrust, multiSpa
     if (!trust.system.signingSeed) throw new SagaError("system-seed-absent", "multi-space root needs the system signing seed at creation");
     writeFileAtomic(layout.systemSigningSeedFile, `${trust.system.signingSeed}\n`);
   }
-  const record: BrokerRecord = {
-    format: BROKER_FORMAT,
-    operator: { publicKey: trust.operator.publicKey, jwt: trust.operator.jwt },
-    system: { publicKey: trust.system.publicKey, jwt: trust.system.jwt, signingKey: trust.system.signingKey },
-    generation: trust.generation,
-    multiSpace,
-    createdAt: trust.createdAt,
-  };
-  writeJsonAtomic(layout.brokerFile, record);
+  writeJsonAtomic(layout.brokerFile, toBrokerRecord(trust, multiSpace, trust.createdAt));
 }
 
 function readSeed(path: string, expectPublic: string, what: string): string {
@@ -93,13 +97,5 @@ export function replaceBrokerTrust(layout: RootLayout, current: LoadedBroker, ne
   if (!next.system.signingSeed) throw new SagaError("system-seed-absent", "a rotation retains the system signing seed");
   ensureSecretDir(layout.brokerSecretsDir);
   writeFileAtomic(layout.systemSigningSeedFile, `${next.system.signingSeed}\n`);
-  const record: BrokerRecord = {
-    format: BROKER_FORMAT,
-    operator: { publicKey: next.operator.publicKey, jwt: next.operator.jwt },
-    system: { publicKey: next.system.publicKey, jwt: next.system.jwt, signingKey: next.system.signingKey },
-    generation: next.generation,
-    multiSpace: true,
-    createdAt: current.createdAt,
-  };
-  writeJsonAtomic(layout.brokerFile, record);
+  writeJsonAtomic(layout.brokerFile, toBrokerRecord(next, true, current.createdAt));
 }
