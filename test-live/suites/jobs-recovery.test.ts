@@ -6,17 +6,11 @@ import { cotalCliPath, harnessTeardown, type CotalResult } from "@cotal/harness"
 import type { JobsStatusReport } from "@cotal/jobs";
 import { status, type SpaceListReport, type StatusReport } from "@cotal/saga";
 import { reloadCount } from "../fixtures/broker-log.js";
-import { startRedis, startWorker, tenantNames, until, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
+import { disposeJobsFixtures, jobsFixtures, startRedis, startWorker, tenantNames, until, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
 import { liveRoot, parseJson, type LiveRoot } from "../fixtures/live-root.js";
 
-const roots: LiveRoot[] = [];
-const redises: LiveRedis[] = [];
-const workers: LiveWorker[] = [];
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.kill()));
-  await Promise.all(roots.splice(0).map((r) => r.dispose()));
-  await Promise.all(redises.splice(0).map((r) => r.stop()));
-});
+const { roots, redises, workers } = jobsFixtures;
+afterEach(disposeJobsFixtures);
 afterAll(async () => {
   await harnessTeardown();
 });

@@ -86,3 +86,9 @@ export function seedRecord(spaces: string[], configDigest: string | null, proven
 export function accountedNames(record: InventoryRecord): Set<string> {
   return new Set([...record.spaces, ...(record.excluded ?? [])]);
 }
+
+/** Disk vs KV, where records the KV excludes on purpose (reconcile --adopt-kv) are not disk-only. */
+export function diffLists(disk: readonly string[], record: InventoryRecord): { diskOnly: string[]; kvOnly: string[] } {
+  const accounted = accountedNames(record);
+  return { diskOnly: disk.filter((s) => !accounted.has(s)), kvOnly: record.spaces.filter((s) => !disk.includes(s)) };
+}

@@ -1,7 +1,7 @@
 import { SagaError, isSagaError } from "../errors.js";
 import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
 import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
-import { accountedNames, seedRecord, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
+import { diffLists, seedRecord, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
 import { decideResume } from "../inventory/resume.js";
 import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
@@ -16,12 +16,6 @@ export type BootPlan =
   | { kind: "clean"; spaces: string[]; base: VersionedRecord }
   | { kind: "forward"; spaces: string[]; base: VersionedRecord; pending: PendingMutation }
   | { kind: "commit"; spaces: string[]; base: VersionedRecord; pending: PendingMutation };
-
-/** Disk vs KV, where records the KV excludes on purpose (reconcile --adopt-kv) are not disk-only. */
-export function diffLists(disk: readonly string[], record: InventoryRecord): { diskOnly: string[]; kvOnly: string[] } {
-  const accounted = accountedNames(record);
-  return { diskOnly: disk.filter((s) => !accounted.has(s)), kvOnly: record.spaces.filter((s) => !disk.includes(s)) };
-}
 
 function divergence(disk: string[], record: InventoryRecord): SagaError {
   const kv = record.spaces;

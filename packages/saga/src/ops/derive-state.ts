@@ -1,4 +1,4 @@
-import type { InventoryRecord } from "../inventory/record.js";
+import { diffLists, type InventoryRecord } from "../inventory/record.js";
 
 /** The operator-facing state, in the torn-write vocabulary of the inventory design (001 §8). */
 export type DerivedState =
@@ -45,9 +45,7 @@ export function deriveState(i: StateInput): { state: DerivedState; why: string }
     if (i.unknownPreloads > 0) return { state: "RESURRECTION RISK", why: `${i.unknownPreloads} preloaded account(s) that no record vouches for` };
   }
   if (r) {
-    const accounted = new Set([...r.spaces, ...(r.excluded ?? [])]);
-    const diskOnly = i.diskNames.filter((s) => !accounted.has(s));
-    const kvOnly = r.spaces.filter((s) => !i.diskNames.includes(s));
+    const { diskOnly, kvOnly } = diffLists(i.diskNames, r);
     if (diskOnly.length + kvOnly.length > 0) return { state: "divergence", why: `disk-only: [${diskOnly.join(", ")}], kv-only: [${kvOnly.join(", ")}]` };
     if (i.running && r.configDigest !== null && i.serverConfDigest !== r.configDigest) {
       return { state: "UNPROVEN RELOAD", why: "server.conf is not the config proven at the applied generation" };

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { brokerState } from "../broker/runtime.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
-import type { InventoryRecord } from "../inventory/record.js";
+import { diffLists, type InventoryRecord } from "../inventory/record.js";
 import { readLockOwner } from "../lock/maintenance-lock.js";
 import { configDigest } from "../render/server-config.js";
 import { preloadedAccounts } from "../render/preloaded-accounts.js";
@@ -147,8 +147,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     corrupt,
     inventory,
     ...(inventoryError ? { inventoryError } : {}),
-    diskOnly: inventory ? diskNames.filter((n) => !inventory.spaces.includes(n) && !(inventory.excluded ?? []).includes(n)) : [],
-    kvOnly: inventory ? inventory.spaces.filter((n) => !diskNames.includes(n)) : [],
+    ...(inventory ? diffLists(diskNames, inventory) : { diskOnly: [], kvOnly: [] }),
     configOnly,
     ...(digest ? { configDigest: digest } : {}),
     journal,
