@@ -1,6 +1,7 @@
 import { readFileSync, rmSync } from "node:fs";
 import { SagaError, isSagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
+import { unsafe } from "../unsafe.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { assertLockHeld } from "../lock/maintenance-lock.js";
@@ -81,12 +82,12 @@ export async function decisionRead(store: AuthorityStore): Promise<VersionedReco
 
 /** Test-only switch for the lease-expiry control cell: promotion skips the step-6 lease re-check. */
 function fenceDisabled(): boolean {
-  return process.env.COTAL_TEST_UNSAFE_DISABLE_FENCE === "1";
+  return unsafe("DISABLE_FENCE");
 }
 
 /** Test-only switch for the R1 positive control: claims and commits become last-writer-wins. */
 function casDisabled(): boolean {
-  return process.env.COTAL_TEST_UNSAFE_DISABLE_CAS === "1";
+  return unsafe("DISABLE_CAS");
 }
 
 function nextSpaces(current: readonly string[], intent: MutationIntent): string[] {
