@@ -185,7 +185,10 @@ class Mutation {
       case "replaced":
         return out.base;
       case "rolled-back":
-        if (intent.op === "batch" && intent.adds.length === 0 && intent.removes.length === 0) return out.base; // `up` resuming: the rollback is the resolution
+        if (intent.op === "batch" && intent.adds.length === 0 && intent.removes.length === 0) {
+          env.onNotice?.(`rolled back ${describePending(out.pending)}: ${out.why}`); // `up` resuming: the rollback is the resolution
+          return out.base;
+        }
         throw new SagaError("rolled-back", `an interrupted mutation (${describePending(out.pending)}) never reached the broker and was rolled back: ${out.why}`, {
           exit: "re-run the command (and the interrupted one, if it is still wanted)",
           details: { pending: out.pending },
