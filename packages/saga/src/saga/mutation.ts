@@ -128,9 +128,9 @@ class Mutation {
     }
   }
 
-  /** A CAS update; with the test-only switch it overwrites whatever is there (the lost update R1 shows). */
-  async cas(record: InventoryRecord, revision: number): Promise<number> {
-    if (casDisabled()) {
+  /** A CAS update; with a test-only switch it overwrites whatever is there (the lost update it prevents). */
+  async cas(record: InventoryRecord, revision: number, at?: "claim" | "stage"): Promise<number> {
+    if (casDisabled() || (at === "claim" && unsafe("DISABLE_CLAIM_CAS")) || (at === "stage" && unsafe("DISABLE_STAGE_CAS"))) {
       const cur = await this.env.store.read();
       return this.env.store.update(record, cur?.revision ?? revision);
     }
@@ -147,7 +147,8 @@ class Mutation {
     const runtime = this.env.runtime;
     if (!runtime) throw new SagaError("broker-not-running", "a reload needs the running broker", { exit: "cotal up --detach" });
     const signalledAt = performance.now();
-    const verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs }));
+    let verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs }));
+    if (unsafe("PROOF_WITHOUT_LOG")) verdict = { outcome: "reloaded", line: "(unproven: test-only switch)", ms: verdict.ms };
     this.reloads++;
     if (verdict.outcome === "reloaded") await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
     return verdict;
@@ -250,7 +251,8 @@ class Mutation {
         ...(intent.op !== "reconcile" ? { mints: added.filter((s) => !loadSpaceAccount(env.layout, s)) } : {}),
       };
       let record: InventoryRecord = { ...base.record, pending };
-      let revision = await this.timed("claim", () => this.cas(record, base.revision));
+      await failpoint("before-claim");
+      let revision = await this.timed("claim", () => this.cas(record, base.revision, "claim"));
       await failpoint("after-claim");
 
       // Step 4: materialise (adds only; removal's record reaping happens after the commit; a reconcile
@@ -265,7 +267,7 @@ class Mutation {
         writeDurable(staged, text);
         pending = { ...pending, stagedDigest: digest };
         record = { ...record, pending };
-        revision = await this.cas(record, revision);
+        revision = await this.cas(record, revision, "stage");
       });
       await failpoint("after-stage");
 
