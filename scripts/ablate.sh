@@ -36,7 +36,7 @@ for row in "${ROWS[@]}"; do
   if (cd test-live && env "COTAL_TEST_UNSAFE_$sw=1" COTAL_MATRIX_DIR="$report_dir/cells-$sw" npx vitest run "suites/$suite.test.ts" -t "$pattern" >"$log" 2>&1); then
     verdict="NO: stayed green"
     failed=1
-  elif grep -qE "Tests +[0-9]+ failed" "$log"; then
+  elif sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -qE "Tests +[0-9]+ failed"; then
     verdict="yes"
   else
     verdict="NO: the run broke before the cell ($log)"
