@@ -19,6 +19,7 @@ ROWS=(
   "DISABLE_SEED_CAS|guards|seed create-only CAS|seed create-only CAS"
   "SKIP_NAME_VALIDATION|cli-foundation|invalid names on an existing root|name validation"
   "IGNORE_CORRUPT|cli-foundation|a corrupt account record makes up refuse|corrupt-record refusal"
+  "ACCEPT_PARTIAL_SNAPSHOT|backup-faults|killed mid-snapshot|a snapshot counts only with the server's end marker"
 )
 
 want=("$@")

@@ -27,6 +27,8 @@ export const UNSAFE_SWITCHES = [
   "SKIP_NAME_VALIDATION",
   /** Unreadable account records are skipped instead of refusing. */
   "IGNORE_CORRUPT",
+  /** A snapshot without the server's end marker counts as complete. */
+  "ACCEPT_PARTIAL_SNAPSHOT",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];
