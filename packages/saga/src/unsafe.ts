@@ -29,6 +29,8 @@ export const UNSAFE_SWITCHES = [
   "IGNORE_CORRUPT",
   /** A snapshot without the server's end marker counts as complete. */
   "ACCEPT_PARTIAL_SNAPSHOT",
+  /** nats-servers of this root that no record names are not looked for. */
+  "IGNORE_STRAYS",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];
