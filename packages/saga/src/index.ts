@@ -42,6 +42,8 @@ export * from "./ops/space-list.js";
 export * from "./broker/maintenance-broker.js";
 export * from "./broker/private-broker.js";
 export * from "./provision/teardown-space.js";
+export * from "./provision/evict-connections.js";
+export { mintObserverCreds, observerIsCurrent } from "./saga/materialise.js";
 export * from "./ops/reconcile.js";
 export * from "./ops/rotate-sys.js";
 export * from "./maintenance/index.js";

@@ -5,6 +5,7 @@ import { assertSpaceName } from "../names.js";
 import { pidAlive } from "../lock/process-identity.js";
 import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
 import { deleteSpaceStreams } from "../provision/teardown-space.js";
+import { evictAccountConnections, type EvictionResult } from "../provision/evict-connections.js";
 import { certainInventory, deleteSpaceAccount, loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
 import { assertJournalAllows, clearJournal, readJournal, writeJournal } from "../saga/journal.js";
@@ -22,6 +23,7 @@ export interface SpaceRmResult {
   outcome: "removed" | "absent";
   deletedStreams: string[];
   saga?: MutationResult;
+  eviction?: EvictionResult;
   reaped: string[];
   reapFailures: { path: string; error: string }[];
 }
@@ -101,9 +103,10 @@ export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
         writeJournal(layout, lock, { op: "space-rm", space, startedAt: readJournal(layout)?.startedAt ?? new Date().toISOString(), streamsDeleted: true });
       }
       const saga = await runMutation(session.envWith(lock), { op: "remove", adds: [], removes: [space], verb: `space rm ${space}` }, decided);
+      const eviction = account ? await evictAccountConnections(layout, session.runtime.url, account.publicKey) : undefined; // never throws
       const { reaped, failures } = reapSpaceMaterial(layout, space);
       if (failures.length === 0) clearJournal(layout, lock);
-      return { space, outcome: "removed", deletedStreams, saga, reaped, reapFailures: failures };
+      return { space, outcome: "removed", deletedStreams, saga, ...(eviction ? { eviction } : {}), reaped, reapFailures: failures };
     } finally {
       releaseMaintenanceLock(lock);
     }
