@@ -62,11 +62,13 @@ async function spaceCreds(space: string, args: string[], env: Record<string, str
 
 /** Mints in-process with one test-only switch on (the saga reads it at mint time). */
 function withSwitch<T>(name: UnsafeSwitch, fn: () => T): T {
+  const was = process.env[name];
   process.env[name] = "1";
   try {
     return fn();
   } finally {
-    delete process.env[name];
+    if (was === undefined) delete process.env[name];
+    else process.env[name] = was;
   }
 }
 
