@@ -9,6 +9,7 @@ import {
   evictorCredsFile,
   evictorPermissions,
   INVENTORY_BUCKET,
+  LEASE_BUCKET,
   loadAuthorityAccount,
   loadBrokerTrust,
   loadSpaceAccount,
@@ -127,26 +128,29 @@ async function sysRequest(c: Client, subject: string, wants: (reply: string) => 
   const before = c.errors.length;
   try {
     const m = await c.nc.request(subject, JSON.stringify({ auth: true }), { timeout: 1_500 });
-    if (wants(m.string())) return `reply names B's connections (${m.data.length} bytes)`;
+    if (wants(m.string())) return `reply carries B's data (${m.data.length} bytes)`;
     throw new Error("reply holds nothing about B");
   } catch (err) {
     throw c.errors.length > before ? refused(c, before, (err as Error).message) : err;
   }
 }
 
+/** The account-scoped $SYS requests whose replies carry B's data (each names B's account key). */
+const SYS_ACCOUNT_REQUESTS = ["CONNZ", "JSZ", "INFO", "CONNS", "STATZ"] as const;
+
 const aboutB = (text: string) => text.includes("beta-resident") || text.includes(keyB);
 
-async function connzAboutB(c: Client): Promise<string> {
-  return sysRequest(c, `$SYS.REQ.ACCOUNT.${keyB}.CONNZ`, aboutB);
+async function connzAboutB(c: Client, what = "CONNZ"): Promise<string> {
+  return sysRequest(c, `$SYS.REQ.ACCOUNT.${keyB}.${what}`, aboutB);
 }
 
 async function serverConnz(c: Client): Promise<string> {
   return sysRequest(c, "$SYS.REQ.SERVER.PING.CONNZ", aboutB);
 }
 
-async function authorityBucket(c: Client): Promise<string> {
-  const info = await (await jetstreamManager(c.nc, { timeout: 2_000 })).streams.info(`KV_${INVENTORY_BUCKET}`);
-  return `${info.state.messages} inventory records`;
+async function authorityBucket(c: Client, bucket: string): Promise<string> {
+  const info = await (await jetstreamManager(c.nc, { timeout: 2_000 })).streams.info(`KV_${bucket}`);
+  return `${info.state.messages} records`;
 }
 
 /**
@@ -172,9 +176,9 @@ async function othersReplies(c: Client, bObserver = B.observer): Promise<string>
 }
 
 /** B's observer asks about its own account: the control of the $SYS rows. */
-async function bObserverOwnConnz(): Promise<Outcome> {
+async function bObserverOwnConnz(what = "CONNZ"): Promise<Outcome> {
   const c = await as(B.observer, "beta-observer-control");
-  return attempt(() => connzAboutB(c));
+  return attempt(() => connzAboutB(c, what));
 }
 
 // ---- A's own template: the default user may use it, not reconfigure or delete it ----
@@ -274,12 +278,12 @@ describe("tenant isolation matrix (A's creds against B, $SYS, the authority, oth
       const start = rows.length;
       for (const k of kinds) {
         const a = await as(A[k], `alpha-${k}-sys`);
-        await row(`$SYS.REQ.ACCOUNT.<B>.CONNZ`, `A ${k}`, false, () => connzAboutB(a), bObserverOwnConnz);
+        for (const what of SYS_ACCOUNT_REQUESTS) await row(`$SYS.REQ.ACCOUNT.<B>.${what}`, `A ${k}`, false, () => connzAboutB(a, what), () => bObserverOwnConnz(what));
         const bUser = await as(B.user, "beta-user-connz");
         await row(`$SYS.REQ.SERVER.PING.CONNZ (B's connections)`, `A ${k}`, false, () => serverConnz(a), () => attempt(() => serverConnz(bUser)));
         const auth = await as(authorityCreds, "authority-control");
-        await row(`authority bucket ${INVENTORY_BUCKET}`, `A ${k}`, false, () => authorityBucket(a), () => attempt(() => authorityBucket(auth)));
-        await row("_INBOX replies of B (observer and user)", `A ${k}`, false, () => othersReplies(a), bObserverOwnConnz);
+        for (const bucket of [INVENTORY_BUCKET, LEASE_BUCKET]) await row(`authority bucket ${bucket}`, `A ${k}`, false, () => authorityBucket(a, bucket), () => attempt(() => authorityBucket(auth, bucket)));
+        await row("_INBOX replies of B (observer and user)", `A ${k}`, false, () => othersReplies(a), () => bObserverOwnConnz());
       }
       const failed = rows.slice(start).filter((x) => !rowPasses(x));
       m.notes = [`${rows.length - start} rows`];
@@ -329,7 +333,7 @@ describe("each guard goes red with its test-only switch", () => {
   it("COTAL_TEST_UNSAFE_WIDE_OBSERVER_REQUESTS: A's observer reads CONNZ about B", () =>
     cell("control: wide observer requests", async () => {
       const wide = withSwitch("COTAL_TEST_UNSAFE_WIDE_OBSERVER_REQUESTS", () => mintObserverCreds(system(), alphaRec()).creds);
-      const out = await attempt(async () => connzAboutB(await as(wide, "alpha-observer-wide-req")));
+      const out = await attempt(async () => connzAboutB(await as(wide, "alpha-observer-wide-req"), "CONNZ"));
       expect(out.ok, out.detail).toBe(true);
     }));
 

@@ -56,6 +56,7 @@ export function registerSpace(program: Command): void {
       if (flags.json) return json(r);
       if (r.outcome === "absent") return out(`cotal: space ${name} does not exist; nothing changed`);
       out(`cotal: removed space ${name}${r.saga ? ` at generation ${r.saga.generation}` : ""}; deleted streams: ${r.deletedStreams.join(", ") || "none"}`);
+      if (r.eviction && r.eviction.outcome !== "none") out(`  live connections: ${r.eviction.outcome === "evicted" ? `${r.eviction.kicked.length} cut by the evictor` : `${r.eviction.outcome} (${r.eviction.reason ?? ""})`}`);
       for (const f of r.reapFailures) err(`cotal: could not remove ${f.path}: ${f.error} (next: remove it by hand, then \`cotal space rm ${name}\` clears the journal)`);
     });
 

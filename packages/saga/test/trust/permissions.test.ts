@@ -7,7 +7,7 @@ import { loadBrokerTrust } from "../../src/root/broker-store.js";
 import { loadSpaceAccount } from "../../src/root/account-store.js";
 import { RootLayout } from "../../src/root/layout.js";
 import { mintObserverCreds, observerIsCurrent, writeObserverCreds } from "../../src/saga/materialise.js";
-import { ensureEvictorCreds, evictorCredsFile } from "../../src/provision/evict-connections.js";
+import { ensureEvictorCreds, evictAccountConnections, evictorCredsFile } from "../../src/provision/evict-connections.js";
 import { mintSpaceCreds } from "../../src/ops/creds.js";
 import {
   STREAM_ADMIN_SUBJECTS,
@@ -120,9 +120,18 @@ describe("observer creds on a root", () => {
     expect(readFileSync(path as string, "utf8")).toBe(text);
   });
 
-  it("keeps no evictor on a single-space root (no system signing seed)", () => {
+  it("keeps no evictor on a single-space root (no system signing seed); eviction there is skipped, never thrown", async () => {
     const layout = tempRoot(false);
     expect(ensureEvictorCreds(layout, loadBrokerTrust(layout))).toBeUndefined();
+    const res = await evictAccountConnections(layout, "nats://127.0.0.1:1", space.publicKey);
+    expect(res.outcome).toBe("skipped");
+    expect(res.reason).toMatch(/no system signing seed/);
+  });
+
+  it("reports an unreachable broker as a failed eviction instead of throwing (it runs after the point of no return)", async () => {
+    const res = await evictAccountConnections(tempRoot(), "nats://127.0.0.1:1", space.publicKey);
+    expect(res.outcome).toBe("failed");
+    expect(res.reason).toBeTruthy();
   });
 });
 
