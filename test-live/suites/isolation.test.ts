@@ -14,9 +14,11 @@ import {
   loadBrokerTrust,
   loadSpaceAccount,
   mintObserverCreds,
+  mintTeardownCreds,
   mintUserCreds,
   observerIsCurrent,
   parseCreds,
+  templateStreamNames,
   type SpaceRmResult,
   type UnsafeSwitch,
   type UpResult,
@@ -304,9 +306,18 @@ describe("tenant isolation matrix (A's creds against B, $SYS, the authority, oth
       await row("A stream cotal_events_alpha (purge)", "A user", false, () => purgeStream(user, "cotal_events_alpha"), () => attempt(() => purgeStream(admin, "cotal_events_alpha")));
       await row("A account (create a stream)", "A user", false, () => createStream(user), () => attempt(() => createStream(admin)));
       await row("A bucket KV_cotal_presence_alpha (delete)", "A user", false, () => deleteStream(user, "KV_cotal_presence_alpha"), () => attempt(() => deleteStream(admin, "KV_cotal_presence_alpha")));
+      // the teardown user of a removal lists and deletes streams, and can do nothing else
+      const teardown = await as(mintTeardownCreds(loadSpaceAccount(r.layout, "alpha") as NonNullable<ReturnType<typeof loadSpaceAccount>>), "alpha-teardown");
+      const listNames = async (c: Client) => {
+        const names: string[] = [];
+        for await (const n of (await jetstreamManager(c.nc)).streams.names()) names.push(n);
+        return `lists ${names.length} streams`;
+      };
+      await row("A stream cotal_events_alpha (update)", "A teardown", false, () => updateStream(teardown, "cotal_events_alpha"), () => attempt(() => listNames(teardown)));
+      await row("A template stream + bucket (use)", "A teardown", false, () => useTemplate(teardown, "alpha"), () => attempt(() => listNames(teardown)));
       const mine = rows.slice(start);
       expect(mine.filter((x) => !rowPasses(x)), JSON.stringify(mine)).toEqual([]);
-      expect(mine.filter((x) => !x.expectAllowed).map((x) => x.attempt.detail)).toEqual(Array(4).fill("permission violation"));
+      expect(mine.filter((x) => !x.expectAllowed).map((x) => x.attempt.detail)).toEqual(Array(6).fill("permission violation"));
     }));
 
   it("B's admin may delete B's own bucket (the positive control of every deletion refusal above)", () =>
@@ -426,6 +437,7 @@ describe("the per-broker connection evictor", () => {
       const result = parseJson<SpaceRmResult>(rm);
       console.log(`space rm eviction on ${up.serverVersion}: ${JSON.stringify(result.eviction)}`);
       expect(result.eviction?.outcome).toMatch(kickable() ? /^(evicted|none)$/ : /^skipped$/);
+      expect(result.deletedStreams).toEqual(templateStreamNames("beta").sort()); // the teardown user deleted every one (up re-provisioned presence)
       expect(await closedWithin(victim, 3_000)).toBe(true);
       await sleep(1_500);
       const report = await poller.stop();
