@@ -75,7 +75,10 @@ async function accountClientIds(nc: NatsConnection, serverId: string, account: s
 /**
  * Cuts every connection of `accountPublicKey` on the broker at `url` now, where the server supports
  * it (KICK, 2.10+). Never throws: it runs after a removal's point of no return, where a throw would
- * wedge the journal, so every failure is reported in the result instead.
+ * wedge the journal, so every failure is reported in the result instead. It lists and kicks on the
+ * one server it connects to (a single-server broker; a cluster needs one pass per server). The
+ * server-wide CONNZ carries every connection's JWT, so a broker with many connections pays for it
+ * once per removal.
  */
 export async function evictAccountConnections(layout: RootLayout, url: string, accountPublicKey: string): Promise<EvictionResult> {
   const base = { account: accountPublicKey, kicked: [] as number[], remaining: 0 };
