@@ -31,6 +31,14 @@ export const UNSAFE_SWITCHES = [
   "ACCEPT_PARTIAL_SNAPSHOT",
   /** nats-servers of this root that no record names are not looked for. */
   "IGNORE_STRAYS",
+  /** $SYS observers may subscribe to every `_INBOX.>` (other tenants' replies). */
+  "WIDE_OBSERVER_INBOX",
+  /** $SYS observers may request any account's data, not only their own. */
+  "WIDE_OBSERVER_REQUESTS",
+  /** Default space users get the account's full JetStream API. */
+  "UNRESTRICTED_USER",
+  /** space rm does not cut a removed tenant's live connections. */
+  "NO_EVICT",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];
