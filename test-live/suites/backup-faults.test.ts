@@ -74,16 +74,20 @@ describe("a snapshot cut short is never a backup", () => {
     await seedSpace(up.url, await credsFor(r, "alpha"), "alpha", 3000, 25, 4096); // ~12 MB: many chunks
     ok(await r.cotal(["down", "--preserve-state"]));
     const out = join(r.root, "..", "alpha.bak");
-    const backup = r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: "backup-first-chunk:sleep:1500" } });
-    const deadline = Date.now() + 20_000;
-    let pid: number | undefined;
-    while (!pid) {
-      if (Date.now() > deadline) throw new Error("the backup never journaled its isolated broker");
-      pid = journal(r).attempt?.brokers[0]?.pid;
-      if (!pid || !existsSync(out)) await new Promise((res) => setTimeout(res, 20));
+    const hold = join(r.root, "..", `hold-snap-${Date.now()}`);
+    mkdirSync(hold, { recursive: true });
+    // Held right after the first chunk was acked: the snapshot is provably under way when the kill lands.
+    const backup = r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: `backup-first-chunk:barrier:${hold}:2` } });
+    const deadline = Date.now() + 30_000;
+    while (readdirSync(hold).length < 1) {
+      if (Date.now() > deadline) throw new Error("the backup never reached its first chunk");
+      await new Promise((res) => setTimeout(res, 20));
     }
-    await new Promise((res) => setTimeout(res, 400)); // inside the pause after the first acked chunk
-    process.kill(pid, "SIGKILL");
+    const pid = journal(r).attempt?.brokers[0]?.pid;
+    expect(pid).toBeDefined();
+    process.kill(pid as number, "SIGKILL");
+    await new Promise((res) => setTimeout(res, 300));
+    writeFileSync(join(hold, "test.release"), "");
     const died = await backup;
     expect(died.code, died.stderr).toBe(6);
     expect(died.stderr).toMatch(/\[snapshot-failed\]/);

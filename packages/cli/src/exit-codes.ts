@@ -49,6 +49,7 @@ const BY_CODE: Record<SagaErrorCode, ExitCode> = {
   "broker-start-failed": EXIT.broker,
   "broker-unreachable": EXIT.broker,
   "inventory-unreachable": EXIT.broker,
+  "inventory-busy": EXIT.busy,
   "reload-unproven": EXIT.unproven,
   "lease-lost": EXIT.unproven,
   "io": EXIT.io,

@@ -16,6 +16,7 @@ const RETRIABLE: ReadonlySet<SagaErrorCode> = new Set<SagaErrorCode>([
   "broker-not-running",
   "broker-unreachable",
   "inventory-unreachable",
+  "inventory-busy",
   "reload-unproven",
   "io",
 ]);

@@ -30,6 +30,7 @@ export const SAGA_ERROR_CODES = [
   "broker-unreachable",
   // the inventory and the saga
   "inventory-unreachable",
+  "inventory-busy",
   "inventory-corrupt",
   "conflict",
   "lease-held",

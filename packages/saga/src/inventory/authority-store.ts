@@ -95,6 +95,13 @@ function unreachable(what: string, cause: unknown): SagaError {
   });
 }
 
+function busy(what: string, cause: unknown): SagaError {
+  return new SagaError("inventory-busy", `cannot ${what} yet: ${describe(cause)}`, {
+    exit: "re-run the command (the broker was busy reloading; nothing was decided on a missing answer)",
+    cause,
+  });
+}
+
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
@@ -484,7 +491,9 @@ export class AuthorityStore {
           last = err;
         }
       }
-      if (Date.now() >= deadline) throw unreachable(what, last ?? new Error(`no connection to the broker within ${this.#reconnectWaitMs} ms`));
+      // The connection is open but the broker did not answer in time (concurrent reloads drop every
+      // client on 2.9.10): busy, retry; only a closed connection means the broker is gone.
+      if (Date.now() >= deadline) throw busy(what, last ?? new Error(`no answer from the broker within ${this.#reconnectWaitMs} ms`));
       await sleep(50);
     }
   }

@@ -68,7 +68,13 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
   const deliver = createInbox();
   const sub = nc.subscribe(deliver);
   await failpoint("backup-snapshot-start");
-  const resp = await api<{ config: Record<string, unknown>; state: StreamState }>(nc, `$JS.API.STREAM.SNAPSHOT.${stream}`, { deliver_subject: deliver, chunk_size: chunkSize, jsck: true, no_consumers: false });
+  let resp: Awaited<ReturnType<typeof api<{ config: Record<string, unknown>; state: StreamState }>>>;
+  try {
+    resp = await api<{ config: Record<string, unknown>; state: StreamState }>(nc, `$JS.API.STREAM.SNAPSHOT.${stream}`, { deliver_subject: deliver, chunk_size: chunkSize, jsck: true, no_consumers: false });
+  } catch (err) {
+    if (!nc.isClosed()) sub.unsubscribe();
+    throw incomplete(stream, `the snapshot request failed (${(err as Error).message})`);
+  }
   if (resp.error) {
     sub.unsubscribe();
     throw apiFailure("snapshot", stream, resp.error);
