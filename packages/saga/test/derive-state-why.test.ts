@@ -23,9 +23,11 @@ describe("deriveState: state and why", () => {
     ["corrupt records", input({ corrupt: 2 }), "uncertain", "2 unreadable record(s): the tenant count is unknown"],
     ["a proven claim", input({ record: rec({ appliedGeneration: 4, pending }) }), "PROVEN-BUT-UNCOMMITTED", "generation 4 was proven but not committed; the next writer commits it"],
     ["promoted bytes", input({ record: rec({ pending: { ...pending, stagedDigest: D("b") } }), serverConfDigest: D("b") }), "PROMOTED-BUT-UNCOMMITTED", "server.conf holds generation 4's bytes, never proven; the next writer completes forward"],
-    ["staged, not promoted", input({ record: rec({ pending: { ...pending, stagedDigest: D("b") } }) }), "PENDING", "a add claimed generation 4 (9@h (space add)) and has not promoted"],
-    ["claimed, nothing staged, server.conf unknown", input({ record: rec({ pending }), serverConfDigest: undefined }), "PENDING", "a add claimed generation 4 (9@h (space add)) and has not promoted"],
-    ["commit ahead of proof", input({ record: rec({ appliedGeneration: 2 }) }), "UNPROVEN RELOAD", "generation 3 committed, 2 proven"],
+    ["staged, not promoted", input({ record: rec({ pending: { ...pending, stagedDigest: D("b") } }) }), "PENDING", "a add claimed generation 4 (9@h (space add)) and has not promoted; the next writer rolls it back"],
+    ["claimed, nothing staged", input({ record: rec({ pending }) }), "PENDING", "a add claimed generation 4 (9@h (space add)) and has not promoted; the next writer rolls it back"],
+    ["claimed, server.conf missing", input({ record: rec({ pending }), serverConfDigest: undefined }), "UNRESUMABLE", `server.conf (missing) is neither the committed config (${D("a")}) and nothing was staged; every writer refuses: cotal broker reconcile`],
+    ["staged, server.conf foreign", input({ record: rec({ pending: { ...pending, stagedDigest: D("b") } }), serverConfDigest: D("c") }), "UNRESUMABLE", `server.conf (${D("c")}) is neither the committed config (${D("a")}) nor the staged one (${D("b")}); every writer refuses: cotal broker reconcile`],
+    ["commit ahead of proof", input({ record: rec({ appliedGeneration: 2 }) }), "UNPROVEN RELOAD", "generation 3 committed, 2 proven; every writer refuses: cotal broker reconcile"],
     ["evicted tenants", input({ preloadedNames: [] }), "SILENT EVICTION", "not preloaded by the running config: a, b"],
     ["evicted tenants without a record", input({ record: undefined, preloadedNames: ["a"] }), "SILENT EVICTION", "not preloaded by the running config: b"],
     ["unvouched preloads", input({ unknownPreloads: 3 }), "RESURRECTION RISK", "3 preloaded account(s) that no record vouches for"],
@@ -40,6 +42,7 @@ describe("deriveState: state and why", () => {
 
   it("a stopped broker is not judged on preloads or on server.conf", () => {
     expect(deriveState(input({ running: false, preloadedNames: [], unknownPreloads: 2, serverConfDigest: D("c") })).state).toBe("stopped");
+    expect(deriveState(input({ running: false, serverConfDigest: undefined })).state).toBe("stopped");
     expect(deriveState(input({ running: false, record: undefined, preloadedNames: [] })).state).toBe("stopped");
   });
 

@@ -52,6 +52,9 @@ describe("parseInventoryRecord: the reason for each refusal", () => {
     ["a null stagedDigest", { stagedDigest: null }, "pending.stagedDigest is malformed"],
     ["a stagedDigest inside a list", { stagedDigest: [D("b")] }, "pending.stagedDigest is malformed"],
     ["a malformed excluded", { excluded: ["x", "x"] }, "pending.excluded is malformed"],
+    ["a mint that is not an add", { mints: ["d"] }, "pending.mints is not a subset of pending.adds"],
+    ["a malformed mints", { mints: "c" }, "pending.mints is not a subset of pending.adds"],
+    ["a repeated mint", { mints: ["c", "c"] }, "pending.mints is not a subset of pending.adds"],
   ])("refuses a pending claim with %s", (_what, patch, reason) => {
     expect(withPending(patch)).toBe(reason);
   });
@@ -61,7 +64,8 @@ describe("parseInventoryRecord: the reason for each refusal", () => {
     expect(parse({ ...ok, generation: 1, appliedGeneration: 0, configDigest: null })).toEqual({ ...ok, generation: 1, appliedGeneration: 0, configDigest: null });
     expect(parse({ ...ok, excluded: ["x"] })).toEqual({ ...ok, excluded: ["x"] });
     for (const op of ["add", "remove", "reconcile", "batch"] as const) expect(withPending({ op })).toEqual({ ...ok, pending: { ...pending, op } });
-    const full = { ...pending, stagedDigest: D("b"), excluded: ["x"] };
+    const full = { ...pending, stagedDigest: D("b"), excluded: ["x"], mints: ["c"] };
+    expect(withPending({ mints: [] })).toEqual({ ...ok, pending: { ...pending, mints: [] } });
     expect(parse({ ...ok, pending: full })).toEqual({ ...ok, pending: full });
   });
 });
