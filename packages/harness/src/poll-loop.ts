@@ -56,9 +56,9 @@ function claimAttempt(cfg: PollLoopConfig, control: PollControl): boolean {
 
 /**
  * Runs `loops` back-to-back attempt loops (a fresh TCP connection and handshake per attempt) until the
- * control says stop; every outcome goes to `record`.
+ * control says stop (or `keepGoing` says no); every outcome goes to `record`.
  */
-export async function runPollLoops(cfg: PollLoopConfig, control: PollControl, loops: number, record: (a: PollAttempt) => void): Promise<void> {
+export async function runPollLoops(cfg: PollLoopConfig, control: PollControl, loops: number, record: (a: PollAttempt) => void, keepGoing: () => boolean = () => true): Promise<void> {
   const bytes = new TextEncoder().encode(cfg.creds);
   const sign = cfg.signer === "nats" ? credsAuthenticator(bytes) : nativeCredsAuthenticator(bytes);
   const connectOpts: NodeConnectionOptions = {
@@ -82,7 +82,7 @@ export async function runPollLoops(cfg: PollLoopConfig, control: PollControl, lo
     await nc.close();
   };
   const loop = async (): Promise<void> => {
-    while (claimAttempt(cfg, control)) {
+    while (keepGoing() && claimAttempt(cfg, control)) {
       const startedAt = monotonicMs();
       try {
         await attempt();

@@ -11,8 +11,8 @@ export interface PollWorkerData {
   loops: number;
 }
 
-/** Messages to the parent: a batch of attempts, then exactly one "done" (or "failed"). */
-export type PollWorkerMessage = { kind: "attempts"; attempts: PollAttempt[] } | { kind: "done" } | { kind: "failed"; error: string };
+/** Messages to the parent: "ready" as the loops start, batches of attempts, then exactly one "done" (or "failed"). */
+export type PollWorkerMessage = { kind: "ready" } | { kind: "attempts"; attempts: PollAttempt[] } | { kind: "done" } | { kind: "failed"; error: string };
 
 const FLUSH_MS = 5;
 const port = parentPort;
@@ -26,6 +26,7 @@ const flush = (): void => {
   batch = [];
 };
 const timer = setInterval(flush, FLUSH_MS);
+port.postMessage({ kind: "ready" } satisfies PollWorkerMessage);
 
 runPollLoops(cfg, control, loops, (a) => {
   batch.push(a);

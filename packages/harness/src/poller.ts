@@ -136,6 +136,7 @@ export class CredentialPoller {
   private workers: Promise<void>[] = [];
   private control: PollControl = newPollControl();
   private failures: string[] = [];
+  private readyThreads = 0;
   private active = false;
   private started = 0;
   private lastEnd = 0;
@@ -184,6 +185,8 @@ export class CredentialPoller {
       const loops = Math.floor(concurrency / n) + (i < concurrency % n ? 1 : 0);
       this.workers.push(this.spawn({ cfg, control: this.control, loops }));
     }
+    // A thread takes 0.1-0.5 s to load; poll from here until every one is up, so no start is blind.
+    this.workers.push(runPollLoops(cfg, this.control, Math.min(concurrency, 4), (a) => this.record(a), () => this.readyThreads < n));
     return this;
   }
 
@@ -229,7 +232,8 @@ export class CredentialPoller {
       const worker = new Worker(workerUrl(), { workerData: data });
       let finished = false;
       worker.on("message", (m: PollWorkerMessage) => {
-        if (m.kind === "attempts") for (const a of m.attempts) this.record(a);
+        if (m.kind === "ready") this.readyThreads += 1;
+        else if (m.kind === "attempts") for (const a of m.attempts) this.record(a);
         else {
           finished = true;
           if (m.kind === "failed") this.failures.push(m.error);

@@ -113,6 +113,16 @@ describe("threaded poller", () => {
     }
   });
 
+  it("is polling when start() returns, before any thread has loaded", async () => {
+    const port = await freePort();
+    const before = monotonicMs();
+    const p = new CredentialPoller({ url: `nats://127.0.0.1:${port}`, creds: dummyCreds(), threads: 2 }).start();
+    const r = await p.stop();
+    expect(r.total).toBeGreaterThan(0);
+    expect(r.attempts[0]?.startedAt).toBeGreaterThanOrEqual(before);
+    expect(r.errors).toEqual({ "connection refused": r.total });
+  });
+
   it("refuses bad options and unparsable creds before starting any thread", () => {
     expect(() => new CredentialPoller({ url: "nats://127.0.0.1:1", creds: dummyCreds(), threads: -1 })).toThrow(/threads/);
     expect(() => new CredentialPoller({ url: "nats://127.0.0.1:1", creds: dummyCreds(), concurrency: 0 })).toThrow(/concurrency/);
