@@ -16,7 +16,7 @@ export interface CredentialPollerOptions {
   creds: string;
   /** Pause after each attempt, per worker. 0 (default) = back to back. */
   intervalMs?: number;
-  /** Attempt loops in flight at once, over all threads; each attempt is its own fresh connection. Default 8. */
+  /** Attempts in flight at once, over all threads (each its own fresh connection); enough to hide scheduling latency on a loaded machine. Default 32. */
   concurrency?: number;
   /**
    * Worker threads that share the loops (one event loop caps a poller at a few hundred attempts/s).
@@ -144,7 +144,7 @@ export class CredentialPoller {
   constructor(opts: CredentialPollerOptions) {
     this.opts = {
       intervalMs: 0,
-      concurrency: 8,
+      concurrency: 32,
       threads: Math.min(2, availableParallelism()),
       connectTimeoutMs: 2_000,
       maxAttempts: 1_000_000,
