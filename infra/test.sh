@@ -11,6 +11,8 @@ status=0
 pnpm typecheck --output-logs=errors-only || status=1
 pnpm lint --output-logs=errors-only || status=1
 pnpm test --concurrency=1 || status=1
+# --- mutation testing (README "Mutation testing"): the safety core's score must stay >= 90 % ---
+pnpm test:mutation || status=1
 # The jobs suites need Redis: ours on loopback for the live run, stopped on any exit.
 export REDIS_PORT="${REDIS_PORT:-6379}"
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"

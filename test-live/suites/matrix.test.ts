@@ -4,7 +4,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, maxReconnectGapMs, monotonicMs, spawnCotal, SurvivorWatcher } from "@cotal/harness";
 import type { SpaceAddResult } from "@cotal/saga";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
-import { cell } from "../fixtures/matrix.js";
+import { cell, expectPollRate, recordPoll, type CellMetrics } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";
 import { connectCreds } from "../fixtures/nats.js";
 
@@ -94,7 +94,7 @@ describe("R3: remove versus a stale add", () => {
       expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
       const betaCreds = await credsText(r, "beta");
       const survivor = await SurvivorWatcher.start({ url: up.url, creds: await credsText(r, "alpha") });
-      const poller = new CredentialPoller({ url: up.url, creds: betaCreds, concurrency: 4, maxDurationMs: 60_000 }).start();
+      const poller = new CredentialPoller({ url: up.url, creds: betaCreds, maxDurationMs: 60_000 }).start();
       await poller.waitForAttempt((a) => a.ok, { timeoutMs: 5_000 }); // positive control: beta connects before
 
       // The add reads first (pre-removal list), then sleeps past the whole removal.
@@ -108,11 +108,10 @@ describe("R3: remove versus a stale add", () => {
       const report = await poller.stop();
       expect(added.code).toBe(4);
       expect(added.stderr).toMatch(/\[conflict\]/);
-      m.attempts = report.total;
-      m.attemptsPerSecond = Math.round(report.attemptsPerSecond);
-      m.successesAfterRemoval = report.successesBetween(removedAt, Number.POSITIVE_INFINITY, "within");
+      recordPoll(m, report, removedAt);
       expect(report.successes).toBeGreaterThan(0);
       expect(m.successesAfterRemoval).toBe(0);
+      expectPollRate(report);
       expect((await statusOf(r)).inventory?.spaces).toEqual(["alpha"]);
       await survivorReconnectedQuickly(survivor);
     }));
@@ -201,7 +200,7 @@ describe("crash windows (001 §5): kill the writer at a named point; the next wr
     }),
   );
 
-  async function pausedWriterArm(disableFence: boolean, m: { attempts?: number; attemptsPerSecond?: number; successesAfterRemoval?: number; notes?: string[] }) {
+  async function pausedWriterArm(disableFence: boolean, m: CellMetrics) {
     const { r, up } = await upRoot();
     expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
     const betaCreds = await credsText(r, "beta");
@@ -216,7 +215,7 @@ describe("crash windows (001 §5): kill the writer at a named point; the next wr
     // tests the second one, the lease fence, on its own.
     const stagedName = readdirSync(r.root).find((f) => /^server\.conf\.\d+\./.test(f)) as string;
     const stagedBytes = readFileSync(join(r.root, stagedName));
-    const poller = new CredentialPoller({ url: up.url, creds: betaCreds, concurrency: 4, maxDurationMs: 90_000 }).start();
+    const poller = new CredentialPoller({ url: up.url, creds: betaCreds, maxDurationMs: 90_000 }).start();
     await poller.waitForAttempt((a) => a.ok, { timeoutMs: 5_000 }); // positive control: beta connects before
     // The maintenance lock is per host and advisory; a writer on another host would not see it.
     rmSync(r.layout.lockFile, { force: true });
@@ -232,20 +231,19 @@ describe("crash windows (001 §5): kill the writer at a named point; the next wr
     const w1Code = await w1Exit;
     await new Promise((res) => setTimeout(res, 1_000));
     const report = await poller.stop();
-    m.attempts = report.total;
-    m.attemptsPerSecond = Math.round(report.attemptsPerSecond);
-    m.successesAfterRemoval = report.successesBetween(removedAt, Number.POSITIVE_INFINITY, "within");
+    recordPoll(m, report, removedAt);
     expect(report.successes).toBeGreaterThan(0);
-    return { r, w1Code, w1Err, successesAfterRemoval: m.successesAfterRemoval };
+    return { r, report, w1Code, w1Err, successesAfterRemoval: m.successesAfterRemoval ?? -1 };
   }
 
   it("lease expiry while paused before rename: the woken writer aborts before rename; beta never connects again", () =>
     cell("crash: lease expiry before rename", async (m) => {
-      const { r, w1Code, w1Err, successesAfterRemoval } = await pausedWriterArm(false, m);
+      const { r, report, w1Code, w1Err, successesAfterRemoval } = await pausedWriterArm(false, m);
       expect(w1Code).toBe(7);
       expect(w1Err).toMatch(/\[lease-lost\]/);
       expect(w1Err).toMatch(/nothing was promoted/);
       expect(successesAfterRemoval).toBe(0);
+      expectPollRate(report);
       const st = await statusOf(r);
       expect(st.inventory?.spaces).toEqual(["alpha"]);
       expect(st.configDigest).toBe(st.inventory?.configDigest);

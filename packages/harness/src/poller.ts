@@ -1,19 +1,13 @@
-import { connect, credsAuthenticator, type Authenticator, type NodeConnectionOptions } from "@nats-io/transport-node";
-import { monotonicMs, sleep } from "./clock.js";
+import { existsSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import { monotonicMs } from "./clock.js";
 import { nativeCredsAuthenticator } from "./creds.js";
 import { HarnessError } from "./errors.js";
+import { newPollControl, runPollLoops, STOPPED, type PollAttempt, type PollControl, type PollLoopConfig } from "./poll-loop.js";
+import type { PollWorkerData, PollWorkerMessage } from "./poller-worker.js";
 
-export interface PollAttempt {
-  /** monotonicMs() when the connect began. */
-  startedAt: number;
-  /** monotonicMs() when the attempt resolved (after close, for a success). */
-  endedAt: number;
-  ok: boolean;
-  /** The client's error text, e.g. "Authorization Violation" or "connection refused". */
-  error?: string;
-  /** The error class name, e.g. "AuthorizationError", "ConnectionError". */
-  errorName?: string;
-}
+export type { PollAttempt } from "./poll-loop.js";
 
 export interface CredentialPollerOptions {
   /** nats:// URL (or several) of the server under test. */
@@ -22,8 +16,13 @@ export interface CredentialPollerOptions {
   creds: string;
   /** Pause after each attempt, per worker. 0 (default) = back to back. */
   intervalMs?: number;
-  /** Workers attempting at once; each attempt is still its own fresh connection. Default 4. */
+  /** Attempts in flight at once, over all threads (each its own fresh connection); enough to hide scheduling latency on a loaded machine. Default 32. */
   concurrency?: number;
+  /**
+   * Worker threads that share the loops (one event loop caps a poller at a few hundred attempts/s).
+   * 0 runs them on the caller's event loop. Default: 2, or 1 on a one-core machine.
+   */
+  threads?: number;
   /** Handshake timeout per attempt. Default 2 s. */
   connectTimeoutMs?: number;
   /** Stops by itself after this many attempts. Default 1,000,000. */
@@ -37,6 +36,12 @@ export interface CredentialPollerOptions {
    * would send; "nats" uses nats.js `credsAuthenticator` itself (~5 ms CPU per attempt).
    */
   signer?: "native" | "nats";
+  /**
+   * What one attempt is: "handshake" (default) connects a fresh TCP socket and runs the NATS
+   * connect handshake (INFO, CONNECT with the signed nonce, PING, then PONG or -ERR); "nats.js"
+   * does a full nats.js connect() and close(), about ten times the CPU per attempt.
+   */
+  client?: "handshake" | "nats.js";
 }
 
 export type WindowMode = "within" | "overlapping";
@@ -112,40 +117,51 @@ interface Waiter {
   resolve: (a: PollAttempt) => void;
 }
 
+/** The built worker: next to this file in dist, or in dist when the harness runs from src (vitest). */
+function workerUrl(): URL {
+  const sibling = new URL("./poller-worker.js", import.meta.url);
+  return existsSync(sibling) ? sibling : new URL("../dist/poller-worker.js", import.meta.url);
+}
+
 /**
  * Opens a fresh connection per attempt with the given creds, as fast as it can (or every
  * `intervalMs`), recording each outcome. Built to observe the moment a server starts or stops
- * accepting a credential: connections are cheap on loopback, so attempts are dense in time.
+ * accepting a credential: connections are cheap on loopback, so attempts are dense in time. The
+ * loops run on worker threads and stream their attempts back; each is timed where it ran.
  */
 export class CredentialPoller {
   private readonly opts: Required<Omit<CredentialPollerOptions, "url" | "creds">> & Pick<CredentialPollerOptions, "url" | "creds">;
-  private readonly auth: Authenticator;
   private readonly recorded: PollAttempt[] = [];
   private waiters: Waiter[] = [];
   private workers: Promise<void>[] = [];
+  private control: PollControl = newPollControl();
+  private failures: string[] = [];
+  private readyThreads = 0;
   private active = false;
   private started = 0;
-  private launched = 0;
   private lastEnd = 0;
 
   constructor(opts: CredentialPollerOptions) {
     this.opts = {
       intervalMs: 0,
-      concurrency: 4,
+      concurrency: 32,
+      threads: Math.min(2, availableParallelism()),
       connectTimeoutMs: 2_000,
       maxAttempts: 1_000_000,
       maxDurationMs: 300_000,
       name: "cotal-poller",
       signer: "native",
+      client: "handshake",
       ...opts,
     };
-    if (this.opts.concurrency < 1) throw new HarnessError("invalid-argument", "concurrency must be at least 1");
-    const bytes = new TextEncoder().encode(opts.creds);
-    this.auth = this.opts.signer === "nats" ? credsAuthenticator(bytes) : nativeCredsAuthenticator(bytes);
+    if (!Number.isInteger(this.opts.concurrency) || this.opts.concurrency < 1) throw new HarnessError("invalid-argument", "concurrency must be an integer of at least 1");
+    if (!Number.isInteger(this.opts.threads) || this.opts.threads < 0) throw new HarnessError("invalid-argument", "threads must be a non-negative integer");
+    nativeCredsAuthenticator(opts.creds); // bad creds text is refused here, not inside a thread
   }
 
+  /** False once stopped or once a budget (maxAttempts, maxDurationMs) is spent. */
   get running(): boolean {
-    return this.active;
+    return this.active && Atomics.load(this.control, STOPPED) === 0;
   }
 
   /** Attempts recorded so far (live array; copy it if you keep it). */
@@ -158,14 +174,28 @@ export class CredentialPoller {
     if (this.workers.length > 0) throw new HarnessError("invalid-state", "a poller runs once; create a new one");
     this.active = true;
     this.started = monotonicMs();
-    for (let i = 0; i < this.opts.concurrency; i++) this.workers.push(this.work());
+    const { url, creds, signer, client, name, connectTimeoutMs, intervalMs, maxAttempts, maxDurationMs, concurrency, threads } = this.opts;
+    const cfg: PollLoopConfig = { url, creds, signer, client, name, connectTimeoutMs, intervalMs, maxAttempts, maxDurationMs, startedAt: this.started };
+    if (threads === 0) {
+      this.workers.push(runPollLoops(cfg, this.control, concurrency, (a) => this.record(a)));
+      return this;
+    }
+    const n = Math.min(threads, concurrency);
+    for (let i = 0; i < n; i++) {
+      const loops = Math.floor(concurrency / n) + (i < concurrency % n ? 1 : 0);
+      this.workers.push(this.spawn({ cfg, control: this.control, loops }));
+    }
+    // A thread takes 0.1-0.5 s to load; poll from here until every one is up, so no start is blind.
+    this.workers.push(runPollLoops(cfg, this.control, Math.min(concurrency, 4), (a) => this.record(a), () => this.readyThreads < n));
     return this;
   }
 
   /** Stops launching attempts, waits for the ones in flight, and reports. */
   async stop(): Promise<PollReport> {
-    this.active = false;
+    Atomics.store(this.control, STOPPED, 1);
     await Promise.all(this.workers);
+    this.active = false;
+    if (this.failures.length > 0) throw new HarnessError("invalid-state", `a poller thread failed: ${this.failures.join("; ")}`);
     return this.report();
   }
 
@@ -196,6 +226,30 @@ export class CredentialPoller {
     });
   }
 
+  /** One worker thread; resolves when it has posted its last attempt and exited. */
+  private spawn(data: PollWorkerData): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const worker = new Worker(workerUrl(), { workerData: data });
+      let finished = false;
+      worker.on("message", (m: PollWorkerMessage) => {
+        if (m.kind === "ready") this.readyThreads += 1;
+        else if (m.kind === "attempts") for (const a of m.attempts) this.record(a);
+        else {
+          finished = true;
+          if (m.kind === "failed") this.failures.push(m.error);
+        }
+      });
+      worker.on("error", (err) => {
+        this.failures.push(err.message);
+        Atomics.store(this.control, STOPPED, 1);
+      });
+      worker.on("exit", (code) => {
+        if (!finished && this.failures.length === 0) this.failures.push(`worker exited with code ${code} before finishing`);
+        resolve();
+      });
+    });
+  }
+
   private record(a: PollAttempt): void {
     this.recorded.push(a);
     this.lastEnd = Math.max(this.lastEnd, a.endedAt);
@@ -204,40 +258,5 @@ export class CredentialPoller {
     if (hit.length === 0) return;
     this.waiters = this.waiters.filter((w) => !hit.includes(w));
     for (const w of hit) w.resolve(a);
-  }
-
-  private shouldContinue(): boolean {
-    if (!this.active) return false;
-    if (this.launched >= this.opts.maxAttempts || monotonicMs() - this.started >= this.opts.maxDurationMs) {
-      this.active = false;
-      return false;
-    }
-    return true;
-  }
-
-  private async work(): Promise<void> {
-    const connectOpts: NodeConnectionOptions = {
-      servers: this.opts.url,
-      authenticator: this.auth,
-      name: this.opts.name,
-      reconnect: false,
-      maxReconnectAttempts: 0,
-      timeout: this.opts.connectTimeoutMs,
-      ignoreClusterUpdates: true,
-      noAsyncTraces: true,
-    };
-    while (this.shouldContinue()) {
-      this.launched += 1;
-      const startedAt = monotonicMs();
-      try {
-        const nc = await connect(connectOpts);
-        await nc.close();
-        this.record({ startedAt, endedAt: monotonicMs(), ok: true });
-      } catch (err) {
-        const e = err instanceof Error ? err : new Error(String(err));
-        this.record({ startedAt, endedAt: monotonicMs(), ok: false, error: e.message, errorName: e.name });
-      }
-      if (this.opts.intervalMs > 0) await sleep(this.opts.intervalMs);
-    }
   }
 }

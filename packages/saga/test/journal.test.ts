@@ -1,0 +1,171 @@
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  acquireMaintenanceLock,
+  assertJournalAllows,
+  clearJournal,
+  isSagaError,
+  journalRefusal,
+  readJournal,
+  releaseMaintenanceLock,
+  RootLayout,
+  SagaError,
+  writeJournal,
+  type CutEntry,
+  type JournalEntry,
+  type SpaceRmEntry,
+} from "../src/index.js";
+
+// The maintenance journal (docs/refusals.md, "the journal blocks the root"): a standing entry
+// blocks every verb but its own; an unreadable one blocks all of them.
+const fresh = () => {
+  const root = mkdtempSync(join(tmpdir(), "cotal-journal-"));
+  const layout = new RootLayout(root);
+  mkdirSync(layout.maintenanceDir, { recursive: true, mode: 0o700 });
+  return { root, layout };
+};
+const rm: SpaceRmEntry = { op: "space-rm", space: "beta", startedAt: "2026-01-01T00:00:00.000Z" };
+const cut: CutEntry = { op: "cut", state: "ready", cutId: "c1", startedAt: "2026-01-01T00:00:00.000Z" };
+
+function refusalOf(fn: () => unknown): SagaError {
+  try {
+    fn();
+  } catch (e) {
+    if (isSagaError(e)) return e;
+    throw e;
+  }
+  throw new Error("expected a refusal");
+}
+
+afterEach(() => {
+  delete process.env.COTAL_TEST_UNSAFE_IGNORE_JOURNAL;
+});
+
+describe("readJournal", () => {
+  it("is undefined without a journal file", () => {
+    expect(readJournal(fresh().layout)).toBeUndefined();
+  });
+
+  it.each<[string, JournalEntry]>([
+    ["a removal", rm],
+    ["a removal past its commit point", { ...rm, streamsDeleted: true }],
+    ...(["cut-intent", "cut-committed", "ready", "resume-intent"] as const).map((state): [string, JournalEntry] => [`a cut in ${state}`, { ...cut, state }]),
+  ])("reads %s back as written", (_what, entry) => {
+    const { layout } = fresh();
+    writeFileSync(layout.journalFile, JSON.stringify(entry));
+    expect(readJournal(layout)).toEqual(entry);
+  });
+
+  it.each([
+    ["not JSON", "{"],
+    ["JSON null", "null"],
+    ["an unknown op", JSON.stringify({ op: "space-add", space: "beta" })],
+    ["an unknown op shaped like a cut", JSON.stringify({ ...cut, op: "snapshot" })],
+    ["a removal of an invalid name that also looks like a cut", JSON.stringify({ ...cut, op: "space-rm", space: "Bad" })],
+    ["a removal without a space", JSON.stringify({ op: "space-rm" })],
+    ["a removal of a numeric space", JSON.stringify({ op: "space-rm", space: 5 })],
+    ["a removal of an invalid space name", JSON.stringify({ op: "space-rm", space: "../etc" })],
+    ["a cut in an unknown state", JSON.stringify({ ...cut, state: "paused" })],
+    ["a cut without an id", JSON.stringify({ op: "cut", state: "ready" })],
+    ["a cut with a numeric id", JSON.stringify({ ...cut, cutId: 1 })],
+  ])("refuses %s as corrupt, naming the file and the way out", (_what, text) => {
+    const { layout } = fresh();
+    writeFileSync(layout.journalFile, text);
+    const e = refusalOf(() => readJournal(layout));
+    expect(e.code).toBe("corrupt-record");
+    expect(e.message).toBe(`${layout.journalFile} is unreadable; a destructive operation may be half done`);
+    expect(e.exit).toBe(`inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`);
+  });
+
+  it("refuses a journal it cannot read at all (not a file) as corrupt, with the OS reason", () => {
+    const { layout } = fresh();
+    mkdirSync(layout.journalFile);
+    const e = refusalOf(() => readJournal(layout));
+    expect(e.code).toBe("corrupt-record");
+    expect(e.message).toMatch(new RegExp(`^${layout.journalFile.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} cannot be read \\(EISDIR.*\\); a destructive operation may be half done$`));
+    expect(e.exit).toBe(`inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`);
+  });
+});
+
+describe("writeJournal / clearJournal", () => {
+  it("write under the held lock, atomically and private; clear removes the entry", () => {
+    const { root, layout } = fresh();
+    const lock = acquireMaintenanceLock(root, "test");
+    try {
+      writeJournal(layout, lock, rm);
+      expect(JSON.parse(readFileSync(layout.journalFile, "utf8"))).toEqual(rm);
+      expect(statSync(layout.journalFile).mode & 0o777).toBe(0o600);
+      expect(readJournal(layout)).toEqual(rm);
+      clearJournal(layout, lock);
+      expect(existsSync(layout.journalFile)).toBe(false);
+      clearJournal(layout, lock); // clearing twice is fine
+    } finally {
+      releaseMaintenanceLock(lock);
+    }
+  });
+
+  it("refuse when the caller's lock is no longer held, and change nothing", () => {
+    const { root, layout } = fresh();
+    const lock = acquireMaintenanceLock(root, "test");
+    writeJournal(layout, lock, rm);
+    releaseMaintenanceLock(lock);
+    expect(refusalOf(() => writeJournal(layout, lock, cut)).code).toBe("lock-lost");
+    expect(refusalOf(() => clearJournal(layout, lock)).code).toBe("lock-lost");
+    expect(readJournal(layout)).toEqual(rm);
+  });
+});
+
+describe("journalRefusal", () => {
+  it("nothing journaled: every verb proceeds", () => {
+    expect(journalRefusal(undefined, { verb: "space add" })).toBeUndefined();
+  });
+
+  it("a cut blocks every verb but the cut's own, and says how it resumes", () => {
+    expect(journalRefusal(cut, { verb: "up", cut: true })).toBeUndefined();
+    for (const policy of [{ verb: "space add" }, { verb: "space rm", removal: "beta" }, { verb: "reconcile", anyRemoval: true }]) {
+      const e = journalRefusal(cut, policy) as SagaError;
+      expect(e.code).toBe("journal-blocked");
+      expect(e.message).toBe(`a preserve-state cut (c1, ready) holds the store; ${policy.verb} waits for the broker to resume it`);
+      expect(e.exit).toBe("cotal up   # resumes the preserved store and clears the cut");
+      expect(e.details).toEqual({ journal: cut });
+    }
+  });
+
+  it("a removal passes only its own re-run (and reconcile), and names the re-run as the way out", () => {
+    expect(journalRefusal(rm, { verb: "space rm", removal: "beta" })).toBeUndefined();
+    expect(journalRefusal(rm, { verb: "reconcile", anyRemoval: true })).toBeUndefined();
+    for (const policy of [{ verb: "space add" }, { verb: "space rm", removal: "gamma" }, { verb: "up", cut: true }]) {
+      const e = journalRefusal(rm, policy) as SagaError;
+      expect(e.code).toBe("journal-blocked");
+      expect(e.message).toBe(`a removal of space beta (started ${rm.startedAt}) is unfinished; ${policy.verb} waits for it`);
+      expect(e.exit).toBe("cotal space rm beta   # re-running it finishes the removal");
+      expect(e.details).toEqual({ journal: rm });
+    }
+  });
+
+  it("a removal past its commit point says its streams are gone", () => {
+    const e = journalRefusal({ ...rm, streamsDeleted: true }, { verb: "space add" }) as SagaError;
+    expect(e.message).toBe(`a removal of space beta (started ${rm.startedAt}, its streams already deleted) is unfinished; space add waits for it`);
+  });
+});
+
+describe("assertJournalAllows", () => {
+  it("returns the entry a verb may proceed over, and throws the refusal otherwise", () => {
+    const { layout } = fresh();
+    expect(assertJournalAllows(layout, { verb: "space add" })).toBeUndefined();
+    writeFileSync(layout.journalFile, JSON.stringify(rm));
+    expect(assertJournalAllows(layout, { verb: "space rm", removal: "beta" })).toEqual(rm);
+    expect(refusalOf(() => assertJournalAllows(layout, { verb: "space add" })).code).toBe("journal-blocked");
+  });
+
+  it("the IGNORE_JOURNAL test switch lets a blocked verb through; an unreadable journal still refuses", () => {
+    const { layout } = fresh();
+    writeFileSync(layout.journalFile, JSON.stringify(rm));
+    process.env.COTAL_TEST_UNSAFE_IGNORE_JOURNAL = "1";
+    expect(assertJournalAllows(layout, { verb: "space add" })).toEqual(rm);
+    writeFileSync(layout.journalFile, "{");
+    expect(refusalOf(() => assertJournalAllows(layout, { verb: "space add" })).code).toBe("corrupt-record");
+  });
+});

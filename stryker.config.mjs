@@ -1,0 +1,28 @@
+// Mutation testing of the pure safety core (README "Mutation testing"): `pnpm test:mutation`.
+// pnpm keeps the runner out of core's reach, so name the plugin by its resolved path.
+const vitestRunner = import.meta.resolve("@stryker-mutator/vitest-runner");
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: "vitest",
+  plugins: [vitestRunner],
+  vitest: { configFile: "vitest.mutation.config.ts", related: false },
+  mutate: [
+    "packages/saga/src/inventory/record.ts",
+    "packages/saga/src/inventory/resume.ts",
+    "packages/saga/src/inventory/lease.ts",
+    "packages/saga/src/render/*.ts",
+    "packages/saga/src/names.ts",
+    "packages/saga/src/saga/journal.ts",
+    "packages/saga/src/ops/derive-state.ts",
+    "packages/cli/src/exit-codes.ts",
+  ],
+  coverageAnalysis: "perTest",
+  reporters: ["clear-text", "progress", "json", "html"],
+  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  htmlReporter: { fileName: "reports/mutation/mutation.html" },
+  thresholds: { high: 95, low: 90, break: 90 },
+  concurrency: 2,
+  tempDirName: ".stryker-tmp",
+  cleanTempDir: "always",
+};
