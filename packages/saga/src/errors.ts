@@ -51,6 +51,8 @@ export type SagaErrorCode =
   | "account-mismatch"
   | "restore-target-not-empty"
   | "restore-verify-failed"
+  // quotas
+  | "quota-overcommit"
   | "snapshot-failed";
 
 export interface SagaErrorOptions {

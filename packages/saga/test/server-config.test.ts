@@ -68,4 +68,12 @@ describe("serverConfig", () => {
     expect(serverConfig(broker, [alpha], opts)).not.toContain("sync_interval");
     expect(serverConfig(broker, [alpha], { ...opts, syncAlways: true })).toContain("sync_interval: always");
   });
+
+  it("renders the server-wide JetStream max inside the jetstream block, both or neither", () => {
+    const text = serverConfig(broker, [alpha], { ...opts, jetstreamMax: { file: 64 * 1024 ** 2, memory: 8 * 1024 ** 2 } });
+    expect(text).toMatch(/jetstream \{\n {2}store_dir: [^\n]+\n {2}max_file_store: 67108864\n {2}max_memory_store: 8388608\n/);
+    expect(serverConfig(broker, [alpha], opts)).not.toContain("max_file_store");
+    refusedWith(() => serverConfig(broker, [alpha], { ...opts, jetstreamMax: { file: 0, memory: 1 } }), "render-refused");
+    refusedWith(() => serverConfig(broker, [alpha], { ...opts, jetstreamMax: { file: 1.5, memory: 1 } }), "render-refused");
+  });
 });

@@ -4,6 +4,8 @@ import { rootOf } from "../context.js";
 import { parseDuration } from "../duration.js";
 import { err, json, out } from "../output.js";
 import { readTenantsFile } from "../tenants-file.js";
+import { QUOTA_FLAGS, quotaFromFlags, type QuotaFlagValues } from "../quota-flags.js";
+import { UsageError } from "../errors.js";
 import { queuedSingle, queuedSpaceAdd } from "./space-queue.js";
 
 interface CredsFlags {
@@ -23,17 +25,24 @@ export function registerSpace(program: Command): void {
     if (!quiet) err(`cotal: ${m}`);
   };
 
-  space
+  const add = space
     .command("add [names...]")
     .description("add spaces through the mutation saga: one generation and one reload for the whole batch")
     .option("--from <file>", "read space names from a file, one per line")
+    .option("--limits <file>", "limits for the new spaces: a JSON object of quota fields (README \"Quotas\")");
+  for (const [flag, help] of QUOTA_FLAGS) add.option(flag, help);
+  add
     .option("--json", "print the result as JSON")
     .option("--queue", "enqueue one job per space for `cotal worker` (Redis from $REDIS_URL) and follow them")
     .option("--no-wait", "with --queue: return once the jobs are enqueued")
-    .action(async (names: string[], flags: { from?: string; json?: boolean; queue?: boolean; wait: boolean }, cmd: Command) => {
+    .action(async (names: string[], flags: QuotaFlagValues & { from?: string; json?: boolean; queue?: boolean; wait: boolean }, cmd: Command) => {
       const all = [...names, ...(flags.from ? readTenantsFile(flags.from) : [])];
-      if (flags.queue) return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait });
-      const r = await spaceAdd({ root: rootOf(cmd), names: all, onNotice: notice(flags.json) });
+      const quota = quotaFromFlags(flags);
+      if (flags.queue) {
+        if (Object.keys(quota).length > 0) throw new UsageError("--queue adds spaces with the template's limits only", `cotal space add ${all.join(" ") || "<name>"} <limit flags>   # without --queue`);
+        return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait });
+      }
+      const r = await spaceAdd({ root: rootOf(cmd), names: all, quota, onNotice: notice(flags.json) });
       if (flags.json) return json(r);
       if (r.outcome === "noop") out(`cotal: ${r.requested.length === 1 ? `space ${r.requested[0]} already exists` : "every space already exists"}; nothing changed (generation ${r.generation}); provisioning re-checked`);
       else out(`cotal: added ${r.added.join(", ")} at generation ${r.generation} (${r.reloads} reload${r.reloads === 1 ? "" : "s"}, ${r.attempts} attempt${r.attempts === 1 ? "" : "s"})`);

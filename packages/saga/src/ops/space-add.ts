@@ -8,6 +8,9 @@ import { RootLayout } from "../root/layout.js";
 import { assertCanMintSysCreds, existingSpaceRecord, writeObserverCreds } from "../saga/materialise.js";
 import { assertJournalAllows } from "../saga/journal.js";
 import { decisionRead, runMutation, type MutationResult } from "../saga/mutation.js";
+import type { SpaceQuota } from "../trust/limits.js";
+import { formatBytes } from "../trust/limits.js";
+import { assertBudgetAllows, limitsForQuota } from "./space-limits.js";
 import { openLiveSession, type SessionHooks } from "./session.js";
 
 const PROVISION_CONCURRENCY = 16;
@@ -31,6 +34,8 @@ export interface SpaceAddOptions extends SessionHooks {
   names: string[];
   /** How long to wait for another writer's maintenance lock (default 30 s). */
   lockWaitMs?: number;
+  /** Limits for the new spaces over the template's quota (README "Quotas"); existing spaces keep theirs. */
+  quota?: Partial<SpaceQuota>;
 }
 
 export interface SpaceAddResult extends MutationResult {
@@ -56,6 +61,7 @@ export function validateBatch(names: readonly string[]): string[] {
  */
 export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
   const names = validateBatch(opts.names);
+  const limits = limitsForQuota(names, opts.quota ?? {});
   const layout = new RootLayout(opts.root);
   const session = await openLiveSession(layout, "space add", opts);
   try {
@@ -67,7 +73,15 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
       const broker = loadBrokerTrust(layout);
       for (const n of names) existingSpaceRecord(layout, broker, n); // foreign operator refuses before any write
       assertCanMintSysCreds(broker);
-      const result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add" }, decided);
+      const fresh = names.filter((n) => !loadSpaceAccount(layout, n));
+      if (fresh.length < names.length && opts.quota && Object.keys(opts.quota).length > 0) {
+        opts.onNotice?.(`existing spaces keep their limits (${names.filter((n) => !fresh.includes(n)).join(", ")}); change them with \`cotal space limits <name>\``);
+      }
+      const committed = fresh.length > 0 ? assertBudgetAllows(layout, fresh, limits, `cotal space add ${fresh.join(" ")}`) : undefined;
+      if (committed && committed.unbounded.length > 0) {
+        opts.onNotice?.(`space(s) with unbounded storage can still starve the others: ${committed.unbounded.join(", ")} (next: cotal space limits <name> --max-disk ${formatBytes(limits.disk_storage).replace(/ /g, "")})`);
+      }
+      const result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add", limits }, decided);
       // Each space is its own account, so provisioning is independent: a bounded pool keeps a
       // 1000-space batch from paying 1000 sequential connect + create round trips.
       const provisioned = await mapPool(names, PROVISION_CONCURRENCY, async (n) => {

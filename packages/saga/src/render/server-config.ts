@@ -26,6 +26,11 @@ export interface RenderOptions {
   logFile?: string;
   pidFile?: string;
   httpPort?: number;
+  /**
+   * The server-wide JetStream max (`max_file_store`/`max_memory_store`, bytes): every account's
+   * writes stop there, so tenant quotas summed below it leave the authority account its reserve.
+   */
+  jetstreamMax?: { file: number; memory: number };
   /** `jetstream { sync_interval: always }`; only servers that know the option may get it. */
   syncAlways?: boolean;
   /**
@@ -92,6 +97,12 @@ export function serverConfig(broker: RenderBroker, spaces: readonly RenderAccoun
   if (opts.logFile !== undefined) lines.push(`log_file: ${confString(opts.logFile, "log file")}`, "logtime: true");
   if (opts.pidFile !== undefined) lines.push(`pid_file: ${confString(opts.pidFile, "pid file")}`);
   lines.push("jetstream {", `  store_dir: ${confString(opts.storeDir, "store dir")}`);
+  if (opts.jetstreamMax) {
+    // nats-server sizes both dynamically unless both are set, so they go together.
+    const { file, memory } = opts.jetstreamMax;
+    if (!Number.isSafeInteger(file) || file <= 0 || !Number.isSafeInteger(memory) || memory <= 0) refuse(`invalid JetStream max (file ${file}, memory ${memory})`);
+    lines.push(`  max_file_store: ${file}`, `  max_memory_store: ${memory}`);
+  }
   if (opts.syncAlways) lines.push("  sync_interval: always");
   lines.push("}");
   lines.push(`operator: "${confToken(broker.operator.jwt, "operator JWT", JWT_TEXT)}"`);

@@ -11,6 +11,7 @@ import { renderRoot } from "../broker/render-root.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
+import type { AccountLimits } from "../trust/limits.js";
 import { renameDurable, writeDurable, writeFileAtomic } from "../root/secret-files.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
@@ -33,6 +34,8 @@ export interface MutationIntent {
   expectRevision?: number;
   /** reconcile --adopt-kv only: disk records the commit records as deliberately not preloaded. */
   excluded?: readonly string[];
+  /** adds only: the limits signed into each newly minted account (default: the template's quota). */
+  limits?: AccountLimits;
 }
 
 export interface SagaEnv {
@@ -276,7 +279,7 @@ class Mutation {
 
       // Step 4: materialise (adds only; removal's record reaping happens after the commit; a reconcile
       // never creates, deletes or edits a record).
-      if (intent.op !== "reconcile") await this.timed("materialise", () => materialiseAdds(env.layout, loadBrokerTrust(env.layout), added));
+      if (intent.op !== "reconcile") await this.timed("materialise", () => materialiseAdds(env.layout, loadBrokerTrust(env.layout), added, intent.limits));
       await failpoint("after-materialise");
 
       // Step 5: render from the claimed list, stage, and make the digest durable before promotion.
