@@ -52,6 +52,7 @@ const BY_CODE: Record<SagaErrorCode, ExitCode> = {
   "reload-unproven": EXIT.unproven,
   "lease-lost": EXIT.unproven,
   "io": EXIT.io,
+  "reap-incomplete": EXIT.io,
   "cut-required": EXIT.broker,
   "attempt-pending": EXIT.refused,
   "store-inventory": EXIT.refused,

@@ -43,6 +43,7 @@ export type SagaErrorCode =
   | "confirmation-required"
   | "journal-blocked"
   | "live-process"
+  | "reap-incomplete"
   // offline backup / restore (the preserve-state cut)
   | "cut-required"
   | "attempt-pending"

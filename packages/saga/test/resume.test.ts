@@ -26,9 +26,14 @@ describe("decideResume", () => {
     expect(decideResume(rec({}), OLD).action).toBe("fresh");
   });
 
-  it("died at or before the staging CAS ⇒ rollback permitted (nothing promoted)", () => {
+  it("died at or before the staging CAS, server.conf still the committed bytes ⇒ rollback permitted", () => {
     expect(decideResume(rec({ pending: pending() }), OLD).action).toBe("rollback-unstaged");
-    expect(decideResume(rec({ pending: pending() }), undefined).action).toBe("rollback-unstaged");
+  });
+
+  it("nothing staged, yet server.conf is not the committed config (a KV that lost its last writes) ⇒ refuse", () => {
+    expect(decideResume(rec({ pending: pending() }), NEW).action).toBe("refuse");
+    expect(decideResume(rec({ pending: pending() }), undefined).action).toBe("refuse");
+    expect(decideResume(rec({ configDigest: null, pending: pending() }), OLD).action).toBe("refuse");
   });
 
   it("staged, never renamed (server.conf == configDigest) ⇒ rollback permitted", () => {
@@ -77,5 +82,8 @@ describe("parseInventoryRecord", () => {
     expect(parseInventoryRecord(JSON.stringify({ ...ok, spaces: ["a", "a"] }))).toMatch(/spaces/);
     expect(parseInventoryRecord(JSON.stringify({ ...ok, configDigest: "md5:x" }))).toMatch(/configDigest/);
     expect(parseInventoryRecord(JSON.stringify({ ...ok, pending: { ...ok.pending, op: "merge" } }))).toMatch(/op/);
+    const minted = rec({ pending: pending({ mints: ["gamma"] }) });
+    expect(parseInventoryRecord(JSON.stringify(minted))).toEqual(minted);
+    expect(parseInventoryRecord(JSON.stringify(rec({ pending: pending({ mints: ["delta"] }) })))).toMatch(/mints/);
   });
 });

@@ -63,8 +63,8 @@ export function registerSpace(program: Command): void {
       const r = await spaceRm({ root: rootOf(cmd), name, onNotice: notice(flags.json) });
       if (flags.json) return json(r);
       if (r.outcome === "absent") return out(`cotal: space ${name} does not exist; nothing changed`);
-      out(`cotal: removed space ${name}${r.saga ? ` at generation ${r.saga.generation}` : ""}; deleted streams: ${r.deletedStreams.join(", ") || "none"}`);
-      for (const f of r.reapFailures) err(`cotal: could not remove ${f.path}: ${f.error} (next: remove it by hand, then \`cotal space rm ${name}\` clears the journal)`);
+      for (const n of r.notes) err(`cotal: ${n}`);
+      out(`cotal: removed space ${name}${r.saga ? ` at generation ${r.saga.generation}` : ""}${r.brokerRunning ? "" : " (promoted; `cotal up` commits it)"}; deleted streams: ${r.deletedStreams.join(", ") || "none"}`);
     });
 
   space

@@ -20,6 +20,11 @@ export interface PendingMutation {
   stagedDigest?: string;
   /** reconcile --adopt-kv: the disk records this mutation deliberately stops preloading. */
   excluded?: string[];
+  /**
+   * The adds whose account record did not exist when the claim was made: the only records a
+   * rollback of this claim may delete (docs/resume.md). A reused record is never deleted.
+   */
+  mints?: string[];
 }
 
 /** The single `inventory` key of `cotal_broker_inventory`. */
@@ -69,6 +74,7 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
     if (typeof p.writer !== "string" || typeof p.leaseId !== "string" || typeof p.claimedAt !== "string") return "pending writer/leaseId/claimedAt missing";
     if (p.stagedDigest !== undefined && !(typeof p.stagedDigest === "string" && DIGEST.test(p.stagedDigest))) return "pending.stagedDigest is malformed";
     if (p.excluded !== undefined && !isNameList(p.excluded)) return "pending.excluded is malformed";
+    if (p.mints !== undefined && (!isNameList(p.mints) || !(p.mints as string[]).every((m) => (p.adds as string[]).includes(m)))) return "pending.mints is not a subset of pending.adds";
   }
   return r as unknown as InventoryRecord;
 }

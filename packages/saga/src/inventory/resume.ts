@@ -1,8 +1,9 @@
 import type { InventoryRecord } from "./record.js";
 
 /**
- * What a writer holding the lease must do with the record it read (001 §3.4 crash-resume table).
- * A pure function of (record, sha256 of server.conf); it never asks whether pending "matches disk".
+ * What a writer holding the lease must do with the record it read: the crash-resume table of
+ * docs/resume.md, as a pure function of (record, sha256 of server.conf). It never asks whether the
+ * pending claim "matches disk": disk says nothing about which generation the broker runs.
  */
 export type ResumeDecision =
   | { action: "fresh" }
@@ -11,6 +12,8 @@ export type ResumeDecision =
   | { action: "complete-forward"; why: string }
   | { action: "commit-only"; why: string }
   | { action: "refuse"; why: string };
+
+export type ResumeAction = ResumeDecision["action"];
 
 export function decideResume(record: InventoryRecord, serverConfDigest: string | undefined): ResumeDecision {
   const { generation, appliedGeneration, pending } = record;
@@ -31,15 +34,20 @@ export function decideResume(record: InventoryRecord, serverConfDigest: string |
   if (appliedGeneration !== generation) {
     return { action: "refuse", why: `appliedGeneration ${appliedGeneration} is neither the committed ${generation} nor the pending ${pending.generation}` };
   }
+  // Forward first: when the staged bytes are live (even if identical to the old ones), completing is always safe.
+  if (pending.stagedDigest !== undefined && serverConfDigest !== undefined && serverConfDigest === pending.stagedDigest) {
+    return { action: "complete-forward", why: "the staged config was promoted but its reload was never proven (PROMOTED-BUT-UNCOMMITTED)" };
+  }
+  // A rollback is safe only where server.conf provably still holds the committed bytes. Anything
+  // else (a KV that lost its last writes, a hand edit) is a config nobody vouches for: refuse.
+  if (serverConfDigest === undefined || serverConfDigest !== record.configDigest) {
+    return {
+      action: "refuse",
+      why: `server.conf (${serverConfDigest ?? "missing"}) is neither the committed config (${record.configDigest ?? "none"})${pending.stagedDigest ? ` nor the staged one (${pending.stagedDigest})` : " and nothing was staged"}`,
+    };
+  }
   if (pending.stagedDigest === undefined) {
     return { action: "rollback-unstaged", why: "the previous writer died before staging; nothing was promoted" };
   }
-  // Forward first: when the staged bytes are live (even if identical to the old ones), completing is always safe.
-  if (serverConfDigest !== undefined && serverConfDigest === pending.stagedDigest) {
-    return { action: "complete-forward", why: "the staged config was promoted but its reload was never proven (PROMOTED-BUT-UNCOMMITTED)" };
-  }
-  if (serverConfDigest !== undefined && serverConfDigest === record.configDigest) {
-    return { action: "rollback-staged", why: "the config was staged but never promoted; the broker still runs the committed bytes" };
-  }
-  return { action: "refuse", why: "server.conf matches neither the committed nor the staged digest" };
+  return { action: "rollback-staged", why: "the config was staged but never promoted; the broker still runs the committed bytes" };
 }

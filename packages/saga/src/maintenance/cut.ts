@@ -9,7 +9,7 @@ import { ownerStatus } from "../lock/process-identity.js";
 import { certainInventory } from "../root/account-store.js";
 import { ensureSecretDir } from "../root/secret-files.js";
 import type { RootLayout } from "../root/layout.js";
-import { readJournal, writeJournal, type CutEntry } from "../saga/journal.js";
+import { assertJournalAllows, readJournal, writeJournal, type CutEntry } from "../saga/journal.js";
 
 export interface CutResult {
   cutId: string;
@@ -79,6 +79,7 @@ export async function preserveStateCut(layout: RootLayout, heldLock: Maintenance
 
 /** Backup and restore need a ready cut and a stopped broker; anything else refuses with the next step. */
 export function requireReadyCut(layout: RootLayout, verb: string): CutEntry {
+  assertJournalAllows(layout, { verb, cut: true }); // a standing removal names itself first
   const cut = readCut(layout);
   if (!cut || cut.state !== "ready") {
     throw new SagaError("cut-required", `${verb} reads a preserved store, but ${cut ? `cut ${cut.cutId} is ${cut.state}` : "no preserve-state cut is in place"}`, {

@@ -2,11 +2,10 @@ import { SagaError, isSagaError } from "../errors.js";
 import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
 import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
 import { diffLists, seedRecord, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
-import { decideResume } from "../inventory/resume.js";
 import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
-import { commitPending, describePending, rollbackUnpromoted, type CasWrite } from "../saga/finish.js";
-import { digestOfServerConf } from "../saga/digest.js";
+import { commitPending, type CasWrite } from "../saga/finish.js";
+import { executeResume, recordProof } from "../saga/resume-executor.js";
 import { leaseKeyFor } from "./session.js";
 import { withLease } from "../saga/lease-holder.js";
 
@@ -40,38 +39,14 @@ export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => 
       const read = await store.read();
       if (!read) return { kind: "seed", spaces: disk };
       return await withLease(store, leaseKeyFor(layout), "cotal up (cold boot)", async (): Promise<BootPlan> => {
-        let base = read;
-        if (base.record.pending) {
-          const pending = base.record.pending;
-          const d = decideResume(base.record, digestOfServerConf(layout));
-          onNotice(`an interrupted mutation was found: ${describePending(pending)}: ${d.action}${"why" in d ? ` (${d.why})` : ""}`);
-          const cas: CasWrite = (r, rev) => store.update(r, rev);
-          switch (d.action) {
-            case "rollback-unstaged":
-            case "rollback-staged":
-              base = await rollbackUnpromoted(layout, cas, base, pending);
-              break;
-            case "complete-forward":
-              return { kind: "forward", spaces: pending.nextSpaces, base, pending };
-            case "commit-only":
-              return { kind: "commit", spaces: pending.nextSpaces, base, pending };
-            default:
-              throw new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves: ${"why" in d ? d.why : ""}`, {
-                exit: "cotal broker reconcile",
-                details: { record: base.record },
-              });
-          }
-        }
-        const r = base.record;
-        if (r.appliedGeneration !== r.generation) {
-          throw new SagaError("resume-refused", `generation ${r.generation} is committed but ${r.appliedGeneration} is the last proven one, with nothing pending`, {
-            exit: "cotal broker reconcile",
-            details: { record: r },
-          });
-        }
-        const diff = diffLists(disk, r);
-        if (diff.diskOnly.length + diff.kvOnly.length > 0) throw divergence(disk, r);
-        return { kind: "clean", spaces: r.spaces, base };
+        const out = await executeResume(read, { layout, cas: (r, rev) => store.update(r, rev), onNotice });
+        if (out.kind === "boot") return { kind: out.mode, spaces: out.pending.nextSpaces, base: out.base, pending: out.pending };
+        // Compared after any rollback: the rollback may have deleted the records its claim minted.
+        const after = certainInventory(layout).map((s) => s.name);
+        const r = out.base.record;
+        const diff = diffLists(after, r);
+        if (diff.diskOnly.length + diff.kvOnly.length > 0) throw divergence(after, r);
+        return { kind: "clean", spaces: r.spaces, base: out.base };
       });
     } finally {
       await store.close();
@@ -114,10 +89,7 @@ export async function finishColdBoot(layout: RootLayout, url: string, plan: Boot
         return reproven;
       }
       let base = cur;
-      if (plan.kind === "forward") {
-        const proven: InventoryRecord = { ...base.record, appliedGeneration: plan.pending.generation, configDigest: plan.pending.stagedDigest ?? digest };
-        base = { record: proven, revision: await cas(proven, base.revision) };
-      }
+      if (plan.kind === "forward") base = await recordProof(cas, base, plan.pending);
       return (await commitPending(layout, cas, base.record, base.revision, plan.pending)).record;
     });
   } finally {

@@ -5,7 +5,7 @@ import { mintUserCreds } from "../trust/index.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
-import { assertJournalAllows, readJournal } from "../saga/journal.js";
+import { assertJournalAllows } from "../saga/journal.js";
 import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
 import { resolve } from "node:path";
@@ -59,8 +59,7 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   }
   const layout = new RootLayout(opts.root);
   // Minting trust for a tenant mid-removal would hand out creds for a space that is going away.
-  const j = readJournal(layout);
-  if (j?.op === "space-rm") assertJournalAllows(layout, { op: "other", name: "space creds" });
+  assertJournalAllows(layout, { verb: "space creds", cut: true });
   const broker = loadBrokerTrust(layout);
   const account = loadSpaceAccount(layout, space);
   if (!account) {

@@ -1,4 +1,5 @@
 import { diffLists, type InventoryRecord } from "../inventory/record.js";
+import { decideResume } from "../inventory/resume.js";
 
 /** The operator-facing state, in the torn-write vocabulary of the inventory design (001 §8). */
 export type DerivedState =
@@ -12,6 +13,7 @@ export type DerivedState =
   | "UNPROVEN RELOAD"
   | "SILENT EVICTION"
   | "RESURRECTION RISK"
+  | "UNRESUMABLE"
   | "divergence";
 
 export interface StateInput {
@@ -32,13 +34,23 @@ export function deriveState(i: StateInput): { state: DerivedState; why: string }
   if (!i.exists) return { state: "absent", why: "no root here" };
   if (i.corrupt > 0) return { state: "uncertain", why: `${i.corrupt} unreadable record(s): the tenant count is unknown` };
   const r = i.record;
-  if (r?.pending) {
+  // The label of a torn record is the resume decision the saga would execute on it, never a guess of its own.
+  const d = r ? decideResume(r, i.serverConfDigest) : undefined;
+  if (r?.pending && d) {
     const p = r.pending;
-    if (r.appliedGeneration === p.generation) return { state: "PROVEN-BUT-UNCOMMITTED", why: `generation ${p.generation} was proven but not committed; the next writer commits it` };
-    if (p.stagedDigest && i.serverConfDigest === p.stagedDigest) return { state: "PROMOTED-BUT-UNCOMMITTED", why: `server.conf holds generation ${p.generation}'s bytes, never proven; the next writer completes forward` };
-    return { state: "PENDING", why: `a ${p.op} claimed generation ${p.generation} (${p.writer}) and has not promoted` };
+    switch (d.action) {
+      case "commit-only":
+        return { state: "PROVEN-BUT-UNCOMMITTED", why: `generation ${p.generation} was proven but not committed; the next writer commits it` };
+      case "complete-forward":
+        return { state: "PROMOTED-BUT-UNCOMMITTED", why: `server.conf holds generation ${p.generation}'s bytes, never proven; the next writer completes forward` };
+      case "rollback-staged":
+      case "rollback-unstaged":
+        return { state: "PENDING", why: `a ${p.op} claimed generation ${p.generation} (${p.writer}) and has not promoted; the next writer rolls it back` };
+      default:
+        return { state: "UNRESUMABLE", why: `${d.action === "refuse" ? d.why : "no rule applies"}; every writer refuses: cotal broker reconcile` };
+    }
   }
-  if (r && r.appliedGeneration !== r.generation) return { state: "UNPROVEN RELOAD", why: `generation ${r.generation} committed, ${r.appliedGeneration} proven` };
+  if (r && d?.action === "refuse") return { state: "UNPROVEN RELOAD", why: `generation ${r.generation} committed, ${r.appliedGeneration} proven; every writer refuses: cotal broker reconcile` };
   if (i.running) {
     const evicted = (r ? r.spaces.filter((s) => i.diskNames.includes(s)) : i.diskNames).filter((s) => !i.preloadedNames.includes(s));
     if (evicted.length > 0) return { state: "SILENT EVICTION", why: `not preloaded by the running config: ${evicted.join(", ")}` };

@@ -1,21 +1,25 @@
 import { existsSync } from "node:fs";
 import { SagaError, isSagaError } from "../errors.js";
-import { startMaintenanceBroker, type MaintenanceBroker } from "../broker/maintenance-broker.js";
 import { brokerState } from "../broker/runtime.js";
-import { AuthorityStore } from "../inventory/authority-store.js";
+import type { AuthorityStore } from "../inventory/authority-store.js";
 import { diffLists, type InventoryRecord } from "../inventory/record.js";
 import { decideResume } from "../inventory/resume.js";
-import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
-import { preloadedAccounts } from "../render/preloaded-accounts.js";
-import { accountInventory, corruptError, type CorruptRecord } from "../root/account-store.js";
-import { RootLayout } from "../root/layout.js";
+import type { MaintenanceLock } from "../lock/maintenance-lock.js";
+import { provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import { accountInventory, corruptError, loadAuthorityAccount, loadSpaceAccount, type CorruptRecord } from "../root/account-store.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import { canonicalRoot } from "../root/canonical-root.js";
+import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { digestOfServerConf } from "../saga/digest.js";
-import { runMutation, type MutationResult, type SagaEnv } from "../saga/mutation.js";
+import { journalRefusal, type JournalEntry } from "../saga/journal.js";
+import { writeObserverCreds } from "../saga/materialise.js";
+import { runMutation, type MutationResult } from "../saga/mutation.js";
+import { renderList } from "../saga/render-list.js";
+import { configPicture } from "./config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
-import { leaseKeyFor } from "./session.js";
-import { loadAuthorityAccount } from "../root/account-store.js";
-
+import { openLiveSession, openOfflineSession, type Session } from "./session.js";
+import { withVerb } from "./verb.js";
 export type Direction = "disk" | "kv";
 
 export interface ReconcilePlan {
@@ -58,6 +62,8 @@ export interface ReconcileResult {
   report: ReconcileReport;
   outcome: "reconciled" | "promoted" | "noop";
   saga: MutationResult;
+  /** Admitted records provisioned like any added space (running broker only). */
+  provisioned: ProvisionResult[];
 }
 
 export function planReconcile(direction: Direction, disk: readonly string[], record: InventoryRecord): ReconcilePlan {
@@ -87,92 +93,96 @@ export function planReconcile(direction: Direction, disk: readonly string[], rec
  * the saga with the claim fenced at the revision that was printed. Never touches an account record.
  */
 export async function reconcile(opts: ReconcileOptions): Promise<ReconcileResult> {
-  const layout = new RootLayout(opts.root);
-  if (!existsSync(layout.root)) throw new SagaError("root-missing", `no root at ${layout.root}`, { exit: "cotal up --detach" });
-  const lock = await waitForMaintenanceLock(layout.root, "cotal broker reconcile", opts.lockWaitMs ?? 30_000);
-  let mb: MaintenanceBroker | undefined;
-  let store: AuthorityStore | undefined;
-  try {
+  const root = canonicalRoot(opts.root);
+  if (!existsSync(root)) throw new SagaError("root-missing", `no root at ${root}`, { exit: "cotal up --detach" });
+  const verb = `broker reconcile${opts.direction ? ` --adopt-${opts.direction}` : ""}`;
+  // A removal journal is let through only to be checked against the record below (docs/refusals.md).
+  return withVerb({ root, purpose: `cotal ${verb}`, journal: { verb, anyRemoval: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ layout, lock, journal }) => {
     const st = brokerState(layout);
-    let url: string;
-    if (st.running) url = st.runtime.url;
-    else {
-      mb = await startMaintenanceBroker(layout);
-      url = mb.url;
-    }
-    store = await AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: "cotal broker reconcile" });
-    const { report, inv, disk, kv, diff, digest } = await readReport(layout, store, st.running);
-
-    // §7.6: an unreadable record makes every resolution a guess; refuse before offering one.
-    if (inv.corrupt.length > 0) {
-      opts.onReport(report);
-      throw corruptError(inv.corrupt);
-    }
-    if (!kv) {
-      opts.onReport(report);
-      throw new SagaError("inventory-unreachable", "the broker has no inventory record yet, so there is nothing to reconcile against", { exit: "cotal up --detach   # seeds the record from disk" });
-    }
-    if (kv.pending) {
-      const d = decideResume(kv, digest);
-      if (d.action !== "refuse") {
-        opts.onReport(report);
-        throw new SagaError("resume-refused", `an interrupted mutation is pending and can be resumed (${d.action}); resume it before choosing a direction`, {
-          exit: "cotal up   # resumes it by the crash-resume table; then run cotal broker reconcile again if still needed",
-        });
-      }
-    }
-    if (!opts.direction) {
-      const disk_ = planReconcile("disk", disk, kv);
-      const kv_ = planReconcile("kv", disk, kv);
-      opts.onReport(report);
-      throw new SagaError("direction-required", `reconcile needs a direction; there is no default:\n  --adopt-disk  the disk records are the truth: ${radius(disk_)}\n  --adopt-kv    the broker's list is the truth: ${radius(kv_)}`, {
-        exit: "cotal broker reconcile --adopt-disk   # or --adopt-kv; add --yes once you have read the blast radius",
-        details: { plans: { disk: disk_, kv: kv_ } },
-      });
-    }
-    const plan = planReconcile(opts.direction, disk, kv);
-    report.plan = plan;
-    opts.onReport(report);
-    if (opts.direction === "kv" && diff.kvOnly.length > 0) {
-      throw new SagaError("render-refused", `--adopt-kv would preload ${diff.kvOnly.join(", ")}, which have no record on disk; a config cannot trust an account it does not have`, {
-        exit: "restore those records from a backup, or choose --adopt-disk (which drops them)",
-      });
-    }
-    if (!opts.yes) {
-      const ok = opts.confirm ? await opts.confirm(plan) : false;
-      if (!ok) {
-        throw new SagaError("confirmation-required", `nothing was changed: ${radius(plan)}`, {
-          exit: `cotal broker reconcile --adopt-${opts.direction} --yes`,
-        });
-      }
-    }
-    const env: SagaEnv = {
-      layout,
-      store,
-      ...(st.running ? { runtime: st.runtime } : {}),
-      lock,
-      leaseKey: leaseKeyFor(layout),
-      ...(opts.onNotice ? { onNotice: opts.onNotice } : {}),
-    };
-    let saga: MutationResult;
+    const session = st.running ? await openLiveSession(layout, verb, opts) : await openOfflineSession(layout, verb, opts);
     try {
-      saga = await runMutation(env, { op: "reconcile", adds: [], removes: [], target: plan.target, excluded: plan.excluded, expectRevision: kv.revision, verb: `broker reconcile --adopt-${opts.direction}` });
-    } catch (err) {
-      if (!isSagaError(err, "conflict")) throw err;
-      // §7.5: the decision was made against a state that no longer holds; show the new one and stop.
-      const again = await readReport(layout, store, st.running);
-      opts.onReport(again.report);
-      throw new SagaError("conflict", `the inventory moved since it was printed (revision ${kv.revision} → ${again.kv?.revision ?? "none"}); nothing was changed, and the new state is printed above`, {
-        exit: `cotal broker reconcile --adopt-${opts.direction}   # decide again against the new state`,
-        cause: err,
+      return await reconcileIn(layout, session, st.running, journal, lock, opts);
+    } finally {
+      await session.close().catch(() => undefined);
+    }
+  });
+}
+
+async function reconcileIn(layout: RootLayout, session: Session, running: boolean, journal: JournalEntry | undefined, lock: MaintenanceLock, opts: ReconcileOptions): Promise<ReconcileResult> {
+  const { store } = session;
+  const { report, inv, disk, kv, diff, digest } = await readReport(layout, store, running);
+
+  // §7.6: an unreadable record makes every resolution a guess; refuse before offering one.
+  if (inv.corrupt.length > 0) {
+    opts.onReport(report);
+    throw corruptError(inv.corrupt);
+  }
+  if (!kv) {
+    opts.onReport(report);
+    throw new SagaError("inventory-unreachable", "the broker has no inventory record yet, so there is nothing to reconcile against", { exit: "cotal up --detach   # seeds the record from disk" });
+  }
+  // A standing removal blocks reconcile, except where its own re-run cannot finish (an unresumable
+  // record); then reconcile runs, and the space being removed is never admitted.
+  const removing = journal?.op === "space-rm" ? journal.space : undefined;
+  if (journal && removing && decideResume(kv, digest).action !== "refuse") {
+    opts.onReport(report);
+    throw journalRefusal(journal, { verb: "broker reconcile" }) as SagaError;
+  }
+  const diskList = removing ? disk.filter((n) => n !== removing) : disk;
+  const record = removing ? { ...kv, spaces: kv.spaces.filter((n) => n !== removing) } : kv;
+  if (!opts.direction) {
+    const disk_ = planReconcile("disk", diskList, record);
+    const kv_ = planReconcile("kv", diskList, record);
+    opts.onReport(report);
+    throw new SagaError("direction-required", `reconcile needs a direction; there is no default:\n  --adopt-disk  the disk records are the truth: ${radius(disk_)}\n  --adopt-kv    the broker's list is the truth: ${radius(kv_)}${removing ? `\n  (${removing} is being removed: neither direction admits it)` : ""}`, {
+      exit: "cotal broker reconcile --adopt-disk   # or --adopt-kv; add --yes once you have read the blast radius",
+      details: { plans: { disk: disk_, kv: kv_ } },
+    });
+  }
+  const plan = planReconcile(opts.direction, diskList, record);
+  if (removing && kv.spaces.includes(removing)) plan.evicts.push({ name: removing, why: "its removal is in progress (maintenance journal)" });
+  report.plan = plan;
+  opts.onReport(report);
+  if (opts.direction === "kv" && diff.kvOnly.filter((n) => n !== removing).length > 0) {
+    throw new SagaError("render-refused", `--adopt-kv would preload ${diff.kvOnly.join(", ")}, which have no record on disk; a config cannot trust an account it does not have`, {
+      exit: "restore those records from a backup, or choose --adopt-disk (which drops them)",
+    });
+  }
+  // Everything the render needs is checked before the claim, so a refusal leaves no PENDING behind.
+  renderList(layout, plan.target);
+  if (!opts.yes) {
+    const ok = opts.confirm ? await opts.confirm(plan) : false;
+    if (!ok) {
+      throw new SagaError("confirmation-required", `nothing was changed: ${radius(plan)}`, {
+        exit: `cotal broker reconcile --adopt-${opts.direction} --yes`,
       });
     }
-    return { report, outcome: saga.outcome === "committed" ? "reconciled" : saga.outcome, saga };
-  } finally {
-    await store?.close().catch(() => undefined);
-    await mb?.stop();
-    releaseMaintenanceLock(lock);
   }
+  let saga: MutationResult;
+  try {
+    saga = await runMutation(session.envWith(lock), { op: "reconcile", adds: [], removes: [], target: plan.target, excluded: plan.excluded, expectRevision: kv.revision, verb: `broker reconcile --adopt-${opts.direction}` });
+  } catch (err) {
+    if (!isSagaError(err, "conflict")) throw err;
+    // §7.5: the decision was made against a state that no longer holds; show the new one and stop.
+    const again = await readReport(layout, store, running);
+    opts.onReport(again.report);
+    throw new SagaError("conflict", `the inventory moved since it was printed (revision ${kv.revision} → ${again.kv?.revision ?? "none"}); nothing was changed, and the new state is printed above`, {
+      exit: `cotal broker reconcile --adopt-${opts.direction}   # decide again against the new state`,
+      cause: err,
+    });
+  }
+  // Admitted records become tenants: they get their streams and $SYS observer like any added space.
+  const provisioned: ProvisionResult[] = [];
+  if (running && saga.outcome === "committed") {
+    const broker = loadBrokerTrust(layout);
+    for (const name of plan.admits) {
+      const rec = loadSpaceAccount(layout, name);
+      if (!rec) continue;
+      writeObserverCreds(layout, broker, name);
+      provisioned.push(await provisionSpace(session.url, rec));
+    }
+  }
+  return { report, outcome: saga.outcome === "committed" ? "reconciled" : saga.outcome, saga, provisioned };
 }
 
 /** Disk list, KV list, diffs and derived state, read fresh (printed before and after any decision). */
@@ -181,8 +191,15 @@ async function readReport(layout: RootLayout, store: AuthorityStore, running: bo
   const disk = inv.spaces.map((s) => s.name);
   const vr = await store.read();
   const kv = vr ? { ...vr.record, revision: vr.revision } : null;
-  const conf = readTextIfExists(layout.serverConf) ?? "";
-  const preloaded = new Set(preloadedAccounts(conf));
+  const trust = (() => {
+    try {
+      const b = loadBrokerTrust(layout);
+      return [b.system.publicKey, loadAuthorityAccount(layout).publicKey];
+    } catch {
+      return [];
+    }
+  })();
+  const picture = configPicture(readTextIfExists(layout.serverConf), inv.spaces, trust);
   const diff = kv ? diffLists(disk, kv) : { diskOnly: disk, kvOnly: [] };
   const digest = digestOfServerConf(layout);
   const derived = deriveState({
@@ -191,8 +208,8 @@ async function readReport(layout: RootLayout, store: AuthorityStore, running: bo
     running,
     ...(kv ? { record: kv } : {}),
     diskNames: disk,
-    preloadedNames: inv.spaces.filter((s) => preloaded.has(s.publicKey)).map((s) => s.name),
-    unknownPreloads: 0,
+    preloadedNames: picture.preloadedNames,
+    unknownPreloads: picture.unknownKeys.length,
     ...(digest ? { serverConfDigest: digest } : {}),
   });
   const report: ReconcileReport = { root: layout.root, brokerRunning: running, disk: { spaces: disk, corrupt: inv.corrupt }, kv, ...diff, state: derived.state, why: derived.why };

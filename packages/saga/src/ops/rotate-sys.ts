@@ -3,14 +3,13 @@ import { SagaError } from "../errors.js";
 import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
 import { brokerState } from "../broker/runtime.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
-import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
-import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
+import { loadAuthorityAccount } from "../root/account-store.js";
 import { loadBrokerTrust, replaceBrokerTrust } from "../root/broker-store.js";
-import { RootLayout } from "../root/layout.js";
 import { rotateSystemAccount } from "../trust/index.js";
 import { withLease } from "../saga/lease-holder.js";
 import { writeObserverCreds } from "../saga/materialise.js";
 import { leaseKeyFor } from "./session.js";
+import { withVerb } from "./verb.js";
 
 export interface RotateSysResult {
   root: string;
@@ -27,15 +26,12 @@ export interface RotateSysResult {
  * writer lease (through a maintenance broker) and the broker-trust successor rule.
  */
 export async function rotateSys(opts: { root: string }): Promise<RotateSysResult> {
-  const layout = new RootLayout(opts.root);
-  const lock = await waitForMaintenanceLock(layout.root, "cotal up --rotate-sys", 30_000);
-  try {
+  return withVerb({ root: opts.root, purpose: "cotal up --rotate-sys", journal: { verb: "up --rotate-sys" }, lockWaitMs: 30_000 }, async ({ layout, disk: spaces }) => {
     if (brokerState(layout).running) {
       throw new SagaError("broker-running", "rotating the system account needs the broker stopped: every tenant's $SYS creds change at once", {
         exit: "cotal down && cotal up --rotate-sys",
       });
     }
-    const spaces = certainInventory(layout);
     const current = loadBrokerTrust(layout);
     const mb = await startMaintenanceBroker(layout);
     try {
@@ -64,7 +60,5 @@ export async function rotateSys(opts: { root: string }): Promise<RotateSysResult
     } finally {
       await mb.stop();
     }
-  } finally {
-    releaseMaintenanceLock(lock);
-  }
+  });
 }

@@ -6,6 +6,8 @@ import { AuthorityStore } from "../inventory/authority-store.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+import { startPrivateBroker } from "../broker/private-broker.js";
 import type { SagaEnv } from "../saga/mutation.js";
 import type { SagaTiming } from "../saga/steps.js";
 
@@ -20,12 +22,18 @@ export function leaseKeyFor(layout: RootLayout): string {
   return `root_${createHash("sha256").update(path).digest("hex").slice(0, 24)}`;
 }
 
-export interface LiveSession {
-  runtime: BrokerRuntime;
+/** A saga environment's broker side: the authority store, and the running broker when there is one. */
+export interface Session {
+  url: string;
+  runtime?: BrokerRuntime;
   store: AuthorityStore;
   /** The saga environment, once the verb holds the maintenance lock. */
   envWith(lock: MaintenanceLock): SagaEnv;
   close(): Promise<void>;
+}
+
+export interface LiveSession extends Session {
+  runtime: BrokerRuntime;
 }
 
 export interface SessionHooks {
@@ -42,14 +50,42 @@ export async function openLiveSession(layout: RootLayout, verb: string, hooks: S
     });
   }
   const store = await AuthorityStore.connect(st.runtime.url, loadAuthorityAccount(layout), { name: `cotal ${verb}` });
-  const envWith = (lock: MaintenanceLock): SagaEnv => ({
+  return { url: st.runtime.url, runtime: st.runtime, store, envWith: envFor(layout, store, hooks, st.runtime), close: () => store.close() };
+}
+
+function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks, runtime?: BrokerRuntime): (lock: MaintenanceLock) => SagaEnv {
+  return (lock) => ({
     layout,
     store,
-    runtime: st.runtime,
+    ...(runtime ? { runtime } : {}),
     lock,
     leaseKey: leaseKeyFor(layout),
     ...(hooks.onNotice ? { onNotice: hooks.onNotice } : {}),
     ...(hooks.onTiming ? { onTiming: hooks.onTiming } : {}),
   });
-  return { runtime: st.runtime, store, envWith, close: () => store.close() };
+}
+
+/**
+ * The saga environment with the broker stopped: a private broker on the store that preloads no
+ * tenant (or exactly `preload`, for a removal that must still delete one tenant's streams). A saga
+ * run here stops after promotion; the next `up` boots and commits it. The caller holds the lock.
+ */
+export async function openOfflineSession(layout: RootLayout, verb: string, hooks: SessionHooks = {}, preload: AccountRecord[] = []): Promise<Session> {
+  const mb = await startPrivateBroker(layout, { storeDir: layout.storeDir, workDir: layout.runDir, spaces: preload, label: "maintenance" });
+  let store: AuthorityStore;
+  try {
+    store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: `cotal ${verb} (maintenance)` });
+  } catch (err) {
+    await mb.stop();
+    throw err;
+  }
+  return {
+    url: mb.url,
+    store,
+    envWith: envFor(layout, store, hooks),
+    close: async () => {
+      await store.close().catch(() => undefined);
+      await mb.stop();
+    },
+  };
 }

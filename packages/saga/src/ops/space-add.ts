@@ -1,17 +1,14 @@
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
-import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
 import { provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
-import { certainInventory, loadSpaceAccount } from "../root/account-store.js";
+import { loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
-import { RootLayout } from "../root/layout.js";
 import { assertCanMintSysCreds, existingSpaceRecord, writeObserverCreds } from "../saga/materialise.js";
-import { assertJournalAllows } from "../saga/journal.js";
-import { decisionRead, runMutation, type MutationResult } from "../saga/mutation.js";
-import type { SpaceQuota } from "../trust/limits.js";
-import { formatBytes } from "../trust/limits.js";
+import { runMutation, type MutationResult } from "../saga/mutation.js";
+import { formatBytes, type SpaceQuota } from "../trust/limits.js";
+import type { SessionHooks } from "./session.js";
 import { assertBudgetAllows, limitsForQuota } from "./space-limits.js";
-import { openLiveSession, type SessionHooks } from "./session.js";
+import { withLiveVerb } from "./verb.js";
 
 const PROVISION_CONCURRENCY = 16;
 
@@ -62,39 +59,29 @@ export function validateBatch(names: readonly string[]): string[] {
 export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
   const names = validateBatch(opts.names);
   const limits = limitsForQuota(names, opts.quota ?? {});
-  const layout = new RootLayout(opts.root);
-  const session = await openLiveSession(layout, "space add", opts);
-  try {
-    const decided = await decisionRead(session.store);
-    const lock = await waitForMaintenanceLock(layout.root, `cotal space add ${names.length === 1 ? names[0] : `(${names.length} spaces)`}`, opts.lockWaitMs ?? 30_000);
-    try {
-      assertJournalAllows(layout, { op: "other", name: "space add" });
-      certainInventory(layout); // a corrupt record refuses: the blast radius is unknown
-      const broker = loadBrokerTrust(layout);
-      for (const n of names) existingSpaceRecord(layout, broker, n); // foreign operator refuses before any write
-      assertCanMintSysCreds(broker);
-      const fresh = names.filter((n) => !loadSpaceAccount(layout, n));
-      if (fresh.length < names.length && opts.quota && Object.keys(opts.quota).length > 0) {
-        opts.onNotice?.(`existing spaces keep their limits (${names.filter((n) => !fresh.includes(n)).join(", ")}); change them with \`cotal space limits <name>\``);
-      }
-      const committed = fresh.length > 0 ? assertBudgetAllows(layout, fresh, limits, `cotal space add ${fresh.join(" ")}`) : undefined;
-      if (committed && committed.unbounded.length > 0) {
-        opts.onNotice?.(`space(s) with unbounded storage can still starve the others: ${committed.unbounded.join(", ")} (next: cotal space limits <name> --max-disk ${formatBytes(limits.disk_storage).replace(/ /g, "")})`);
-      }
-      const result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add", limits }, decided);
-      // Each space is its own account, so provisioning is independent: a bounded pool keeps a
-      // 1000-space batch from paying 1000 sequential connect + create round trips.
-      const provisioned = await mapPool(names, PROVISION_CONCURRENCY, async (n) => {
-        const rec = loadSpaceAccount(layout, n);
-        if (!rec) return undefined;
-        writeObserverCreds(layout, broker, n);
-        return provisionSpace(session.runtime.url, rec);
-      }).then((rs) => rs.filter((x): x is ProvisionResult => x !== undefined));
-      return { ...result, requested: names, provisioned };
-    } finally {
-      releaseMaintenanceLock(lock);
+  const label = names.length === 1 ? names[0] : `(${names.length} spaces)`;
+  return withLiveVerb({ ...opts, purpose: `cotal space add ${label}`, journal: { verb: "space add" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided }) => {
+    const broker = loadBrokerTrust(layout);
+    for (const n of names) existingSpaceRecord(layout, broker, n); // foreign operator refuses before any write
+    assertCanMintSysCreds(broker);
+    const fresh = names.filter((n) => !loadSpaceAccount(layout, n));
+    if (fresh.length < names.length && opts.quota && Object.keys(opts.quota).length > 0) {
+      opts.onNotice?.(`existing spaces keep their limits (${names.filter((n) => !fresh.includes(n)).join(", ")}); change them with \`cotal space limits <name>\``);
     }
-  } finally {
-    await session.close();
-  }
+    // Under the lock: no other writer's add can slip between this check and the claim.
+    const committed = fresh.length > 0 ? assertBudgetAllows(layout, fresh, limits, `cotal space add ${fresh.join(" ")}`) : undefined;
+    if (committed && committed.unbounded.length > 0) {
+      opts.onNotice?.(`space(s) with unbounded storage can still starve the others: ${committed.unbounded.join(", ")} (next: cotal space limits <name> --max-disk ${formatBytes(limits.disk_storage).replace(/ /g, "")})`);
+    }
+    const result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add", limits }, decided);
+    // Each space is its own account, so provisioning is independent: a bounded pool keeps a
+    // 1000-space batch from paying 1000 sequential connect + create round trips.
+    const provisioned = await mapPool(names, PROVISION_CONCURRENCY, async (n) => {
+      const rec = loadSpaceAccount(layout, n);
+      if (!rec) return undefined;
+      writeObserverCreds(layout, broker, n);
+      return provisionSpace(session.runtime.url, rec);
+    }).then((rs) => rs.filter((x): x is ProvisionResult => x !== undefined));
+    return { ...result, requested: names, provisioned };
+  });
 }

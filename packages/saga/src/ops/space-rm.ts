@@ -2,14 +2,23 @@ import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
+import { brokerState } from "../broker/runtime.js";
 import { pidAlive } from "../lock/process-identity.js";
-import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
+import type { VersionedRecord } from "../inventory/authority-store.js";
+import { decideResume } from "../inventory/resume.js";
 import { deleteSpaceStreams } from "../provision/teardown-space.js";
-import { certainInventory, deleteSpaceAccount, loadSpaceAccount } from "../root/account-store.js";
+import { preloadedAccounts } from "../render/preloaded-accounts.js";
+import { deleteSpaceAccount, loadAuthorityAccount, loadSpaceAccount } from "../root/account-store.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
-import { assertJournalAllows, clearJournal, readJournal, writeJournal } from "../saga/journal.js";
-import { decisionRead, runMutation, type MutationResult } from "../saga/mutation.js";
-import { openLiveSession, type SessionHooks } from "./session.js";
+import type { AccountRecord } from "../root/records.js";
+import { readTextIfExists } from "../root/secret-files.js";
+import { digestOfServerConf } from "../saga/digest.js";
+import { assertJournalAllows, clearJournal, writeJournal, type JournalPolicy, type SpaceRmEntry } from "../saga/journal.js";
+import { runMutation, type MutationResult } from "../saga/mutation.js";
+import { openOfflineSession, type Session, type SessionHooks } from "./session.js";
+import { withLiveVerb, withVerb, type VerbContext } from "./verb.js";
 
 export interface SpaceRmOptions extends SessionHooks {
   root: string;
@@ -20,10 +29,12 @@ export interface SpaceRmOptions extends SessionHooks {
 export interface SpaceRmResult {
   space: string;
   outcome: "removed" | "absent";
+  /** offline: the removal is promoted; the next `cotal up` boots and commits it. */
+  brokerRunning: boolean;
   deletedStreams: string[];
   saga?: MutationResult;
   reaped: string[];
-  reapFailures: { path: string; error: string }[];
+  notes: string[];
 }
 
 /** Live pids recorded under space.<hex>/run/*.pid: a tenant's daemons must be stopped before its removal. */
@@ -43,7 +54,7 @@ export function liveSpaceProcesses(layout: RootLayout, space: string): { pid: nu
   return live;
 }
 
-/** Step 7: each removal is attempted and reported; a throw here would wedge the journal forever. */
+/** Each removal is attempted and reported; a throw here would wedge the journal forever. */
 function reapSpaceMaterial(layout: RootLayout, space: string): { reaped: string[]; failures: { path: string; error: string }[] } {
   const reaped: string[] = [];
   const failures: { path: string; error: string }[] = [];
@@ -61,53 +72,128 @@ function reapSpaceMaterial(layout: RootLayout, space: string): { reaped: string[
   return { reaped, failures };
 }
 
+function preloadedByConfig(layout: RootLayout, account: AccountRecord): boolean {
+  return preloadedAccounts(readTextIfExists(layout.serverConf) ?? "").includes(account.publicKey);
+}
+
 /**
- * 000 §2.2: journal, commit point = delete the space's streams, re-render through the saga, reap the
- * local material, clear the journal. A re-run after a crash finishes the removal.
+ * Before the journal is written (the removal's first durable step): refusals that would otherwise
+ * strand a journal the operator cannot finish. Nothing is written when one fires.
+ */
+function refuseBeforeJournal(layout: RootLayout, space: string, current: VersionedRecord, running: boolean): void {
+  const listed = current.record.spaces;
+  if (listed.includes(space) && listed.length === 1) {
+    throw new SagaError("invalid-argument", `space ${space} is the last tenant of this broker; removing it would leave a config with zero spaces`, {
+      exit: "to tear the whole broker down: cotal down, then delete the root directory",
+    });
+  }
+  const d = decideResume(current.record, digestOfServerConf(layout));
+  if (d.action === "refuse") {
+    throw new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${d.why}); a removal started now could not finish`, {
+      exit: "cotal broker reconcile   # then re-run cotal space rm",
+      details: { record: current.record },
+    });
+  }
+  if (!running && (d.action === "complete-forward" || d.action === "commit-only")) {
+    throw new SagaError("resume-refused", `an interrupted mutation was promoted while the broker was stopped; only booting it can prove it`, {
+      exit: `cotal up   # boots and commits it; then cotal space rm ${space}`,
+    });
+  }
+}
+
+interface RemovalSteps {
+  v: VerbContext;
+  space: string;
+  session: Session;
+  running: boolean;
+  /** The read the saga decides on (live: made before the lock). */
+  decided?: VersionedRecord;
+  notes: string[];
+}
+
+/**
+ * 000 §2.2 from whatever state the last attempt was cut in: journal → delete streams (the point of
+ * no return) → saga → reap → clear. Everything it needs after the point of no return is loaded first.
+ */
+async function runRemoval({ v, space, session, running, decided, notes }: RemovalSteps): Promise<SpaceRmResult> {
+  const { layout, lock } = v;
+  loadBrokerTrust(layout); // a corrupt broker.json refuses here, before any stream is deleted
+  loadAuthorityAccount(layout);
+  const account = loadSpaceAccount(layout, space);
+  const current = (await session.store.read()) ?? undefined;
+  if (!current) {
+    throw new SagaError("inventory-unreachable", "the broker's inventory record cannot be read; a removal decided without it would be a guess", { exit: "cotal status   # then cotal up" });
+  }
+  let entry: SpaceRmEntry | undefined = v.journal?.op === "space-rm" ? v.journal : undefined;
+  if (!entry) {
+    const listed = current.record.spaces.includes(space) || current.record.pending?.nextSpaces.includes(space) === true;
+    if (!listed && !account) return { space, outcome: "absent", brokerRunning: running, deletedStreams: [], reaped: [], notes };
+    refuseBeforeJournal(layout, space, current, running);
+    const live = liveSpaceProcesses(layout, space);
+    if (live.length > 0) {
+      throw new SagaError("live-process", `space ${space} still has live processes: ${live.map((p) => `pid ${p.pid} (${p.file})`).join(", ")}`, {
+        exit: `stop ${live.map((p) => `pid ${p.pid}`).join(", ")}, then re-run \`cotal space rm ${space}\``,
+      });
+    }
+    entry = { op: "space-rm", space, startedAt: new Date().toISOString() };
+    writeJournal(layout, lock, entry);
+  } else {
+    notes.push(`finishing the removal of ${space} started ${entry.startedAt}`);
+  }
+
+  let deletedStreams: string[] = [];
+  if (!entry.streamsDeleted) {
+    if (account && (running ? preloadedByConfig(layout, account) : true)) {
+      deletedStreams = await deleteSpaceStreams(session.url, account); // the point of no return
+    } else if (account) {
+      notes.push(`the running config no longer preloads ${space}, so nothing can reach its streams; they stay in the store`);
+    }
+    entry = { ...entry, streamsDeleted: true };
+    writeJournal(layout, lock, entry);
+  }
+
+  // An unresumable record refuses here with `cotal broker reconcile`, which a removal journal lets
+  // through for exactly that state, never re-admitting this space (docs/refusals.md).
+  const saga = await runMutation(session.envWith(lock), { op: "remove", adds: [], removes: [space], verb: `space rm ${space}` }, decided);
+  const { reaped, failures } = reapSpaceMaterial(layout, space);
+  clearJournal(layout, lock);
+  if (!running) notes.push("the broker is stopped: the removal is promoted; `cotal up` boots and commits it");
+  if (failures.length > 0) {
+    throw new SagaError("reap-incomplete", `space ${space} was removed from the broker, but some of its local material could not be deleted:\n${failures.map((f) => `  ${f.path}: ${f.error}`).join("\n")}`, {
+      exit: `rm -rf ${failures.map((f) => JSON.stringify(f.path)).join(" ")}`,
+      details: { failures, reaped, deletedStreams, generation: saga.generation },
+    });
+  }
+  return { space, outcome: "removed", brokerRunning: running, deletedStreams, saga, reaped, notes };
+}
+
+/**
+ * `cotal space rm`: on a running broker through its session, on a stopped one through a private
+ * broker on the store, so re-running an interrupted removal always finishes it (docs/refusals.md).
  */
 export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
   const space = assertSpaceName(opts.name);
-  const layout = new RootLayout(opts.root);
-  const session = await openLiveSession(layout, "space rm", opts);
-  try {
-    const decided = await decisionRead(session.store);
-    const lock = await waitForMaintenanceLock(layout.root, `cotal space rm ${space}`, opts.lockWaitMs ?? 30_000);
-    try {
-      assertJournalAllows(layout, { op: "space-rm", space });
-      const resuming = readJournal(layout)?.space === space;
-      const disk = certainInventory(layout);
-      const current = await session.store.read();
-      const listed = current?.record.spaces ?? [];
-      const onDisk = disk.some((s) => s.name === space);
-      if (!resuming && !listed.includes(space) && !onDisk) {
-        return { space, outcome: "absent", deletedStreams: [], reaped: [], reapFailures: [] };
-      }
-      if (listed.includes(space) && listed.length === 1) {
-        throw new SagaError("invalid-argument", `space ${space} is the last tenant of this broker; removing it would leave a config with zero spaces`, {
-          exit: "to tear the whole broker down: cotal down, then delete the root directory",
-        });
-      }
-      const live = liveSpaceProcesses(layout, space);
-      if (live.length > 0) {
-        throw new SagaError("live-process", `space ${space} still has live processes: ${live.map((p) => `pid ${p.pid} (${p.file})`).join(", ")}`, {
-          exit: `stop ${live.map((p) => `pid ${p.pid}`).join(", ")}, then re-run \`cotal space rm ${space}\``,
-        });
-      }
-      if (!resuming) writeJournal(layout, lock, { op: "space-rm", space, startedAt: new Date().toISOString() });
-      let deletedStreams: string[] = [];
-      const account = loadSpaceAccount(layout, space);
-      if (account && listed.includes(space)) {
-        deletedStreams = await deleteSpaceStreams(session.runtime.url, account); // the point of no return
-        writeJournal(layout, lock, { op: "space-rm", space, startedAt: readJournal(layout)?.startedAt ?? new Date().toISOString(), streamsDeleted: true });
-      }
-      const saga = await runMutation(session.envWith(lock), { op: "remove", adds: [], removes: [space], verb: `space rm ${space}` }, decided);
-      const { reaped, failures } = reapSpaceMaterial(layout, space);
-      if (failures.length === 0) clearJournal(layout, lock);
-      return { space, outcome: "removed", deletedStreams, saga, reaped, reapFailures: failures };
-    } finally {
-      releaseMaintenanceLock(lock);
-    }
-  } finally {
-    await session.close();
+  const layout = new RootLayout(canonicalRoot(opts.root));
+  const journal: JournalPolicy = { verb: `space rm ${space}`, removal: space };
+  const base = { ...opts, root: layout.root, purpose: `cotal space rm ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000 };
+  const notes: string[] = [];
+  if (brokerState(layout).running) {
+    return withLiveVerb(base, (v) => runRemoval({ v, space, session: v.session, running: true, decided: v.decided, notes }));
   }
+  assertJournalAllows(layout, journal);
+  return withVerb(base, async (v) => {
+    if (brokerState(layout).running) {
+      throw new SagaError("broker-running", "the broker started while this removal waited for the lock", { exit: `cotal space rm ${space}` });
+    }
+    const entry = v.journal?.op === "space-rm" ? v.journal : undefined;
+    const account = loadSpaceAccount(layout, space);
+    // Only a removal that still has to delete streams preloads the tenant, and only before its commit.
+    const preload = account && !entry?.streamsDeleted ? [account] : [];
+    const session = await openOfflineSession(layout, `space rm ${space}`, opts, preload);
+    try {
+      return await runRemoval({ v, space, session, running: false, notes });
+    } finally {
+      await session.close();
+    }
+  });
 }

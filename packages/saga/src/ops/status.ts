@@ -4,13 +4,13 @@ import { AuthorityStore } from "../inventory/authority-store.js";
 import { diffLists, type InventoryRecord } from "../inventory/record.js";
 import { readLockOwner } from "../lock/maintenance-lock.js";
 import { configDigest } from "../render/server-config.js";
-import { preloadedAccounts } from "../render/preloaded-accounts.js";
 import { accountInventory, type CorruptRecord } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
 import { parseAccountRecord, parseBrokerRecord, type AccountRecord } from "../root/records.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
 import { readJournal, type JournalEntry } from "../saga/journal.js";
+import { configPicture } from "./config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
 
 export interface SpaceStatus {
@@ -84,11 +84,10 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
   if (typeof authority === "string") corrupt.push({ path: layout.authorityFile, reason: authority });
 
   const conf = readTextIfExists(layout.serverConf);
-  const preloaded = new Set(conf ? preloadedAccounts(conf) : []);
-  const known = new Set(inv.spaces.map((s) => s.publicKey));
-  if (typeof brokerRec === "object") known.add(brokerRec.system.publicKey);
-  if (typeof authority === "object") known.add(authority.publicKey);
-  const configOnly = [...preloaded].filter((k) => !known.has(k));
+  const vouched = [...(typeof brokerRec === "object" ? [brokerRec.system.publicKey] : []), ...(typeof authority === "object" ? [authority.publicKey] : [])];
+  const picture = configPicture(conf, inv.spaces, vouched);
+  const preloaded = new Set(picture.preloadedNames);
+  const configOnly = picture.unknownKeys;
 
   let inventory: StatusReport["inventory"] = null;
   let inventoryError: string | undefined;
@@ -103,7 +102,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     name: s.name,
     publicKey: s.publicKey,
     createdAt: s.createdAt,
-    inConfig: preloaded.has(s.publicKey),
+    inConfig: preloaded.has(s.name),
     inInventory: inventory ? inventory.spaces.includes(s.name) : null,
   }));
   let journal: JournalEntry | null = null;

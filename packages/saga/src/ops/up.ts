@@ -8,7 +8,9 @@ import { brokerState } from "../broker/runtime.js";
 import { renderRoot } from "../broker/render-root.js";
 import { startBroker } from "../broker/process.js";
 import { provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
-import { acquireMaintenanceLock, releaseMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
+import type { MaintenanceLock } from "../lock/maintenance-lock.js";
+import { canonicalRoot } from "../root/canonical-root.js";
+import { withVerb } from "./verb.js";
 import { accountInventory, loadSpaceAccount } from "../root/account-store.js";
 import { digestOfServerConf } from "../saga/digest.js";
 import { finishColdBoot, planColdBoot } from "./boot.js";
@@ -65,14 +67,14 @@ export async function up(opts: UpOptions): Promise<UpResult> {
   // Everything user-supplied is validated before the first write, so a refusal leaves the root untouched.
   const requested = opts.space === undefined ? undefined : assertSpaceName(opts.space);
   const port = validPort(opts.port);
-  const layout = new RootLayout(opts.root);
+  const layout = new RootLayout(canonicalRoot(opts.root));
   const progress = opts.onProgress ?? (() => undefined);
 
   // Hook (maintenance/resume.ts): after `down --preserve-state` the recovery takes the lock, journals
   // resume-intent and re-enters here with it as heldLock, so a re-entry never comes back this way.
   if (!opts.heldLock && cutJournalPresent(layout.root)) return resumeAfterCut(opts, up);
-  const lock = opts.heldLock ?? acquireMaintenanceLock(layout.root, "cotal up");
-  try {
+  const verb = { root: layout.root, purpose: "cotal up", journal: { verb: "up", cut: opts.heldLock !== undefined }, certain: false, ...(opts.heldLock ? { heldLock: opts.heldLock } : {}) };
+  return withVerb(verb, async ({ lock }) => {
     await failpoint("up-locked");
     const state = brokerState(layout);
     if (state.running) {
@@ -172,7 +174,5 @@ export async function up(opts: UpOptions): Promise<UpResult> {
       notes,
       ...(started.child ? { child: started.child } : {}),
     };
-  } finally {
-    if (!opts.heldLock) releaseMaintenanceLock(lock);
-  }
+  });
 }

@@ -1,9 +1,10 @@
 import { join, resolve } from "node:path";
 import { spaceHex } from "../names.js";
+import { canonicalRoot } from "./canonical-root.js";
 
-/** Where a root lives: `--root`, then `COTAL_ROOT`, then `./.cotal`. */
+/** Where a root lives: `--root`, then `COTAL_ROOT`, then `./.cotal`; always its canonical path. */
 export function resolveRoot(explicit?: string): string {
-  return resolve(explicit ?? process.env.COTAL_ROOT ?? ".cotal");
+  return canonicalRoot(resolve(explicit ?? process.env.COTAL_ROOT ?? ".cotal"));
 }
 
 /** Every path cotal reads or writes under a root, in one place (SPEC §1). */

@@ -1,11 +1,12 @@
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { VersionedRecord } from "../inventory/authority-store.js";
 import { accountedNames, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
 import type { RootLayout } from "../root/layout.js";
 import { digestOfServerConf } from "./digest.js";
-import { unmaterialiseAdds } from "./materialise.js";
+import { preloadedAccounts } from "../render/preloaded-accounts.js";
+import { loadSpaceAccount } from "../root/account-store.js";
 
 /** A CAS write at a revision; the saga passes its own (which honours the test-only CAS switch). */
 export type CasWrite = (record: InventoryRecord, revision: number) => Promise<number>;
@@ -27,11 +28,36 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
   return { record: committed, revision: rev };
 }
 
-/** A claim that never reached the broker is undone: staged file, never-trusted records, pending. */
+/**
+ * The records a rollback of `pending` may delete: only those the claim minted, never one the record
+ * accounts for, and never one whose account the config on disk preloads (a KV that lost its last
+ * writes can hold a claim for a tenant the promoted config already serves; docs/resume.md).
+ */
+export function mintedRecordsToDelete(layout: RootLayout, record: InventoryRecord, pending: PendingMutation): string[] {
+  if (pending.op === "reconcile") return []; // a reconcile never creates, deletes or edits a record
+  const keep = accountedNames(record);
+  let conf = "";
+  try {
+    conf = readFileSync(layout.serverConf, "utf8");
+  } catch {
+    // no config on disk: nothing preloads anything
+  }
+  const preloaded = new Set(preloadedAccounts(conf));
+  // A claim without `mints` predates the field; its adds are the upper bound, guarded as above.
+  return (pending.mints ?? pending.adds).filter((name) => {
+    if (keep.has(name)) return false;
+    const rec = loadSpaceAccount(layout, name);
+    return !(rec && preloaded.has(rec.publicKey));
+  });
+}
+
+/** A claim that never reached the broker is undone: staged file, the records it minted, pending. */
 export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base: VersionedRecord, pending: PendingMutation): Promise<VersionedRecord> {
   rmSync(layout.stagedConf(pending.generation, pending.leaseId), { force: true });
-  // A reconcile never creates, deletes or edits a record: its "adds" were already on disk.
-  if (pending.op !== "reconcile") unmaterialiseAdds(layout, pending.adds, accountedNames(base.record));
+  for (const space of mintedRecordsToDelete(layout, base.record, pending)) {
+    rmSync(layout.accountFile(space), { force: true });
+    rmSync(layout.spaceDir(space), { recursive: true, force: true });
+  }
   const cleared: InventoryRecord = { ...base.record, pending: null };
   return { record: cleared, revision: await cas(cleared, base.revision) };
 }

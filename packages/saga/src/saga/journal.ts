@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
+import { isValidSpaceName } from "../names.js";
 import { assertLockHeld, type MaintenanceLock } from "../lock/maintenance-lock.js";
 import type { ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
@@ -61,12 +62,20 @@ export type JournalEntry = SpaceRmEntry | CutEntry;
 
 const CUT_STATES: readonly string[] = ["cut-intent", "cut-committed", "ready", "resume-intent"];
 
+/** The journal entry, undefined when there is none; anything unreadable is a refusal, never "clean". */
 export function readJournal(layout: RootLayout): JournalEntry | undefined {
-  const text = readTextIfExists(layout.journalFile);
+  let text: string | undefined;
+  try {
+    text = readTextIfExists(layout.journalFile);
+  } catch (err) {
+    throw new SagaError("corrupt-record", `${layout.journalFile} cannot be read (${(err as Error).message}); a destructive operation may be half done`, {
+      exit: `inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`,
+    });
+  }
   if (text === undefined) return undefined;
   try {
     const j = JSON.parse(text) as JournalEntry;
-    if (j.op === "space-rm" && typeof j.space === "string") return j;
+    if (j.op === "space-rm" && typeof j.space === "string" && isValidSpaceName(j.space)) return j;
     if (j.op === "cut" && CUT_STATES.includes(j.state) && typeof j.cutId === "string") return j;
   } catch {
     // fall through
@@ -87,19 +96,39 @@ export function clearJournal(layout: RootLayout, heldLock: MaintenanceLock): voi
   rmSync(layout.journalFile, { force: true });
 }
 
-/** While a space-rm entry stands, every verb refuses except re-running that removal; a cut refuses every saga verb. */
-export function assertJournalAllows(layout: RootLayout, verb: { op: "space-rm"; space: string } | { op: "other"; name: string }): void {
-  const j = readJournal(layout);
-  if (!j) return;
-  if (j.op === "cut") {
-    throw new SagaError("journal-blocked", `a preserve-state cut (${j.cutId}, ${j.state}) holds the store; ${verb.op === "other" ? verb.name : "space rm"} waits for the broker to resume it`, {
+/** What a verb may find in the journal and still proceed (docs/refusals.md, "the journal blocks the root"). */
+export interface JournalPolicy {
+  /** The verb, as an operator reads it in the refusal. */
+  verb: string;
+  /** `space rm <name>`: only re-running that very removal passes its entry. */
+  removal?: string;
+  /** The cut's own verbs (a resumed `up`, `down --preserve-state`, offline backup/restore). */
+  cut?: boolean;
+  /** reconcile only: a removal entry passes here; reconcile itself refuses unless the record is unresumable. */
+  anyRemoval?: boolean;
+}
+
+/** Pure: the refusal a journal entry makes for a verb, or undefined when the verb may proceed. */
+export function journalRefusal(entry: JournalEntry | undefined, policy: JournalPolicy): SagaError | undefined {
+  if (!entry) return undefined;
+  if (entry.op === "cut") {
+    if (policy.cut) return undefined;
+    return new SagaError("journal-blocked", `a preserve-state cut (${entry.cutId}, ${entry.state}) holds the store; ${policy.verb} waits for the broker to resume it`, {
       exit: "cotal up   # resumes the preserved store and clears the cut",
-      details: { journal: j },
+      details: { journal: entry },
     });
   }
-  if (verb.op === "space-rm" && verb.space === j.space) return;
-  throw new SagaError("journal-blocked", `a removal of space ${j.space} (started ${j.startedAt}) is unfinished; every other verb waits for it`, {
-    exit: `cotal space rm ${j.space}   # re-running it finishes the removal`,
-    details: { journal: j },
+  if (policy.removal === entry.space || policy.anyRemoval) return undefined;
+  return new SagaError("journal-blocked", `a removal of space ${entry.space} (started ${entry.startedAt}${entry.streamsDeleted ? ", its streams already deleted" : ""}) is unfinished; ${policy.verb} waits for it`, {
+    exit: `cotal space rm ${entry.space}   # re-running it finishes the removal`,
+    details: { journal: entry },
   });
+}
+
+/** Reads the journal and refuses as `journalRefusal` says; an unreadable journal refuses every verb. */
+export function assertJournalAllows(layout: RootLayout, policy: JournalPolicy): JournalEntry | undefined {
+  const entry = readJournal(layout);
+  const refusal = journalRefusal(entry, policy);
+  if (refusal) throw refusal;
+  return entry;
 }

@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import type { LoadedBroker } from "../root/broker-store.js";
 import { loadSpaceAccount, toAccountRecord } from "../root/account-store.js";
@@ -69,16 +69,4 @@ export function assertCanMintSysCreds(broker: LoadedBroker): void {
       exit: "cotal down && cotal up --rotate-sys   # re-mints every tenant's $SYS creds and retains the seed from then on",
     });
   }
-}
-
-/** Rollback of a claim that never reached the broker: its minted records were never trusted, so they go. */
-export function unmaterialiseAdds(layout: RootLayout, adds: readonly string[], keep: ReadonlySet<string>): string[] {
-  const removed: string[] = [];
-  for (const space of adds) {
-    if (keep.has(space)) continue;
-    rmSync(layout.accountFile(space), { force: true });
-    rmSync(layout.spaceDir(space), { recursive: true, force: true });
-    removed.push(space);
-  }
-  return removed;
 }

@@ -5,21 +5,20 @@ import type { BrokerRuntime } from "../broker/runtime.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { assertLockHeld } from "../lock/maintenance-lock.js";
 import type { AuthorityStore, LeaseHolder, VersionedRecord } from "../inventory/authority-store.js";
-import { accountedNames, sortedNames, type InventoryRecord, type MutationOp, type PendingMutation } from "../inventory/record.js";
-import { decideResume, type ResumeDecision } from "../inventory/resume.js";
-import { renderRoot } from "../broker/render-root.js";
+import { sortedNames, type InventoryRecord, type MutationOp, type PendingMutation } from "../inventory/record.js";
+import type { ResumeDecision } from "../inventory/resume.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
-import type { AccountRecord } from "../root/records.js";
 import type { AccountLimits } from "../trust/limits.js";
 import { renameDurable, writeDurable, writeFileAtomic } from "../root/secret-files.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { acquireLeaseWaiting, selfHolder } from "./lease-holder.js";
-import { materialiseAdds, unmaterialiseAdds } from "./materialise.js";
+import { materialiseAdds } from "./materialise.js";
 import { reloadAndProve, type ReloadVerdict } from "./reload.js";
 import { commitPending, describePending, rollbackUnpromoted } from "./finish.js";
-import { digestOfServerConf } from "./digest.js";
+import { executeResume, recordProof } from "./resume-executor.js";
+import { renderList } from "./render-list.js";
 import type { SagaTiming } from "./steps.js";
 
 export interface MutationIntent {
@@ -145,35 +144,24 @@ class Mutation {
     return new LeaseKeeper(this.env.store, lease);
   }
 
-  renderFor(spaces: readonly string[]): { text: string; digest: string } {
-    const records: AccountRecord[] = [];
-    for (const name of spaces) {
-      const rec = loadSpaceAccount(this.env.layout, name);
-      if (!rec) {
-        throw new SagaError("render-refused", `space ${name} is in the claimed list but its record is missing on disk; a render would evict it`, {
-          exit: "cotal broker reconcile   # prints the disk and KV lists side by side",
-          details: { space: name },
-        });
-      }
-      records.push(rec);
-    }
-    const r = renderRoot(this.env.layout, records);
-    return { text: r.text, digest: r.digest };
-  }
-
-  /** Step 7: SIGHUP, the proof from the log, then the proof CAS (the only writer of appliedGeneration). */
-  async proveForward(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<{ ok: true; record: InventoryRecord; revision: number } | { ok: false; verdict: ReloadVerdict }> {
+  /** SIGHUP, the proof from the log written after it, then this connection's reconnect. */
+  async reload(): Promise<ReloadVerdict> {
     const runtime = this.env.runtime;
     if (!runtime) throw new SagaError("broker-not-running", "a reload needs the running broker", { exit: "cotal up --detach" });
     const signalledAt = performance.now();
     const verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs }));
     this.reloads++;
+    if (verdict.outcome === "reloaded") await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
+    return verdict;
+  }
+
+  /** Step 7: the reload, its proof, then the proof CAS (the only writer of appliedGeneration). */
+  async proveForward(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<{ ok: true; record: InventoryRecord; revision: number } | { ok: false; verdict: ReloadVerdict }> {
+    const verdict = await this.reload();
     if (verdict.outcome !== "reloaded") return { ok: false, verdict };
-    await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
-    const proven: InventoryRecord = { ...record, appliedGeneration: pending.generation, configDigest: pending.stagedDigest ?? null, pending };
-    const rev = await this.cas(proven, revision);
+    const proven = await recordProof(this.casWrite, { record, revision }, pending);
     await failpoint("after-proof");
-    return { ok: true, record: proven, revision: rev };
+    return { ok: true, ...proven };
   }
 
   readonly casWrite = (record: InventoryRecord, revision: number): Promise<number> => this.cas(record, revision);
@@ -182,44 +170,32 @@ class Mutation {
     return this.timed("commit", () => commitPending(this.env.layout, this.casWrite, record, revision, pending));
   }
 
-  /** Step 2 with a pending claim: the crash-resume table, executed. Returns the clean record to continue from. */
-  async resume(base: VersionedRecord): Promise<VersionedRecord> {
-    const pending = base.record.pending as PendingMutation;
-    const decision = decideResume(base.record, digestOfServerConf(this.env.layout));
-    this.resumed = decision.action;
-    const what = describePending(pending);
-    this.env.onNotice?.(`resuming an interrupted mutation: ${what}: ${decision.action} (${"why" in decision ? decision.why : ""})`);
-    switch (decision.action) {
-      case "fresh":
-        return base;
-      case "rollback-unstaged":
-      case "rollback-staged":
-        await rollbackUnpromoted(this.env.layout, this.casWrite, base, pending);
-        throw new SagaError("rolled-back", `an interrupted mutation (${what}) never reached the broker and was rolled back: ${decision.why}`, {
+  /** Step 2: the crash-resume table, executed by the one executor. Returns the clean record to continue from. */
+  async resume(base: VersionedRecord, keeper: LeaseKeeper): Promise<VersionedRecord> {
+    const { env, intent } = this;
+    const out = await executeResume(base, {
+      layout: env.layout,
+      cas: this.casWrite,
+      replaces: intent.op === "reconcile",
+      ...(env.runtime ? { live: { reload: () => this.reload(), leaseHeld: () => keeper.held() } } : {}),
+      ...(env.onNotice ? { onNotice: env.onNotice } : {}),
+    });
+    if (out.decision.action !== "fresh") this.resumed = out.decision.action;
+    switch (out.kind) {
+      case "clean":
+      case "committed":
+      case "replaced":
+        return out.base;
+      case "rolled-back":
+        if (intent.op === "batch" && intent.adds.length === 0 && intent.removes.length === 0) return out.base; // `up` resuming: the rollback is the resolution
+        throw new SagaError("rolled-back", `an interrupted mutation (${describePending(out.pending)}) never reached the broker and was rolled back: ${out.why}`, {
           exit: "re-run the command (and the interrupted one, if it is still wanted)",
-          details: { pending },
+          details: { pending: out.pending },
         });
-      case "complete-forward": {
-        const proof = await this.proveForward(base.record, base.revision, pending);
-        if (!proof.ok) {
-          throw new SagaError("reload-unproven", `completing ${what} forward: the reload of the promoted config was ${proof.verdict.outcome}; rollback is forbidden once promoted`, {
-            exit: "read the broker log, fix the cause, then re-run the command (it completes forward)",
-            details: { verdict: proof.verdict },
-          });
-        }
-        return this.commit(proof.record, proof.revision, pending);
-      }
-      case "commit-only":
-        return this.commit(base.record, base.revision, pending);
-      case "refuse":
-        if (this.intent.op === "reconcile") {
-          // §7: reconcile is the exit of the "anything else" row. The operator's direction replaces the claim.
-          this.env.onNotice?.(`reconcile replaces the unresumable claim ${what}`);
-          return { record: { ...base.record, pending: null }, revision: base.revision };
-        }
-        throw new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${decision.why})`, {
-          exit: "cotal broker reconcile   # prints the disk list, the KV list and the record in full",
-          details: { record: base.record },
+      case "boot":
+        throw new SagaError("resume-refused", `an interrupted mutation (${describePending(out.pending)}) was promoted while the broker was stopped; only booting it can prove it`, {
+          exit: "cotal up   # boots the promoted config and commits it",
+          details: { pending: out.pending },
         });
     }
   }
@@ -245,10 +221,7 @@ class Mutation {
       if (intent.expectRevision !== undefined && base.revision !== intent.expectRevision) {
         throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { exit: "re-run the command to see the new state" });
       }
-      if (base.record.pending) base = await this.resume(base);
-      else if (intent.op === "reconcile" && base.record.appliedGeneration !== base.record.generation) {
-        env.onNotice?.(`reconcile replaces an unprovable state (generation ${base.record.generation}, applied ${base.record.appliedGeneration})`);
-      }
+      base = await this.resume(base, keeper);
 
       const g = base.record.generation;
       const target = nextSpaces(base.record.spaces, intent);
@@ -272,6 +245,8 @@ class Mutation {
         leaseId: keeper.lease.leaseId,
         claimedAt: new Date().toISOString(),
         ...(intent.excluded ? { excluded: [...intent.excluded] } : {}),
+        // Recorded before anything is minted, so a rollback deletes exactly these (docs/resume.md).
+        ...(intent.op !== "reconcile" ? { mints: added.filter((s) => !loadSpaceAccount(env.layout, s)) } : {}),
       };
       let record: InventoryRecord = { ...base.record, pending };
       let revision = await this.timed("claim", () => this.cas(record, base.revision));
@@ -285,7 +260,7 @@ class Mutation {
       // Step 5: render from the claimed list, stage, and make the digest durable before promotion.
       const staged = env.layout.stagedConf(pending.generation, pending.leaseId);
       await this.timed("render-stage", async () => {
-        const { text, digest } = this.renderFor(target);
+        const { text, digest } = renderList(env.layout, target);
         writeDurable(staged, text);
         pending = { ...pending, stagedDigest: digest };
         record = { ...record, pending };
@@ -339,18 +314,14 @@ class Mutation {
       });
     }
     writeFileAtomic(layout.serverConf, previous);
-    const signalledAt = performance.now();
-    const again = await reloadAndProve(this.env.runtime as BrokerRuntime, { timeoutMs: this.env.reloadTimeoutMs });
-    this.reloads++;
-    if (again.outcome === "reloaded") await this.env.store.settleAfterReload(signalledAt);
+    const again = await this.reload();
     if (again.outcome !== "reloaded") {
       throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and re-loading the previous config was ${again.outcome} too`, {
         exit: "read the broker log; then re-run the command (the resume table rolls the claim back)",
         details: { logTail: tail },
       });
     }
-    if (pending.op !== "reconcile") unmaterialiseAdds(layout, pending.adds, accountedNames(record));
-    await this.cas({ ...record, pending: null }, revision);
+    await rollbackUnpromoted(layout, this.casWrite, { record, revision }, pending);
     throw new SagaError("reload-unproven", `the broker ${verdict.outcome === "failed" ? "rejected" : "did not confirm"} the config of generation ${pending.generation}; the previous config was restored and proven, nothing changed:\n${tail}`, {
       exit: `read ${layout.logFile}, fix the cause, then re-run the command`,
       details: { logTail: tail, appliedGeneration: record.appliedGeneration },

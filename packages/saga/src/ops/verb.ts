@@ -1,0 +1,71 @@
+import type { VersionedRecord } from "../inventory/authority-store.js";
+import { acquireMaintenanceLock, assertLockHeld, releaseMaintenanceLock, waitForMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
+import { certainInventory } from "../root/account-store.js";
+import { canonicalRoot } from "../root/canonical-root.js";
+import { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+import { assertJournalAllows, type JournalEntry, type JournalPolicy } from "../saga/journal.js";
+import { decisionRead } from "../saga/mutation.js";
+import { openLiveSession, type LiveSession, type SessionHooks } from "./session.js";
+
+/** How a mutating verb enters the root; see docs/refusals.md for the order and why. */
+export interface VerbOptions {
+  root: string;
+  /** The lock owner's purpose, as `cotal status` prints it. */
+  purpose: string;
+  /** What the journal may hold for this verb to proceed (default: nothing). */
+  journal: JournalPolicy;
+  /** Queue behind a live lock holder this long; undefined refuses at once, naming the holder. */
+  lockWaitMs?: number;
+  /** A lock handed down by a caller that already holds it: verified, never re-taken or released. */
+  heldLock?: MaintenanceLock;
+  /** false: the verb may run on a root without records yet (`up` creating one). */
+  certain?: boolean;
+}
+
+export interface VerbContext {
+  layout: RootLayout;
+  lock: MaintenanceLock;
+  journal: JournalEntry | undefined;
+  /** The certain tenant list on disk (empty when `certain: false`). */
+  disk: AccountRecord[];
+}
+
+/**
+ * The one preamble of every mutating verb, in order: canonical root → maintenance lock → journal
+ * → certain inventory. Every refusal here happens before the verb writes anything.
+ */
+export async function withVerb<T>(opts: VerbOptions, fn: (v: VerbContext) => Promise<T>): Promise<T> {
+  const layout = new RootLayout(canonicalRoot(opts.root));
+  const lock = opts.heldLock ?? (opts.lockWaitMs === undefined ? acquireMaintenanceLock(layout.root, opts.purpose) : await waitForMaintenanceLock(layout.root, opts.purpose, opts.lockWaitMs));
+  try {
+    if (opts.heldLock) assertLockHeld(lock);
+    const journal = assertJournalAllows(layout, opts.journal);
+    const disk = opts.certain === false ? [] : certainInventory(layout);
+    return await fn({ layout, lock, journal, disk });
+  } finally {
+    if (!opts.heldLock) releaseMaintenanceLock(lock);
+  }
+}
+
+export interface LiveVerbContext extends VerbContext {
+  session: LiveSession;
+  /** The read this verb decides on, made before it queued for the lock (docs/resume.md, R1). */
+  decided: VersionedRecord;
+}
+
+/**
+ * `withVerb` for a verb that needs the running broker: the journal is checked before anything is
+ * opened too, so a blocked root names `cotal space rm` even while the broker is stopped.
+ */
+export async function withLiveVerb<T>(opts: VerbOptions & SessionHooks, fn: (v: LiveVerbContext) => Promise<T>): Promise<T> {
+  const layout = new RootLayout(canonicalRoot(opts.root));
+  assertJournalAllows(layout, opts.journal);
+  const session = await openLiveSession(layout, opts.journal.verb, opts);
+  try {
+    const decided = await decisionRead(session.store);
+    return await withVerb({ ...opts, root: layout.root }, (v) => fn({ ...v, session, decided }));
+  } finally {
+    await session.close();
+  }
+}

@@ -1,0 +1,27 @@
+import { lstatSync, realpathSync } from "node:fs";
+import { resolve } from "node:path";
+import { SagaError } from "../errors.js";
+
+/**
+ * The one spelling of a root: its real path once it exists. A root reached through a symlink would
+ * otherwise render a different store_dir and lease key than through its real path (docs/refusals.md).
+ */
+export function canonicalRoot(path: string): string {
+  const abs = resolve(path);
+  try {
+    return realpathSync(abs);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    let dangling = false;
+    try {
+      dangling = lstatSync(abs).isSymbolicLink();
+    } catch {
+      // nothing at all there: a root that does not exist yet
+    }
+    if (dangling) {
+      throw new SagaError("root-missing", `the root ${abs} is a symlink to nothing`, { exit: `point ${abs} at the real root directory, or pass --root <real path>` });
+    }
+    if (code === "ENOENT") return abs;
+    throw new SagaError("io", `the root ${abs} cannot be resolved: ${(err as Error).message}`, { exit: `check the permissions of ${abs}` });
+  }
+}

@@ -1,0 +1,25 @@
+import { SagaError } from "../errors.js";
+import { renderRoot } from "../broker/render-root.js";
+import { loadSpaceAccount } from "../root/account-store.js";
+import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+
+/**
+ * Renders the config for exactly `spaces` from their records on disk. A listed space without a
+ * record refuses: rendering without it would silently evict it.
+ */
+export function renderList(layout: RootLayout, spaces: readonly string[]): { text: string; digest: string } {
+  const records: AccountRecord[] = [];
+  for (const name of spaces) {
+    const rec = loadSpaceAccount(layout, name);
+    if (!rec) {
+      throw new SagaError("render-refused", `space ${name} is in the claimed list but its record is missing on disk; a render would evict it`, {
+        exit: "cotal broker reconcile   # prints the disk and KV lists side by side",
+        details: { space: name },
+      });
+    }
+    records.push(rec);
+  }
+  const r = renderRoot(layout, records);
+  return { text: r.text, digest: r.digest };
+}

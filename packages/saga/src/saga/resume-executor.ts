@@ -1,0 +1,112 @@
+import { rmSync } from "node:fs";
+import { SagaError } from "../errors.js";
+import type { VersionedRecord } from "../inventory/authority-store.js";
+import type { InventoryRecord, PendingMutation } from "../inventory/record.js";
+import { decideResume, type ResumeDecision } from "../inventory/resume.js";
+import type { RootLayout } from "../root/layout.js";
+import { writeFileAtomic } from "../root/secret-files.js";
+import { digestOfServerConf } from "./digest.js";
+import { commitPending, describePending, rollbackUnpromoted, type CasWrite } from "./finish.js";
+import type { ReloadVerdict } from "./reload.js";
+import { renderList } from "./render-list.js";
+
+/** What a running broker offers the executor; absent offline (maintenance broker: the next boot proves). */
+export interface LiveResume {
+  /** SIGHUP, proof from the log, the reconnect; never the proof CAS (the executor writes that). */
+  reload(): Promise<ReloadVerdict>;
+  /** Whether this writer still holds the lease: every rename back is fenced by it. */
+  leaseHeld(): Promise<boolean>;
+}
+
+export interface ResumeDriver {
+  layout: RootLayout;
+  cas: CasWrite;
+  /** reconcile: the operator's printed direction replaces any claim instead of resuming it. */
+  replaces?: boolean;
+  live?: LiveResume;
+  onNotice?: (message: string) => void;
+}
+
+/** How a resume ended; each caller decides what the outcome means for its own verb. */
+export type ResumeOutcome =
+  | { kind: "clean"; base: VersionedRecord; decision: ResumeDecision }
+  | { kind: "rolled-back"; base: VersionedRecord; decision: ResumeDecision; pending: PendingMutation; why: string }
+  | { kind: "committed"; base: VersionedRecord; decision: ResumeDecision; pending: PendingMutation }
+  /** Offline: boot server.conf as it is; its start is the proof, then prove (forward) and commit. */
+  | { kind: "boot"; mode: "forward" | "commit"; base: VersionedRecord; decision: ResumeDecision; pending: PendingMutation }
+  | { kind: "replaced"; base: VersionedRecord; decision: ResumeDecision };
+
+function refusal(decision: Extract<ResumeDecision, { action: "refuse" }>, record: InventoryRecord): SagaError {
+  return new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${decision.why})`, {
+    exit: "cotal broker reconcile   # prints the disk list, the KV list and the record in full",
+    details: { record },
+  });
+}
+
+/** The proof CAS: the only writer of appliedGeneration (docs/resume.md). */
+export async function recordProof(cas: CasWrite, base: VersionedRecord, pending: PendingMutation): Promise<VersionedRecord> {
+  const proven: InventoryRecord = { ...base.record, appliedGeneration: pending.generation, configDigest: pending.stagedDigest ?? null, pending };
+  return { record: proven, revision: await cas(proven, base.revision) };
+}
+
+/**
+ * The one executor of the crash-resume table, for the live saga, cold boot, `up` on a running root
+ * and reconcile. The caller holds the maintenance lock and the writer lease.
+ */
+export async function executeResume(base: VersionedRecord, driver: ResumeDriver): Promise<ResumeOutcome> {
+  const { layout, cas } = driver;
+  const decision = decideResume(base.record, digestOfServerConf(layout));
+  if (decision.action === "fresh") return { kind: "clean", base, decision };
+  const pending = base.record.pending;
+  const what = pending ? describePending(pending) : `generation ${base.record.generation} (applied ${base.record.appliedGeneration})`;
+  driver.onNotice?.(`resuming ${what}: ${decision.action} (${decision.why})`);
+  if (driver.replaces) {
+    // The replacing claim is CAS'd at base.revision, so the old claim is overwritten atomically.
+    if (pending) rmSync(layout.stagedConf(pending.generation, pending.leaseId), { force: true });
+    driver.onNotice?.(`reconcile replaces ${what}`);
+    return { kind: "replaced", base: { record: { ...base.record, pending: null }, revision: base.revision }, decision };
+  }
+  if (decision.action === "refuse" || !pending) throw refusal(decision as Extract<ResumeDecision, { action: "refuse" }>, base.record);
+  switch (decision.action) {
+    case "rollback-unstaged":
+    case "rollback-staged":
+      return { kind: "rolled-back", base: await rollbackUnpromoted(layout, cas, base, pending), decision, pending, why: decision.why };
+    case "commit-only":
+      if (!driver.live) return { kind: "boot", mode: "commit", base, decision, pending };
+      return { kind: "committed", base: await commitPending(layout, cas, base.record, base.revision, pending), decision, pending };
+    case "complete-forward": {
+      if (!driver.live) return { kind: "boot", mode: "forward", base, decision, pending };
+      const verdict = await driver.live.reload();
+      if (verdict.outcome === "reloaded") {
+        const proven = await recordProof(cas, base, pending);
+        return { kind: "committed", base: await commitPending(layout, cas, proven.record, proven.revision, pending), decision, pending };
+      }
+      if (verdict.outcome === "failed") return rollbackRejected(base, pending, decision, verdict, driver, driver.live);
+      throw new SagaError("reload-unproven", `completing ${what} forward: the reload of the promoted config was unproven; rollback is forbidden while the broker may serve it`, {
+        exit: "read the broker log, fix the cause, then re-run the command (it completes forward)",
+        details: { logTail: verdict.logTail },
+      });
+    }
+  }
+}
+
+/**
+ * The broker said "Failed to reload" to a promoted config: it provably still runs the committed
+ * bytes, so re-promoting those (re-rendered, digest-checked, lease-fenced, re-proven) evicts nobody.
+ */
+async function rollbackRejected(base: VersionedRecord, pending: PendingMutation, decision: ResumeDecision, verdict: Extract<ReloadVerdict, { outcome: "failed" }>, driver: ResumeDriver, live: LiveResume): Promise<ResumeOutcome> {
+  const { layout } = driver;
+  const stuck = (why: string): SagaError =>
+    new SagaError("reload-unproven", `the broker rejected the promoted config of generation ${pending.generation} (${verdict.line.trim()}), and ${why}`, {
+      exit: "cotal broker reconcile   # replaces the claim after printing it",
+      details: { logTail: verdict.logTail, pending },
+    });
+  const committed = renderList(layout, base.record.spaces);
+  if (committed.digest !== base.record.configDigest) throw stuck("the committed list no longer renders to the committed bytes, so there is nothing proven to go back to");
+  if (!(await live.leaseHeld())) throw stuck("this writer lost its lease before renaming back");
+  writeFileAtomic(layout.serverConf, committed.text);
+  const again = await live.reload();
+  if (again.outcome !== "reloaded") throw stuck(`re-loading the committed config was ${again.outcome} too`);
+  const cleared = await rollbackUnpromoted(layout, driver.cas, base, pending);
+  return { kind: "rolled-back", base: cleared, decision, pending, why: `the broker rejected the promoted config (${verdict.line.trim()}); the committed config was restored and proven` };
+}
