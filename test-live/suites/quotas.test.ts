@@ -164,3 +164,109 @@ describe("quotas: a tenant at its quota starves no one (issue 11 finding 3)", ()
     expect(list.spaces.map((s) => s.name)).not.toContain("c");
   }, 240_000);
 });
+
+interface LimitsShow {
+  space: string;
+  quota: { disk: number; conns: number };
+}
+interface Status {
+  inventory: { generation: number; pending: null | { op: string; limits?: { space: string; from: string; to: string } } } | null;
+}
+
+describe("cotal space limits: a quota changed through the saga", () => {
+  it("raises a full tenant's quota (re-signed JWT, proven reload); an overcommit and bad input change nothing", async () => {
+    const r = await budgetRoot();
+    const url = `nats://127.0.0.1:${r.port}`;
+    ok(await r.cotal(["space", "add", "a", ...SMALL]));
+    ok(await r.cotal(["space", "add", "b", ...SMALL]));
+    const credsA = await credsFor(r, "a");
+    expect((await fill(url, credsA, "a")).code).toBe(ACCOUNT_QUOTA); // positive: A is at its quota
+
+    const gen = parseJson<Status>(ok(await r.cotal(["status", "--json"]))).inventory?.generation ?? 0;
+    const oldJwt = (JSON.parse(readFileSync(r.layout.accountFile("a"), "utf8")) as { jwt: string }).jwt;
+    const changed = parseJson<{ outcome: string; generation: number; reloads: number }>(ok(await r.cotal(["space", "limits", "a", "--max-disk", "16M", "--json"])));
+    expect(changed).toMatchObject({ outcome: "committed", generation: gen + 1, reloads: 1 });
+    expect(diskLimitOf(r, "a")).toBe(16 * MiB);
+    const newJwt = (JSON.parse(readFileSync(r.layout.accountFile("a"), "utf8")) as { jwt: string }).jwt;
+    expect(decodeJwt(newJwt).sub).toBe(decodeJwt(oldJwt).sub); // the same account, re-signed
+    expect(readFileSync(r.layout.serverConf, "utf8")).toContain(newJwt);
+    expect(await smallWrite(url, credsA, "a")).toBe(true); // the server enforces the new quota
+    expect(parseJson<LimitsShow>(ok(await r.cotal(["space", "limits", "a", "--json"]))).quota.disk).toBe(16 * MiB);
+
+    const before = snapshotTree(r.layout.authDir);
+    const conf = readFileSync(r.layout.serverConf);
+    const over = await r.cotal(["space", "limits", "a", "--max-disk", "60M", "--json"]);
+    expect(over.code, over.stdout).toBe(3);
+    const refused = parseJson<{ error: { code: string; exit: string } }>(over).error;
+    expect(refused.code).toBe("quota-overcommit");
+    expect(refused.exit).toMatch(new RegExp(`^cotal space limits a --max-disk ${92 * MiB - 64 * MiB - 8 * MiB} `));
+    expect((await r.cotal(["space", "limits", "a", "--max-disk", "lots"])).code).toBe(2);
+    expect((await r.cotal(["space", "limits", "a", "--max-disk", "-1"])).code).toBe(2);
+    expect((await r.cotal(["space", "limits", "nope", "--max-conns", "5"])).code).toBe(5);
+    expect(snapshotTree(r.layout.authDir)).toEqual(before);
+    expect(readFileSync(r.layout.serverConf).equals(conf)).toBe(true);
+    const noop = parseJson<{ outcome: string }>(ok(await r.cotal(["space", "limits", "a", "--max-disk", "16M", "--json"])));
+    expect(noop.outcome).toBe("noop");
+  }, 180_000);
+
+  it("crash after the record is re-signed: a resume rolls the record back from the claim; a re-run resumes, then applies its own change", async () => {
+    const r = await budgetRoot();
+    ok(await r.cotal(["space", "add", "a", ...SMALL]));
+    const oldJwt = (JSON.parse(readFileSync(r.layout.accountFile("a"), "utf8")) as { jwt: string }).jwt;
+    const conf = readFileSync(r.layout.serverConf);
+    const crash = await r.cotal(["space", "limits", "a", "--max-disk", "16M"], { env: { COTAL_FAILPOINT: "after-materialise:exit" } });
+    expect(crash.code, crash.stderr).toBe(86);
+    const pending = parseJson<Status>(ok(await r.cotal(["status", "--json"]))).inventory?.pending;
+    expect(pending?.op).toBe("limits");
+    expect(pending?.limits?.space).toBe("a");
+    expect(pending?.limits?.from).toBe(oldJwt);
+    expect(diskLimitOf(r, "a")).toBe(16 * MiB); // written, never promoted
+    expect(readFileSync(r.layout.serverConf).equals(conf)).toBe(true);
+
+    // any writer's resume (here: `up` on the running root) rolls the record file back to the claim's `from`
+    await upJson(r);
+    expect(parseJson<Status>(ok(await r.cotal(["status", "--json"]))).inventory?.pending).toBeNull();
+    expect((JSON.parse(readFileSync(r.layout.accountFile("a"), "utf8")) as { jwt: string }).jwt).toBe(oldJwt);
+    expect(diskLimitOf(r, "a")).toBe(8 * MiB);
+
+    // and a re-run that finds the claim still standing resumes it first, then applies its own change
+    expect((await r.cotal(["space", "limits", "a", "--max-disk", "16M"], { env: { COTAL_FAILPOINT: "after-materialise:exit" } })).code).toBe(86);
+    ok(await r.cotal(["space", "limits", "a", "--max-disk", "12M"]));
+    expect(diskLimitOf(r, "a")).toBe(12 * MiB);
+    const st = parseJson<Status>(ok(await r.cotal(["status", "--json"])));
+    expect(st.inventory?.pending).toBeNull();
+    expect(readFileSync(r.layout.serverConf, "utf8")).not.toContain(oldJwt);
+  }, 180_000);
+
+  it("crash after promotion: the re-run completes the change forward and the server enforces it", async () => {
+    const r = await budgetRoot();
+    const url = `nats://127.0.0.1:${r.port}`;
+    ok(await r.cotal(["space", "add", "a", ...SMALL]));
+    const credsA = await credsFor(r, "a");
+    expect((await fill(url, credsA, "a")).code).toBe(ACCOUNT_QUOTA);
+    const crash = await r.cotal(["space", "limits", "a", "--max-disk", "16M"], { env: { COTAL_FAILPOINT: "after-rename:exit" } });
+    expect(crash.code, crash.stderr).toBe(86);
+    expect(await smallWrite(url, credsA, "a")).toBe(ACCOUNT_QUOTA); // promoted, not reloaded: the old quota still holds
+
+    const again = parseJson<{ outcome: string }>(ok(await r.cotal(["space", "limits", "a", "--max-disk", "16M", "--json"])));
+    expect(again.outcome).toBe("noop"); // the resumed claim already made it so
+    expect(parseJson<Status>(ok(await r.cotal(["status", "--json"]))).inventory?.pending).toBeNull();
+    expect(diskLimitOf(r, "a")).toBe(16 * MiB);
+    expect(await smallWrite(url, credsA, "a")).toBe(true);
+  }, 180_000);
+
+  it("positive control: with COTAL_TEST_UNSAFE_KEEP_LIMITS_RECORD=1 the rollback leaves a record the server does not enforce", async () => {
+    const r = await budgetRoot();
+    const url = `nats://127.0.0.1:${r.port}`;
+    ok(await r.cotal(["space", "add", "a", ...SMALL]));
+    const oldJwt = (JSON.parse(readFileSync(r.layout.accountFile("a"), "utf8")) as { jwt: string }).jwt;
+    expect((await r.cotal(["space", "limits", "a", "--max-disk", "16M"], { env: { COTAL_FAILPOINT: "after-materialise:exit" } })).code).toBe(86);
+    ok(await r.cotal(["up", "--detach", "--port", String(r.port), "--json"], { env: { COTAL_TEST_UNSAFE_KEEP_LIMITS_RECORD: "1" } }));
+    expect(parseJson<Status>(ok(await r.cotal(["status", "--json"]))).inventory?.pending).toBeNull();
+    // the guarded cell's assertion goes red: the record says 16 MiB, the running config still signs 8 MiB
+    expect((JSON.parse(readFileSync(r.layout.accountFile("a"), "utf8")) as { jwt: string }).jwt).not.toBe(oldJwt);
+    expect(diskLimitOf(r, "a")).toBe(16 * MiB);
+    expect(readFileSync(r.layout.serverConf, "utf8")).toContain(oldJwt);
+    expect((await fill(url, await credsFor(r, "a"), "a")).used).toBeLessThanOrEqual(8 * MiB);
+  }, 180_000);
+});

@@ -16,9 +16,15 @@ import {
   quotaLimits,
   resolveBudget,
   resolveQuota,
+  parseInventoryRecord,
+  resignAccountLimits,
   toAccountRecord,
+  verifyJwt,
+  type InventoryRecord,
+  type PendingMutation,
   type SagaErrorCode,
 } from "../src/index.js";
+import { describePending } from "../src/saga/finish.js";
 
 const MiB = 1024 ** 2;
 
@@ -136,5 +142,44 @@ describe("account record limits", () => {
     const { limits: _l, ...legacy } = rec;
     const parsed = parseAccountRecord(JSON.stringify(legacy), { kind: "space", name: "old" });
     expect((parsed as typeof rec).limits).toEqual(UNLIMITED_JETSTREAM);
+  });
+});
+
+describe("space limits: re-signing and the claim", () => {
+  const broker = createBrokerTrust({ retainSystemSigningSeed: false });
+  const other = createBrokerTrust({ retainSystemSigningSeed: false });
+  const acct = createAccountTrust(broker.operator, "alpha", { kind: "space" });
+
+  it("re-signs the same account with new limits and keeps every other claim", () => {
+    const { jwt, limits } = resignAccountLimits(broker.operator, acct.jwt, { disk_storage: 16 * MiB });
+    const before = verifyJwt(acct.jwt);
+    const after = verifyJwt(jwt);
+    expect(after.sub).toBe(before.sub);
+    expect(after.iss).toBe(broker.operator.publicKey);
+    expect(after.name).toBe("alpha");
+    expect(after.nats.signing_keys).toEqual(before.nats.signing_keys);
+    expect(after.nats.limits).toEqual({ ...acct.limits, disk_storage: 16 * MiB });
+    expect(limits.disk_storage).toBe(16 * MiB);
+  });
+  it("refuses a JWT another operator issued", () => {
+    expect(codeOf(() => resignAccountLimits(other.operator, acct.jwt, { conn: 1 }))).toBe("foreign-operator");
+  });
+
+  const pending = (extra: Record<string, unknown>) =>
+    JSON.stringify({
+      generation: 3,
+      spaces: ["alpha", "beta"],
+      appliedGeneration: 3,
+      configDigest: null,
+      pending: { generation: 4, op: "limits", adds: [], removes: [], nextSpaces: ["alpha", "beta"], writer: "w", leaseId: "l", claimedAt: "t", ...extra },
+    });
+  it("a limits claim carries its change, and only a limits claim does", () => {
+    const ok = parseInventoryRecord(pending({ limits: { space: "alpha", from: "a.b.c", to: "d.e.f" } }));
+    expect(typeof ok).toBe("object");
+    expect(describePending((ok as InventoryRecord).pending as PendingMutation)).toMatch(/^limits alpha by w/);
+    expect(parseInventoryRecord(pending({}))).toMatch(/pending.limits/);
+    expect(parseInventoryRecord(pending({ limits: { space: "gamma", from: "a", to: "b" } }))).toMatch(/outside/);
+    expect(parseInventoryRecord(pending({ limits: { space: "alpha", from: 1, to: "b" } }))).toMatch(/malformed/);
+    expect(parseInventoryRecord(pending({ op: "add", limits: { space: "alpha", from: "a", to: "b" } }))).toMatch(/pending.limits/);
   });
 });

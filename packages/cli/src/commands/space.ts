@@ -1,4 +1,4 @@
-import { assertSpaceName, mintSpaceCreds, spaceAdd, spaceList, spaceRm, type SpaceListReport } from "@cotal/saga";
+import { QUOTA_FIELDS, assertSpaceName, formatBytes, mintSpaceCreds, showSpaceLimits, spaceAdd, spaceLimits, spaceList, spaceRm, type SpaceListReport, type SpaceQuota } from "@cotal/saga";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { parseDuration } from "../duration.js";
@@ -18,6 +18,11 @@ interface CredsFlags {
 }
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+function showQuota(field: keyof SpaceQuota, value: number): string {
+  if (value === -1) return "unlimited";
+  return field === "disk" || field === "mem" || field === "payload" ? formatBytes(value) : String(value);
+}
 
 export function registerSpace(program: Command): void {
   const space = program.command("space").description("per-space lifecycle verbs");
@@ -66,6 +71,27 @@ export function registerSpace(program: Command): void {
       for (const n of r.notes) err(`cotal: ${n}`);
       out(`cotal: removed space ${name}${r.saga ? ` at generation ${r.saga.generation}` : ""}${r.brokerRunning ? "" : " (promoted; `cotal up` commits it)"}; deleted streams: ${r.deletedStreams.join(", ") || "none"}`);
     });
+
+  const limits = space
+    .command("limits <name>")
+    .description("print a space's limits, or change them through the mutation saga (re-signed JWT, re-render, proven reload)")
+    .option("--limits <file>", "a JSON object of quota fields (README \"Quotas\")");
+  for (const [flag, help] of QUOTA_FLAGS) limits.option(flag, help);
+  limits.option("--json", "print the result as JSON").action(async (name: string, flags: QuotaFlagValues & { json?: boolean }, cmd: Command) => {
+    const quota = quotaFromFlags(flags);
+    if (Object.keys(quota).length === 0) {
+      const r = showSpaceLimits(rootOf(cmd), name);
+      if (flags.json) return json(r);
+      out(`space ${r.space}:`);
+      for (const f of QUOTA_FIELDS) out(`  ${f.padEnd(10)} ${showQuota(f, r.quota[f])}`);
+      return;
+    }
+    const r = await spaceLimits({ root: rootOf(cmd), name, quota, onNotice: notice(flags.json) });
+    if (flags.json) return json(r);
+    if (r.outcome === "noop") return out(`cotal: space ${name} already has these limits; nothing changed (generation ${r.generation})`);
+    const changed = QUOTA_FIELDS.filter((f) => r.before[f] !== r.after[f]).map((f) => `${f} ${showQuota(f, r.before[f])} -> ${showQuota(f, r.after[f])}`);
+    out(`cotal: space ${name} limits changed at generation ${r.generation} (${r.reloads} reload${r.reloads === 1 ? "" : "s"}): ${changed.join(", ")}`);
+  });
 
   space
     .command("list")

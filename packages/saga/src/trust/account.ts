@@ -3,9 +3,9 @@
  * one signing key. The identity seed is dropped; users are always minted with the signing key.
  */
 import { SagaError } from "../errors.js";
-import { signJwt } from "./jwt.js";
+import { signJwt, verifyJwt } from "./jwt.js";
 import { DEFAULT_SPACE_QUOTA } from "../provision/template.js";
-import { UNLIMITED_JETSTREAM, mergeLimits, quotaLimits, type AccountLimits } from "./limits.js";
+import { UNLIMITED_JETSTREAM, limitsOfClaims, mergeLimits, quotaLimits, type AccountLimits } from "./limits.js";
 import { createKeyPair, isPublicKey } from "./nkeys.js";
 
 export type AccountKind = "space" | "authority";
@@ -72,4 +72,19 @@ export function createAccountTrust(
     limits,
     createdAt: now.toISOString(),
   };
+}
+
+/**
+ * The same account (subject, name, signing keys, every other claim) re-signed by its operator with
+ * new limits: what `space limits` promotes. Refuses a JWT this operator did not issue.
+ */
+export function resignAccountLimits(operator: { publicKey: string; seed: string }, jwt: string, limits: Partial<AccountLimits>): { jwt: string; limits: AccountLimits } {
+  const claims = verifyJwt(jwt);
+  if (claims.iss !== operator.publicKey) {
+    throw new SagaError("foreign-operator", `account ${claims.sub} is signed by operator ${claims.iss}, not this broker's ${operator.publicKey}`, { details: { account: claims.sub, issuer: claims.iss } });
+  }
+  if (claims.nats.type !== "account") throw new SagaError("invalid-jwt", `not an account JWT (type ${String(claims.nats.type)})`);
+  const merged = mergeLimits(limitsOfClaims(claims.nats), limits);
+  const resigned = signJwt({ iss: claims.iss, sub: claims.sub, name: claims.name, nats: { ...claims.nats, limits: merged } }, operator.seed);
+  return { jwt: resigned, limits: merged };
 }
