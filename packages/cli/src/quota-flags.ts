@@ -33,5 +33,6 @@ export function quotaFromFlags(flags: QuotaFlagValues): Partial<SpaceQuota> {
   }
   const fromFlags: Record<string, unknown> = {};
   for (const [, , key, field] of QUOTA_FLAGS) if (flags[key] !== undefined) fromFlags[field] = flags[key];
-  return { ...fromFile, ...parseQuota(fromFlags, "flag") };
+  const flagOf = (f: keyof SpaceQuota): string => QUOTA_FLAGS.find((q) => q[3] === f)?.[0].split(" ")[0] ?? f;
+  return { ...fromFile, ...parseQuota(fromFlags, "flags", flagOf) };
 }

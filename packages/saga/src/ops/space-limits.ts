@@ -24,10 +24,10 @@ export function quotaGuardDisabled(): boolean {
 }
 
 /** The limits to sign for `spaces` under `requested` (over `base`, default the template's); pure validation. */
-export function limitsForQuota(spaces: readonly string[], requested: Partial<SpaceQuota>, base?: Readonly<SpaceQuota>): AccountLimits {
+export function limitsForQuota(spaces: readonly string[], requested: Partial<SpaceQuota>, base?: Readonly<SpaceQuota>, retry?: string): AccountLimits {
   if (quotaGuardDisabled()) return { ...UNLIMITED_JETSTREAM };
   const quota = resolveQuota(requested, base);
-  for (const s of spaces) assertQuotaUsable(s, quota);
+  for (const s of spaces) assertQuotaUsable(s, quota, retry ?? `cotal space add ${spaces.join(" ")}`);
   return quotaLimits(quota);
 }
 
@@ -80,6 +80,7 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
   if (Object.keys(opts.quota).length === 0) {
     throw new SagaError("invalid-argument", "no limit to change", { exit: `cotal space limits ${name} --max-disk 256M   # or --limits FILE; without flags it prints the limits` });
   }
+  limitsForQuota([name], opts.quota, undefined, `cotal space limits ${name}`); // each field's own rule, before the broker is asked anything
   return withLiveVerb({ ...opts, purpose: `cotal space limits ${name}`, journal: { verb: "space limits" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided }) => {
     const env = session.envWith(lock);
     let base = decided;
@@ -94,7 +95,7 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
     const rec = existingSpaceRecord(layout, broker, name);
     if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { exit: "cotal broker reconcile" });
     const before = limitsQuota(rec.limits);
-    const wanted = limitsForQuota([name], opts.quota, before);
+    const wanted = limitsForQuota([name], opts.quota, before, `cotal space limits ${name}`);
     const after = limitsQuota(wanted);
     if (QUOTA_FIELDS.every((f) => before[f] === after[f])) {
       return { space: name, outcome: "noop", generation: base.record.generation, before, after, reloads: 0 };

@@ -77,18 +77,19 @@ export function resolveQuota(overrides: Partial<SpaceQuota>, base: Readonly<Spac
  * Refuses a quota the space could not live with, or one that leaves a tenant unbounded on the
  * shared store: storage must be capped for the broker budget to mean anything (docs/quotas.md).
  */
-export function assertQuotaUsable(space: string, q: Readonly<SpaceQuota>): void {
-  const bad = (field: keyof SpaceQuota, rule: string): never => {
+export function assertQuotaUsable(space: string, q: Readonly<SpaceQuota>, retry = `cotal space add ${space}`): void {
+  const bad = (field: keyof SpaceQuota, rule: string, fix: number | string): never => {
     throw new SagaError("invalid-argument", `space ${space}: limit ${field} ${rule}`, {
-      exit: "fix the limit and re-run; README \"Quotas\" lists each field and its default",
+      exit: `${retry} --max-${field} ${fix}   # README "Quotas" lists each field and its default`,
       details: { space, field, value: q[field] },
     });
   };
-  if (q.disk < 0) bad("disk", "must be bounded: an unlimited tenant can fill the shared store");
-  if (q.mem < 0) bad("mem", "must be bounded: an unlimited tenant can fill the shared memory store");
-  if (q.disk < MIN_SPACE_DISK) bad("disk", `must be at least ${formatBytes(MIN_SPACE_DISK)} (the template's streams and buckets need room), not ${formatBytes(q.disk)}`);
+  const d = DEFAULT_SPACE_QUOTA;
+  if (q.disk < 0) bad("disk", "must be bounded: an unlimited tenant can fill the shared store", d.disk);
+  if (q.mem < 0) bad("mem", "must be bounded: an unlimited tenant can fill the shared memory store", d.mem);
+  if (q.disk < MIN_SPACE_DISK) bad("disk", `must be at least ${formatBytes(MIN_SPACE_DISK)} (the template's streams and buckets need room), not ${formatBytes(q.disk)}`, MIN_SPACE_DISK);
   const needed = templateStreamNames(space).length;
-  if (q.streams !== -1 && q.streams < needed) bad("streams", `must be at least ${needed}, the template's stream and bucket count, not ${q.streams}`);
-  for (const f of ["consumers", "conns", "subs"] as const) if (q[f] === 0) bad(f, "must be at least 1 (or -1 for unlimited)");
-  if (q.payload === 0 || q.payload > SERVER_MAX_PAYLOAD) bad("payload", `must be between 1 B and the server's max_payload ${formatBytes(SERVER_MAX_PAYLOAD)} (or -1 for the server's), not ${formatBytes(q.payload)}`);
+  if (q.streams !== -1 && q.streams < needed) bad("streams", `must be at least ${needed}, the template's stream and bucket count, not ${q.streams}`, needed);
+  for (const f of ["consumers", "conns", "subs"] as const) if (q[f] === 0) bad(f, "must be at least 1 (or -1 for unlimited)", d[f]);
+  if (q.payload === 0 || q.payload > SERVER_MAX_PAYLOAD) bad("payload", `must be between 1 B and the server's max_payload ${formatBytes(SERVER_MAX_PAYLOAD)} (or -1 for the server's), not ${formatBytes(q.payload)}`, SERVER_MAX_PAYLOAD);
 }

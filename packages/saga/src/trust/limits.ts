@@ -151,7 +151,7 @@ function parseCount(value: unknown, what: string): number {
  * Reads a partial quota from flags or a `--limits FILE` object: known keys only, sizes or counts
  * by field. Range rules that depend on the template are {@link assertQuotaUsable}'s.
  */
-export function parseQuota(input: Readonly<Record<string, unknown>>, source: string): Partial<SpaceQuota> {
+export function parseQuota(input: Readonly<Record<string, unknown>>, source: string, label: (field: keyof SpaceQuota) => string = (f) => `${source} ${f}`): Partial<SpaceQuota> {
   const out: Partial<SpaceQuota> = {};
   for (const [key, value] of Object.entries(input)) {
     if (value === undefined) continue;
@@ -159,7 +159,7 @@ export function parseQuota(input: Readonly<Record<string, unknown>>, source: str
       throw new SagaError("invalid-argument", `unknown limit "${key}" in ${source}; known: ${QUOTA_FIELDS.join(", ")}`, { exit: "see README \"Quotas\" for the fields", details: { field: key } });
     }
     const field = key as keyof SpaceQuota;
-    out[field] = BYTE_FIELDS.has(field) ? parseBytes(value, `${source} ${field}`) : parseCount(value, `${source} ${field}`);
+    out[field] = BYTE_FIELDS.has(field) ? parseBytes(value, label(field)) : parseCount(value, label(field));
   }
   return out;
 }
