@@ -270,3 +270,40 @@ describe("cotal space limits: a quota changed through the saga", () => {
     expect((await fill(url, await credsFor(r, "a"), "a")).used).toBeLessThanOrEqual(8 * MiB);
   }, 180_000);
 });
+
+describe("the server-wide max a running broker booted with", () => {
+  /** settings.json's budget lowered to 96 MiB under a broker that booted with 100 MiB. */
+  async function lowered(): Promise<LiveRoot> {
+    const r = await budgetRoot();
+    ok(await r.cotal(["space", "add", "a", ...SMALL]));
+    ok(await r.cotal(["space", "add", "b", ...SMALL]));
+    const settings = JSON.parse(readFileSync(r.layout.settingsFile, "utf8")) as { jetstream: Record<string, string> };
+    settings.jetstream.maxFileStore = "96M";
+    writeFileSync(r.layout.settingsFile, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
+    return r;
+  }
+
+  it("is kept by live renders (nats-server cannot reload it); settings.json's takes effect at the next cold start", async () => {
+    const r = await lowered();
+    const add = ok(await r.cotal(["space", "add", "c", ...SMALL]));
+    expect(add.stderr).toMatch(/the running broker keeps 100 MiB disk .* until a cold start/);
+    expect(readFileSync(r.layout.serverConf, "utf8")).toContain("max_file_store: 104857600");
+    // admission already obeys the lower of the two: 64 + 3 × 8 MiB fill 96 − 8 MiB exactly
+    const over = await r.cotal(["space", "add", "d", "--max-disk", "1M", "--json"]);
+    expect(parseJson<{ error: { code: string } }>(over).error.code).toBe("quota-overcommit");
+    ok(await r.cotal(["down"]));
+    await upJson(r);
+    expect(readFileSync(r.layout.serverConf, "utf8")).toContain("max_file_store: 100663296");
+  }, 180_000);
+
+  it("positive control: with COTAL_TEST_UNSAFE_RENDER_SETTINGS_MAX=1 the live render changes it and the reload is refused", async () => {
+    const r = await lowered();
+    const conf = readFileSync(r.layout.serverConf);
+    const add = await r.cotal(["space", "add", "c", ...SMALL, "--json"], { env: { COTAL_TEST_UNSAFE_RENDER_SETTINGS_MAX: "1" } });
+    expect(add.code, add.stdout).toBe(7);
+    expect(parseJson<{ error: { code: string; message: string } }>(add).error).toMatchObject({ code: "reload-unproven", message: expect.stringMatching(/jetstream/i) });
+    expect(readFileSync(r.layout.serverConf).equals(conf)).toBe(true); // rolled back, proven
+    const list = parseJson<{ spaces: { name: string }[] }>(ok(await r.cotal(["space", "list", "--json"])));
+    expect(list.spaces.map((s) => s.name)).not.toContain("c");
+  }, 180_000);
+});

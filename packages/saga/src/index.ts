@@ -22,6 +22,7 @@ export * from "./broker/render-root.js";
 export * from "./provision/template.js";
 export * from "./provision/provision-space.js";
 export * from "./provision/quota-budget.js";
+export * from "./provision/jetstream-max.js";
 export * from "./ops/up.js";
 export * from "./ops/down.js";
 export * from "./ops/status.js";

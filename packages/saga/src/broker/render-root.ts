@@ -6,7 +6,7 @@ import type { AccountRecord } from "../root/records.js";
 import { loadSettings, type RootSettings } from "../root/settings.js";
 import { configDigest, serverConfig } from "../render/server-config.js";
 import { natsServerVersion, serverCapabilities } from "./binary.js";
-import { resolveBudget } from "../provision/quota-budget.js";
+import { effectiveBudget } from "../provision/jetstream-max.js";
 
 export interface RenderedRoot {
   text: string;
@@ -33,7 +33,7 @@ export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): Render
     });
   }
   const caps = serverCapabilities(natsServerVersion());
-  const budget = resolveBudget(settings.jetstream, layout.settingsFile);
+  const { render: jetstreamMax } = effectiveBudget(layout);
   const text = serverConfig(broker, list, {
     host: settings.host,
     port: settings.port,
@@ -43,7 +43,7 @@ export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): Render
     logFile: layout.logFile,
     pidFile: layout.pidFile,
     syncAlways: caps.syncAlways,
-    jetstreamMax: { file: budget.maxFileStore, memory: budget.maxMemoryStore },
+    ...(jetstreamMax ? { jetstreamMax } : {}),
   });
   return { text, digest: configDigest(text), broker, authority, spaces: list, settings };
 }

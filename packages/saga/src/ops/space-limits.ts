@@ -13,10 +13,10 @@ import { runMutation, type MutationResult } from "../saga/mutation.js";
 import { resignAccountLimits } from "../trust/account.js";
 import type { SessionHooks } from "./session.js";
 import { withLiveVerb } from "./verb.js";
-import { loadSettings } from "../root/settings.js";
 import { assertQuotaUsable, resolveQuota } from "../provision/template.js";
-import { assertWithinBudget, resolveBudget, type Commitment, type QuotaHolder } from "../provision/quota-budget.js";
-import { QUOTA_FIELDS, UNLIMITED_JETSTREAM, limitsQuota, quotaLimits, type AccountLimits, type SpaceQuota } from "../trust/limits.js";
+import { assertWithinBudget, type Commitment, type QuotaHolder } from "../provision/quota-budget.js";
+import { effectiveBudget } from "../provision/jetstream-max.js";
+import { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, limitsQuota, quotaLimits, type AccountLimits, type SpaceQuota } from "../trust/limits.js";
 
 /** Test-only switch for the quota cell's positive control: new spaces are unbounded and no budget is kept. */
 export function quotaGuardDisabled(): boolean {
@@ -35,9 +35,13 @@ export function limitsForQuota(spaces: readonly string[], requested: Partial<Spa
  * Refuses limits for `incoming` that would overcommit the root's budget, counting every other space
  * on disk as it is. Run under the maintenance lock so no other writer's add slips between check and claim.
  */
-export function assertBudgetAllows(layout: RootLayout, incoming: readonly string[], limits: AccountLimits, retry: string): Commitment | undefined {
+export function assertBudgetAllows(layout: RootLayout, incoming: readonly string[], limits: AccountLimits, retry: string, onNotice?: (m: string) => void): Commitment | undefined {
   if (quotaGuardDisabled()) return undefined;
-  const budget = resolveBudget(loadSettings(layout)?.jetstream, layout.settingsFile);
+  const { budget, deferred } = effectiveBudget(layout);
+  if (deferred) {
+    const running = deferred.running === "dynamic" ? "a dynamic max (set before quotas)" : `${formatBytes(deferred.running.file)} disk / ${formatBytes(deferred.running.memory)} memory`;
+    onNotice?.(`settings.json asks for a JetStream max of ${formatBytes(deferred.settings.file)} disk / ${formatBytes(deferred.settings.memory)} memory; the running broker keeps ${running} until a cold start (next: cotal down && cotal up --detach)`);
+  }
   const names = new Set(incoming);
   const kept: QuotaHolder[] = certainInventory(layout).filter((r) => !names.has(r.name));
   return assertWithinBudget(budget, kept, incoming.map((name) => ({ name, limits })), retry);
@@ -100,7 +104,7 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
     if (QUOTA_FIELDS.every((f) => before[f] === after[f])) {
       return { space: name, outcome: "noop", generation: base.record.generation, before, after, reloads: 0 };
     }
-    assertBudgetAllows(layout, [name], wanted, `cotal space limits ${name}`);
+    assertBudgetAllows(layout, [name], wanted, `cotal space limits ${name}`, opts.onNotice);
     const to = resignAccountLimits(broker.operator, rec.jwt, wanted).jwt;
     const r = await runMutation(env, { op: "limits", adds: [], removes: [], verb: "space limits", limitsChange: { space: name, from: rec.jwt, to } }, base);
     return { space: name, outcome: r.outcome, generation: r.generation, before, after, reloads: r.reloads, ...(r.resumed ? { resumed: r.resumed } : {}) };

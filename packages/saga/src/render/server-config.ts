@@ -4,6 +4,19 @@ import { decodeJwt } from "../trust/index.js";
 import { isValidSpaceName } from "../names.js";
 import { ACCOUNT_KEY, JWT_TEXT, confString, confToken } from "./conf-escape.js";
 
+/** The server-wide JetStream max in bytes (`max_file_store`, `max_memory_store`). */
+export interface JetStreamMax {
+  file: number;
+  memory: number;
+}
+
+/** The max a config rendered by {@link serverConfig} carries, or undefined if it sets none (dynamic). */
+export function renderedJetStreamMax(conf: string): JetStreamMax | undefined {
+  const file = /^ {2}max_file_store: (\d+)$/m.exec(conf)?.[1];
+  const memory = /^ {2}max_memory_store: (\d+)$/m.exec(conf)?.[1];
+  return file !== undefined && memory !== undefined ? { file: Number(file), memory: Number(memory) } : undefined;
+}
+
 /** What the renderer needs of an account: no seeds ever reach it. */
 export interface RenderAccount {
   name: string;
@@ -30,7 +43,7 @@ export interface RenderOptions {
    * The server-wide JetStream max (`max_file_store`/`max_memory_store`, bytes): every account's
    * writes stop there, so tenant quotas summed below it leave the authority account its reserve.
    */
-  jetstreamMax?: { file: number; memory: number };
+  jetstreamMax?: JetStreamMax;
   /** `jetstream { sync_interval: always }`; only servers that know the option may get it. */
   syncAlways?: boolean;
   /**
