@@ -17,5 +17,7 @@ export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 bash infra/redis.sh start
 trap 'bash infra/redis.sh stop' EXIT
 pnpm test:live || status=1
+# Ablation: every guard switched off must turn its live cell red (scripts/ablate.sh, docs/ablation.md).
+bash scripts/ablate.sh || status=1
 node scripts/test-summary.mjs "$COTAL_TEST_REPORT_DIR" || status=1
 exit "$status"

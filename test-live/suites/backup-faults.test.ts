@@ -65,6 +65,35 @@ describe("backup failpoints leave no complete artifact, and a clean retry succee
   });
 });
 
+describe("a snapshot cut short is never a backup", () => {
+  it("the isolated broker killed mid-snapshot: snapshot-failed, no manifest; the retry publishes a complete artifact", async () => {
+    const r = await liveRoot("cotal-bkill-");
+    roots.push(r);
+    const up = await upJson(r, ["--space", "alpha"]);
+    ok(await r.cotal(["space", "add", "beta"]));
+    await seedSpace(up.url, await credsFor(r, "alpha"), "alpha", 3000, 25, 4096); // ~12 MB: many chunks
+    ok(await r.cotal(["down", "--preserve-state"]));
+    const out = join(r.root, "..", "alpha.bak");
+    const backup = r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: "backup-first-chunk:sleep:1500" } });
+    const deadline = Date.now() + 20_000;
+    let pid: number | undefined;
+    while (!pid) {
+      if (Date.now() > deadline) throw new Error("the backup never journaled its isolated broker");
+      pid = journal(r).attempt?.brokers[0]?.pid;
+      if (!pid || !existsSync(out)) await new Promise((res) => setTimeout(res, 20));
+    }
+    await new Promise((res) => setTimeout(res, 400)); // inside the pause after the first acked chunk
+    process.kill(pid, "SIGKILL");
+    const died = await backup;
+    expect(died.code, died.stderr).toBe(6);
+    expect(died.stderr).toMatch(/\[snapshot-failed\]/);
+    expect(existsSync(join(out, "manifest.json"))).toBe(false);
+    // positive control: the same backup, uninterrupted, completes
+    ok(await r.cotal(["space", "backup", "alpha", "--out", join(r.root, "..", "alpha.bak2")]));
+    expect(existsSync(join(r.root, "..", "alpha.bak2", "manifest.json"))).toBe(true);
+  });
+});
+
 describe("restore failpoints: every stage recovers, and a clean retry restores exactly once", () => {
   it("quarantine and target stages", async () => {
     const { r, url } = await seededCutRoot();

@@ -1,6 +1,7 @@
 import { UsageError } from "./errors.js";
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
+const MAX_DURATION_SECONDS = 10 * 366 * 86400;
 
 /** "90", "90s", "30m", "24h", "7d", "2w" → seconds. */
 export function parseDuration(text: string): number {
@@ -8,6 +9,8 @@ export function parseDuration(text: string): number {
   if (!m || !m[1]) throw new UsageError(`invalid duration ${JSON.stringify(text)}: use e.g. 90s, 30m, 24h, 7d`, "cotal space creds <space> --expires 24h");
   const n = Number(m[1]) * (UNITS[m[2] || "s"] ?? 1);
   if (n <= 0) throw new UsageError(`duration must be positive: ${JSON.stringify(text)}`);
+  // A JWT expiry past this is a typo, not a policy, and would overflow the claim's date arithmetic.
+  if (n > MAX_DURATION_SECONDS) throw new UsageError(`duration ${JSON.stringify(text)} is longer than 10 years`, "cotal space creds <space> --expires 365d");
   return n;
 }
 

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { SAGA_ERROR_CODES } from "@cotal/saga";
 import { EXIT, exitCodeFor, parseDuration, redact } from "../src/index.js";
 
 describe("exit codes", () => {
@@ -13,10 +14,17 @@ describe("exit codes", () => {
     expect(exitCodeFor("reload-unproven")).toBe(EXIT.unproven);
   });
 
-  it("are the ones the README documents", () => {
+  it("are the ones the README documents: every code sits in the row of its exit number", () => {
     const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
-    for (const [name, code] of Object.entries(EXIT)) {
-      expect(readme, `README documents exit ${code} (${name})`).toMatch(new RegExp(`\\|\\s*${code}\\s*\\|`));
+    const rows = new Map<number, string>();
+    for (const line of readme.split("\n")) {
+      const m = /^\|\s*(\d)\s*\|(.*)\|\s*$/.exec(line);
+      if (m) rows.set(Number(m[1]), m[2] ?? "");
+    }
+    for (const [name, code] of Object.entries(EXIT)) expect(rows.has(code), `README has a row for exit ${code} (${name})`).toBe(true);
+    for (const code of SAGA_ERROR_CODES) {
+      const exit = exitCodeFor(code);
+      expect(rows.get(exit), `README lists \`${code}\` under exit ${exit}`).toContain(`\`${code}\``);
     }
   });
 });

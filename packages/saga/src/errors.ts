@@ -2,59 +2,62 @@
  * Every refusal cotal's core can raise. The code is the stable contract (the CLI maps it to an
  * exit code); the message is for people; `exit` is the runnable next step an operator should take.
  */
-export type SagaErrorCode =
+export const SAGA_ERROR_CODES = [
   // input
-  | "invalid-space-name"
-  | "invalid-argument"
+  "invalid-space-name",
+  "invalid-argument",
   // trust material
-  | "invalid-seed"
-  | "invalid-jwt"
-  | "foreign-operator"
-  | "missing-broker-trust"
-  | "system-seed-absent"
+  "invalid-seed",
+  "invalid-jwt",
+  "foreign-operator",
+  "missing-broker-trust",
+  "system-seed-absent",
   // the root on disk
-  | "corrupt-record"
-  | "root-missing"
-  | "io"
-  | "space-not-found"
-  | "space-exists"
-  | "render-refused"
+  "corrupt-record",
+  "root-missing",
+  "io",
+  "space-not-found",
+  "space-exists",
+  "render-refused",
   // the maintenance lock
-  | "lock-held"
-  | "lock-lost"
+  "lock-held",
+  "lock-lost",
   // the broker process
-  | "nats-server-missing"
-  | "broker-running"
-  | "broker-not-running"
-  | "broker-start-failed"
-  | "broker-unreachable"
+  "nats-server-missing",
+  "broker-running",
+  "broker-not-running",
+  "broker-start-failed",
+  "broker-unreachable",
   // the inventory and the saga
-  | "inventory-unreachable"
-  | "inventory-corrupt"
-  | "conflict"
-  | "lease-held"
-  | "lease-lost"
-  | "reload-unproven"
-  | "digest-mismatch"
-  | "resume-refused"
-  | "divergence"
-  | "rolled-back"
-  | "direction-required"
-  | "confirmation-required"
-  | "journal-blocked"
-  | "live-process"
-  | "reap-incomplete"
+  "inventory-unreachable",
+  "inventory-corrupt",
+  "conflict",
+  "lease-held",
+  "lease-lost",
+  "reload-unproven",
+  "digest-mismatch",
+  "resume-refused",
+  "divergence",
+  "rolled-back",
+  "direction-required",
+  "confirmation-required",
+  "journal-blocked",
+  "live-process",
+  "reap-incomplete",
   // offline backup / restore (the preserve-state cut)
-  | "cut-required"
-  | "attempt-pending"
-  | "store-inventory"
-  | "artifact-invalid"
-  | "account-mismatch"
-  | "restore-target-not-empty"
-  | "restore-verify-failed"
+  "cut-required",
+  "attempt-pending",
+  "store-inventory",
+  "artifact-invalid",
+  "account-mismatch",
+  "restore-target-not-empty",
+  "restore-verify-failed",
+  "snapshot-failed",
   // quotas
-  | "quota-overcommit"
-  | "snapshot-failed";
+  "quota-overcommit",
+] as const;
+
+export type SagaErrorCode = (typeof SAGA_ERROR_CODES)[number];
 
 export interface SagaErrorOptions {
   /** The command an operator should run next (printed as-is by the CLI). */

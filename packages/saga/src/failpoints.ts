@@ -16,6 +16,11 @@ export type FailpointAction =
 
 export const FAILPOINT_EXIT_CODE = 86;
 
+/** What a `throw` failpoint raises: callers that type I/O errors must let it through as it is. */
+export class FailpointError extends Error {
+  override readonly name = "FailpointError";
+}
+
 export function parseFailpoints(spec: string | undefined): Map<string, FailpointAction> {
   const out = new Map<string, FailpointAction>();
   if (!spec) return out;
@@ -68,7 +73,7 @@ export async function failpoint(name: string): Promise<void> {
       await new Promise(() => undefined);
       return;
     case "throw":
-      throw new Error(`failpoint ${name}`);
+      throw new FailpointError(`failpoint ${name}`);
     case "sleep":
       await new Promise((r) => setTimeout(r, action.ms));
       return;

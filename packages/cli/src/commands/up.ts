@@ -15,7 +15,7 @@ interface UpFlags {
 }
 
 function printUp(r: UpResult): void {
-  const headline = r.alreadyRunning ? "already running; nothing changed" : r.created ? "created a new root and started the broker" : "broker started";
+  const headline = r.alreadyRunning ? (r.notes.length > 0 ? "already running; resolved what it found (see the notes)" : "already running; nothing changed") : r.created ? "created a new root and started the broker" : "broker started";
   out(`cotal: ${headline} (pid ${r.pid}, nats-server ${r.serverVersion})`);
   out(`  root:    ${r.root}`);
   out(`  url:     ${r.url}`);

@@ -15,6 +15,8 @@ import { writeJsonAtomic } from "../root/secret-files.js";
 import { ARTIFACT_FORMAT, CHECKPOINTS_FILE, MANIFEST_FILE, sha256File, type BackupManifest, type Checkpoints, type ConsumerCheckpoint, type ManifestStream } from "./artifact.js";
 import { Attempt, cloneStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
+import { canonicalRoot } from "../root/canonical-root.js";
+import { assertJournalAllows } from "../saga/journal.js";
 import { startIsolatedBroker, type IsolatedBroker } from "./isolated-broker.js";
 import type { ProgressSink } from "./progress.js";
 import { validateSpaceBackupInventory } from "./store-inventory.js";
@@ -67,8 +69,9 @@ async function checkpointsOf(jsm: JetStreamManager, stream: string): Promise<Con
 export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackupResult> {
   const space = assertSpaceName(opts.space);
   const out = resolve(opts.out);
-  const layout = new RootLayout(opts.root);
+  const layout = new RootLayout(canonicalRoot(opts.root));
   const progress = opts.onProgress ?? (() => undefined);
+  assertJournalAllows(layout, { verb: "space backup", cut: true }); // a standing removal names itself before any input check
   if (existsSync(out)) {
     throw new SagaError("invalid-argument", `${out} already exists; a backup writes into a directory it creates itself`, { exit: `cotal space backup ${space} --out <a new directory>` });
   }

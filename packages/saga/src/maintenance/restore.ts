@@ -9,6 +9,8 @@ import { RootLayout } from "../root/layout.js";
 import { verifyArtifact } from "./artifact.js";
 import { Attempt, cloneStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
+import { canonicalRoot } from "../root/canonical-root.js";
+import { assertJournalAllows } from "../saga/journal.js";
 import type { ProgressSink } from "./progress.js";
 import { runRestorePass } from "./restore-pass.js";
 import { recoverAttempt } from "./clean.js";
@@ -42,8 +44,9 @@ export interface SpaceRestoreResult {
 export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRestoreResult> {
   const space = assertSpaceName(opts.space);
   const from = resolve(opts.from);
-  const layout = new RootLayout(opts.root);
+  const layout = new RootLayout(canonicalRoot(opts.root));
   const progress = opts.onProgress ?? (() => undefined);
+  assertJournalAllows(layout, { verb: "space restore", cut: true }); // a standing removal names itself before any input check
   // Read-only verification first: a truncated or tampered artifact refuses before any write.
   const first = verifyArtifact(from, (n) => progress({ phase: "verify", done: n, total: n }));
   if (first.manifest.space !== space) {

@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import { closeSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { SagaError } from "../errors.js";
-import { failpoint } from "../failpoints.js";
+import { FailpointError, failpoint } from "../failpoints.js";
+import { unsafe } from "../unsafe.js";
 
 /** The JetStream stream config and state as the server reports them (kept verbatim in the manifest). */
 export interface StreamState {
@@ -38,6 +39,25 @@ function apiFailure(what: string, stream: string, e: { code: number; err_code?: 
   });
 }
 
+/** The end marker's status: 204 on current servers; 2.9.10 sends it with no status at all. */
+const SNAPSHOT_DONE = [0, 200, 204];
+
+/** `<ack prefix>.<chunk length>.<chunk index>`: what the server says it sent in this chunk. */
+export function chunkAnnouncement(reply: string | undefined): { length: number; index: number } | undefined {
+  if (!reply) return undefined;
+  const parts = reply.split(".");
+  const length = Number(parts[parts.length - 2]);
+  const index = Number(parts[parts.length - 1]);
+  return Number.isInteger(length) && Number.isInteger(index) && length >= 0 && index >= 1 ? { length, index } : undefined;
+}
+
+function incomplete(stream: string, why: string): SagaError {
+  return new SagaError("snapshot-failed", `the snapshot of stream ${stream} is incomplete: ${why}; no manifest was written`, {
+    exit: "run the backup again (the isolated broker may have died: read its log under maintenance/attempt-<id>/)",
+    details: { stream, why },
+  });
+}
+
 /**
  * `$JS.API.STREAM.SNAPSHOT.<stream>` (nats.js 3.x has no client for it): chunks arrive on our
  * deliver subject, each acknowledged by replying to its reply subject (the server stops sending when
@@ -67,6 +87,7 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
     }, CHUNK_IDLE_MS);
   };
   let status: { code: number; description: string } | undefined;
+  let unannounced = 0;
   try {
     arm();
     for await (const m of sub) {
@@ -75,24 +96,34 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
         status = { code: m.headers?.code ?? 0, description: m.headers?.description ?? "" };
         break;
       }
+      // Each chunk's reply subject announces its length and index; only the last may carry none.
+      const announced = chunkAnnouncement(m.reply);
+      if (announced === undefined) unannounced++;
+      else if (announced.index !== chunks + 1 || announced.length !== m.data.length || unannounced > 0) {
+        throw incomplete(stream, `chunk ${chunks + 1} arrived as ${m.reply ? `index ${announced.index}, ${announced.length} bytes` : "unannounced"} with ${m.data.length} bytes`);
+      }
       let off = 0;
       while (off < m.data.length) off += writeSync(fd, m.data, off, m.data.length - off);
       hash.update(m.data);
       size += m.data.length;
       chunks++;
       onBytes(m.data.length);
-      if (chunks === 1) await failpoint("backup-first-chunk");
       if (m.reply) m.respond(); // the ack that lets the server send the next window
+      if (chunks === 1) await failpoint("backup-first-chunk");
     }
     if (timedOut) throw new SagaError("snapshot-failed", `snapshot of ${stream} stalled: no chunk for ${CHUNK_IDLE_MS} ms`, { exit: "run the command again" });
-    if (status && status.code !== 0 && status.code !== 204 && status.code !== 200) {
-      throw new SagaError("snapshot-failed", `snapshot of ${stream} ended with status ${status.code} ${status.description}`, { exit: "run the command again" });
-    }
+    // Only the server's own end marker completes a snapshot; a closed connection is not an end.
+    if (!status && !unsafe("ACCEPT_PARTIAL_SNAPSHOT")) throw incomplete(stream, `the server's end marker never arrived after ${chunks} chunks (${size} bytes)`);
+    if (status && !SNAPSHOT_DONE.includes(status.code)) throw incomplete(stream, `it ended with status ${status.code} ${status.description}`);
+    if (unannounced > 1) throw incomplete(stream, `${unannounced} chunks arrived without the server's announcement`);
     await failpoint("backup-snapshot-close");
     fsyncSync(fd);
+  } catch (err) {
+    if (err instanceof SagaError || err instanceof FailpointError) throw err;
+    throw incomplete(stream, `the connection failed mid-snapshot (${(err as Error).message})`);
   } finally {
     clearTimeout(idle);
-    sub.unsubscribe();
+    if (!nc.isClosed()) sub.unsubscribe();
     closeSync(fd);
   }
   return { stream, config: resp.config, state: resp.state, size, sha256: hash.digest("hex"), chunks };

@@ -8,6 +8,7 @@ import { commitPending, type CasWrite } from "../saga/finish.js";
 import { executeResume, recordProof } from "../saga/resume-executor.js";
 import { leaseKeyFor } from "./session.js";
 import { withLease } from "../saga/lease-holder.js";
+import { seedInventory } from "../saga/seed.js";
 
 /** What a cold `up` boots, decided from the KV record read through a maintenance broker. */
 export type BootPlan =
@@ -67,7 +68,7 @@ export async function finishColdBoot(layout: RootLayout, url: string, plan: Boot
       if (plan.kind === "seed") {
         const rec = seedRecord(plan.spaces, digest, true);
         try {
-          await store.create(rec);
+          await seedInventory(store, rec);
         } catch (err) {
           if (isSagaError(err, "conflict")) {
             throw new SagaError("conflict", "another process seeded this root's inventory first", { exit: "cotal status", cause: err });

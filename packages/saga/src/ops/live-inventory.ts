@@ -7,6 +7,7 @@ import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { digestOfServerConf } from "../saga/digest.js";
 import { runMutation } from "../saga/mutation.js";
+import { seedInventory } from "../saga/seed.js";
 import { openLiveSession } from "./session.js";
 
 /**
@@ -29,7 +30,7 @@ export async function ensureLiveInventory(layout: RootLayout, lock: MaintenanceL
         });
       }
       try {
-        await session.store.create(seedRecord(disk.map((s) => s.name), digestOfServerConf(layout) ?? null, true));
+        await seedInventory(session.store, seedRecord(disk.map((s) => s.name), digestOfServerConf(layout) ?? null, true));
         notes.push(`seeded the inventory from disk: ${disk.map((s) => s.name).join(", ")}`);
       } catch (err) {
         if (!isSagaError(err, "conflict")) throw err; // someone else seeded it: fine, it exists now

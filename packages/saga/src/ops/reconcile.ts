@@ -20,6 +20,7 @@ import { configPicture } from "./config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
 import { openLiveSession, openOfflineSession, type Session } from "./session.js";
 import { withVerb } from "./verb.js";
+import { unsafe } from "../unsafe.js";
 export type Direction = "disk" | "kv";
 
 export interface ReconcilePlan {
@@ -124,23 +125,24 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
   // A standing removal blocks reconcile, except where its own re-run cannot finish (an unresumable
   // record); then reconcile runs, and the space being removed is never admitted.
   const removing = journal?.op === "space-rm" ? journal.space : undefined;
-  if (journal && removing && decideResume(kv, digest).action !== "refuse") {
+  if (journal && removing && !unsafe("IGNORE_JOURNAL") && decideResume(kv, digest).action !== "refuse") {
     opts.onReport(report);
     throw journalRefusal(journal, { verb: "broker reconcile" }) as SagaError;
   }
-  const diskList = removing ? disk.filter((n) => n !== removing) : disk;
-  const record = removing ? { ...kv, spaces: kv.spaces.filter((n) => n !== removing) } : kv;
+  const honour = removing !== undefined && !unsafe("IGNORE_JOURNAL") ? removing : undefined;
+  const diskList = honour ? disk.filter((n) => n !== removing) : disk;
+  const record = honour ? { ...kv, spaces: kv.spaces.filter((n) => n !== honour) } : kv;
   if (!opts.direction) {
     const disk_ = planReconcile("disk", diskList, record);
     const kv_ = planReconcile("kv", diskList, record);
     opts.onReport(report);
-    throw new SagaError("direction-required", `reconcile needs a direction; there is no default:\n  --adopt-disk  the disk records are the truth: ${radius(disk_)}\n  --adopt-kv    the broker's list is the truth: ${radius(kv_)}${removing ? `\n  (${removing} is being removed: neither direction admits it)` : ""}`, {
+    throw new SagaError("direction-required", `reconcile needs a direction; there is no default:\n  --adopt-disk  the disk records are the truth: ${radius(disk_)}\n  --adopt-kv    the broker's list is the truth: ${radius(kv_)}${honour ? `\n  (${honour} is being removed: neither direction admits it)` : ""}`, {
       exit: "cotal broker reconcile --adopt-disk   # or --adopt-kv; add --yes once you have read the blast radius",
       details: { plans: { disk: disk_, kv: kv_ } },
     });
   }
   const plan = planReconcile(opts.direction, diskList, record);
-  if (removing && kv.spaces.includes(removing)) plan.evicts.push({ name: removing, why: "its removal is in progress (maintenance journal)" });
+  if (honour && kv.spaces.includes(honour)) plan.evicts.push({ name: honour, why: "its removal is in progress (maintenance journal)" });
   report.plan = plan;
   opts.onReport(report);
   if (opts.direction === "kv" && diff.kvOnly.filter((n) => n !== removing).length > 0) {

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { brokerState } from "../broker/runtime.js";
 import { pidAlive } from "../lock/process-identity.js";
@@ -137,6 +138,7 @@ async function runRemoval({ v, space, session, running, decided, notes }: Remova
     }
     entry = { op: "space-rm", space, startedAt: new Date().toISOString() };
     writeJournal(layout, lock, entry);
+    await failpoint("rm-journaled");
   } else {
     notes.push(`finishing the removal of ${space} started ${entry.startedAt}`);
   }
@@ -150,6 +152,7 @@ async function runRemoval({ v, space, session, running, decided, notes }: Remova
     }
     entry = { ...entry, streamsDeleted: true };
     writeJournal(layout, lock, entry);
+    await failpoint("rm-streams-deleted");
   }
 
   // An unresumable record refuses here with `cotal broker reconcile`, which a removal journal lets

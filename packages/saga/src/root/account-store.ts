@@ -1,3 +1,4 @@
+import { unsafe } from "../unsafe.js";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SagaError } from "../errors.js";
@@ -145,6 +146,6 @@ export function corruptError(corrupt: CorruptRecord[]): SagaError {
 /** The inventory, or a refusal when any record is unreadable (fail closed on uncertainty). */
 export function certainInventory(layout: RootLayout): AccountRecord[] {
   const inv = accountInventory(layout);
-  if (inv.corrupt.length > 0) throw corruptError(inv.corrupt);
+  if (inv.corrupt.length > 0 && !unsafe("IGNORE_CORRUPT")) throw corruptError(inv.corrupt);
   return inv.spaces;
 }

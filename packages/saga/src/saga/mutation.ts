@@ -1,6 +1,7 @@
 import { readFileSync, rmSync } from "node:fs";
 import { SagaError, isSagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
+import { unsafe } from "../unsafe.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { assertLockHeld } from "../lock/maintenance-lock.js";
@@ -87,12 +88,12 @@ export async function decisionRead(store: AuthorityStore): Promise<VersionedReco
 
 /** Test-only switch for the lease-expiry control cell: promotion skips the step-6 lease re-check. */
 function fenceDisabled(): boolean {
-  return process.env.COTAL_TEST_UNSAFE_DISABLE_FENCE === "1";
+  return unsafe("DISABLE_FENCE");
 }
 
 /** Test-only switch for the R1 positive control: claims and commits become last-writer-wins. */
 function casDisabled(): boolean {
-  return process.env.COTAL_TEST_UNSAFE_DISABLE_CAS === "1";
+  return unsafe("DISABLE_CAS");
 }
 
 function nextSpaces(current: readonly string[], intent: MutationIntent): string[] {
@@ -133,9 +134,9 @@ class Mutation {
     }
   }
 
-  /** A CAS update; with the test-only switch it overwrites whatever is there (the lost update R1 shows). */
-  async cas(record: InventoryRecord, revision: number): Promise<number> {
-    if (casDisabled()) {
+  /** A CAS update; with a test-only switch it overwrites whatever is there (the lost update it prevents). */
+  async cas(record: InventoryRecord, revision: number, at?: "claim" | "stage"): Promise<number> {
+    if (casDisabled() || (at === "claim" && unsafe("DISABLE_CLAIM_CAS")) || (at === "stage" && unsafe("DISABLE_STAGE_CAS"))) {
       const cur = await this.env.store.read();
       return this.env.store.update(record, cur?.revision ?? revision);
     }
@@ -152,7 +153,8 @@ class Mutation {
     const runtime = this.env.runtime;
     if (!runtime) throw new SagaError("broker-not-running", "a reload needs the running broker", { exit: "cotal up --detach" });
     const signalledAt = performance.now();
-    const verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs }));
+    let verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs }));
+    if (unsafe("PROOF_WITHOUT_LOG")) verdict = { outcome: "reloaded", line: "(unproven: test-only switch)", ms: verdict.ms };
     this.reloads++;
     if (verdict.outcome === "reloaded") await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
     return verdict;
@@ -190,7 +192,10 @@ class Mutation {
       case "replaced":
         return out.base;
       case "rolled-back":
-        if (intent.op === "batch" && intent.adds.length === 0 && intent.removes.length === 0) return out.base; // `up` resuming: the rollback is the resolution
+        if (intent.op === "batch" && intent.adds.length === 0 && intent.removes.length === 0) {
+          env.onNotice?.(`rolled back ${describePending(out.pending)}: ${out.why}`); // `up` resuming: the rollback is the resolution
+          return out.base;
+        }
         throw new SagaError("rolled-back", `an interrupted mutation (${describePending(out.pending)}) never reached the broker and was rolled back: ${out.why}`, {
           exit: "re-run the command (and the interrupted one, if it is still wanted)",
           details: { pending: out.pending },
@@ -256,7 +261,8 @@ class Mutation {
         ...(intent.op === "limits" && intent.limitsChange ? { limits: intent.limitsChange } : {}),
       };
       let record: InventoryRecord = { ...base.record, pending };
-      let revision = await this.timed("claim", () => this.cas(record, base.revision));
+      await failpoint("before-claim");
+      let revision = await this.timed("claim", () => this.cas(record, base.revision, "claim"));
       await failpoint("after-claim");
 
       // Step 4: materialise (adds only; removal's record reaping happens after the commit; a reconcile
@@ -272,7 +278,7 @@ class Mutation {
         writeDurable(staged, text);
         pending = { ...pending, stagedDigest: digest };
         record = { ...record, pending };
-        revision = await this.cas(record, revision);
+        revision = await this.cas(record, revision, "stage");
       });
       await failpoint("after-stage");
 

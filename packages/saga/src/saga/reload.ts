@@ -1,5 +1,6 @@
 import { RELOAD_FAILED, RELOAD_OK, logOffset, readLogSince, tail, watchLog } from "../broker/log-proof.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
+import { unsafe } from "../unsafe.js";
 
 export type ReloadVerdict =
   | { outcome: "reloaded"; line: string; ms: number }
@@ -13,7 +14,7 @@ export type ReloadVerdict =
  */
 export async function reloadAndProve(runtime: BrokerRuntime, opts: { timeoutMs?: number } = {}): Promise<ReloadVerdict> {
   const t0 = Date.now();
-  const offset = logOffset(runtime.logFile);
+  const offset = unsafe("LOG_FROM_START") ? 0 : logOffset(runtime.logFile);
   try {
     process.kill(runtime.owner.pid, "SIGHUP");
   } catch (err) {

@@ -1,0 +1,38 @@
+/**
+ * Test-only switches that each disable exactly one guard, so a live cell can show it goes red
+ * without it (docs/ablation.md). Inert unless `COTAL_TEST_UNSAFE_<NAME>=1` is set; never set in use.
+ */
+export const UNSAFE_SWITCHES = [
+  /** Claims and commits become last-writer-wins (the R1 lost update). */
+  "DISABLE_CAS",
+  /** Promotion skips the step-6 lease re-check (a paused writer resurrects a removed tenant). */
+  "DISABLE_FENCE",
+  /** A standing space-rm journal no longer blocks other verbs (reconcile re-admits the tenant). */
+  "IGNORE_JOURNAL",
+  /** Only the step-3 claim becomes last-writer-wins. */
+  "DISABLE_CLAIM_CAS",
+  /** Only the step-5 staged-digest write becomes last-writer-wins. */
+  "DISABLE_STAGE_CAS",
+  /** Any reload verdict counts as proven: appliedGeneration without the server's word. */
+  "PROOF_WITHOUT_LOG",
+  /** The reload proof reads the whole log, not only what was written after our SIGHUP. */
+  "LOG_FROM_START",
+  /** The step-8 commit skips sha256(server.conf) == configDigest. */
+  "SKIP_COMMIT_DIGEST",
+  /** Writers skip the maintenance lock, as two hosts would: only the KV fences them. */
+  "SKIP_LOCK",
+  /** Seeding the inventory overwrites instead of create-only. */
+  "DISABLE_SEED_CAS",
+  /** Space names are not validated. */
+  "SKIP_NAME_VALIDATION",
+  /** Unreadable account records are skipped instead of refusing. */
+  "IGNORE_CORRUPT",
+  /** A snapshot without the server's end marker counts as complete. */
+  "ACCEPT_PARTIAL_SNAPSHOT",
+] as const;
+
+export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];
+
+export function unsafe(name: UnsafeSwitch): boolean {
+  return process.env[`COTAL_TEST_UNSAFE_${name}`] === "1";
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Ablation: for each guard, switch exactly that guard off (COTAL_TEST_UNSAFE_<SWITCH>=1) and run the
+# live cell that must catch it. Every cell must go red; a cell that stays green proves nothing.
+# Usage: scripts/ablate.sh [SWITCH…]   (default: every row below). Exits 1 if any ablated cell stays green.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+# switch | suite | cell name pattern (vitest -t) | guard
+ROWS=(
+  "DISABLE_CAS|matrix|gate: overlapping reads|every inventory CAS (R1 lost update)"
+  "DISABLE_CLAIM_CAS|guards|claim CAS|step-3 claim CAS"
+  "DISABLE_STAGE_CAS|guards|staged-digest CAS|step-5 staged-digest CAS"
+  "DISABLE_FENCE|matrix|lease expiry while paused before rename|step-6 lease fence"
+  "PROOF_WITHOUT_LOG|matrix|a config the broker rejects|proof-only appliedGeneration"
+  "LOG_FROM_START|guards|log offset|log offset (only lines after our SIGHUP)"
+  "SKIP_COMMIT_DIGEST|guards|commit digest|step-8 commit digest check"
+  "IGNORE_JOURNAL|journal|rm cut after its commit|journal refusal"
+  "SKIP_LOCK|cli-foundation|two concurrent ups|maintenance lock"
+  "DISABLE_SEED_CAS|guards|seed create-only CAS|seed create-only CAS"
+  "SKIP_NAME_VALIDATION|cli-foundation|invalid names on an existing root|name validation"
+  "IGNORE_CORRUPT|cli-foundation|a corrupt account record makes up refuse|corrupt-record refusal"
+  "ACCEPT_PARTIAL_SNAPSHOT|backup-faults|killed mid-snapshot|a snapshot counts only with the server's end marker"
+)
+
+want=("$@")
+report_dir="${COTAL_TEST_REPORT_DIR:-$PWD/.test-results}/ablation"
+mkdir -p "$report_dir"
+printf '| guard | switch | cell | red with the switch? |\n|---|---|---|---|\n' > "$report_dir/table.md"
+failed=0
+ran=0
+for row in "${ROWS[@]}"; do
+  IFS='|' read -r sw suite pattern guard <<<"$row"
+  if [ "${#want[@]}" -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$sw"; then continue; fi
+  ran=$((ran + 1))
+  log="$report_dir/$sw.log"
+  # Only the cell itself runs; the switch reaches every cotal process the cell starts (inherited env).
+  if (cd test-live && env "COTAL_TEST_UNSAFE_$sw=1" COTAL_MATRIX_DIR="$report_dir/cells-$sw" npx vitest run "suites/$suite.test.ts" -t "$pattern" >"$log" 2>&1); then
+    verdict="NO: stayed green"
+    failed=1
+  elif sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -qE "Tests +[0-9]+ failed"; then
+    verdict="yes"
+  else
+    verdict="NO: the run broke before the cell ($log)"
+    failed=1
+  fi
+  printf '| %s | %s | %s: %s | %s |\n' "$guard" "$sw" "$suite" "$pattern" "$verdict" | tee -a "$report_dir/table.md"
+done
+echo
+cat "$report_dir/table.md"
+[ "$ran" -gt 0 ] || { echo "ablate: no row matched ${want[*]}" >&2; exit 2; }
+exit "$failed"

@@ -1,0 +1,165 @@
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { CredentialPoller, harnessTeardown, monotonicMs, type CotalResult } from "@cotal/harness";
+import type { SpaceRmResult } from "@cotal/saga";
+import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import { cell } from "../fixtures/matrix.js";
+import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";
+
+// A standing space-rm journal blocks every mutating verb, each refusal names the removal, and
+// re-running it finishes from whatever state it was cut in (docs/refusals.md). The removed space's
+// cred is polled continuously through the whole sequence and must never connect once.
+
+afterEach(disposeLiveRoots);
+afterAll(harnessTeardown);
+
+const NEXT_RM = (space: string) => new RegExp(`next: cotal space rm ${space}\\b`);
+
+function expectJournalBlocked(res: CotalResult, space: string, what: string): void {
+  expect(res.code, `${what}: ${res.stderr}`).toBe(3);
+  expect(res.stderr, what).toMatch(/\[journal-blocked\]/);
+  expect(res.stderr, what).toMatch(NEXT_RM(space));
+}
+
+/** The `next:` command of a refusal, as the operator would copy it (the CLI prints it after "next: "). */
+function printedNext(res: CotalResult): string[] {
+  const line = res.stderr.split("\n").find((l) => l.includes("next: "));
+  if (!line) throw new Error(`no next: line in\n${res.stderr}`);
+  const cmd = line.slice(line.indexOf("next: ") + 6).split("#")[0]?.trim() ?? "";
+  const argv = cmd.split(/\s+/);
+  expect(argv[0]).toBe("cotal");
+  return argv.slice(1);
+}
+
+async function withPolledSpace(space: string) {
+  const { r, up } = await upRoot();
+  expect((await r.cotal(["space", "add", space])).code).toBe(0);
+  const creds = await credsText(r, space);
+  const alpha = await credsText(r, "alpha");
+  const poller = new CredentialPoller({ url: up.url, creds, concurrency: 4, maxDurationMs: 170_000 }).start();
+  await poller.waitForAttempt((a) => a.ok, { timeoutMs: 5_000 }); // positive control: it connects before
+  return { r, up, creds, alpha, poller };
+}
+
+const ONLINE_REFUSED = (dir: string): string[][] => [
+  ["space", "add", "w"],
+  ["space", "rm", "alpha"],
+  ["space", "creds", "v"],
+  ["broker", "reconcile", "--adopt-disk", "--yes"],
+  ["up", "--detach"],
+  ["down", "--preserve-state"],
+  ["space", "backup", "v", "--out", join(dir, "b")],
+  ["space", "restore", "v", "--from", join(dir, "b")],
+];
+
+const OFFLINE_REFUSED: string[][] = [
+  ["up", "--detach"],
+  ["up", "--rotate-sys"],
+  ["broker", "reconcile", "--adopt-disk", "--yes"],
+  ["space", "add", "w"],
+];
+
+describe("the journal blocks the root", () => {
+  it("rm cut after its commit: every verb refuses naming it, the printed re-run finishes offline, v never connects", () =>
+    cell("journal: rm cut after commit", async (m) => {
+      const { r, up, alpha, poller } = await withPolledSpace("v");
+      const cut = await r.cotal(["space", "rm", "v"], { env: { COTAL_FAILPOINT: "after-commit:exit" } });
+      const cutAt = monotonicMs();
+      expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
+      expect(existsSync(r.layout.journalFile)).toBe(true);
+
+      const scratch = mkdtempSync(join(tmpdir(), "cotal-journal-"));
+      for (const argv of ONLINE_REFUSED(scratch)) expectJournalBlocked(await r.cotal(argv), "v", argv.join(" "));
+      const st = await statusOf(r);
+      expect(st.journal).toMatchObject({ op: "space-rm", space: "v", streamsDeleted: true }); // read-only verbs show it
+      expect((await r.cotal(["down"])).code).toBe(0); // stopping trusts nobody new: allowed
+      let last: CotalResult | undefined;
+      for (const argv of OFFLINE_REFUSED) {
+        last = await r.cotal(argv);
+        expectJournalBlocked(last, "v", `${argv.join(" ")} (broker stopped)`);
+      }
+
+      const rerun = await r.cotal([...printedNext(last as CotalResult), "--json"]);
+      expect(rerun.code, rerun.stderr).toBe(0);
+      expect(parseJson<SpaceRmResult>(rerun).outcome).toBe("removed");
+      expect(existsSync(r.layout.journalFile)).toBe(false);
+      const upAgain = await r.cotal(["up", "--detach"]);
+      expect(upAgain.code, upAgain.stderr).toBe(0);
+      expect(await connects(up.url, alpha)).toBe(true); // positive control: the sibling is served again
+      await new Promise((res) => setTimeout(res, 500));
+      const report = await poller.stop();
+      m.attempts = report.total;
+      m.attemptsPerSecond = Math.round(report.attemptsPerSecond);
+      m.successesAfterRemoval = report.successesBetween(cutAt, Number.POSITIVE_INFINITY, "within");
+      expect(m.successesAfterRemoval).toBe(0);
+      const after = await statusOf(r);
+      expect(after.state).toBe("clean");
+      expect(after.inventory?.spaces).toEqual(["alpha"]);
+    }), 180_000);
+
+  it("rm cut after the proven reload: the re-run sees its commit point behind it and finishes live", () =>
+    cell("journal: rm cut after proof", async (m) => {
+      const { r, up, alpha, poller } = await withPolledSpace("v");
+      const cut = await r.cotal(["space", "rm", "v"], { env: { COTAL_FAILPOINT: "after-proof:exit" } });
+      const cutAt = monotonicMs();
+      expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
+      const blocked = await r.cotal(["space", "add", "w"]);
+      expectJournalBlocked(blocked, "v", "space add w");
+      const rerun = await r.cotal(printedNext(blocked));
+      expect(rerun.code, rerun.stderr).toBe(0);
+      expect(await connects(up.url, alpha)).toBe(true);
+      const report = await poller.stop();
+      m.attempts = report.total;
+      m.successesAfterRemoval = report.successesBetween(cutAt, Number.POSITIVE_INFINITY, "within");
+      expect(m.successesAfterRemoval).toBe(0);
+      const st = await statusOf(r);
+      expect(st.state).toBe("clean");
+      expect(st.inventory?.spaces).toEqual(["alpha"]);
+      expect(st.journal).toBeNull();
+    }), 120_000);
+
+  it("rm cut before its point of no return, broker stopped: the re-run deletes the streams offline and up commits", () =>
+    cell("journal: rm cut before streams, offline", async (m) => {
+      const { r, up, alpha, poller } = await withPolledSpace("v");
+      const cut = await r.cotal(["space", "rm", "v"], { env: { COTAL_FAILPOINT: "rm-journaled:exit" } });
+      expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
+      expect((await r.cotal(["down"])).code).toBe(0);
+      const blocked = await r.cotal(["up", "--detach"]);
+      expectJournalBlocked(blocked, "v", "up");
+      const rerun = await r.cotal([...printedNext(blocked), "--json"]);
+      const removedAt = monotonicMs();
+      expect(rerun.code, rerun.stderr).toBe(0);
+      const res = parseJson<SpaceRmResult>(rerun);
+      expect(res.brokerRunning).toBe(false);
+      expect(res.deletedStreams.length).toBeGreaterThan(0); // deleted through the private broker
+      const upAgain = await r.cotal(["up", "--detach"]);
+      expect(upAgain.code, upAgain.stderr).toBe(0);
+      expect(await connects(up.url, alpha)).toBe(true);
+      await new Promise((res_) => setTimeout(res_, 500));
+      const report = await poller.stop();
+      m.attempts = report.total;
+      m.successesAfterRemoval = report.successesBetween(removedAt, Number.POSITIVE_INFINITY, "within");
+      expect(m.successesAfterRemoval).toBe(0);
+      const st = await statusOf(r);
+      expect(st.state).toBe("clean");
+      expect(st.inventory?.spaces).toEqual(["alpha"]);
+    }), 120_000);
+
+  it("control: with the journal guard off (test-only switch) reconcile --adopt-disk re-admits v and its cred connects", () =>
+    cell("journal control (guard off)", async (m) => {
+      const { r, poller } = await withPolledSpace("v");
+      const cut = await r.cotal(["space", "rm", "v"], { env: { COTAL_FAILPOINT: "after-commit:exit" } });
+      const cutAt = monotonicMs();
+      expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
+      const guarded = await r.cotal(["broker", "reconcile", "--adopt-disk", "--yes"]);
+      expectJournalBlocked(guarded, "v", "reconcile with the guard on");
+      const unguarded = await r.cotal(["broker", "reconcile", "--adopt-disk", "--yes"], { env: { COTAL_TEST_UNSAFE_IGNORE_JOURNAL: "1" } });
+      expect(unguarded.code, unguarded.stderr).toBe(0);
+      await poller.waitForAttempt((a) => a.ok && a.startedAt > cutAt, { timeoutMs: 10_000 });
+      const report = await poller.stop();
+      m.successesAfterRemoval = report.successesBetween(cutAt, Number.POSITIVE_INFINITY, "within");
+      expect(m.successesAfterRemoval).toBeGreaterThan(0); // the resurrection the journal guard prevents
+    }), 120_000);
+});
