@@ -29,6 +29,12 @@ export const UNSAFE_SWITCHES = [
   "IGNORE_CORRUPT",
   /** A snapshot without the server's end marker counts as complete. */
   "ACCEPT_PARTIAL_SNAPSHOT",
+  /** New spaces are minted unbounded and the broker budget is not checked (one tenant starves all). */
+  "UNLIMITED_TENANTS",
+  /** A rolled-back `space limits` claim leaves its re-signed record (the record lies about the server). */
+  "KEEP_LIMITS_RECORD",
+  /** Live renders take settings.json's JetStream max as is (a reload nats-server refuses). */
+  "RENDER_SETTINGS_MAX",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

@@ -2,6 +2,7 @@
  * Space quotas at the verbs' edge: resolving a requested quota into signed limits and checking it
  * against the broker budget before any write (docs/quotas.md).
  */
+import { unsafe } from "../unsafe.js";
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { certainInventory, loadSpaceAccount } from "../root/account-store.js";
@@ -20,7 +21,7 @@ import { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, limitsQuota, quotaLimit
 
 /** Test-only switch for the quota cell's positive control: new spaces are unbounded and no budget is kept. */
 export function quotaGuardDisabled(): boolean {
-  return process.env.COTAL_TEST_UNSAFE_UNLIMITED_TENANTS === "1";
+  return unsafe("UNLIMITED_TENANTS");
 }
 
 /** The limits to sign for `spaces` under `requested` (over `base`, default the template's); pure validation. */

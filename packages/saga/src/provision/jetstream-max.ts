@@ -3,6 +3,7 @@
  * a set one, and before 2.10 cannot change a set one at all, so a running broker keeps the max it
  * booted with; settings.json's budget takes effect at the next cold boot (docs/quotas.md).
  */
+import { unsafe } from "../unsafe.js";
 import { readFileSync } from "node:fs";
 import { brokerState } from "../broker/runtime.js";
 import type { RootLayout } from "../root/layout.js";
@@ -12,7 +13,7 @@ import { resolveBudget, type JetStreamBudget } from "./quota-budget.js";
 
 /** Test-only switch for the carry-over cell's positive control: live renders take settings.json as is. */
 function carryDisabled(): boolean {
-  return process.env.COTAL_TEST_UNSAFE_RENDER_SETTINGS_MAX === "1";
+  return unsafe("RENDER_SETTINGS_MAX");
 }
 
 /** The max the running broker booted with ("dynamic" when its config sets none); undefined when none runs. */

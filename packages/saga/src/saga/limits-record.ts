@@ -2,6 +2,7 @@
  * Step 4 of a `space limits` mutation and its undo: the one account record whose JWT the claim
  * re-signs. Both directions are idempotent, so any crash point resumes (docs/quotas.md).
  */
+import { unsafe } from "../unsafe.js";
 import { SagaError } from "../errors.js";
 import type { LimitsChange } from "../inventory/record.js";
 import { loadSpaceAccount, saveSpaceAccount } from "../root/account-store.js";
@@ -27,7 +28,7 @@ export function applyLimitsChange(layout: RootLayout, change: LimitsChange): voi
 
 /** Test-only switch for the rollback cell's positive control: a rolled-back claim leaves the re-signed record. */
 function rollbackDisabled(): boolean {
-  return process.env.COTAL_TEST_UNSAFE_KEEP_LIMITS_RECORD === "1";
+  return unsafe("KEEP_LIMITS_RECORD");
 }
 
 /** Back: a record still carrying the claimed JWT gets the one it had; any other JWT is left alone. */
