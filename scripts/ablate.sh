@@ -20,6 +20,7 @@ ROWS=(
   "SKIP_NAME_VALIDATION|cli-foundation|invalid names on an existing root|name validation"
   "IGNORE_CORRUPT|cli-foundation|a corrupt account record makes up refuse|corrupt-record refusal"
   "ACCEPT_PARTIAL_SNAPSHOT|backup-faults|killed mid-snapshot|a snapshot counts only with the server's end marker"
+  "IGNORE_STRAYS|strays|a server with no record|one server per store (unrecorded servers are found)"
   "UNLIMITED_TENANTS|quotas|A is refused at its quota|per-space quotas and the authority reserve"
   "KEEP_LIMITS_RECORD|quotas|crash after the record is re-signed|space limits rollback restores the record"
   "RENDER_SETTINGS_MAX|quotas|is kept by live renders|a running broker keeps its booted JetStream max"

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
@@ -91,6 +91,39 @@ describe("a snapshot cut short is never a backup", () => {
     // positive control: the same backup, uninterrupted, completes
     ok(await r.cotal(["space", "backup", "alpha", "--out", join(r.root, "..", "alpha.bak2")]));
     expect(existsSync(join(r.root, "..", "alpha.bak2", "manifest.json"))).toBe(true);
+  });
+});
+
+describe("the target installs the quarantine's re-snapshot", () => {
+  it("staged bytes corrupted after the quarantine verified them never reach the store", async () => {
+    const { r, url } = await seededCutRoot();
+    const out = join(r.root, "..", "alpha.bak");
+    ok(await r.cotal(["up", "--detach"]));
+    const before = await spaceFacts(url, await credsFor(r, "alpha"));
+    ok(await r.cotal(["down", "--preserve-state"]));
+    ok(await r.cotal(["space", "backup", "alpha", "--out", out]));
+    ok(await r.cotal(["up", "--detach"]));
+    ok(await r.cotal(["space", "rm", "alpha"]));
+    ok(await r.cotal(["space", "add", "alpha"]));
+    ok(await r.cotal(["down", "--preserve-state"]));
+    const hold = join(r.root, "..", `hold-q-${Date.now()}`);
+    mkdirSync(hold, { recursive: true });
+    const restore = r.cotal(["space", "restore", "alpha", "--from", out, "--rebind-account"], { env: { COTAL_FAILPOINT: `restore-quarantine-done:barrier:${hold}:2` } });
+    const deadline = Date.now() + 60_000;
+    while (readdirSync(hold).length < 1) {
+      if (Date.now() > deadline) throw new Error("the restore never finished its quarantine");
+      await new Promise((res) => setTimeout(res, 25));
+    }
+    const claim = journal(r).attempt;
+    const staged = join(r.layout.maintenanceDir, `attempt-${claim?.id}`, "artifact");
+    const files = readdirSync(staged, { recursive: true }).map(String).filter((f) => f.endsWith(".snap"));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) writeFileSync(join(staged, f), Buffer.alloc(readFileSync(join(staged, f)).length, 0x5a)); // same size, garbage
+    writeFileSync(join(hold, "test.release"), "");
+    ok(await restore);
+    const again = await upJson(r);
+    const after = await spaceFacts(again.url, await credsFor(r, "alpha"));
+    expect(after.streams.cotal_events_alpha).toEqual(before.streams.cotal_events_alpha);
   });
 });
 

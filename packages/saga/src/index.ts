@@ -48,3 +48,4 @@ export * from "./provision/teardown-space.js";
 export * from "./ops/reconcile.js";
 export * from "./ops/rotate-sys.js";
 export * from "./maintenance/index.js";
+export * from "./broker/server-scan.js";

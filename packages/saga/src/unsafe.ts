@@ -29,6 +29,8 @@ export const UNSAFE_SWITCHES = [
   "IGNORE_CORRUPT",
   /** A snapshot without the server's end marker counts as complete. */
   "ACCEPT_PARTIAL_SNAPSHOT",
+  /** nats-servers of this root that no record names are not looked for. */
+  "IGNORE_STRAYS",
   /** New spaces are minted unbounded and the broker budget is not checked (one tenant starves all). */
   "UNLIMITED_TENANTS",
   /** A rolled-back `space limits` claim leaves its re-signed record (the record lies about the server). */

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { assertSpaceName, cleanRestoreAttempt, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
+import { assertSpaceName, cleanOrphanStreams, cleanRestoreAttempt, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
 import { queuedSingle } from "./space-queue.js";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
@@ -99,7 +99,20 @@ export function registerBackup(program: Command): void {
       }
     });
 
-  group(program, "clean", "remove provable residue of interrupted maintenance")
+  const clean = group(program, "clean", "remove provable residue of interrupted maintenance");
+  clean
+    .command("orphan-streams")
+    .description("list (and with --yes delete, broker stopped) store streams of accounts no record vouches for")
+    .option("--yes", "delete them")
+    .option("--json", "print the result as JSON")
+    .action(async (flags: { yes?: boolean; json?: boolean }, cmd: Command) => {
+      const r = await cleanOrphanStreams({ root: rootOf(cmd), yes: flags.yes });
+      if (flags.json) return json(r);
+      if (r.orphans.length === 0) return out("cotal: no orphan streams in the store; nothing changed");
+      out(`cotal: deleted the store directories of ${r.removed.length} account(s) no record vouches for:`);
+      for (const o of r.orphans) out(`  ${o.account}: ${o.streams.join(", ")}`);
+    });
+  clean
     .command("restore-attempt")
     .description("remove only what an interrupted backup/restore attempt provably created, and release its claim")
     .requiredOption("--attempt <id>", "the attempt id named by the refusal")

@@ -38,19 +38,28 @@ export function tail(text: string, lines = 15): string {
 /**
  * Polls the log after `offset` until a line matches one of `outcomes`, `abort()` says stop, or the
  * deadline passes. Returns the outcome key and the matching line, or undefined on timeout/abort.
+ * `idleTimeoutMs`: the deadline moves on whenever the log grows (a server restoring thousands of
+ * streams logs as it goes), so only a silent server times out. `pid`: only lines that server wrote.
  */
 export async function watchLog<K extends string>(
   path: string,
   offset: number,
   outcomes: Record<K, string>,
-  opts: { timeoutMs: number; pollMs?: number; abort?: () => boolean },
+  opts: { timeoutMs: number; pollMs?: number; abort?: () => boolean; idleTimeoutMs?: number; pid?: number },
 ): Promise<{ outcome: K; line: string } | undefined> {
-  const deadline = Date.now() + opts.timeoutMs;
+  let deadline = Date.now() + opts.timeoutMs;
   const keys = Object.keys(outcomes) as K[];
+  const prefix = opts.pid === undefined ? undefined : `[${opts.pid}] `;
+  let seen = 0;
   for (;;) {
     const text = readLogSince(path, offset);
     for (const line of text.split("\n")) {
+      if (prefix && !line.startsWith(prefix)) continue;
       for (const k of keys) if (line.includes(outcomes[k])) return { outcome: k, line };
+    }
+    if (opts.idleTimeoutMs !== undefined && text.length > seen) {
+      seen = text.length;
+      deadline = Math.max(deadline, Date.now() + opts.idleTimeoutMs);
     }
     if (opts.abort?.() || Date.now() > deadline) return undefined;
     await new Promise((r) => setTimeout(r, opts.pollMs ?? 10));

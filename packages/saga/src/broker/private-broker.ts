@@ -14,6 +14,8 @@ import { serverConfig } from "../render/server-config.js";
 import { natsServerBinary } from "./binary.js";
 import { SERVER_READY, logOffset, readLogSince, tail, watchLog } from "./log-proof.js";
 import { ownerOf } from "./runtime.js";
+import { serversOfRoot } from "./server-scan.js";
+import { failpoint } from "../failpoints.js";
 
 export interface PrivateBroker {
   url: string;
@@ -51,6 +53,15 @@ async function freeLoopbackPort(): Promise<number> {
  * The child is SIGKILLed if this process exits without stopping it.
  */
 export async function startPrivateBroker(layout: RootLayout, opts: PrivateBrokerOptions): Promise<PrivateBroker> {
+  if (opts.storeDir === layout.storeDir) {
+    const holders = serversOfRoot(layout).filter((s) => s.role === "broker" || s.role === "maintenance");
+    if (holders.length > 0) {
+      throw new SagaError("broker-running", `the store ${opts.storeDir} is held by nats-server ${holders.map((h) => `pid ${h.pid} (${h.config})`).join(", ")}; one server per store`, {
+        exit: "cotal down   # stops every server of this root, then run the command again",
+        details: { holders },
+      });
+    }
+  }
   const port = await freeLoopbackPort();
   ensureSecretDir(opts.workDir);
   ensureSecretDir(opts.storeDir);
@@ -96,7 +107,8 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
     process.removeListener("exit", reap);
     rmSync(confPath, { force: true });
   };
-  const ready = await watchLog(logFile, offset, { ready: SERVER_READY }, { timeoutMs: 20_000, abort: () => exited });
+  const ready = await watchLog(logFile, offset, { ready: SERVER_READY }, { timeoutMs: 20_000, idleTimeoutMs: 20_000, ...(pid !== undefined ? { pid } : {}), abort: () => exited });
+  await failpoint(`${opts.label}-started`);
   if (!ready || pid === undefined) {
     await stop();
     throw new SagaError("broker-start-failed", `the ${opts.label} broker on ${opts.storeDir} did not start:\n${tail(readLogSince(logFile, offset))}`, { exit: `read ${logFile}` });

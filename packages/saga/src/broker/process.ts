@@ -2,12 +2,13 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
 import { hostname } from "node:os";
 import { SagaError } from "../errors.js";
-import { pidAlive } from "../lock/process-identity.js";
+import { failpoint } from "../failpoints.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
 import { natsServerBinary, natsServerVersion } from "./binary.js";
 import { SERVER_READY, logOffset, readLogSince, tail, watchLog } from "./log-proof.js";
 import { brokerState, clearRuntime, ownerOf, writeRuntime, type BrokerRuntime } from "./runtime.js";
+import { serversOfRoot, stopProcess } from "./server-scan.js";
 
 export interface StartOptions {
   host: string;
@@ -27,6 +28,14 @@ export interface StartedBroker {
  * writes after our spawn. An early exit or a timeout refuses with the log tail.
  */
 export async function startBroker(layout: RootLayout, opts: StartOptions): Promise<StartedBroker> {
+  // One server per store: a server of this root that no record names (a killed `up`) refuses here.
+  const strays = serversOfRoot(layout);
+  if (strays.length > 0) {
+    throw new SagaError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
+      exit: "cotal down   # stops every server of this root, recorded or not",
+      details: { strays },
+    });
+  }
   const bin = natsServerBinary();
   const version = natsServerVersion(bin);
   ensureSecretDir(layout.logDir);
@@ -55,17 +64,9 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
   if (spawnError || child.pid === undefined) {
     throw new SagaError("broker-start-failed", `could not spawn ${bin}: ${spawnError?.message ?? "no pid"}`, { exit: "apt-get install -y nats-server" });
   }
-  const ready = await watchLog(layout.logFile, offset, { ready: SERVER_READY }, { timeoutMs: opts.readyTimeoutMs ?? 20_000, abort: () => exited !== undefined });
-  if (!ready) {
-    if (!exited) child.kill("SIGKILL");
-    const logs = `${tail(readLogSince(layout.logFile, offset))}\n${tail(readLogSince(layout.stdioLogFile, stdioOffset))}`.trim();
-    throw new SagaError("broker-start-failed", `nats-server did not become ready${exited ? ` (exited with ${exited.code ?? exited.signal})` : " in time"}:\n${logs}`, {
-      exit: `read ${layout.logFile}; if the port is taken, stop what holds ${opts.host}:${opts.port} and run \`cotal up\` again`,
-      details: { logFile: layout.logFile },
-    });
-  }
-  if (opts.detach) child.unref();
-  const runtime = writeRuntime(layout, {
+  // Recorded before the wait: a `cotal up` killed while the server restores leaves a server that
+  // status and down can see, never one nobody knows about.
+  const record = {
     owner: ownerOf(child.pid, hostname()),
     url: `nats://${opts.host}:${opts.port}`,
     host: opts.host,
@@ -75,29 +76,39 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
     serverVersion: version.raw,
     detached: opts.detach,
     startedAt: new Date().toISOString(),
-  });
+  };
+  writeRuntime(layout, record);
+  await failpoint("broker-spawned");
+  // Only this child's own ready line counts, and only silence (not a long restore) times it out.
+  const ready = await watchLog(layout.logFile, offset, { ready: SERVER_READY }, { timeoutMs: opts.readyTimeoutMs ?? 20_000, idleTimeoutMs: opts.readyTimeoutMs ?? 20_000, pid: child.pid, abort: () => exited !== undefined });
+  if (!ready) {
+    // Silent for the whole idle window: ask it to stop, and only force a server that ignores that.
+    if (!exited) await stopProcess(child.pid, 15_000);
+    clearRuntime(layout);
+    const logs = `${tail(readLogSince(layout.logFile, offset))}\n${tail(readLogSince(layout.stdioLogFile, stdioOffset))}`.trim();
+    throw new SagaError("broker-start-failed", `nats-server did not become ready${exited ? ` (exited with ${exited.code ?? exited.signal})` : " in time"}:\n${logs}`, {
+      exit: `read ${layout.logFile}; if the port is taken, stop what holds ${opts.host}:${opts.port} and run \`cotal up\` again`,
+      details: { logFile: layout.logFile },
+    });
+  }
+  if (opts.detach) child.unref();
+  const runtime = writeRuntime(layout, record);
   return opts.detach ? { runtime } : { runtime, child };
 }
 
-/** SIGTERM, then SIGKILL after the grace period; clears the runtime record either way. */
-export async function stopBroker(layout: RootLayout, graceMs = 15_000): Promise<{ stopped: boolean; pid?: number; forced: boolean }> {
+/**
+ * SIGTERM, then SIGKILL after the grace period; clears the runtime record either way. Servers of
+ * this root that no record names (a killed `up`, a leaked maintenance broker) are stopped too.
+ */
+export async function stopBroker(layout: RootLayout, graceMs = 15_000): Promise<{ stopped: boolean; pid?: number; forced: boolean; strays: number[] }> {
   const state = brokerState(layout);
-  if (!state.running) {
-    clearRuntime(layout);
-    return { stopped: false, forced: false };
-  }
-  const pid = state.runtime.owner.pid;
-  process.kill(pid, "SIGTERM");
-  const deadline = Date.now() + graceMs;
-  while (pidAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  const pid = state.running ? state.runtime.owner.pid : undefined;
   let forced = false;
-  if (pidAlive(pid)) {
-    forced = true;
-    process.kill(pid, "SIGKILL");
-    while (pidAlive(pid)) await new Promise((r) => setTimeout(r, 10));
-  }
+  if (pid !== undefined) forced = (await stopProcess(pid, graceMs)).forced;
+  const strays = serversOfRoot(layout).filter((s) => s.role !== "attempt" && s.pid !== pid);
+  for (const s of strays) forced = (await stopProcess(s.pid, graceMs)).forced || forced;
   clearRuntime(layout);
-  return { stopped: true, pid, forced };
+  return { stopped: pid !== undefined || strays.length > 0, ...(pid !== undefined ? { pid } : {}), forced, strays: strays.map((s) => s.pid) };
 }
 
 export function readPidFile(layout: RootLayout): number | undefined {

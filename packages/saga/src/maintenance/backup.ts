@@ -19,7 +19,7 @@ import { canonicalRoot } from "../root/canonical-root.js";
 import { assertJournalAllows } from "../saga/journal.js";
 import { startIsolatedBroker, type IsolatedBroker } from "./isolated-broker.js";
 import type { ProgressSink } from "./progress.js";
-import { validateSpaceBackupInventory } from "./store-inventory.js";
+import { storeOwners, validateSpaceBackupInventory } from "./store-inventory.js";
 import { snapshotStream } from "./stream-snapshot.js";
 
 export interface SpaceBackupOptions {
@@ -81,11 +81,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
     const tenants = certainInventory(layout);
     const account = tenants.find((t) => t.name === space);
     if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { exit: "cotal space list" });
-    const owners = new Map<string, string>([
-      [loadBrokerTrust(layout).system.publicKey, "$SYS"],
-      [loadAuthorityAccount(layout).publicKey, "authority"],
-      ...tenants.map((t) => [t.publicKey, t.name] as [string, string]),
-    ]);
+    const owners = storeOwners(layout, tenants);
     // A read-only look first: refuse an orphaned store before claiming anything.
     validateSpaceBackupInventory(layout.storeDir, owners, space, account.publicKey);
 

@@ -9,3 +9,4 @@ export * from "./attempt.js";
 export * from "./backup.js";
 export * from "./restore.js";
 export * from "./clean.js";
+export * from "./orphans.js";

@@ -1,4 +1,6 @@
-import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { jetstreamManager, StorageType, type StreamInfo } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { SagaError } from "../errors.js";
@@ -7,11 +9,11 @@ import { connectAsAccount } from "../broker/connect.js";
 import { spaceTemplate } from "../provision/template.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import type { BackupManifest, Checkpoints } from "./artifact.js";
+import type { BackupManifest, Checkpoints, ManifestFile } from "./artifact.js";
 import type { Attempt } from "./attempt.js";
 import { startIsolatedBroker } from "./isolated-broker.js";
 import type { ProgressSink } from "./progress.js";
-import { restoreStream } from "./stream-snapshot.js";
+import { restoreStream, snapshotStream } from "./stream-snapshot.js";
 
 export type RestorePass = "quarantine" | "target";
 
@@ -27,6 +29,24 @@ function replaceable(info: StreamInfo, space: string, ttl: string[]): boolean {
   return names.includes(info.config.name) && info.state.messages === 0 && info.state.last_seq === 0 && info.state.consumer_count === 0;
 }
 
+/** The quarantine's re-snapshot: the artifact the target pass installs. */
+export interface Rehearsed {
+  artifactDir: string;
+  manifest: BackupManifest;
+}
+
+async function resnapshot(nc: NatsConnection, m: BackupManifest, dir: string, progress: ProgressSink): Promise<Rehearsed> {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const files: ManifestFile[] = [];
+  let done = 0;
+  for (const s of m.streams) {
+    mkdirSync(dirname(join(dir, s.file)), { recursive: true, mode: 0o700 });
+    const snap = await snapshotStream(nc, s.name, join(dir, s.file), (n) => progress({ phase: "quarantine", stream: s.name, done: (done += n), total: Math.max(done, 1) }));
+    files.push({ path: s.file, size: snap.size, sha256: snap.sha256 });
+  }
+  return { artifactDir: dir, manifest: { ...m, files } };
+}
+
 function verifyFailed(pass: RestorePass, why: string): SagaError {
   return new SagaError("restore-verify-failed", `${pass} restore did not reproduce the artifact: ${why}`, {
     exit: pass === "quarantine" ? "nothing was changed; take a fresh backup" : "cotal clean restore-attempt --attempt <id>   # removes the streams this attempt installed",
@@ -39,7 +59,7 @@ function verifyFailed(pass: RestorePass, why: string): SagaError {
  * replaceable streams, upload every snapshot (each chunk acked), recreate ttl buckets empty, then
  * assert messages, bytes, first/last sequence, consumer counts and ack floors against the artifact.
  */
-export async function runRestorePass(layout: RootLayout, pass: RestorePass, storeDir: string, account: AccountRecord, artifactDir: string, m: BackupManifest, checkpoints: Checkpoints, attempt: Attempt, progress: ProgressSink): Promise<void> {
+export async function runRestorePass(layout: RootLayout, pass: RestorePass, storeDir: string, account: AccountRecord, artifactDir: string, m: BackupManifest, checkpoints: Checkpoints, attempt: Attempt, progress: ProgressSink): Promise<Rehearsed | undefined> {
   const broker = await startIsolatedBroker(layout, { storeDir, workDir: attempt.workDir, space: account, label: `restore-${pass}`, onSpawn: (o) => attempt.broker(o) });
   try {
     const nc = await connectAsAccount(broker.url, account, { name: `cotal-restore-${pass}-${m.space}`, reconnect: false, ttlSeconds: 3600 });
@@ -81,6 +101,10 @@ export async function runRestorePass(layout: RootLayout, pass: RestorePass, stor
         if (b) await kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description });
       }
       await failpoint(`restore-${pass}-verified`);
+      // The target installs what this server re-snapshots from the verified quarantine, never the
+      // staged bytes themselves: only bytes this server produced from a proven restore reach the store.
+      if (pass === "quarantine") return await resnapshot(nc, m, join(attempt.workDir, "resnap"), progress);
+      return undefined;
     } finally {
       await nc.close();
     }

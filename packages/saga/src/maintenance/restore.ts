@@ -84,11 +84,12 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       attempt.stage("quarantine");
       const quarantine = join(attempt.workDir, "quarantine");
       await cloneStore(layout.storeDir, quarantine);
-      await runRestorePass(layout, "quarantine", quarantine, account, staged, manifest, checkpoints, attempt, progress);
+      const rehearsed = await runRestorePass(layout, "quarantine", quarantine, account, staged, manifest, checkpoints, attempt, progress);
+      if (!rehearsed) throw new SagaError("restore-verify-failed", "the quarantine pass produced no re-snapshot", { exit: `cotal space restore ${space} --from ${from}` });
       rmSync(quarantine, { recursive: true, force: true });
       await failpoint("restore-quarantine-done");
       attempt.stage("target");
-      await runRestorePass(layout, "target", layout.storeDir, account, staged, manifest, checkpoints, attempt, progress);
+      await runRestorePass(layout, "target", layout.storeDir, account, rehearsed.artifactDir, rehearsed.manifest, checkpoints, attempt, progress);
       await failpoint("restore-target-done");
       rmSync(attempt.workDir, { recursive: true, force: true });
       attempt.release();

@@ -2,6 +2,10 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { SagaError } from "../errors.js";
 import { templateStreamNames } from "../provision/template.js";
+import { loadAuthorityAccount } from "../root/account-store.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
 
 function list(dir: string): string[] {
   try {
@@ -23,6 +27,20 @@ export function storeStreams(storeDir: string): Map<string, string[]> {
   return out;
 }
 
+/** Account key → owner name for every account a store may hold streams of: tenants, authority, $SYS. */
+export function storeOwners(layout: RootLayout, tenants: readonly AccountRecord[]): Map<string, string> {
+  return new Map<string, string>([
+    [loadBrokerTrust(layout).system.publicKey, "$SYS"],
+    [loadAuthorityAccount(layout).publicKey, "authority"],
+    ...tenants.map((t) => [t.publicKey, t.name] as [string, string]),
+  ]);
+}
+
+/** Streams in accounts no owner vouches for, per account directory. */
+export function orphanStreams(storeDir: string, owners: Map<string, string>): { account: string; streams: string[] }[] {
+  return [...storeStreams(storeDir)].filter(([acct]) => !owners.has(acct)).map(([account, streams]) => ({ account, streams }));
+}
+
 /**
  * 000 §2.3, multi-tenant form: partition the store's streams across the known accounts (tenants,
  * authority, system); refuse any stream in an account no tenant owns, and require the named space's
@@ -30,11 +48,10 @@ export function storeStreams(storeDir: string): Map<string, string[]> {
  */
 export function validateSpaceBackupInventory(storeDir: string, owners: Map<string, string>, space: string, accountKey: string): string[] {
   const found = storeStreams(storeDir);
-  const orphans: string[] = [];
-  for (const [acct, streams] of found) if (!owners.has(acct)) orphans.push(...streams.map((s) => `${acct}/${s}`));
+  const orphans = orphanStreams(storeDir, owners).flatMap((o) => o.streams.map((s) => `${o.account}/${s}`));
   if (orphans.length > 0) {
     throw new SagaError("store-inventory", `the store holds streams no known tenant owns: ${orphans.join(", ")}; the tenant list is uncertain, so no backup was taken`, {
-      exit: "cotal space list   # then restore the missing account record, or remove the orphan streams through a broker",
+      exit: "cotal clean orphan-streams   # lists them; restore the account record from a backup instead if one is a tenant",
       details: { orphans },
     });
   }

@@ -9,6 +9,8 @@ export interface DownResult {
   stopped: boolean;
   pid?: number;
   forced: boolean;
+  /** Unrecorded servers of this root that were stopped too. */
+  strays?: number[];
   /** Set by `--preserve-state`: the cut journal reached ready. */
   cut?: Omit<CutResult, "stopped" | "pid" | "forced">;
 }

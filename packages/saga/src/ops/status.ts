@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { brokerState } from "../broker/runtime.js";
+import { serversOfRoot, type RootServer } from "../broker/server-scan.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
 import { diffLists, type InventoryRecord } from "../inventory/record.js";
 import { readLockOwner } from "../lock/maintenance-lock.js";
@@ -36,6 +37,8 @@ export interface StatusReport {
     startedAt?: string;
     detached?: boolean;
     staleRuntime: boolean;
+    /** Servers of this root that no runtime record names (a killed `up`, a leaked maintenance broker). */
+    strays: RootServer[];
   };
   operator?: string;
   multiSpace?: boolean;
@@ -70,7 +73,7 @@ async function readInventory(url: string, authority: AccountRecord): Promise<{ r
 export async function status(opts: { root: string }): Promise<StatusReport> {
   const layout = new RootLayout(opts.root);
   if (!existsSync(layout.root)) {
-    return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, lock: null };
+    return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, lock: null };
   }
   const st = brokerState(layout);
   const rt = st.runtime;
@@ -131,15 +134,17 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     }
   })();
   const lock = readLockOwner(layout.root);
+  const strays = serversOfRoot(layout).filter((p) => p.pid !== rt?.owner.pid);
   return {
     root: layout.root,
     exists: true,
     state: derived.state,
-    why: derived.why,
+    why: strays.length > 0 ? `${derived.why}; ${strays.length} unrecorded nats-server(s) of this root run (${strays.map((p) => `pid ${p.pid}: ${p.role}`).join(", ")}): cotal down stops them` : derived.why,
     broker: {
       running: st.running,
       ...(rt ? { pid: rt.owner.pid, url: rt.url, host: rt.host, port: rt.port, serverVersion: rt.serverVersion, startedAt: rt.startedAt, detached: rt.detached } : settings ? { host: settings.host, port: settings.port } : {}),
       staleRuntime: !st.running && st.stale,
+      strays,
     },
     ...(typeof brokerRec === "object" ? { operator: brokerRec.operator.publicKey, multiSpace: brokerRec.multiSpace } : {}),
     spaces,

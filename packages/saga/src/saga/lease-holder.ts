@@ -17,7 +17,7 @@ export function holderIsDead(holder: LeaseHolder): boolean {
 }
 
 /** Acquires the writer lease, waiting out a live holder up to `waitMs` and taking over a dead one. */
-export async function acquireLeaseWaiting(store: AuthorityStore, key: string, verb: string, waitMs = 30_000): Promise<Lease> {
+export async function acquireLeaseWaiting(store: AuthorityStore, key: string, verb: string, waitMs = Number(process.env.COTAL_LEASE_WAIT_MS ?? 30_000)): Promise<Lease> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {

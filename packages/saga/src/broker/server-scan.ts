@@ -1,0 +1,78 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pidAlive } from "../lock/process-identity.js";
+import { unsafe } from "../unsafe.js";
+import type { RootLayout } from "../root/layout.js";
+
+/** A nats-server process whose config lives under this root, found from /proc, record or not. */
+export interface RootServer {
+  pid: number;
+  config: string;
+  role: "broker" | "maintenance" | "attempt";
+}
+
+/** The `-c <config>` of a nats-server command line, or undefined when it is not one. */
+export function serverConfigOf(argv: readonly string[]): string | undefined {
+  if (!argv.some((a) => a === "nats-server" || a.endsWith("/nats-server"))) return undefined;
+  const i = argv.findIndex((a) => a === "-c" || a === "--config");
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+/**
+ * Every live nats-server reading a config of this root: the broker (server.conf), a maintenance
+ * broker (run/maintenance.conf) or an attempt's isolated broker. One server per store is the rule,
+ * so a process here that no record names is a stray the next verb must see (docs/refusals.md).
+ */
+export function serversOfRoot(layout: RootLayout): RootServer[] {
+  if (unsafe("IGNORE_STRAYS")) return [];
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((d) => /^\d+$/.test(d));
+  } catch {
+    return [];
+  }
+  const maintenanceConf = join(layout.runDir, "maintenance.conf");
+  const out: RootServer[] = [];
+  for (const p of pids) {
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${p}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue;
+    }
+    const config = serverConfigOf(argv);
+    if (!config) continue;
+    const role = config === layout.serverConf ? "broker" : config === maintenanceConf ? "maintenance" : config.startsWith(`${layout.maintenanceDir}/`) ? "attempt" : undefined;
+    if (role && pidAlive(Number(p))) out.push({ pid: Number(p), config, role });
+  }
+  return out;
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+export async function stopProcess(pid: number, graceMs: number): Promise<{ forced: boolean }> {
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return { forced: false };
+  }
+  const deadline = Date.now() + graceMs;
+  while (pidAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  if (!pidAlive(pid)) return { forced: false };
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // gone in between
+  }
+  while (pidAlive(pid)) await new Promise((r) => setTimeout(r, 10));
+  return { forced: true };
+}
+
+/**
+ * Under the maintenance lock no other verb of this host can be using a maintenance broker, so any
+ * that still runs was leaked by a killed verb: stop it before it holds the store any longer.
+ */
+export async function reapLeakedMaintenanceBrokers(layout: RootLayout): Promise<number[]> {
+  const leaked = serversOfRoot(layout).filter((s) => s.role === "maintenance");
+  for (const s of leaked) await stopProcess(s.pid, 5_000);
+  return leaked.map((s) => s.pid);
+}

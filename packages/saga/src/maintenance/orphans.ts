@@ -1,0 +1,42 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { SagaError } from "../errors.js";
+import { brokerState } from "../broker/runtime.js";
+import { withVerb } from "../ops/verb.js";
+import { orphanStreams, storeOwners } from "./store-inventory.js";
+
+export interface OrphanCleanResult {
+  root: string;
+  orphans: { account: string; streams: string[] }[];
+  removed: string[];
+}
+
+/**
+ * `cotal clean orphan-streams [--yes]`: streams in store accounts that no record vouches for (a
+ * removed tenant whose account was excluded or lost). Offline only: no server may hold the store.
+ * Lists them, and deletes their account directories only with --yes.
+ */
+export async function cleanOrphanStreams(opts: { root: string; yes?: boolean; lockWaitMs?: number }): Promise<OrphanCleanResult> {
+  return withVerb({ root: opts.root, purpose: "cotal clean orphan-streams", journal: { verb: "clean orphan-streams", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, disk }) => {
+    if (brokerState(layout).running) {
+      throw new SagaError("broker-running", "orphan streams are removed from the store on disk, which no running server may hold", { exit: "cotal down --preserve-state   # then cotal clean orphan-streams" });
+    }
+    const orphans = orphanStreams(layout.storeDir, storeOwners(layout, disk));
+    if (orphans.length === 0 || !opts.yes) {
+      if (orphans.length > 0 && !opts.yes) {
+        throw new SagaError("confirmation-required", `the store holds streams of ${orphans.length} account(s) no record vouches for: ${orphans.map((o) => `${o.account} (${o.streams.join(", ")})`).join("; ")}; nothing was deleted`, {
+          exit: "cotal clean orphan-streams --yes",
+          details: { orphans },
+        });
+      }
+      return { root: layout.root, orphans, removed: [] };
+    }
+    const removed: string[] = [];
+    for (const o of orphans) {
+      const dir = join(layout.storeDir, "jetstream", o.account);
+      rmSync(dir, { recursive: true, force: true });
+      removed.push(dir);
+    }
+    return { root: layout.root, orphans, removed };
+  });
+}

@@ -1,0 +1,67 @@
+import { readFileSync, rmSync } from "node:fs";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { harnessTeardown } from "@cotal/harness";
+import { serversOfRoot, type StatusReport } from "@cotal/saga";
+import { parseJson } from "../fixtures/live-root.js";
+import { connects, credsText, disposeLiveRoots, liveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
+import { liveRoot } from "../fixtures/live-root.js";
+
+// One server per store, and none that cotal cannot see: a killed `up` or a leaked maintenance
+// broker is found by the next verb, shown by status and stopped by down (docs/refusals.md).
+
+afterEach(disposeLiveRoots);
+afterAll(harnessTeardown);
+
+describe("stray servers", () => {
+  it("a cotal up killed while its server starts: status sees the server, the next up finishes the boot", async () => {
+    const r = await liveRoot();
+    liveRoots.push(r);
+    const killed = await r.cotal(["up", "--detach", "--space", "alpha", "--port", String(r.port)], { env: { COTAL_FAILPOINT: "broker-spawned:kill" } });
+    expect(killed.code).not.toBe(0);
+    const st = await statusOf(r);
+    expect(st.broker.running).toBe(true); // recorded before the readiness wait
+    const again = await r.cotal(["up", "--detach"]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(serversOfRoot(r.layout).filter((s) => s.role === "broker").length).toBe(1);
+    const after = await statusOf(r);
+    expect(after.state).toBe("clean");
+    expect(await connects(`nats://127.0.0.1:${r.port}`, await credsText(r, "alpha"))).toBe(true);
+  });
+
+  it("a server with no record: up refuses naming it, the printed down stops it, up starts exactly one", async () => {
+    const { r } = await upRoot();
+    const pid = JSON.parse(readFileSync(r.layout.runtimeFile, "utf8")).owner.pid as number;
+    rmSync(r.layout.runtimeFile); // an older cotal, or a crash between spawn and record
+    const st = await statusOf(r);
+    expect(st.broker.running).toBe(false);
+    expect(st.broker.strays.map((s) => s.pid)).toEqual([pid]);
+    const up = await r.cotal(["up", "--detach"]);
+    expect(up.code, up.stderr).toBe(6);
+    expect(up.stderr).toMatch(/\[broker-running\]/);
+    expect(up.stderr).toContain(`pid ${pid}`);
+    const next = (up.stderr.split("\n").find((l) => l.includes("next: ")) ?? "").split("next: ")[1]?.split("#")[0]?.trim().split(/\s+/) ?? [];
+    expect(next[0]).toBe("cotal");
+    const down = await r.cotal([...next.slice(1), "--json"]);
+    expect(down.code, down.stderr).toBe(0);
+    expect(parseJson<{ strays: number[] }>(down).strays).toEqual([pid]);
+    expect(serversOfRoot(r.layout)).toEqual([]);
+    expect((await r.cotal(["up", "--detach"])).code).toBe(0);
+    expect(serversOfRoot(r.layout).length).toBe(1);
+    expect((await statusOf(r)).state).toBe("clean");
+  });
+
+  it("a maintenance broker leaked by a killed cold up is reaped by the next verb, which boots", async () => {
+    const { r } = await upRoot();
+    expect((await r.cotal(["down"])).code).toBe(0);
+    const killed = await r.cotal(["up", "--detach"], { env: { COTAL_FAILPOINT: "maintenance-started:kill" } });
+    expect(killed.code).not.toBe(0);
+    const leaked = serversOfRoot(r.layout).filter((s) => s.role === "maintenance");
+    expect(leaked.length).toBe(1);
+    expect((await statusOf(r)).broker.strays.map((s) => s.role)).toEqual(["maintenance"]);
+    const up = await r.cotal(["up", "--detach"]);
+    expect(up.code, up.stderr).toBe(0);
+    expect(serversOfRoot(r.layout).map((s) => s.role)).toEqual(["broker"]);
+    const st: StatusReport = await statusOf(r);
+    expect(st.state).toBe("clean");
+  });
+});
