@@ -5,7 +5,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# switch | suite | cell name pattern (vitest -t) | guard
+# switch | suite | cell name pattern (vitest -t) | guard | minimum server (optional)
 ROWS=(
   "DISABLE_CAS|matrix|gate: overlapping reads|every inventory CAS (R1 lost update)"
   "DISABLE_CLAIM_CAS|guards|claim CAS|step-3 claim CAS"
@@ -21,20 +21,29 @@ ROWS=(
   "IGNORE_CORRUPT|cli-foundation|a corrupt account record makes up refuse|corrupt-record refusal"
   "ACCEPT_PARTIAL_SNAPSHOT|backup-faults|killed mid-snapshot|a snapshot counts only with the server's end marker"
   "IGNORE_STRAYS|strays|a server with no record|one server per store (unrecorded servers are found)"
+  "WIDE_OBSERVER_INBOX|isolation|the authority buckets and others|per-cred \$SYS reply prefix"
+  "WIDE_OBSERVER_REQUESTS|isolation|the authority buckets and others|\$SYS requests only about the own account"
+  "UNRESTRICTED_USER|isolation|uses A's template but cannot create|least-privilege default user"
+  "NO_EVICT|isolation|cuts every connection of one account|per-broker connection evictor|2.10"
   "UNLIMITED_TENANTS|quotas|A is refused at its quota|per-space quotas and the authority reserve"
   "KEEP_LIMITS_RECORD|quotas|crash after the record is re-signed|space limits rollback restores the record"
   "RENDER_SETTINGS_MAX|quotas|is kept by live renders|a running broker keeps its booted JetStream max"
 )
 
 want=("$@")
+server="$("${NATS_SERVER_BIN:-$(command -v nats-server || echo /usr/bin/nats-server)}" --version 2>/dev/null | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)"
 report_dir="${COTAL_TEST_REPORT_DIR:-$PWD/.test-results}/ablation"
 mkdir -p "$report_dir"
 printf '| guard | switch | cell | red with the switch? |\n|---|---|---|---|\n' > "$report_dir/table.md"
 failed=0
 ran=0
 for row in "${ROWS[@]}"; do
-  IFS='|' read -r sw suite pattern guard <<<"$row"
+  IFS='|' read -r sw suite pattern guard min <<<"$row"
   if [ "${#want[@]}" -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$sw"; then continue; fi
+  if [ -n "${min:-}" ] && [ "$(printf '%s\n%s\n' "$min" "$server" | sort -V | head -1)" != "$min" ]; then
+    printf '| %s | %s | %s: %s | skipped: nats-server %s predates %s |\n' "$guard" "$sw" "$suite" "$pattern" "$server" "$min" | tee -a "$report_dir/table.md"
+    continue
+  fi
   ran=$((ran + 1))
   log="$report_dir/$sw.log"
   # Only the cell itself runs; the switch reaches every cotal process the cell starts (inherited env).

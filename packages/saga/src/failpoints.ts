@@ -82,3 +82,16 @@ export async function failpoint(name: string): Promise<void> {
       return;
   }
 }
+
+/** The synchronous subset (exit, kill, throw) for the few steps that cannot await. */
+export function failpointSync(name: string): void {
+  if (process.env.COTAL_FAILPOINT === undefined) return;
+  const action = points().get(name);
+  if (!action) return;
+  if (action.kind === "exit") {
+    process.stderr.write(`cotal: failpoint ${name}: exit\n`);
+    process.exit(FAILPOINT_EXIT_CODE);
+  }
+  if (action.kind === "kill") process.kill(process.pid, "SIGKILL");
+  if (action.kind === "throw") throw new FailpointError(`failpoint ${name}`);
+}

@@ -31,6 +31,14 @@ export const UNSAFE_SWITCHES = [
   "ACCEPT_PARTIAL_SNAPSHOT",
   /** nats-servers of this root that no record names are not looked for. */
   "IGNORE_STRAYS",
+  /** $SYS observers may subscribe to every `_INBOX.>` (other tenants' replies). */
+  "WIDE_OBSERVER_INBOX",
+  /** $SYS observers may request any account's data, not only their own. */
+  "WIDE_OBSERVER_REQUESTS",
+  /** Default space users get the account's full JetStream API. */
+  "UNRESTRICTED_USER",
+  /** space rm does not cut a removed tenant's live connections. */
+  "NO_EVICT",
   /** New spaces are minted unbounded and the broker budget is not checked (one tenant starves all). */
   "UNLIMITED_TENANTS",
   /** A rolled-back `space limits` claim leaves its re-signed record (the record lies about the server). */

@@ -10,6 +10,7 @@ import { queuedSingle, queuedSpaceAdd } from "./space-queue.js";
 
 interface CredsFlags {
   user?: string;
+  admin?: boolean;
   allowPub?: string[];
   allowSub?: string[];
   expires?: string;
@@ -70,6 +71,7 @@ export function registerSpace(program: Command): void {
       if (r.outcome === "absent") return out(`cotal: space ${name} does not exist; nothing changed`);
       for (const n of r.notes) err(`cotal: ${n}`);
       out(`cotal: removed space ${name}${r.saga ? ` at generation ${r.saga.generation}` : ""}${r.brokerRunning ? "" : " (promoted; `cotal up` commits it)"}; deleted streams: ${r.deletedStreams.join(", ") || "none"}`);
+      if (r.eviction && r.eviction.outcome !== "none") out(`  live connections: ${r.eviction.outcome === "evicted" ? `${r.eviction.kicked.length} cut by the evictor` : `${r.eviction.outcome} (${r.eviction.reason ?? ""})`}`);
     });
 
   const limits = space
@@ -108,7 +110,8 @@ export function registerSpace(program: Command): void {
   space
     .command("creds <name>")
     .description("mint a user creds file signed by the space's signing key (connects only to that space)")
-    .option("--user <user>", "user name (default admin)")
+    .option("--user <user>", "user name (default: user, or admin with --admin)")
+    .option("--admin", "full JetStream API of the space (create, reconfigure, delete streams); default users cannot")
     .option("--allow-pub <subject>", "allow publishing on subject (repeatable)", collect)
     .option("--allow-sub <subject>", "allow subscribing on subject (repeatable)", collect)
     .option("--expires <duration>", "expiry, e.g. 90s, 30m, 24h, 7d")
@@ -119,12 +122,13 @@ export function registerSpace(program: Command): void {
         root: rootOf(cmd),
         space: name,
         ...(flags.user ? { user: flags.user } : {}),
+        ...(flags.admin ? { admin: true } : {}),
         ...(flags.allowPub ? { allowPub: flags.allowPub } : {}),
         ...(flags.allowSub ? { allowSub: flags.allowSub } : {}),
         ...(flags.expires ? { expiresInSeconds: parseDuration(flags.expires) } : {}),
         ...(flags.out ? { out: flags.out } : {}),
       });
       if (flags.json) json(r);
-      else out(`cotal: wrote ${r.path} (user ${r.user} of space ${r.space}${r.expiresAt ? `, expires ${r.expiresAt}` : ""})`);
+      else out(`cotal: wrote ${r.path} (${r.role === "admin" ? "admin" : "user"} ${r.user} of space ${r.space}${r.expiresAt ? `, expires ${r.expiresAt}` : ""})`);
     });
 }

@@ -38,12 +38,9 @@ export function readCut(layout: RootLayout): CutEntry | undefined {
  * the broker is stopped only once the journal says cut-committed.
  */
 export async function preserveStateCut(layout: RootLayout, heldLock: MaintenanceLock, graceMs?: number): Promise<CutResult> {
-  const existing = readJournal(layout);
-  if (existing?.op === "space-rm") {
-    throw new SagaError("journal-blocked", `a removal of space ${existing.space} is unfinished; a cut taken now would capture a store the config no longer describes`, {
-      exit: `cotal space rm ${existing.space}   # then cotal down --preserve-state`,
-    });
-  }
+  // A removal or a rotation in progress: a cut taken now would capture a store the config no longer describes.
+  assertJournalAllows(layout, { verb: "down --preserve-state", cut: true });
+  const existing = readCut(layout);
   if (existing?.state === "ready") {
     if (brokerState(layout).running) {
       throw new SagaError("resume-refused", `the journal says cut ${existing.cutId} is ready, yet a broker is running on ${layout.root}`, {

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import { assertSpaceName, isValidSpaceName, SPACE_NAME_RULE } from "../names.js";
-import { mintUserCreds } from "../trust/index.js";
+import { mintUserCreds, spaceUserPermissions, type SpaceUserRole } from "../trust/index.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
@@ -14,6 +14,8 @@ export interface CredsOptions {
   root: string;
   space: string;
   user?: string;
+  /** Full JetStream API of the account (create/update/delete streams); default users cannot reconfigure. */
+  admin?: boolean;
   allowPub?: string[];
   allowSub?: string[];
   expiresInSeconds?: number;
@@ -23,6 +25,7 @@ export interface CredsOptions {
 export interface CredsResult {
   space: string;
   user: string;
+  role: SpaceUserRole;
   publicKey: string;
   path: string;
   expiresAt?: string;
@@ -37,20 +40,29 @@ function assertUserName(user: string): string {
 
 const SUBJECT = /^[^\s]+$/;
 
-/** Writes a user creds file for `account`; only when absent (up's convenience cred). */
+/**
+ * Writes a user creds file for `account`, only when absent: up's convenience cred, which it prints
+ * for the operator who owns the root, so it is an admin (full JetStream API of the space).
+ */
 export function ensureUserCreds(layout: RootLayout, account: AccountRecord, user: string): string {
   const path = layout.userCredsFile(account.name, user);
   if (!existsSync(path)) {
     ensureSecretDir(layout.spaceDir(account.name));
-    writeFileAtomic(path, mintUserCreds(account, { name: `${account.name}/${user}` }).creds);
+    writeFileAtomic(path, mintUserCreds(account, { name: `${account.name}/${user}`, ...spaceUserPermissions("admin") }).creds);
   }
   return path;
 }
 
-/** Mints a user of one space, signed by that space's signing key: it connects only to that space. */
+/**
+ * Mints a user of one space, signed by that space's signing key: it connects only to that space. A
+ * default user may use the space's streams and buckets but not create, delete or reconfigure them
+ * (SPEC §11); `admin` gets the account's full JetStream API. The default file names differ
+ * (`user` / `admin`), so minting a default cred never replaces the admin cred `up` printed.
+ */
 export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   const space = assertSpaceName(opts.space);
-  const user = assertUserName(opts.user ?? "admin");
+  const role: SpaceUserRole = opts.admin === true ? "admin" : "user";
+  const user = assertUserName(opts.user ?? role);
   for (const s of [...(opts.allowPub ?? []), ...(opts.allowSub ?? [])]) {
     if (!SUBJECT.test(s)) throw new SagaError("invalid-argument", `invalid subject ${JSON.stringify(s)}`, { exit: "cotal space creds <space> --allow-pub 'orders.>'" });
   }
@@ -72,6 +84,7 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   }
   const minted = mintUserCreds(account, {
     name: `${space}/${user}`,
+    ...spaceUserPermissions(role),
     ...(opts.allowPub ? { allowPub: opts.allowPub } : {}),
     ...(opts.allowSub ? { allowSub: opts.allowSub } : {}),
     ...(opts.expiresInSeconds ? { expiresInSeconds: opts.expiresInSeconds } : {}),
@@ -79,5 +92,5 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   const path = opts.out ? resolve(opts.out) : layout.userCredsFile(space, user);
   if (!opts.out) ensureSecretDir(layout.spaceDir(space));
   writeFileAtomic(path, minted.creds);
-  return { space, user, publicKey: minted.publicKey, path, ...(minted.expiresAt ? { expiresAt: minted.expiresAt } : {}) };
+  return { space, user, role, publicKey: minted.publicKey, path, ...(minted.expiresAt ? { expiresAt: minted.expiresAt } : {}) };
 }

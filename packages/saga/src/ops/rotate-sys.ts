@@ -1,14 +1,17 @@
 import { rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
-import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
+import { failpoint } from "../failpoints.js";
 import { brokerState } from "../broker/runtime.js";
-import { AuthorityStore } from "../inventory/authority-store.js";
-import { loadAuthorityAccount } from "../root/account-store.js";
+import { ensureEvictorCreds } from "../provision/evict-connections.js";
 import { loadBrokerTrust, replaceBrokerTrust } from "../root/broker-store.js";
-import { rotateSystemAccount } from "../trust/index.js";
+import { parseBrokerRecord } from "../root/records.js";
+import type { RootLayout } from "../root/layout.js";
+import { readTextIfExists, writeJsonAtomic } from "../root/secret-files.js";
+import { rotateSystemAccount, type BrokerTrust } from "../trust/index.js";
 import { withLease } from "../saga/lease-holder.js";
+import { clearJournal, writeJournal, type RotationEntry } from "../saga/journal.js";
 import { writeObserverCreds } from "../saga/materialise.js";
-import { leaseKeyFor } from "./session.js";
+import { openOfflineSession, leaseKeyFor } from "./session.js";
 import { withVerb } from "./verb.js";
 
 export interface RotateSysResult {
@@ -17,48 +20,93 @@ export interface RotateSysResult {
   systemAccount: string;
   retiredSystemAccount: string;
   reminted: string[];
+  /** True when this run finished a rotation an earlier run was cut short in. */
+  resumed: boolean;
   warning: string;
 }
 
+/** The staged successor, checked against the live record: same operator, exactly one generation on. */
+function stagedSuccessor(layout: RootLayout, entry: RotationEntry): BrokerTrust {
+  const text = readTextIfExists(layout.successorTrustFile);
+  const live = parseBrokerRecord(readTextIfExists(layout.brokerFile) ?? "");
+  let next: BrokerTrust | undefined;
+  try {
+    next = text === undefined ? undefined : (JSON.parse(text) as BrokerTrust);
+  } catch {
+    next = undefined;
+  }
+  const ok = next && typeof live === "object" && next.generation === entry.generation && next.operator.publicKey === live.operator.publicKey && (live.generation === next.generation - 1 || live.generation === next.generation);
+  if (!next || !ok) {
+    throw new SagaError("corrupt-record", `the rotation to generation ${entry.generation} has no usable staged successor at ${layout.successorTrustFile}`, {
+      exit: `restore ${layout.brokerFile} and ${layout.brokerSecretsDir} from a backup; the journal ${layout.journalFile} names the rotation`,
+    });
+  }
+  return next;
+}
+
+/** Seed, then record (docs/resume.md): re-applying the same successor is idempotent. */
+function applySuccessor(layout: RootLayout, next: BrokerTrust): void {
+  const live = parseBrokerRecord(readTextIfExists(layout.brokerFile) ?? "");
+  if (typeof live === "object" && live.generation === next.generation && live.system.publicKey === next.system.publicKey) return; // already applied
+  // The live record still names the retired account; its signing seed may already be the new one.
+  const retired = typeof live === "object" ? live : undefined;
+  if (!retired) throw new SagaError("corrupt-record", `${layout.brokerFile} is unusable mid-rotation`, { exit: `restore ${layout.brokerFile} from a backup` });
+  replaceBrokerTrust(layout, { operator: next.operator, system: { publicKey: retired.system.publicKey, jwt: retired.system.jwt, signingKey: retired.system.signingKey }, generation: retired.generation, createdAt: retired.createdAt, multiSpace: retired.multiSpace }, next);
+}
+
 /**
- * Broker-wide system-account rotation (000 §5, P8), offline: a successor system account, its signing
- * seed retained from now on, and every tenant's $SYS observer re-minted under it. Fenced by the
- * writer lease (through a maintenance broker) and the broker-trust successor rule.
+ * Broker-wide system-account rotation (000 §5), offline and resumable: the successor trust is
+ * staged and journaled before any live trust file changes; then seed, record, and every $SYS cred
+ * re-minted; the journal clears last. Every other verb refuses while it stands (docs/refusals.md).
  */
 export async function rotateSys(opts: { root: string }): Promise<RotateSysResult> {
-  return withVerb({ root: opts.root, purpose: "cotal up --rotate-sys", journal: { verb: "up --rotate-sys" }, lockWaitMs: 30_000 }, async ({ layout, disk: spaces }) => {
+  return withVerb({ root: opts.root, purpose: "cotal up --rotate-sys", journal: { verb: "up --rotate-sys", rotation: true }, lockWaitMs: 30_000 }, async ({ layout, lock, disk: spaces, journal }) => {
     if (brokerState(layout).running) {
       throw new SagaError("broker-running", "rotating the system account needs the broker stopped: every tenant's $SYS creds change at once", {
         exit: "cotal down && cotal up --rotate-sys",
       });
     }
+    let entry = journal?.op === "rotate-sys" ? journal : undefined;
+    const resumed = entry !== undefined;
+    const before = parseBrokerRecord(readTextIfExists(layout.brokerFile) ?? "");
+    // A rotation cut between seed and record leaves trust a maintenance broker cannot load: finish
+    // applying the staged successor first, then take the lease for the rest.
+    if (entry) applySuccessor(layout, stagedSuccessor(layout, entry));
     const current = loadBrokerTrust(layout);
-    const mb = await startMaintenanceBroker(layout);
+    const session = await openOfflineSession(layout, "up --rotate-sys");
     try {
-      const store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: "cotal rotate-sys" });
-      try {
-        return await withLease(store, leaseKeyFor(layout), "up --rotate-sys", async () => {
+      return await withLease(session.store, leaseKeyFor(layout), "up --rotate-sys", async () => {
+        let retired = typeof before === "object" && before.generation < current.generation ? before.system.publicKey : current.system.publicKey;
+        if (!entry) {
           const next = rotateSystemAccount(current);
+          writeJsonAtomic(layout.successorTrustFile, next);
+          entry = { op: "rotate-sys", generation: next.generation, startedAt: new Date().toISOString() };
+          writeJournal(layout, lock, entry);
+          await failpoint("rotate-journaled");
           replaceBrokerTrust(layout, current, next);
-          const rotated = loadBrokerTrust(layout);
-          for (const s of spaces) {
-            rmSync(layout.sysCredsFile(s.name, "observer"), { force: true });
-            writeObserverCreds(layout, rotated, s.name);
-          }
-          return {
-            root: layout.root,
-            generation: next.generation,
-            systemAccount: next.system.publicKey,
-            retiredSystemAccount: current.system.publicKey,
-            reminted: spaces.map((s) => s.name),
-            warning: "full backups taken against the retired system-account chain no longer restore; retired $SYS creds stop connecting once the broker loads the new config",
-          };
-        });
-      } finally {
-        await store.close();
-      }
+          retired = current.system.publicKey;
+        }
+        await failpoint("rotate-applied");
+        const rotated = loadBrokerTrust(layout);
+        for (const s of spaces) {
+          rmSync(layout.sysCredsFile(s.name, "observer"), { force: true });
+          writeObserverCreds(layout, rotated, s.name);
+        }
+        ensureEvictorCreds(layout, rotated);
+        clearJournal(layout, lock);
+        rmSync(layout.successorTrustFile, { force: true });
+        return {
+          root: layout.root,
+          generation: rotated.generation,
+          systemAccount: rotated.system.publicKey,
+          retiredSystemAccount: retired,
+          reminted: spaces.map((s) => s.name),
+          resumed,
+          warning: "full backups taken against the retired system-account chain no longer restore; retired $SYS creds stop connecting once the broker loads the new config",
+        };
+      });
     } finally {
-      await mb.stop();
+      await session.close();
     }
   });
 }

@@ -8,6 +8,7 @@ import { pidAlive } from "../lock/process-identity.js";
 import type { VersionedRecord } from "../inventory/authority-store.js";
 import { decideResume } from "../inventory/resume.js";
 import { deleteSpaceStreams } from "../provision/teardown-space.js";
+import { evictAccountConnections, type EvictionResult } from "../provision/evict-connections.js";
 import { preloadedAccounts } from "../render/preloaded-accounts.js";
 import { deleteSpaceAccount, loadAuthorityAccount, loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -34,6 +35,7 @@ export interface SpaceRmResult {
   brokerRunning: boolean;
   deletedStreams: string[];
   saga?: MutationResult;
+  eviction?: EvictionResult;
   reaped: string[];
   notes: string[];
 }
@@ -158,6 +160,8 @@ async function runRemoval({ v, space, session, running, decided, notes }: Remova
   // An unresumable record refuses here with `cotal broker reconcile`, which a removal journal lets
   // through for exactly that state, never re-admitting this space (docs/refusals.md).
   const saga = await runMutation(session.envWith(lock), { op: "remove", adds: [], removes: [space], verb: `space rm ${space}` }, decided);
+  // Connections the reload did not drop are cut at once where the server can (never throws).
+  const eviction = account && session.runtime ? await evictAccountConnections(layout, session.runtime.url, account.publicKey) : undefined;
   const { reaped, failures } = reapSpaceMaterial(layout, space);
   clearJournal(layout, lock);
   if (!running) notes.push("the broker is stopped: the removal is promoted; `cotal up` boots and commits it");
@@ -167,7 +171,7 @@ async function runRemoval({ v, space, session, running, decided, notes }: Remova
       details: { failures, reaped, deletedStreams, generation: saga.generation },
     });
   }
-  return { space, outcome: "removed", brokerRunning: running, deletedStreams, saga, reaped, notes };
+  return { space, outcome: "removed", brokerRunning: running, deletedStreams, saga, ...(eviction ? { eviction } : {}), reaped, notes };
 }
 
 /**

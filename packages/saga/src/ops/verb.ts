@@ -2,6 +2,8 @@ import type { VersionedRecord } from "../inventory/authority-store.js";
 import { reapLeakedMaintenanceBrokers } from "../broker/server-scan.js";
 import { acquireMaintenanceLock, assertLockHeld, releaseMaintenanceLock, waitForMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
 import { certainInventory } from "../root/account-store.js";
+import { reapStaleTemps } from "../root/secret-files.js";
+import { pidAlive } from "../lock/process-identity.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
@@ -41,7 +43,10 @@ export async function withVerb<T>(opts: VerbOptions, fn: (v: VerbContext) => Pro
   const lock = opts.heldLock ?? (opts.lockWaitMs === undefined ? acquireMaintenanceLock(layout.root, opts.purpose) : await waitForMaintenanceLock(layout.root, opts.purpose, opts.lockWaitMs));
   try {
     if (opts.heldLock) assertLockHeld(lock);
-    else await reapLeakedMaintenanceBrokers(layout);
+    else {
+      await reapLeakedMaintenanceBrokers(layout);
+      for (const dir of [layout.authDir, layout.brokerSecretsDir]) reapStaleTemps(dir, pidAlive);
+    }
     const journal = assertJournalAllows(layout, opts.journal);
     const disk = opts.certain === false ? [] : certainInventory(layout);
     return await fn({ layout, lock, journal, disk });

@@ -1,14 +1,24 @@
 import { jetstreamManager } from "@nats-io/jetstream";
-import { connectAsAccount } from "../broker/connect.js";
+import { connectWithCreds } from "../broker/connect.js";
 import { SagaError } from "../errors.js";
 import type { AccountRecord } from "../root/records.js";
+import { mintUserCreds, teardownPermissions } from "../trust/index.js";
 
 /**
- * The commit point of `space rm` (000 §2.2 step 5): deletes every stream (and so every KV bucket) in
- * the space's account, under a short-lived lifecycle user. Idempotent: a re-run finds nothing to delete.
+ * The lifecycle-scoped teardown user of a removal (000 §2.2 step 5): minted in memory, expiring on
+ * its own, allowed to list and delete streams and nothing else. Default space users are denied
+ * STREAM.DELETE (SPEC §11), so within a removal this is the only holder of it.
+ */
+export function mintTeardownCreds(account: AccountRecord): string {
+  return mintUserCreds(account, { name: `cotal-teardown-${account.name}`, expiresInSeconds: 300, ...teardownPermissions() }).creds;
+}
+
+/**
+ * The commit point of `space rm`: deletes every stream (and so every KV bucket) in the space's
+ * account under the teardown user. Idempotent: a re-run finds nothing to delete.
  */
 export async function deleteSpaceStreams(url: string, account: AccountRecord): Promise<string[]> {
-  const nc = await connectAsAccount(url, account, { name: `cotal-teardown-${account.name}`, ttlSeconds: 300 });
+  const nc = await connectWithCreds(url, mintTeardownCreds(account), { name: `cotal-teardown-${account.name}` });
   try {
     const jsm = await jetstreamManager(nc);
     const names: string[] = [];

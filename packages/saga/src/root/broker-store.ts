@@ -1,3 +1,4 @@
+import { failpointSync } from "../failpoints.js";
 import { existsSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import type { BrokerTrust } from "../trust/index.js";
@@ -97,5 +98,6 @@ export function replaceBrokerTrust(layout: RootLayout, current: LoadedBroker, ne
   if (!next.system.signingSeed) throw new SagaError("system-seed-absent", "a rotation retains the system signing seed");
   ensureSecretDir(layout.brokerSecretsDir);
   writeFileAtomic(layout.systemSigningSeedFile, `${next.system.signingSeed}\n`);
+  failpointSync("rotate-seed-written");
   writeJsonAtomic(layout.brokerFile, toBrokerRecord(next, true, current.createdAt));
 }

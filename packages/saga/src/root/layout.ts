@@ -16,6 +16,8 @@ export class RootLayout {
   get brokerSecretsDir(): string { return join(this.authDir, "broker.secrets"); }
   get operatorSeedFile(): string { return join(this.brokerSecretsDir, "operator.seed"); }
   get systemSigningSeedFile(): string { return join(this.brokerSecretsDir, "system-signing.seed"); }
+  /** A rotation's staged successor trust (seeds included), written before any live trust file changes. */
+  get successorTrustFile(): string { return join(this.brokerSecretsDir, "successor.json"); }
   get authorityFile(): string { return join(this.authDir, "authority.json"); }
   accountFile(space: string): string { return join(this.authDir, `account.${spaceHex(space)}.json`); }
 

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync, chmodSync, statSync } from "node:fs";
+import { readdirSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync, chmodSync, statSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { SagaError } from "../errors.js";
@@ -105,4 +105,27 @@ export async function writeFilesAtomic(entries: readonly { path: string; data: s
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, entries.length) }, lane));
   for (const d of dirs) fsyncDir(d);
+}
+
+const TEMP = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;
+
+/**
+ * Temp files a killed writer left behind (they may hold seeds): any whose writer pid is gone is
+ * removed. Called under the maintenance lock, so no live cotal writer of this root is mid-write.
+ */
+export function reapStaleTemps(dir: string, alive: (pid: number) => boolean): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const reaped: string[] = [];
+  for (const name of names) {
+    const m = TEMP.exec(name);
+    if (!m || alive(Number(m[1]))) continue;
+    rmSync(join(dir, name), { force: true });
+    reaped.push(join(dir, name));
+  }
+  return reaped;
 }

@@ -59,7 +59,19 @@ export interface CutEntry {
   space?: undefined;
 }
 
-export type JournalEntry = SpaceRmEntry | CutEntry;
+/**
+ * `up --rotate-sys` in progress: its successor trust is staged (auth/broker.secrets/successor.json)
+ * before any live file changes, so a re-run applies exactly it and re-mints every $SYS cred.
+ */
+export interface RotationEntry {
+  op: "rotate-sys";
+  generation: number;
+  startedAt: string;
+  /** Never set: keeps `entry.space` readable on the union. */
+  space?: undefined;
+}
+
+export type JournalEntry = SpaceRmEntry | CutEntry | RotationEntry;
 
 const CUT_STATES: readonly string[] = ["cut-intent", "cut-committed", "ready", "resume-intent"];
 
@@ -78,6 +90,7 @@ export function readJournal(layout: RootLayout): JournalEntry | undefined {
     const j = JSON.parse(text) as JournalEntry;
     if (j.op === "space-rm" && typeof j.space === "string" && isValidSpaceName(j.space)) return j;
     if (j.op === "cut" && CUT_STATES.includes(j.state) && typeof j.cutId === "string") return j;
+    if (j.op === "rotate-sys" && Number.isInteger(j.generation)) return j;
   } catch {
     // fall through
   }
@@ -107,11 +120,20 @@ export interface JournalPolicy {
   cut?: boolean;
   /** reconcile only: a removal entry passes here; reconcile itself refuses unless the record is unresumable. */
   anyRemoval?: boolean;
+  /** `up --rotate-sys`: its own unfinished rotation passes (the re-run finishes it). */
+  rotation?: boolean;
 }
 
 /** Pure: the refusal a journal entry makes for a verb, or undefined when the verb may proceed. */
 export function journalRefusal(entry: JournalEntry | undefined, policy: JournalPolicy): SagaError | undefined {
   if (!entry) return undefined;
+  if (entry.op === "rotate-sys") {
+    if (policy.rotation) return undefined;
+    return new SagaError("journal-blocked", `a system-account rotation to generation ${entry.generation} (started ${entry.startedAt}) is unfinished; ${policy.verb} waits for it`, {
+      exit: "cotal up --rotate-sys   # re-running it finishes the rotation",
+      details: { journal: entry },
+    });
+  }
   if (entry.op === "cut") {
     if (policy.cut) return undefined;
     return new SagaError("journal-blocked", `a preserve-state cut (${entry.cutId}, ${entry.state}) holds the store; ${policy.verb} waits for the broker to resume it`, {

@@ -1,11 +1,11 @@
-import { existsSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import type { LoadedBroker } from "../root/broker-store.js";
 import { loadSpaceAccount, toAccountRecord } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { ensureSecretDir, writeFileAtomic, writeFilesAtomic } from "../root/secret-files.js";
-import { createAccountTrust, mintSystemUserCreds, type AccountLimits } from "../trust/index.js";
+import { ensureSecretDir, readTextIfExists, writeFileAtomic, writeFilesAtomic } from "../root/secret-files.js";
+import { ensureEvictorCreds } from "../provision/evict-connections.js";
+import { createAccountTrust, decodeJwt, mintSystemUserCreds, observerPermissions, ownInboxPrefix, parseCreds, type AccountLimits, type UserCreds } from "../trust/index.js";
 
 /**
  * A usable record for `space`: the existing one when it composes under this broker (forward-
@@ -39,23 +39,51 @@ export async function materialiseAdds(layout: RootLayout, broker: LoadedBroker, 
   return { minted: fresh.map((r) => r.name), reused };
 }
 
-/** The $SYS observer creds file a space should have and does not yet, or undefined. */
-function observerCreds(layout: RootLayout, broker: LoadedBroker, rec: AccountRecord): { path: string; data: string } | undefined {
-  const path = layout.sysCredsFile(rec.name, "observer");
-  if (existsSync(path) || !broker.system.signingSeed) return undefined;
-  const creds = mintSystemUserCreds(broker.system, {
-    name: `${rec.name}/observer`,
-    allowSub: [`$SYS.ACCOUNT.${rec.publicKey}.>`, "_INBOX.>"],
-    allowPub: [`$SYS.REQ.ACCOUNT.${rec.publicKey}.>`],
-  });
-  return { path, data: creds.creds };
+/** A fresh `$SYS` membership observer for one space (SPEC §11: its own reply prefix, its own account only). */
+export function mintObserverCreds(system: LoadedBroker["system"], rec: Pick<AccountRecord, "name" | "publicKey">): UserCreds {
+  const { ownInbox, ...perms } = observerPermissions(rec.publicKey);
+  return mintSystemUserCreds(system, { name: `${rec.name}/observer`, ...perms, ownInbox });
 }
 
 /**
- * The space's $SYS membership observer: scoped to its own account's events. Minted only with the
- * retained system signing seed; callers check that before the claim so nothing half-happens.
+ * Whether an observer creds file already carries today's permissions for this account under this
+ * system account. Roots minted before per-cred inboxes hold observers that may read `_INBOX.>`:
+ * those are stale and get re-minted.
+ */
+export function observerIsCurrent(text: string, system: LoadedBroker["system"], rec: Pick<AccountRecord, "publicKey">): boolean {
+  let claims;
+  try {
+    claims = decodeJwt(parseCreds(text).jwt);
+  } catch {
+    return false;
+  }
+  const { ownInbox, allowPub, allowSub } = observerPermissions(rec.publicKey);
+  const nats = claims.nats as { issuer_account?: unknown; pub?: { allow?: unknown; deny?: unknown }; sub?: { allow?: unknown; deny?: unknown } };
+  const wantSub = [...(allowSub ?? []), ...(ownInbox ? [`${ownInboxPrefix(claims.sub)}.>`] : [])];
+  return nats.issuer_account === system.publicKey && sameList(nats.pub?.allow, allowPub ?? []) && sameList(nats.sub?.allow, wantSub) && nats.pub?.deny === undefined && nats.sub?.deny === undefined;
+}
+
+function sameList(got: unknown, want: readonly string[]): boolean {
+  return Array.isArray(got) && got.length === want.length && [...got].sort().join("\n") === [...want].sort().join("\n");
+}
+
+/** The $SYS observer creds file a space should have and does not (or has stale), or undefined. */
+function observerCreds(layout: RootLayout, broker: LoadedBroker, rec: AccountRecord): { path: string; data: string } | undefined {
+  const path = layout.sysCredsFile(rec.name, "observer");
+  if (!broker.system.signingSeed) return undefined;
+  const existing = readTextIfExists(path);
+  if (existing !== undefined && observerIsCurrent(existing, broker.system, rec)) return undefined;
+  return { path, data: mintObserverCreds(broker.system, rec).creds };
+}
+
+/**
+ * The space's $SYS membership observer: scoped to its own account's events, replies on its own
+ * inbox. Minted (or re-minted when stale) only with the retained system signing seed; callers check
+ * that before the claim so nothing half-happens. The broker's one connection evictor is $SYS
+ * material of the same kind, so it is ensured here too.
  */
 export function writeObserverCreds(layout: RootLayout, broker: LoadedBroker, space: string): void {
+  ensureEvictorCreds(layout, broker);
   const rec = loadSpaceAccount(layout, space);
   const c = rec && observerCreds(layout, broker, rec);
   if (!c) return;

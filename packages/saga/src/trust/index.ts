@@ -12,3 +12,4 @@ export type { AccountKind, AccountTrust } from "./account.js";
 export { formatCreds, mintSystemUserCreds, mintUserCreds } from "./user.js";
 export type { UserCreds, UserCredsOptions } from "./user.js";
 export * from "./creds-file.js";
+export * from "./permissions.js";

@@ -6,6 +6,7 @@ import { SagaError } from "../errors.js";
 import type { BrokerTrust } from "./broker.js";
 import { signJwt } from "./jwt.js";
 import { createKeyPair, decodeSeed, isPublicKey, keyPairFromSeed } from "./nkeys.js";
+import { ownInboxPrefix } from "./permissions.js";
 
 export interface UserCredsOptions {
   name: string;
@@ -16,6 +17,11 @@ export interface UserCredsOptions {
   expiresInSeconds?: number;
   /** Lets the user publish to reply subjects of requests it received (nats `resp` permission). */
   allowResponses?: boolean;
+  /**
+   * Adds `_INBOX_<user key>.>` to the subscribe allow list (so a user without allowSub may subscribe
+   * there only): the user's replies are its own. Its client connects with `inboxPrefix`.
+   */
+  ownInbox?: boolean;
 }
 
 export interface UserCreds {
@@ -25,6 +31,8 @@ export interface UserCreds {
   /** The full .creds file text. */
   creds: string;
   expiresAt?: string;
+  /** With `ownInbox`: the nats.js `inboxPrefix` this user must connect with. */
+  inboxPrefix?: string;
 }
 
 const SYSTEM_SEED_EXIT = "cotal down && cotal up --rotate-sys";
@@ -91,11 +99,13 @@ export function mintUserCreds(account: { publicKey: string; signingSeed: string 
     throw invalidArgument("expiresInSeconds must be a positive whole number");
   }
 
+  const user = createKeyPair("user");
+  const inboxPrefix = opts.ownInbox === true ? ownInboxPrefix(user.publicKey) : undefined;
+  const allowSub = subjectList(opts.allowSub, "allowSub");
   const pub = permission(subjectList(opts.allowPub, "allowPub"), subjectList(opts.denyPub, "denyPub"), "pub");
-  const sub = permission(subjectList(opts.allowSub, "allowSub"), subjectList(opts.denySub, "denySub"), "sub");
+  const sub = permission(inboxPrefix ? [...(allowSub ?? []), `${inboxPrefix}.>`] : allowSub, subjectList(opts.denySub, "denySub"), "sub");
   const iat = Math.floor(Date.now() / 1000);
   const exp = opts.expiresInSeconds === undefined ? undefined : iat + opts.expiresInSeconds;
-  const user = createKeyPair("user");
 
   const jwt = signJwt(
     {
@@ -125,6 +135,7 @@ export function mintUserCreds(account: { publicKey: string; signingSeed: string 
     jwt,
     creds: formatCreds(jwt, user.seed),
     ...(exp !== undefined ? { expiresAt: new Date(exp * 1000).toISOString() } : {}),
+    ...(inboxPrefix !== undefined ? { inboxPrefix } : {}),
   };
 }
 
