@@ -25,6 +25,9 @@ ROWS=(
   "WIDE_OBSERVER_REQUESTS|isolation|the authority buckets and others|\$SYS requests only about the own account"
   "UNRESTRICTED_USER|isolation|uses A's template but cannot create|least-privilege default user"
   "NO_EVICT|isolation|cuts every connection of one account|per-broker connection evictor|2.10"
+  "UNLIMITED_TENANTS|quotas|A is refused at its quota|per-space quotas and the authority reserve"
+  "KEEP_LIMITS_RECORD|quotas|crash after the record is re-signed|space limits rollback restores the record"
+  "RENDER_SETTINGS_MAX|quotas|is kept by live renders|a running broker keeps its booted JetStream max"
 )
 
 want=("$@")

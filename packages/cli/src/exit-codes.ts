@@ -60,6 +60,7 @@ const BY_CODE: Record<SagaErrorCode, ExitCode> = {
   "artifact-invalid": EXIT.refused,
   "account-mismatch": EXIT.refused,
   "restore-verify-failed": EXIT.refused,
+  "quota-overcommit": EXIT.refused,
   "restore-target-not-empty": EXIT.notFound,
   "snapshot-failed": EXIT.broker,
 };

@@ -54,6 +54,8 @@ export const SAGA_ERROR_CODES = [
   "restore-target-not-empty",
   "restore-verify-failed",
   "snapshot-failed",
+  // quotas
+  "quota-overcommit",
 ] as const;
 
 export type SagaErrorCode = (typeof SAGA_ERROR_CODES)[number];

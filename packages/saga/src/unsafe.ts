@@ -39,6 +39,12 @@ export const UNSAFE_SWITCHES = [
   "UNRESTRICTED_USER",
   /** space rm does not cut a removed tenant's live connections. */
   "NO_EVICT",
+  /** New spaces are minted unbounded and the broker budget is not checked (one tenant starves all). */
+  "UNLIMITED_TENANTS",
+  /** A rolled-back `space limits` claim leaves its re-signed record (the record lies about the server). */
+  "KEEP_LIMITS_RECORD",
+  /** Live renders take settings.json's JetStream max as is (a reload nats-server refuses). */
+  "RENDER_SETTINGS_MAX",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { configDigest, createAccountTrust, createBrokerTrust, isSagaError, preloadedAccounts, serverConfig, type RenderOptions } from "../src/index.js";
+import { configDigest, createAccountTrust, createBrokerTrust, isSagaError, preloadedAccounts, renderedJetStreamMax, serverConfig, type RenderOptions } from "../src/index.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
 const authority = createAccountTrust(broker.operator, "authority", { kind: "authority" });
@@ -67,5 +67,21 @@ describe("serverConfig", () => {
   it("renders sync_interval only when the server supports it", () => {
     expect(serverConfig(broker, [alpha], opts)).not.toContain("sync_interval");
     expect(serverConfig(broker, [alpha], { ...opts, syncAlways: true })).toContain("sync_interval: always");
+  });
+
+  it("renders the server-wide JetStream max inside the jetstream block, both or neither", () => {
+    const text = serverConfig(broker, [alpha], { ...opts, jetstreamMax: { file: 64 * 1024 ** 2, memory: 8 * 1024 ** 2 } });
+    expect(text).toMatch(/jetstream \{\n {2}store_dir: [^\n]+\n {2}max_file_store: 67108864\n {2}max_memory_store: 8388608\n/);
+    expect(serverConfig(broker, [alpha], opts)).not.toContain("max_file_store");
+    refusedWith(() => serverConfig(broker, [alpha], { ...opts, jetstreamMax: { file: 0, memory: 1 } }), "render-refused");
+    refusedWith(() => serverConfig(broker, [alpha], { ...opts, jetstreamMax: { file: 1.5, memory: 1 } }), "render-refused");
+  });
+});
+
+describe("renderedJetStreamMax", () => {
+  it("reads back what serverConfig rendered, and nothing from a config without a max", () => {
+    const jetstreamMax = { file: 100 * 1024 ** 2, memory: 16 * 1024 ** 2 };
+    expect(renderedJetStreamMax(serverConfig(broker, [alpha], { ...opts, jetstreamMax }))).toEqual(jetstreamMax);
+    expect(renderedJetStreamMax(serverConfig(broker, [alpha], opts))).toBeUndefined();
   });
 });

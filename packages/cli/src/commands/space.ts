@@ -1,9 +1,11 @@
-import { assertSpaceName, mintSpaceCreds, spaceAdd, spaceList, spaceRm, type SpaceListReport } from "@cotal/saga";
+import { QUOTA_FIELDS, assertSpaceName, formatBytes, mintSpaceCreds, showSpaceLimits, spaceAdd, spaceLimits, spaceList, spaceRm, type SpaceListReport, type SpaceQuota } from "@cotal/saga";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { parseDuration } from "../duration.js";
 import { err, json, out } from "../output.js";
 import { readTenantsFile } from "../tenants-file.js";
+import { QUOTA_FLAGS, quotaFromFlags, type QuotaFlagValues } from "../quota-flags.js";
+import { UsageError } from "../errors.js";
 import { queuedSingle, queuedSpaceAdd } from "./space-queue.js";
 
 interface CredsFlags {
@@ -18,23 +20,35 @@ interface CredsFlags {
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
+function showQuota(field: keyof SpaceQuota, value: number): string {
+  if (value === -1) return "unlimited";
+  return field === "disk" || field === "mem" || field === "payload" ? formatBytes(value) : String(value);
+}
+
 export function registerSpace(program: Command): void {
   const space = program.command("space").description("per-space lifecycle verbs");
   const notice = (quiet?: boolean) => (m: string) => {
     if (!quiet) err(`cotal: ${m}`);
   };
 
-  space
+  const add = space
     .command("add [names...]")
     .description("add spaces through the mutation saga: one generation and one reload for the whole batch")
     .option("--from <file>", "read space names from a file, one per line")
+    .option("--limits <file>", "limits for the new spaces: a JSON object of quota fields (README \"Quotas\")");
+  for (const [flag, help] of QUOTA_FLAGS) add.option(flag, help);
+  add
     .option("--json", "print the result as JSON")
     .option("--queue", "enqueue one job per space for `cotal worker` (Redis from $REDIS_URL) and follow them")
     .option("--no-wait", "with --queue: return once the jobs are enqueued")
-    .action(async (names: string[], flags: { from?: string; json?: boolean; queue?: boolean; wait: boolean }, cmd: Command) => {
+    .action(async (names: string[], flags: QuotaFlagValues & { from?: string; json?: boolean; queue?: boolean; wait: boolean }, cmd: Command) => {
       const all = [...names, ...(flags.from ? readTenantsFile(flags.from) : [])];
-      if (flags.queue) return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait });
-      const r = await spaceAdd({ root: rootOf(cmd), names: all, onNotice: notice(flags.json) });
+      const quota = quotaFromFlags(flags);
+      if (flags.queue) {
+        if (Object.keys(quota).length > 0) throw new UsageError("--queue adds spaces with the template's limits only", `cotal space add ${all.join(" ") || "<name>"} <limit flags>   # without --queue`);
+        return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait });
+      }
+      const r = await spaceAdd({ root: rootOf(cmd), names: all, quota, onNotice: notice(flags.json) });
       if (flags.json) return json(r);
       if (r.outcome === "noop") out(`cotal: ${r.requested.length === 1 ? `space ${r.requested[0]} already exists` : "every space already exists"}; nothing changed (generation ${r.generation}); provisioning re-checked`);
       else out(`cotal: added ${r.added.join(", ")} at generation ${r.generation} (${r.reloads} reload${r.reloads === 1 ? "" : "s"}, ${r.attempts} attempt${r.attempts === 1 ? "" : "s"})`);
@@ -59,6 +73,27 @@ export function registerSpace(program: Command): void {
       out(`cotal: removed space ${name}${r.saga ? ` at generation ${r.saga.generation}` : ""}${r.brokerRunning ? "" : " (promoted; `cotal up` commits it)"}; deleted streams: ${r.deletedStreams.join(", ") || "none"}`);
       if (r.eviction && r.eviction.outcome !== "none") out(`  live connections: ${r.eviction.outcome === "evicted" ? `${r.eviction.kicked.length} cut by the evictor` : `${r.eviction.outcome} (${r.eviction.reason ?? ""})`}`);
     });
+
+  const limits = space
+    .command("limits <name>")
+    .description("print a space's limits, or change them through the mutation saga (re-signed JWT, re-render, proven reload)")
+    .option("--limits <file>", "a JSON object of quota fields (README \"Quotas\")");
+  for (const [flag, help] of QUOTA_FLAGS) limits.option(flag, help);
+  limits.option("--json", "print the result as JSON").action(async (name: string, flags: QuotaFlagValues & { json?: boolean }, cmd: Command) => {
+    const quota = quotaFromFlags(flags);
+    if (Object.keys(quota).length === 0) {
+      const r = showSpaceLimits(rootOf(cmd), name);
+      if (flags.json) return json(r);
+      out(`space ${r.space}:`);
+      for (const f of QUOTA_FIELDS) out(`  ${f.padEnd(10)} ${showQuota(f, r.quota[f])}`);
+      return;
+    }
+    const r = await spaceLimits({ root: rootOf(cmd), name, quota, onNotice: notice(flags.json) });
+    if (flags.json) return json(r);
+    if (r.outcome === "noop") return out(`cotal: space ${name} already has these limits; nothing changed (generation ${r.generation})`);
+    const changed = QUOTA_FIELDS.filter((f) => r.before[f] !== r.after[f]).map((f) => `${f} ${showQuota(f, r.before[f])} -> ${showQuota(f, r.after[f])}`);
+    out(`cotal: space ${name} limits changed at generation ${r.generation} (${r.reloads} reload${r.reloads === 1 ? "" : "s"}): ${changed.join(", ")}`);
+  });
 
   space
     .command("list")

@@ -6,6 +6,7 @@ import type { AccountRecord } from "../root/records.js";
 import { loadSettings, type RootSettings } from "../root/settings.js";
 import { configDigest, serverConfig } from "../render/server-config.js";
 import { natsServerVersion, serverCapabilities } from "./binary.js";
+import { effectiveBudget } from "../provision/jetstream-max.js";
 
 export interface RenderedRoot {
   text: string;
@@ -32,6 +33,7 @@ export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): Render
     });
   }
   const caps = serverCapabilities(natsServerVersion());
+  const { render: jetstreamMax } = effectiveBudget(layout);
   const text = serverConfig(broker, list, {
     host: settings.host,
     port: settings.port,
@@ -41,6 +43,7 @@ export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): Render
     logFile: layout.logFile,
     pidFile: layout.pidFile,
     syncAlways: caps.syncAlways,
+    ...(jetstreamMax ? { jetstreamMax } : {}),
   });
   return { text, digest: configDigest(text), broker, authority, spaces: list, settings };
 }

@@ -1,6 +1,16 @@
 import { isValidSpaceName } from "../names.js";
 
-export type MutationOp = "add" | "remove" | "reconcile" | "batch";
+export type MutationOp = "add" | "remove" | "reconcile" | "batch" | "limits";
+
+/**
+ * A `space limits` claim: the account JWT on disk before and after (public material). A rollback
+ * writes `from` back into the record; completing forward keeps `to` (saga/limits-record.ts).
+ */
+export interface LimitsChange {
+  space: string;
+  from: string;
+  to: string;
+}
 
 /** The in-flight claim (001 §3.3): durable from step 3 until the step-8 commit clears it. */
 export interface PendingMutation {
@@ -25,6 +35,8 @@ export interface PendingMutation {
    * rollback of this claim may delete (docs/resume.md). A reused record is never deleted.
    */
   mints?: string[];
+  /** op "limits" only: the one space whose account JWT this mutation re-signs. */
+  limits?: LimitsChange;
 }
 
 /** The single `inventory` key of `cotal_broker_inventory`. */
@@ -69,11 +81,17 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
     const p = r.pending as Record<string, unknown> | undefined;
     if (typeof p !== "object" || p === null) return "pending is not an object or null";
     if (!Number.isInteger(p.generation)) return "pending.generation is not an integer";
-    if (!["add", "remove", "reconcile", "batch"].includes(p.op as string)) return "pending.op is unknown";
+    if (!["add", "remove", "reconcile", "batch", "limits"].includes(p.op as string)) return "pending.op is unknown";
     if (!isNameList(p.adds) || !isNameList(p.removes) || !isNameList(p.nextSpaces)) return "pending lists are malformed";
     if (typeof p.writer !== "string" || typeof p.leaseId !== "string" || typeof p.claimedAt !== "string") return "pending writer/leaseId/claimedAt missing";
     if (p.stagedDigest !== undefined && !(typeof p.stagedDigest === "string" && DIGEST.test(p.stagedDigest))) return "pending.stagedDigest is malformed";
     if (p.excluded !== undefined && !isNameList(p.excluded)) return "pending.excluded is malformed";
+    if ((p.op === "limits") !== (p.limits !== undefined)) return "pending.limits belongs to, and only to, a limits op";
+    if (p.limits !== undefined) {
+      const l = p.limits as Record<string, unknown> | null;
+      if (typeof l !== "object" || l === null || typeof l.space !== "string" || typeof l.from !== "string" || typeof l.to !== "string") return "pending.limits is malformed";
+      if (!(p.nextSpaces as string[]).includes(l.space) || (p.adds as string[]).length > 0 || (p.removes as string[]).length > 0) return "pending.limits names a space outside an unchanged list";
+    }
     if (p.mints !== undefined && (!isNameList(p.mints) || !(p.mints as string[]).every((m) => (p.adds as string[]).includes(m)))) return "pending.mints is not a subset of pending.adds";
   }
   return r as unknown as InventoryRecord;

@@ -5,7 +5,9 @@ import { loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { assertCanMintSysCreds, existingSpaceRecord, writeObserverCreds } from "../saga/materialise.js";
 import { runMutation, type MutationResult } from "../saga/mutation.js";
+import { formatBytes, type SpaceQuota } from "../trust/limits.js";
 import type { SessionHooks } from "./session.js";
+import { assertBudgetAllows, limitsForQuota } from "./space-limits.js";
 import { withLiveVerb } from "./verb.js";
 
 const PROVISION_CONCURRENCY = 16;
@@ -29,6 +31,8 @@ export interface SpaceAddOptions extends SessionHooks {
   names: string[];
   /** How long to wait for another writer's maintenance lock (default 30 s). */
   lockWaitMs?: number;
+  /** Limits for the new spaces over the template's quota (README "Quotas"); existing spaces keep theirs. */
+  quota?: Partial<SpaceQuota>;
 }
 
 export interface SpaceAddResult extends MutationResult {
@@ -54,12 +58,22 @@ export function validateBatch(names: readonly string[]): string[] {
  */
 export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
   const names = validateBatch(opts.names);
+  const limits = limitsForQuota(names, opts.quota ?? {});
   const label = names.length === 1 ? names[0] : `(${names.length} spaces)`;
   return withLiveVerb({ ...opts, purpose: `cotal space add ${label}`, journal: { verb: "space add" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided }) => {
     const broker = loadBrokerTrust(layout);
     for (const n of names) existingSpaceRecord(layout, broker, n); // foreign operator refuses before any write
     assertCanMintSysCreds(broker);
-    const result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add" }, decided);
+    const fresh = names.filter((n) => !loadSpaceAccount(layout, n));
+    if (fresh.length < names.length && opts.quota && Object.keys(opts.quota).length > 0) {
+      opts.onNotice?.(`existing spaces keep their limits (${names.filter((n) => !fresh.includes(n)).join(", ")}); change them with \`cotal space limits <name>\``);
+    }
+    // Under the lock: no other writer's add can slip between this check and the claim.
+    const committed = fresh.length > 0 ? assertBudgetAllows(layout, fresh, limits, `cotal space add ${fresh.join(" ")}`, opts.onNotice) : undefined;
+    if (committed && committed.unbounded.length > 0) {
+      opts.onNotice?.(`space(s) with unbounded storage can still starve the others: ${committed.unbounded.join(", ")} (next: cotal space limits <name> --max-disk ${formatBytes(limits.disk_storage).replace(/ /g, "")})`);
+    }
+    const result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add", limits }, decided);
     // Each space is its own account, so provisioning is independent: a bounded pool keeps a
     // 1000-space batch from paying 1000 sequential connect + create round trips.
     const provisioned = await mapPool(names, PROVISION_CONCURRENCY, async (n) => {

@@ -1,4 +1,6 @@
+import { SagaError } from "../errors.js";
 import { spaceToken } from "../names.js";
+import { QUOTA_FIELDS, formatBytes, type SpaceQuota } from "../trust/limits.js";
 
 /** How a resource is treated by backup: durable data is snapshotted, TTL/lease state is recreated empty. */
 export type ResourceClass = "durable" | "ttl";
@@ -42,4 +44,52 @@ export function spaceTemplate(space: string): SpaceTemplate {
 export function templateStreamNames(space: string): string[] {
   const tpl = spaceTemplate(space);
   return [...tpl.streams.map((s) => s.name), ...tpl.buckets.map((b) => `KV_${b.bucket}`)];
+}
+
+/**
+ * What a space may use unless `space add`/`space limits` say otherwise (README "Quotas"). Sized so
+ * 10,000 tenants at the defaults fit the default broker budget (provision/quota-budget.ts).
+ */
+export const DEFAULT_SPACE_QUOTA: Readonly<SpaceQuota> = Object.freeze({
+  disk: 64 * 1024 ** 2,
+  mem: 4 * 1024 ** 2,
+  streams: 16,
+  consumers: 256,
+  conns: 128,
+  subs: 10_000,
+  payload: 1024 ** 2,
+  leafnodes: 0,
+});
+
+/** nats-server's default max_payload; cotal renders none, so an account cannot be given more. */
+export const SERVER_MAX_PAYLOAD = 1024 ** 2;
+/** Below this a space cannot hold its template's streams and buckets. */
+export const MIN_SPACE_DISK = 1024 ** 2;
+
+/** `base` overlaid with the fields `overrides` names. */
+export function resolveQuota(overrides: Partial<SpaceQuota>, base: Readonly<SpaceQuota> = DEFAULT_SPACE_QUOTA): SpaceQuota {
+  const out = { ...base };
+  for (const f of QUOTA_FIELDS) if (overrides[f] !== undefined) out[f] = overrides[f] as number;
+  return out;
+}
+
+/**
+ * Refuses a quota the space could not live with, or one that leaves a tenant unbounded on the
+ * shared store: storage must be capped for the broker budget to mean anything (docs/quotas.md).
+ */
+export function assertQuotaUsable(space: string, q: Readonly<SpaceQuota>, retry = `cotal space add ${space}`): void {
+  const bad = (field: keyof SpaceQuota, rule: string, fix: number | string): never => {
+    throw new SagaError("invalid-argument", `space ${space}: limit ${field} ${rule}`, {
+      exit: `${retry} --max-${field} ${fix}   # README "Quotas" lists each field and its default`,
+      details: { space, field, value: q[field] },
+    });
+  };
+  const d = DEFAULT_SPACE_QUOTA;
+  if (q.disk < 0) bad("disk", "must be bounded: an unlimited tenant can fill the shared store", d.disk);
+  if (q.mem < 0) bad("mem", "must be bounded: an unlimited tenant can fill the shared memory store", d.mem);
+  if (q.disk < MIN_SPACE_DISK) bad("disk", `must be at least ${formatBytes(MIN_SPACE_DISK)} (the template's streams and buckets need room), not ${formatBytes(q.disk)}`, MIN_SPACE_DISK);
+  const needed = templateStreamNames(space).length;
+  if (q.streams !== -1 && q.streams < needed) bad("streams", `must be at least ${needed}, the template's stream and bucket count, not ${q.streams}`, needed);
+  for (const f of ["consumers", "conns", "subs"] as const) if (q[f] === 0) bad(f, "must be at least 1 (or -1 for unlimited)", d[f]);
+  if (q.payload === 0 || q.payload > SERVER_MAX_PAYLOAD) bad("payload", `must be between 1 B and the server's max_payload ${formatBytes(SERVER_MAX_PAYLOAD)} (or -1 for the server's), not ${formatBytes(q.payload)}`, SERVER_MAX_PAYLOAD);
 }

@@ -4,6 +4,19 @@ import { decodeJwt } from "../trust/index.js";
 import { isValidSpaceName } from "../names.js";
 import { ACCOUNT_KEY, JWT_TEXT, confString, confToken } from "./conf-escape.js";
 
+/** The server-wide JetStream max in bytes (`max_file_store`, `max_memory_store`). */
+export interface JetStreamMax {
+  file: number;
+  memory: number;
+}
+
+/** The max a config rendered by {@link serverConfig} carries, or undefined if it sets none (dynamic). */
+export function renderedJetStreamMax(conf: string): JetStreamMax | undefined {
+  const file = /^ {2}max_file_store: (\d+)$/m.exec(conf)?.[1];
+  const memory = /^ {2}max_memory_store: (\d+)$/m.exec(conf)?.[1];
+  return file !== undefined && memory !== undefined ? { file: Number(file), memory: Number(memory) } : undefined;
+}
+
 /** What the renderer needs of an account: no seeds ever reach it. */
 export interface RenderAccount {
   name: string;
@@ -26,6 +39,11 @@ export interface RenderOptions {
   logFile?: string;
   pidFile?: string;
   httpPort?: number;
+  /**
+   * The server-wide JetStream max (`max_file_store`/`max_memory_store`, bytes): every account's
+   * writes stop there, so tenant quotas summed below it leave the authority account its reserve.
+   */
+  jetstreamMax?: JetStreamMax;
   /** `jetstream { sync_interval: always }`; only servers that know the option may get it. */
   syncAlways?: boolean;
   /**
@@ -92,6 +110,12 @@ export function serverConfig(broker: RenderBroker, spaces: readonly RenderAccoun
   if (opts.logFile !== undefined) lines.push(`log_file: ${confString(opts.logFile, "log file")}`, "logtime: true");
   if (opts.pidFile !== undefined) lines.push(`pid_file: ${confString(opts.pidFile, "pid file")}`);
   lines.push("jetstream {", `  store_dir: ${confString(opts.storeDir, "store dir")}`);
+  if (opts.jetstreamMax) {
+    // nats-server sizes both dynamically unless both are set, so they go together.
+    const { file, memory } = opts.jetstreamMax;
+    if (!Number.isSafeInteger(file) || file <= 0 || !Number.isSafeInteger(memory) || memory <= 0) refuse(`invalid JetStream max (file ${file}, memory ${memory})`);
+    lines.push(`  max_file_store: ${file}`, `  max_memory_store: ${memory}`);
+  }
   if (opts.syncAlways) lines.push("  sync_interval: always");
   lines.push("}");
   lines.push(`operator: "${confToken(broker.operator.jwt, "operator JWT", JWT_TEXT)}"`);

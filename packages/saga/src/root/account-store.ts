@@ -46,6 +46,7 @@ export function toAccountRecord(trust: AccountTrust): AccountRecord {
     signingKey: trust.signingKey,
     signingSeed: trust.signingSeed,
     issuer: trust.issuer,
+    limits: trust.limits,
     createdAt: trust.createdAt,
   };
 }

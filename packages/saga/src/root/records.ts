@@ -1,5 +1,6 @@
 import type { AccountKind, AccountTrust } from "../trust/index.js";
 import { decodeJwt, keyPairFromSeed } from "../trust/index.js";
+import { limitsOfClaims, sameLimits } from "../trust/limits.js";
 import { isValidSpaceName } from "../names.js";
 
 export const BROKER_FORMAT = "cotal.broker/1";
@@ -75,7 +76,10 @@ export function parseAccountRecord(text: string, expect: { kind: AccountKind; na
   } catch {
     return "signing seed does not decode";
   }
-  return rec;
+  // The JWT is what the server enforces; a record written before quotas carries no copy.
+  const signed = limitsOfClaims(claims.nats);
+  if (raw.limits !== undefined && (!isObject(raw.limits) || !sameLimits(raw.limits, signed))) return "limits differ from the ones signed into the account JWT";
+  return { ...rec, limits: signed };
 }
 
 export function parseBrokerRecord(text: string): BrokerRecord | string {

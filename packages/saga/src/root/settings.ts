@@ -9,6 +9,8 @@ export interface RootSettings {
   port: number;
   serverName: string;
   createdAt: string;
+  /** The JetStream budget (provision/quota-budget.ts); absent fields take its defaults. */
+  jetstream?: Record<string, unknown>;
 }
 
 export const DEFAULT_HOST = "127.0.0.1";

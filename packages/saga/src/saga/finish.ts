@@ -8,6 +8,7 @@ import type { RootLayout } from "../root/layout.js";
 import { digestOfServerConf } from "./digest.js";
 import { preloadedAccounts } from "../render/preloaded-accounts.js";
 import { loadSpaceAccount } from "../root/account-store.js";
+import { restoreLimitsChange } from "./limits-record.js";
 
 /** A CAS write at a revision; the saga passes its own (which honours the test-only CAS switch). */
 export type CasWrite = (record: InventoryRecord, revision: number) => Promise<number>;
@@ -55,6 +56,7 @@ export function mintedRecordsToDelete(layout: RootLayout, record: InventoryRecor
 /** A claim that never reached the broker is undone: staged file, the records it minted, pending. */
 export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base: VersionedRecord, pending: PendingMutation): Promise<VersionedRecord> {
   rmSync(layout.stagedConf(pending.generation, pending.leaseId), { force: true });
+  if (pending.limits) restoreLimitsChange(layout, pending.limits);
   for (const space of mintedRecordsToDelete(layout, base.record, pending)) {
     rmSync(layout.accountFile(space), { force: true });
     rmSync(layout.spaceDir(space), { recursive: true, force: true });
@@ -64,5 +66,6 @@ export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base
 }
 
 export function describePending(p: PendingMutation): string {
-  return `${p.op} ${[...p.adds.map((s) => `+${s}`), ...p.removes.map((s) => `-${s}`)].join(" ")} by ${p.writer} (generation ${p.generation})`;
+  const what = p.limits ? p.limits.space : [...p.adds.map((s) => `+${s}`), ...p.removes.map((s) => `-${s}`)].join(" ");
+  return `${p.op} ${what} by ${p.writer} (generation ${p.generation})`;
 }

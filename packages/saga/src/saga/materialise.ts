@@ -5,7 +5,7 @@ import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir, readTextIfExists, writeFileAtomic, writeFilesAtomic } from "../root/secret-files.js";
 import { ensureEvictorCreds } from "../provision/evict-connections.js";
-import { createAccountTrust, decodeJwt, mintSystemUserCreds, observerPermissions, ownInboxPrefix, parseCreds, type UserCreds } from "../trust/index.js";
+import { createAccountTrust, decodeJwt, mintSystemUserCreds, observerPermissions, ownInboxPrefix, parseCreds, type AccountLimits, type UserCreds } from "../trust/index.js";
 
 /**
  * A usable record for `space`: the existing one when it composes under this broker (forward-
@@ -27,13 +27,13 @@ export function existingSpaceRecord(layout: RootLayout, broker: LoadedBroker, sp
  * records are reused. The $SYS observer creds are local material, not trust: the verb writes them
  * after the commit (a crash before that is completed by re-running the add), off the critical path.
  */
-export async function materialiseAdds(layout: RootLayout, broker: LoadedBroker, adds: readonly string[]): Promise<{ minted: string[]; reused: string[] }> {
+export async function materialiseAdds(layout: RootLayout, broker: LoadedBroker, adds: readonly string[], limits?: AccountLimits): Promise<{ minted: string[]; reused: string[] }> {
   const reused: string[] = [];
   const fresh: AccountRecord[] = [];
   for (const space of adds) {
     const rec = existingSpaceRecord(layout, broker, space);
     if (rec) reused.push(space);
-    else fresh.push(toAccountRecord(createAccountTrust(broker.operator, space, { kind: "space" })));
+    else fresh.push(toAccountRecord(createAccountTrust(broker.operator, space, { kind: "space", ...(limits ? { limits } : {}) })));
   }
   await writeFilesAtomic(fresh.map((rec) => ({ path: layout.accountFile(rec.name), data: `${JSON.stringify(rec, null, 2)}\n` })));
   return { minted: fresh.map((r) => r.name), reused };

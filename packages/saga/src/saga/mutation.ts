@@ -6,15 +6,17 @@ import type { BrokerRuntime } from "../broker/runtime.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { assertLockHeld } from "../lock/maintenance-lock.js";
 import type { AuthorityStore, LeaseHolder, VersionedRecord } from "../inventory/authority-store.js";
-import { sortedNames, type InventoryRecord, type MutationOp, type PendingMutation } from "../inventory/record.js";
+import { sortedNames, type InventoryRecord, type LimitsChange, type MutationOp, type PendingMutation } from "../inventory/record.js";
 import type { ResumeDecision } from "../inventory/resume.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
+import type { AccountLimits } from "../trust/limits.js";
 import { renameDurable, writeDurable, writeFileAtomic } from "../root/secret-files.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { acquireLeaseWaiting, selfHolder } from "./lease-holder.js";
 import { materialiseAdds } from "./materialise.js";
+import { applyLimitsChange } from "./limits-record.js";
 import { reloadAndProve, type ReloadVerdict } from "./reload.js";
 import { commitPending, describePending, rollbackUnpromoted } from "./finish.js";
 import { executeResume, recordProof } from "./resume-executor.js";
@@ -33,6 +35,10 @@ export interface MutationIntent {
   expectRevision?: number;
   /** reconcile --adopt-kv only: disk records the commit records as deliberately not preloaded. */
   excluded?: readonly string[];
+  /** adds only: the limits signed into each newly minted account (default: the template's quota). */
+  limits?: AccountLimits;
+  /** op "limits" only: the one record whose JWT is re-signed; the tenant list stays as it is. */
+  limitsChange?: LimitsChange;
 }
 
 export interface SagaEnv {
@@ -229,7 +235,10 @@ class Mutation {
       const target = nextSpaces(base.record.spaces, intent);
       const added = target.filter((s) => !base.record.spaces.includes(s));
       const removed = base.record.spaces.filter((s) => !target.includes(s));
-      if (sameList(target, base.record.spaces) && intent.op !== "reconcile") {
+      if (intent.op === "limits" && !target.includes(intent.limitsChange?.space ?? "")) {
+        throw new SagaError("space-not-found", `space ${intent.limitsChange?.space} is not in the inventory`, { exit: "cotal space list" });
+      }
+      if (sameList(target, base.record.spaces) && intent.op !== "reconcile" && intent.op !== "limits") {
         return { outcome: "noop", generation: g, spaces: target, added: [], removed: [], attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };
       }
       if (target.length === 0) {
@@ -249,6 +258,7 @@ class Mutation {
         ...(intent.excluded ? { excluded: [...intent.excluded] } : {}),
         // Recorded before anything is minted, so a rollback deletes exactly these (docs/resume.md).
         ...(intent.op !== "reconcile" ? { mints: added.filter((s) => !loadSpaceAccount(env.layout, s)) } : {}),
+        ...(intent.op === "limits" && intent.limitsChange ? { limits: intent.limitsChange } : {}),
       };
       let record: InventoryRecord = { ...base.record, pending };
       await failpoint("before-claim");
@@ -257,7 +267,8 @@ class Mutation {
 
       // Step 4: materialise (adds only; removal's record reaping happens after the commit; a reconcile
       // never creates, deletes or edits a record).
-      if (intent.op !== "reconcile") await this.timed("materialise", () => materialiseAdds(env.layout, loadBrokerTrust(env.layout), added));
+      if (pending.limits) applyLimitsChange(env.layout, pending.limits); // space limits: its one record, undone by any rollback
+      else if (intent.op !== "reconcile") await this.timed("materialise", () => materialiseAdds(env.layout, loadBrokerTrust(env.layout), added, intent.limits));
       await failpoint("after-materialise");
 
       // Step 5: render from the claimed list, stage, and make the digest durable before promotion.

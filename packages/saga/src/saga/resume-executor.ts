@@ -9,6 +9,7 @@ import { digestOfServerConf } from "./digest.js";
 import { commitPending, describePending, rollbackUnpromoted, type CasWrite } from "./finish.js";
 import type { ReloadVerdict } from "./reload.js";
 import { renderList } from "./render-list.js";
+import { restoreLimitsChange } from "./limits-record.js";
 
 /** What a running broker offers the executor; absent offline (maintenance broker: the next boot proves). */
 export interface LiveResume {
@@ -101,6 +102,7 @@ async function rollbackRejected(base: VersionedRecord, pending: PendingMutation,
       exit: "cotal broker reconcile   # replaces the claim after printing it",
       details: { logTail: verdict.logTail, pending },
     });
+  if (pending.limits) restoreLimitsChange(layout, pending.limits); // the committed bytes carry the old JWT
   const committed = renderList(layout, base.record.spaces);
   if (committed.digest !== base.record.configDigest) throw stuck("the committed list no longer renders to the committed bytes, so there is nothing proven to go back to");
   if (!(await live.leaseHeld())) throw stuck("this writer lost its lease before renaming back");

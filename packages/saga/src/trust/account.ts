@@ -3,8 +3,9 @@
  * one signing key. The identity seed is dropped; users are always minted with the signing key.
  */
 import { SagaError } from "../errors.js";
-import { signJwt } from "./jwt.js";
-import { UNLIMITED_JETSTREAM, mergeLimits, type AccountLimits } from "./limits.js";
+import { signJwt, verifyJwt } from "./jwt.js";
+import { DEFAULT_SPACE_QUOTA } from "../provision/template.js";
+import { UNLIMITED_JETSTREAM, limitsOfClaims, mergeLimits, quotaLimits, type AccountLimits } from "./limits.js";
 import { createKeyPair, isPublicKey } from "./nkeys.js";
 
 export type AccountKind = "space" | "authority";
@@ -18,7 +19,17 @@ export interface AccountTrust {
   signingSeed: string;
   /** The operator public key that signed the account JWT. */
   issuer: string;
+  /** The limits signed into `jwt`, kept beside it so listings and `space limits` need no decode. */
+  limits: AccountLimits;
   createdAt: string;
+}
+
+/**
+ * A tenant starts from its template's quota. The authority account stays unbounded: its reserve is
+ * the headroom the tenants' summed caps leave under the server-wide max (docs/quotas.md).
+ */
+export function defaultLimits(kind: AccountKind): AccountLimits {
+  return kind === "space" ? quotaLimits(DEFAULT_SPACE_QUOTA) : { ...UNLIMITED_JETSTREAM };
 }
 
 export function createAccountTrust(
@@ -35,7 +46,7 @@ export function createAccountTrust(
   if (!isPublicKey(operator.publicKey, "operator")) {
     throw new SagaError("invalid-argument", "account JWTs must be issued by an operator public key");
   }
-  const limits = mergeLimits(UNLIMITED_JETSTREAM, opts.limits);
+  const limits = mergeLimits(defaultLimits(opts.kind), opts.limits);
   const now = new Date();
   const identity = createKeyPair("account");
   const signing = createKeyPair("account");
@@ -58,6 +69,22 @@ export function createAccountTrust(
     signingKey: signing.publicKey,
     signingSeed: signing.seed,
     issuer: operator.publicKey,
+    limits,
     createdAt: now.toISOString(),
   };
+}
+
+/**
+ * The same account (subject, name, signing keys, every other claim) re-signed by its operator with
+ * new limits: what `space limits` promotes. Refuses a JWT this operator did not issue.
+ */
+export function resignAccountLimits(operator: { publicKey: string; seed: string }, jwt: string, limits: Partial<AccountLimits>): { jwt: string; limits: AccountLimits } {
+  const claims = verifyJwt(jwt);
+  if (claims.iss !== operator.publicKey) {
+    throw new SagaError("foreign-operator", `account ${claims.sub} is signed by operator ${claims.iss}, not this broker's ${operator.publicKey}`, { details: { account: claims.sub, issuer: claims.iss } });
+  }
+  if (claims.nats.type !== "account") throw new SagaError("invalid-jwt", `not an account JWT (type ${String(claims.nats.type)})`);
+  const merged = mergeLimits(limitsOfClaims(claims.nats), limits);
+  const resigned = signJwt({ iss: claims.iss, sub: claims.sub, name: claims.name, nats: { ...claims.nats, limits: merged } }, operator.seed);
+  return { jwt: resigned, limits: merged };
 }

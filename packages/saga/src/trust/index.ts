@@ -3,11 +3,11 @@ export { createKeyPair, isPublicKey, keyPairFromSeed, signWithSeed, verifySignat
 export type { KeyPair, KeyRole } from "./nkeys.js";
 export { decodeJwt, signJwt, verifyJwt } from "./jwt.js";
 export type { JwtClaims } from "./jwt.js";
-export { NO_JETSTREAM, UNLIMITED_JETSTREAM } from "./limits.js";
-export type { AccountLimits } from "./limits.js";
+export { NO_JETSTREAM, QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, limitsQuota, parseBytes, parseQuota, quotaLimits } from "./limits.js";
+export type { AccountLimits, SpaceQuota } from "./limits.js";
 export { createBrokerTrust, rotateSystemAccount } from "./broker.js";
 export type { BrokerTrust } from "./broker.js";
-export { createAccountTrust } from "./account.js";
+export { createAccountTrust, resignAccountLimits } from "./account.js";
 export type { AccountKind, AccountTrust } from "./account.js";
 export { formatCreds, mintSystemUserCreds, mintUserCreds } from "./user.js";
 export type { UserCreds, UserCredsOptions } from "./user.js";

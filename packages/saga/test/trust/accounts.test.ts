@@ -1,9 +1,11 @@
 import { decode as natsDecode } from "@nats-io/jwt";
 import { describe, expect, it } from "vitest";
 import { isSagaError } from "../../src/errors.js";
+import { DEFAULT_SPACE_QUOTA } from "../../src/provision/template.js";
 import {
   NO_JETSTREAM,
   UNLIMITED_JETSTREAM,
+  quotaLimits,
   createAccountTrust,
   createBrokerTrust,
   createKeyPair,
@@ -113,9 +115,11 @@ describe("createAccountTrust", () => {
     expect(claims.name).toBe(`acct-${kind}`);
     expect(claims.nats).toMatchObject({ type: "account", version: 2, signing_keys: [acct.signingKey] });
     const limits = limitsOf(acct.jwt);
-    expect(limits).toEqual(UNLIMITED_JETSTREAM);
-    expect(limits.conn).toBe(-1);
-    expect(limits.subs).toBe(-1);
+    // a tenant starts from its template's quota; the authority account is bounded only by the server max
+    expect(limits).toEqual(kind === "space" ? quotaLimits(DEFAULT_SPACE_QUOTA) : UNLIMITED_JETSTREAM);
+    expect(acct.limits).toEqual(limits);
+    expect(limits.conn).toBe(kind === "space" ? DEFAULT_SPACE_QUOTA.conns : -1);
+    expect(limits.subs).toBe(kind === "space" ? DEFAULT_SPACE_QUOTA.subs : -1);
     expect(limits.mem_storage !== 0 || limits.disk_storage !== 0).toBe(true);
     // the only seed kept is the signing seed: the identity seed is dropped
     expect(Object.values(acct).filter((v) => /^S[OAU][A-Z2-7]{56}$/.test(v))).toEqual([acct.signingSeed]);
@@ -126,7 +130,7 @@ describe("createAccountTrust", () => {
       kind: "space",
       limits: { conn: 10, disk_storage: 1_000_000, mem_storage: undefined },
     });
-    expect(limitsOf(acct.jwt)).toEqual({ ...UNLIMITED_JETSTREAM, conn: 10, disk_storage: 1_000_000 });
+    expect(limitsOf(acct.jwt)).toEqual({ ...quotaLimits(DEFAULT_SPACE_QUOTA), conn: 10, disk_storage: 1_000_000 });
   });
 
   it("refuses bad limits, names, kinds and operator keys", () => {

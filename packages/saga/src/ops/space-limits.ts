@@ -1,0 +1,113 @@
+/**
+ * Space quotas at the verbs' edge: resolving a requested quota into signed limits and checking it
+ * against the broker budget before any write (docs/quotas.md).
+ */
+import { unsafe } from "../unsafe.js";
+import { SagaError } from "../errors.js";
+import { assertSpaceName } from "../names.js";
+import { certainInventory, loadSpaceAccount } from "../root/account-store.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import { canonicalRoot } from "../root/canonical-root.js";
+import { RootLayout } from "../root/layout.js";
+import { existingSpaceRecord } from "../saga/materialise.js";
+import { runMutation, type MutationResult } from "../saga/mutation.js";
+import { resignAccountLimits } from "../trust/account.js";
+import type { SessionHooks } from "./session.js";
+import { withLiveVerb } from "./verb.js";
+import { assertQuotaUsable, resolveQuota } from "../provision/template.js";
+import { assertWithinBudget, type Commitment, type QuotaHolder } from "../provision/quota-budget.js";
+import { effectiveBudget } from "../provision/jetstream-max.js";
+import { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, limitsQuota, quotaLimits, type AccountLimits, type SpaceQuota } from "../trust/limits.js";
+
+/** Test-only switch for the quota cell's positive control: new spaces are unbounded and no budget is kept. */
+export function quotaGuardDisabled(): boolean {
+  return unsafe("UNLIMITED_TENANTS");
+}
+
+/** The limits to sign for `spaces` under `requested` (over `base`, default the template's); pure validation. */
+export function limitsForQuota(spaces: readonly string[], requested: Partial<SpaceQuota>, base?: Readonly<SpaceQuota>, retry?: string): AccountLimits {
+  if (quotaGuardDisabled()) return { ...UNLIMITED_JETSTREAM };
+  const quota = resolveQuota(requested, base);
+  for (const s of spaces) assertQuotaUsable(s, quota, retry ?? `cotal space add ${spaces.join(" ")}`);
+  return quotaLimits(quota);
+}
+
+/**
+ * Refuses limits for `incoming` that would overcommit the root's budget, counting every other space
+ * on disk as it is. Run under the maintenance lock so no other writer's add slips between check and claim.
+ */
+export function assertBudgetAllows(layout: RootLayout, incoming: readonly string[], limits: AccountLimits, retry: string, onNotice?: (m: string) => void): Commitment | undefined {
+  if (quotaGuardDisabled()) return undefined;
+  const { budget, deferred } = effectiveBudget(layout);
+  if (deferred) {
+    const running = deferred.running === "dynamic" ? "a dynamic max (set before quotas)" : `${formatBytes(deferred.running.file)} disk / ${formatBytes(deferred.running.memory)} memory`;
+    onNotice?.(`settings.json asks for a JetStream max of ${formatBytes(deferred.settings.file)} disk / ${formatBytes(deferred.settings.memory)} memory; the running broker keeps ${running} until a cold start (next: cotal down && cotal up --detach)`);
+  }
+  const names = new Set(incoming);
+  const kept: QuotaHolder[] = certainInventory(layout).filter((r) => !names.has(r.name));
+  return assertWithinBudget(budget, kept, incoming.map((name) => ({ name, limits })), retry);
+}
+
+export interface SpaceLimitsOptions extends SessionHooks {
+  root: string;
+  name: string;
+  /** The fields to change; the others keep the space's current values. */
+  quota: Partial<SpaceQuota>;
+  lockWaitMs?: number;
+}
+
+export interface SpaceLimitsResult {
+  space: string;
+  outcome: MutationResult["outcome"];
+  generation: number;
+  before: SpaceQuota;
+  after: SpaceQuota;
+  reloads: number;
+  resumed?: MutationResult["resumed"];
+}
+
+/** A space's current quota from its record (read-only; no broker needed). */
+export function showSpaceLimits(root: string, name: string): { space: string; quota: SpaceQuota; limits: AccountLimits } {
+  assertSpaceName(name);
+  const layout = new RootLayout(canonicalRoot(root));
+  const rec = loadSpaceAccount(layout, name);
+  if (!rec) throw new SagaError("space-not-found", `space ${name} does not exist on ${layout.root}`, { exit: "cotal space list" });
+  return { space: name, quota: limitsQuota(rec.limits), limits: rec.limits };
+}
+
+/**
+ * `cotal space limits <name> …` through the saga: the account JWT re-signed with the new limits,
+ * claimed (space + both JWTs), written, re-rendered, reloaded with proof, committed. A pending
+ * claim found on the way is resumed first, so the change is decided on a settled record.
+ */
+export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimitsResult> {
+  const name = assertSpaceName(opts.name);
+  if (Object.keys(opts.quota).length === 0) {
+    throw new SagaError("invalid-argument", "no limit to change", { exit: `cotal space limits ${name} --max-disk 256M   # or --limits FILE; without flags it prints the limits` });
+  }
+  limitsForQuota([name], opts.quota, undefined, `cotal space limits ${name}`); // each field's own rule, before the broker is asked anything
+  return withLiveVerb({ ...opts, purpose: `cotal space limits ${name}`, journal: { verb: "space limits" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided }) => {
+    const env = session.envWith(lock);
+    let base = decided;
+    if (base.record.pending || base.record.appliedGeneration !== base.record.generation) {
+      await runMutation(env, { op: "batch", adds: [], removes: [], verb: "space limits (resume)" });
+      base = (await session.store.read()) ?? base;
+    }
+    if (!base.record.spaces.includes(name)) {
+      throw new SagaError("space-not-found", `space ${name} is not in the inventory`, { exit: "cotal space list" });
+    }
+    const broker = loadBrokerTrust(layout);
+    const rec = existingSpaceRecord(layout, broker, name);
+    if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { exit: "cotal broker reconcile" });
+    const before = limitsQuota(rec.limits);
+    const wanted = limitsForQuota([name], opts.quota, before, `cotal space limits ${name}`);
+    const after = limitsQuota(wanted);
+    if (QUOTA_FIELDS.every((f) => before[f] === after[f])) {
+      return { space: name, outcome: "noop", generation: base.record.generation, before, after, reloads: 0 };
+    }
+    assertBudgetAllows(layout, [name], wanted, `cotal space limits ${name}`, opts.onNotice);
+    const to = resignAccountLimits(broker.operator, rec.jwt, wanted).jwt;
+    const r = await runMutation(env, { op: "limits", adds: [], removes: [], verb: "space limits", limitsChange: { space: name, from: rec.jwt, to } }, base);
+    return { space: name, outcome: r.outcome, generation: r.generation, before, after, reloads: r.reloads, ...(r.resumed ? { resumed: r.resumed } : {}) };
+  });
+}
