@@ -2,6 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSy
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, runCotal, spawnCotal, tempRoot } from "@cotal/harness";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connectAsAccount, createAccountTrust, createBrokerTrust, loadBrokerTrust, loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "@cotal/saga";
 import { parseJson } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
 
@@ -96,5 +98,31 @@ describe("edges", () => {
     expect(existsSync(r.layout.journalFile)).toBe(false);
     const st = await statusOf(r);
     expect(st.inventory?.spaces).toEqual(["alpha"]);
+  });
+
+  it("reconcile --adopt-disk on a running broker provisions what it admits; a foreign record refuses before any claim", async () => {
+    const { r, up } = await upRoot();
+    const broker = loadBrokerTrust(r.layout);
+    saveSpaceAccount(r.layout, toAccountRecord(createAccountTrust(broker.operator, "beta", { kind: "space" })));
+    const adopt = await r.cotal(["broker", "reconcile", "--adopt-disk", "--yes"]);
+    expect(adopt.code, adopt.stderr).toBe(0);
+    const nc = await connectAsAccount(up.url, loadSpaceAccount(r.layout, "beta")!, { name: "test: beta's streams" });
+    try {
+      const names: string[] = [];
+      for await (const n of (await jetstreamManager(nc)).streams.names()) names.push(n);
+      expect(names).toContain("cotal_events_beta"); // provisioned like any added space
+    } finally {
+      await nc.close();
+    }
+    expect(existsSync(r.layout.sysCredsFile("beta", "observer"))).toBe(true);
+
+    const stranger = createBrokerTrust({ retainSystemSigningSeed: false });
+    saveSpaceAccount(r.layout, toAccountRecord(createAccountTrust(stranger.operator, "gamma", { kind: "space" })));
+    const foreign = await r.cotal(["broker", "reconcile", "--adopt-disk", "--yes"]);
+    expect(foreign.code, foreign.stderr).toBe(3);
+    expect(foreign.stderr).toMatch(/\[(foreign-operator|render-refused)\]/);
+    const st = await statusOf(r);
+    expect(st.inventory?.pending).toBeNull(); // refused before the claim: nothing to resume
+    expect(st.inventory?.spaces).toEqual(["alpha", "beta"]);
   });
 });
