@@ -14,6 +14,24 @@ export type FailpointAction =
   | { kind: "sleep"; ms: number }
   | { kind: "barrier"; dir: string; parties: number };
 
+/** Every step a failpoint can be armed at; an unknown name in COTAL_FAILPOINT is refused, never silently inert. */
+export const FAILPOINTS = [
+  // the mutation saga (docs/resume.md)
+  "after-read", "after-lease", "before-claim", "after-claim", "after-materialise", "after-stage", "before-rename", "after-rename", "after-proof", "after-commit", "before-seed",
+  // up and the broker process
+  "up-locked", "up-rendered", "up-started", "broker-spawned",
+  "maintenance-started", "backup-started", "clean-started", "restore-quarantine-started", "restore-target-started",
+  // space rm and up --rotate-sys (docs/refusals.md)
+  "rm-journaled", "rm-streams-deleted", "rotate-journaled", "rotate-seed-written", "rotate-applied",
+  // the preserve-state cut, backup and restore
+  "cut-intent", "cut-committed", "resume-intent",
+  "backup-snapshot-start", "backup-first-chunk", "backup-snapshot-close", "backup-manifest",
+  "restore-quarantine-begin", "restore-quarantine-stream", "restore-quarantine-verified", "restore-quarantine-done",
+  "restore-target-begin", "restore-target-stream", "restore-target-verified", "restore-target-done",
+] as const;
+
+export type FailpointName = (typeof FAILPOINTS)[number];
+
 export const FAILPOINT_EXIT_CODE = 86;
 
 /** What a `throw` failpoint raises: callers that type I/O errors must let it through as it is. */
@@ -27,6 +45,9 @@ export function parseFailpoints(spec: string | undefined): Map<string, Failpoint
   for (const entry of spec.split(",").map((s) => s.trim()).filter(Boolean)) {
     const [name, kind, ...args] = entry.split(":");
     if (!name || !kind) throw new SagaError("invalid-argument", `bad COTAL_FAILPOINT entry ${JSON.stringify(entry)}`);
+    if (!(FAILPOINTS as readonly string[]).includes(name)) {
+      throw new SagaError("invalid-argument", `COTAL_FAILPOINT names an unknown step ${JSON.stringify(name)}; known: ${FAILPOINTS.join(", ")}`, { exit: "unset COTAL_FAILPOINT, or name a known step" });
+    }
     if (kind === "exit" || kind === "kill" || kind === "throw") out.set(name, { kind });
     else if (kind === "sleep" && args[0] && /^\d+$/.test(args[0])) out.set(name, { kind, ms: Number(args[0]) });
     else if (kind === "barrier" && args.length >= 2) {
@@ -49,7 +70,7 @@ export function resetFailpoints(): void {
   armed = undefined;
 }
 
-async function barrier(dir: string, parties: number, name: string): Promise<void> {
+async function barrier(dir: string, parties: number, name: FailpointName): Promise<void> {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, `${name}.${process.pid}`), "");
   const deadline = Date.now() + 30_000;
@@ -59,7 +80,7 @@ async function barrier(dir: string, parties: number, name: string): Promise<void
   }
 }
 
-export async function failpoint(name: string): Promise<void> {
+export async function failpoint(name: FailpointName): Promise<void> {
   if (process.env.COTAL_FAILPOINT === undefined) return;
   const action = points().get(name);
   if (!action) return;
@@ -84,7 +105,7 @@ export async function failpoint(name: string): Promise<void> {
 }
 
 /** The synchronous subset (exit, kill, throw) for the few steps that cannot await. */
-export function failpointSync(name: string): void {
+export function failpointSync(name: FailpointName): void {
   if (process.env.COTAL_FAILPOINT === undefined) return;
   const action = points().get(name);
   if (!action) return;

@@ -23,6 +23,9 @@ export interface PrivateBroker {
   stop(): Promise<void>;
 }
 
+/** Who a private broker is for: names its config, log and `<label>-started` failpoint. */
+export type PrivateBrokerLabel = "maintenance" | "backup" | "clean" | "restore-quarantine" | "restore-target";
+
 export interface PrivateBrokerOptions {
   /** The JetStream store it opens: the root's (broker stopped, lock held) or a clone. */
   storeDir: string;
@@ -30,7 +33,7 @@ export interface PrivateBrokerOptions {
   workDir: string;
   /** Tenants it preloads besides $SYS and the authority account; none for a maintenance broker. */
   spaces: AccountRecord[];
-  label: string;
+  label: PrivateBrokerLabel;
   /** Journals the child's pid for crash recovery, before it is even ready. */
   onSpawn?: (owner: ProcessOwner) => void;
 }
