@@ -169,3 +169,35 @@ describe("assertJournalAllows", () => {
     expect(refusalOf(() => assertJournalAllows(layout, { verb: "space add" })).code).toBe("corrupt-record");
   });
 });
+
+describe("the rotation journal (up --rotate-sys)", () => {
+  const rot: JournalEntry = { op: "rotate-sys", generation: 3, startedAt: "2026-01-01T00:00:00.000Z" };
+
+  it("blocks every verb but the rotation's own re-run, naming it with the generation", () => {
+    const e = journalRefusal(rot, { verb: "space add" }) as SagaError;
+    expect(e.code).toBe("journal-blocked");
+    expect(e.message).toBe("a system-account rotation to generation 3 (started 2026-01-01T00:00:00.000Z) is unfinished; space add waits for it");
+    expect(e.exit).toBe("cotal up --rotate-sys   # re-running it finishes the rotation");
+    expect(e.details).toEqual({ journal: rot });
+    expect(journalRefusal(rot, { verb: "up --rotate-sys", rotation: true })).toBeUndefined();
+    // neither a cut's nor a removal's permission lets a rotation through
+    expect(journalRefusal(rot, { verb: "down --preserve-state", cut: true })?.code).toBe("journal-blocked");
+    expect(journalRefusal(rot, { verb: "broker reconcile", anyRemoval: true })?.code).toBe("journal-blocked");
+  });
+
+  it("a rotation's permission lets no removal or cut through", () => {
+    expect(journalRefusal(rm, { verb: "up --rotate-sys", rotation: true })?.code).toBe("journal-blocked");
+    expect(journalRefusal(cut, { verb: "up --rotate-sys", rotation: true })?.code).toBe("journal-blocked");
+    expect(journalRefusal(rm, { verb: "broker reconcile", anyRemoval: true })).toBeUndefined();
+  });
+
+  it("is read back only with an integer generation; anything else refuses as unreadable", () => {
+    const { layout } = fresh();
+    writeFileSync(layout.journalFile, JSON.stringify(rot));
+    expect(readJournal(layout)).toEqual(rot);
+    for (const bad of [{ op: "rotate-sys", startedAt: "t" }, { op: "rotate-sys", generation: "3" }, { op: "rotate-sys", generation: 2.5 }, { op: "rotate", generation: 3 }]) {
+      writeFileSync(layout.journalFile, JSON.stringify(bad));
+      expect(refusalOf(() => readJournal(layout)).code, JSON.stringify(bad)).toBe("corrupt-record");
+    }
+  });
+});

@@ -45,3 +45,22 @@ describe("hex segments", () => {
     expect(spaceToken("team-a")).toBe("team-a");
   });
 });
+
+describe("the SKIP_NAME_VALIDATION test-only switch", () => {
+  it("disables exactly the name rule, and only when set to 1", () => {
+    const name = "Not/A/Name";
+    expect(() => assertSpaceName(name)).toThrow(/invalid space name/);
+    process.env.COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION = "1";
+    try {
+      expect(assertSpaceName(name)).toBe(name);
+    } finally {
+      delete process.env.COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION;
+    }
+    process.env.COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION = "true";
+    try {
+      expect(() => assertSpaceName(name)).toThrow(/invalid space name/);
+    } finally {
+      delete process.env.COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION;
+    }
+  });
+});
