@@ -22,3 +22,6 @@ fi
 
 pnpm install --frozen-lockfile --reporter=silent
 pnpm build --output-logs=errors-only
+
+# Current nats-server releases (and the nats CLI) beside Debian's, when Go can build them (README: Server versions).
+if command -v go >/dev/null 2>&1; then QUIET=1 bash infra/nats-server.sh install; fi
