@@ -16,7 +16,7 @@ import { loadBrokerTrust } from "../root/broker-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { acquireLeaseWaiting, selfHolder } from "./lease-holder.js";
 import { materialiseAdds, unmaterialiseAdds } from "./materialise.js";
-import { reloadAndProve, type ReloadVerdict } from "./reload.js";
+import { reloadAndProve, serverDigestField, type ReloadVerdict } from "./reload.js";
 import { commitPending, describePending, rollbackUnpromoted } from "./finish.js";
 import { digestOfServerConf } from "./digest.js";
 import type { SagaTiming } from "./steps.js";
@@ -163,11 +163,11 @@ class Mutation {
     const runtime = this.env.runtime;
     if (!runtime) throw new SagaError("broker-not-running", "a reload needs the running broker", { exit: "cotal up --detach" });
     const signalledAt = performance.now();
-    const verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs }));
+    const verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs, layout: this.env.layout }));
     this.reloads++;
     if (verdict.outcome !== "reloaded") return { ok: false, verdict };
     await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
-    const proven: InventoryRecord = { ...record, appliedGeneration: pending.generation, configDigest: pending.stagedDigest ?? null, pending };
+    const proven: InventoryRecord = { ...record, appliedGeneration: pending.generation, configDigest: pending.stagedDigest ?? null, pending, ...serverDigestField(verdict, pending.stagedDigest) };
     const rev = await this.cas(proven, revision);
     await failpoint("after-proof");
     return { ok: true, record: proven, revision: rev };
@@ -337,7 +337,7 @@ class Mutation {
     }
     writeFileAtomic(layout.serverConf, previous);
     const signalledAt = performance.now();
-    const again = await reloadAndProve(this.env.runtime as BrokerRuntime, { timeoutMs: this.env.reloadTimeoutMs });
+    const again = await reloadAndProve(this.env.runtime as BrokerRuntime, { timeoutMs: this.env.reloadTimeoutMs, layout: this.env.layout });
     this.reloads++;
     if (again.outcome === "reloaded") await this.env.store.settleAfterReload(signalledAt);
     if (again.outcome !== "reloaded") {
