@@ -53,9 +53,14 @@ const SECOND_WITNESS_MS = 2_000;
  */
 export async function reloadAndProve(runtime: BrokerRuntime, opts: ReloadOptions = {}): Promise<ReloadVerdict> {
   const features = serverFeatures(runtime.serverVersion);
-  const system = features.reloadRequest && opts.layout ? retainedSystem(opts.layout) : undefined;
+  const system = features.reloadRequest && opts.layout && !signalForced() ? retainedSystem(opts.layout) : undefined;
   if (system) return reloadByRequest(runtime, system, features, opts.timeoutMs ?? 10_000);
   return reloadBySignal(runtime, features, opts.timeoutMs ?? 10_000);
+}
+
+/** Test-only switch for the RELOAD-reply cells' control: every reload goes by SIGHUP and the log alone. */
+function signalForced(): boolean {
+  return process.env.COTAL_TEST_UNSAFE_RELOAD_BY_SIGNAL === "1";
 }
 
 function retainedSystem(layout: RootLayout): BrokerTrust["system"] | undefined {
