@@ -114,6 +114,9 @@ describe(`nats-server ${liveServer.version}: the server's config_digest beside c
       for (let i = 0; i < 2; i++) {
         const v = await reloadAndProve(runtime, { layout: r.layout });
         expect(v).toMatchObject({ outcome: "reloaded", via: "request", serverConfigDigest: d1 });
+        // before PR #8609 the reload drops the asking connection with its reply; the log line then proves it
+        if (liveServer.reloadKeepsJwtClients) expect(v.outcome === "reloaded" && v.notes).toBeFalsy();
+        else expect(v.outcome === "reloaded" && v.notes?.join("\n")).toMatch(/RELOAD reply was lost/);
       }
 
       // another config: another digest, in the record and in VARZ
