@@ -21,7 +21,10 @@ function walk(dir) {
       const run = relative(root, dir) || ".";
       const t = runs.get(run) ?? { passed: 0, failed: 0, skipped: 0 };
       t.passed += r.numPassedTests ?? 0;
-      t.failed += (r.numFailedTests ?? 0) + (r.numFailedTestSuites ?? 0);
+      // numFailedTestSuites counts every describe level of a failing test; count a file only when it
+      // failed without a failing test (an import error, a hook), so one red test is one failure.
+      const brokenFiles = (r.testResults ?? []).filter((f) => f.status === "failed" && !(f.assertionResults ?? []).some((a) => a.status === "failed")).length;
+      t.failed += (r.numFailedTests ?? 0) + brokenFiles;
       t.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
       runs.set(run, t);
     }
