@@ -22,3 +22,9 @@ fi
 
 pnpm install --frozen-lockfile --reporter=silent
 pnpm build --output-logs=errors-only
+
+# Current nats-server releases (and the nats CLI) beside Debian's, when Go can build them (README: Server versions).
+# A failed build is reported, not fatal: the rest of the set-up (and Debian's server) still works.
+if command -v go >/dev/null 2>&1; then
+  QUIET=1 bash infra/nats-server.sh install || echo "setup: building the pinned nats-server releases failed (above); only Debian's nats-server is usable" >&2
+fi

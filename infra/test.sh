@@ -1,25 +1,61 @@
 #!/usr/bin/env bash
-# README command 2: set up, then run every test (units, then live suites against real servers).
+# README command 2: set up, then run every test: typecheck, lint and the unit suites once, then every
+# live suite (the matrix included) on Debian's nats-server and on each pinned current release
+# (infra/nats-server.sh; built with Go by setup). Without Go only Debian's server runs, and it says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash infra/setup.sh
 
-export COTAL_TEST_REPORT_DIR="$PWD/.test-results"
-rm -rf "$COTAL_TEST_REPORT_DIR" && mkdir -p "$COTAL_TEST_REPORT_DIR"
+results="$PWD/.test-results"
+rm -rf "$results" && mkdir -p "$results"
 
 status=0
+export COTAL_TEST_REPORT_DIR="$results/units"
+mkdir -p "$COTAL_TEST_REPORT_DIR"
 pnpm typecheck --output-logs=errors-only || status=1
 pnpm lint --output-logs=errors-only || status=1
 pnpm test --concurrency=1 || status=1
-# --- mutation testing (README "Mutation testing"): the safety core's score must stay >= 90 % ---
+# Mutation testing (README "Mutation testing"): the safety core's score must stay >= 90 %.
 pnpm test:mutation || status=1
-# The jobs suites need Redis: ours on loopback for the live run, stopped on any exit.
+
+# The servers the live suites run on: NATS_SERVER_BIN (else Debian's 2.9.10), then every pinned release.
+base="${NATS_SERVER_BIN:-}"
+if [ -z "$base" ]; then
+  for c in /usr/bin/nats-server /usr/sbin/nats-server "$(command -v nats-server || true)"; do
+    if [ -n "$c" ] && [ -x "$c" ]; then base="$c"; break; fi
+  done
+fi
+[ -n "$base" ] || { echo "test.sh: no nats-server found (bash infra/setup.sh installs Debian's)" >&2; exit 6; }
+servers=("$base")
+if command -v go >/dev/null 2>&1; then
+  for v in $(bash infra/nats-server.sh pinned); do
+    bin="$(bash infra/nats-server.sh path "$v")" || { status=1; continue; }
+    [ "$(realpath "$bin")" = "$(realpath "$base")" ] || servers+=("$bin")
+  done
+else
+  echo "test.sh: go is not on PATH, so no current nats-server was built: the live suites run on $("$base" --version) only (README: Server versions)"
+fi
+
+# The jobs suites need Redis: ours on loopback for the live runs, stopped on any exit.
 export REDIS_PORT="${REDIS_PORT:-6379}"
 export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 bash infra/redis.sh start
 trap 'bash infra/redis.sh stop' EXIT
-pnpm test:live || status=1
-# Ablation: every guard switched off must turn its live cell red (scripts/ablate.sh, docs/ablation.md).
-bash scripts/ablate.sh || status=1
-node scripts/test-summary.mjs "$COTAL_TEST_REPORT_DIR" || status=1
+
+for bin in "${servers[@]}"; do
+  v="$("$bin" --version | sed -E 's/.*v([0-9][^ ]*).*/\1/')"
+  echo "test.sh: live suites on nats-server $v ($bin)"
+  dir="$results/live-$v"
+  mkdir -p "$dir"
+  COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$bin" pnpm test:live || status=1
+done
+
+# Ablation (docs/ablation.md): every guard switched off must turn its live cell red; on Debian's server,
+# and the evictor row (KICK needs 2.10+) on the first current release.
+COTAL_TEST_REPORT_DIR="$results" NATS_SERVER_BIN="$base" bash scripts/ablate.sh || status=1
+if [ "${#servers[@]}" -gt 1 ]; then
+  COTAL_TEST_REPORT_DIR="$results/current" NATS_SERVER_BIN="${servers[1]}" bash scripts/ablate.sh NO_EVICT || status=1
+fi
+
+node scripts/test-summary.mjs "$results" || status=1
 exit "$status"

@@ -1,22 +1,45 @@
-// Sums the vitest JSON reports of every suite into one closing line CI can read.
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+// Sums the vitest JSON reports under a directory (one subdirectory per run: units, live-<version>)
+// into a line per run and one closing line CI can read; exits 1 when anything failed or nothing passed.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
 
-const dir = process.argv[2];
-let passed = 0;
-let failed = 0;
-let skipped = 0;
-let files = 0;
-for (const f of readdirSync(dir).filter((n) => n.endsWith(".json"))) {
-  const r = JSON.parse(readFileSync(join(dir, f), "utf8"));
-  files++;
-  passed += r.numPassedTests ?? 0;
-  failed += (r.numFailedTests ?? 0) + (r.numFailedTestSuites ?? 0);
-  skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+const root = process.argv[2];
+const runs = new Map();
+
+function walk(dir) {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p);
+    else if (name.endsWith(".json")) {
+      let r;
+      try {
+        r = JSON.parse(readFileSync(p, "utf8"));
+      } catch {
+        continue;
+      }
+      if (typeof r?.numTotalTests !== "number") continue; // matrix tables and cells are not vitest reports
+      const run = relative(root, dir) || ".";
+      const t = runs.get(run) ?? { passed: 0, failed: 0, skipped: 0 };
+      t.passed += r.numPassedTests ?? 0;
+      // numFailedTestSuites counts every describe level of a failing test; count a file only when it
+      // failed without a failing test (an import error, a hook), so one red test is one failure.
+      const brokenFiles = (r.testResults ?? []).filter((f) => f.status === "failed" && !(f.assertionResults ?? []).some((a) => a.status === "failed")).length;
+      t.failed += (r.numFailedTests ?? 0) + brokenFiles;
+      t.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+      runs.set(run, t);
+    }
+  }
 }
-if (files === 0) {
+
+walk(root);
+if (runs.size === 0) {
   console.log("cotal tests: no report found");
   process.exit(1);
 }
-console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
-process.exit(failed > 0 || passed === 0 ? 1 : 0);
+const total = { passed: 0, failed: 0, skipped: 0 };
+for (const [run, t] of [...runs].sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))) {
+  if (runs.size > 1) console.log(`${run}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
+  for (const k of Object.keys(total)) total[k] += t[k];
+}
+console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
+process.exit(total.failed > 0 || total.passed === 0 ? 1 : 0);

@@ -14,6 +14,7 @@ export * from "./render/preloaded-accounts.js";
 export * from "./lock/process-identity.js";
 export * from "./lock/maintenance-lock.js";
 export * from "./broker/binary.js";
+export * from "./broker/server-features.js";
 export * from "./broker/log-proof.js";
 export * from "./broker/runtime.js";
 export * from "./broker/process.js";

@@ -39,6 +39,8 @@ export const UNSAFE_SWITCHES = [
   "UNRESTRICTED_USER",
   /** space rm does not cut a removed tenant's live connections. */
   "NO_EVICT",
+  /** Every reload is a SIGHUP proven from the log alone, even where the RELOAD request exists. */
+  "RELOAD_BY_SIGNAL",
   /** New spaces are minted unbounded and the broker budget is not checked (one tenant starves all). */
   "UNLIMITED_TENANTS",
   /** A rolled-back `space limits` claim leaves its re-signed record (the record lies about the server). */

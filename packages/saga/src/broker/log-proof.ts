@@ -4,6 +4,11 @@ export const RELOAD_OK = "Reloaded server configuration";
 export const RELOAD_FAILED = "Failed to reload server configuration";
 export const SERVER_READY = "Server is ready";
 
+/** 2.11+ end the success line with the digest of the config it loaded: `Reloaded server configuration (sha256:…)`. */
+export function reloadLineDigest(line: string): string | undefined {
+  return /Reloaded server configuration \((sha256:[0-9a-f]{64})\)/.exec(line)?.[1];
+}
+
 /** Byte length of the log now; read only what comes after it, so old lines never prove new events. */
 export function logOffset(path: string): number {
   try {

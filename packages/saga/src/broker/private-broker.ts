@@ -11,7 +11,8 @@ import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
 import { serverConfig } from "../render/server-config.js";
-import { natsServerBinary } from "./binary.js";
+import { natsServerBinary, natsServerVersion } from "./binary.js";
+import { serverFeatures } from "./server-features.js";
 import { SERVER_READY, logOffset, readLogSince, tail, watchLog } from "./log-proof.js";
 import { ownerOf } from "./runtime.js";
 import { serversOfRoot } from "./server-scan.js";
@@ -70,6 +71,7 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
   ensureSecretDir(opts.storeDir);
   const confPath = join(opts.workDir, `${opts.label}.conf`);
   const logFile = join(opts.workDir, `${opts.label}.log`);
+  const bin = natsServerBinary();
   writeFileAtomic(confPath, serverConfig(loadBrokerTrust(layout), opts.spaces, {
     host: "127.0.0.1",
     port,
@@ -77,6 +79,8 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
     storeDir: opts.storeDir,
     authority: loadAuthorityAccount(layout),
     logFile,
+    // It writes the inventory too (cold-boot seed, offline sagas): the same durability as the broker.
+    syncAlways: serverFeatures(natsServerVersion(bin)).syncAlways,
     ...(opts.spaces.length === 0 ? { maintenance: true } : {}),
   }));
   const offset = logOffset(logFile);
@@ -84,7 +88,7 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
   const stdio = openSync(join(opts.workDir, `${opts.label}.stdio.log`), "a", 0o600);
   let child;
   try {
-    child = spawn(natsServerBinary(), ["-c", confPath], { stdio: ["ignore", stdio, stdio] });
+    child = spawn(bin, ["-c", confPath], { stdio: ["ignore", stdio, stdio] });
   } finally {
     process.umask(umask);
     closeSync(stdio);

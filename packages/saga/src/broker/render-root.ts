@@ -5,7 +5,9 @@ import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { loadSettings, type RootSettings } from "../root/settings.js";
 import { configDigest, serverConfig } from "../render/server-config.js";
-import { natsServerVersion, serverCapabilities } from "./binary.js";
+import { natsServerVersion } from "./binary.js";
+import { brokerState } from "./runtime.js";
+import { serverFeatures, type ServerFeatures } from "./server-features.js";
 import { effectiveBudget } from "../provision/jetstream-max.js";
 
 export interface RenderedRoot {
@@ -32,7 +34,7 @@ export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): Render
       exit: "restore an auth/account.<hex>.json record from a backup, or start a fresh root with `cotal up --root <new dir>`",
     });
   }
-  const caps = serverCapabilities(natsServerVersion());
+  const features = renderFeatures(layout);
   const { render: jetstreamMax } = effectiveBudget(layout);
   const text = serverConfig(broker, list, {
     host: settings.host,
@@ -42,8 +44,17 @@ export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): Render
     authority,
     logFile: layout.logFile,
     pidFile: layout.pidFile,
-    syncAlways: caps.syncAlways,
+    syncAlways: features.syncAlways,
     ...(jetstreamMax ? { jetstreamMax } : {}),
   });
   return { text, digest: configDigest(text), broker, authority, spaces: list, settings };
+}
+
+/**
+ * The features of the server that will read this config: the running broker's (its version was
+ * read from its binary at start) when one serves the root, else the binary the next `up` starts.
+ */
+export function renderFeatures(layout: RootLayout): ServerFeatures {
+  const state = brokerState(layout);
+  return serverFeatures(state.running ? state.runtime.serverVersion : natsServerVersion());
 }

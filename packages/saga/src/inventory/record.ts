@@ -39,6 +39,11 @@ export interface PendingMutation {
   limits?: LimitsChange;
 }
 
+export interface ServerConfigDigest {
+  digest: string;
+  forConfigDigest: string;
+}
+
 /** The single `inventory` key of `cotal_broker_inventory`. */
 export interface InventoryRecord {
   /** Last COMMITTED generation: the CAS subject. Not a count of anything. */
@@ -49,6 +54,11 @@ export interface InventoryRecord {
   /** Digest of the server.conf bytes proven at appliedGeneration. */
   configDigest: string | null;
   pending: PendingMutation | null;
+  /**
+   * The server's own `config_digest` (2.11+, read after a proven reload), with the byte digest it was
+   * read for: it describes the running config only while `forConfigDigest === configDigest`.
+   */
+  serverConfigDigest?: ServerConfigDigest;
   /**
    * Records on disk an operator chose not to preload (`reconcile --adopt-kv`). They are not a
    * divergence; `space add <name>` re-admits one (its record is reused).
@@ -76,6 +86,12 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
   if (!Number.isInteger(r.appliedGeneration) || (r.appliedGeneration as number) < 0) return "appliedGeneration is not an integer";
   if (!isNameList(r.spaces)) return "spaces is not a list of distinct valid space names";
   if (r.configDigest !== null && !(typeof r.configDigest === "string" && DIGEST.test(r.configDigest))) return "configDigest is not sha256:<hex> or null";
+  if (r.serverConfigDigest !== undefined) {
+    const d = r.serverConfigDigest as Record<string, unknown> | null;
+    if (typeof d !== "object" || d === null || typeof d.digest !== "string" || !DIGEST.test(d.digest) || typeof d.forConfigDigest !== "string" || !DIGEST.test(d.forConfigDigest)) {
+      return "serverConfigDigest is not {digest, forConfigDigest} of sha256:<hex>";
+    }
+  }
   if (r.excluded !== undefined && !isNameList(r.excluded)) return "excluded is not a list of distinct valid space names";
   if (r.pending !== null) {
     const p = r.pending as Record<string, unknown> | undefined;
@@ -104,6 +120,12 @@ export function sortedNames(names: Iterable<string>): string[] {
 /** The record cold boot seeds from disk (create-only CAS at generation 1). */
 export function seedRecord(spaces: string[], configDigest: string | null, proven: boolean): InventoryRecord {
   return { generation: 1, spaces: sortedNames(spaces), appliedGeneration: proven ? 1 : 0, configDigest, pending: null };
+}
+
+/** The server's digest of the config the record says runs, or undefined when none was read for it. */
+export function runningServerDigest(record: InventoryRecord): string | undefined {
+  const d = record.serverConfigDigest;
+  return d && d.forConfigDigest === record.configDigest ? d.digest : undefined;
 }
 
 /** The names a disk-vs-KV comparison must account for: what the record lists plus what it excludes on purpose. */

@@ -13,7 +13,7 @@ import type { BackupManifest, Checkpoints, ManifestFile } from "./artifact.js";
 import type { Attempt } from "./attempt.js";
 import { startIsolatedBroker } from "./isolated-broker.js";
 import type { ProgressSink } from "./progress.js";
-import { restoreStream, snapshotStream } from "./stream-snapshot.js";
+import { effectiveFirstSeq, restoreStream, snapshotStream } from "./stream-snapshot.js";
 
 export type RestorePass = "quarantine" | "target";
 
@@ -85,7 +85,8 @@ export async function runRestorePass(layout: RootLayout, pass: RestorePass, stor
         const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config: s.config, state: s.state }, (n) => progress({ phase: pass, stream: s.name, done: (done += n), total }));
         const st = (await jsm.streams.info(s.name)).state;
         for (const k of ["messages", "bytes", "first_seq", "last_seq", "consumer_count"] as const) {
-          if (st[k] !== s.state[k]) throw verifyFailed(pass, `stream ${s.name} ${k} is ${st[k]}, the artifact holds ${s.state[k]} (restore reported ${got.state[k]})`);
+          const differs = k === "first_seq" ? effectiveFirstSeq(st) !== effectiveFirstSeq(s.state) : st[k] !== s.state[k];
+          if (differs) throw verifyFailed(pass, `stream ${s.name} ${k} is ${st[k]}, the artifact holds ${s.state[k]} (restore reported ${got.state[k]})`);
         }
       }
       for (const c of checkpoints.consumers) {

@@ -14,6 +14,15 @@ export interface StreamState {
   consumer_count: number;
 }
 
+/**
+ * The sequence the next message of a stream gets: what `first_seq` means, read so that servers that
+ * spell an empty stream differently agree. A never-written stream reports first_seq 0; 2.15 restores
+ * it as first_seq 1, last_seq 0 (measured on 2.15.3; 2.9.10 and 2.14.10 keep 0). Both are "empty, next 1".
+ */
+export function effectiveFirstSeq(s: Pick<StreamState, "messages" | "first_seq" | "last_seq">): number {
+  return s.messages === 0 ? s.last_seq + 1 : s.first_seq;
+}
+
 export interface SnapshotFile {
   stream: string;
   config: Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { parseServerVersion, versionAtLeast } from "../broker/binary.js";
+import { FEATURE_SINCE, serverFeatures } from "../broker/server-features.js";
 import { loadBrokerTrust, type LoadedBroker } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, readTextIfExists, writeFileAtomic } from "../root/secret-files.js";
@@ -8,7 +8,7 @@ import { decodeJwt, evictorPermissions, inboxPrefixOf, mintSystemUserCreds, nati
 import { unsafe } from "../unsafe.js";
 
 /** `$SYS.REQ.SERVER.<id>.KICK` arrived in nats-server 2.10.0; 2.9.10 cannot cut one connection. */
-export const KICK_MIN_VERSION = "2.10.0";
+export const KICK_MIN_VERSION = FEATURE_SINCE.kick;
 
 /** The broker's one connection evictor (000 §5): broker-scoped $SYS material, beside the seeds it derives from. */
 export function evictorCredsFile(layout: RootLayout): string {
@@ -95,7 +95,7 @@ export async function evictAccountConnections(layout: RootLayout, url: string, a
     nc = await connect({ servers: url, name: "cotal-connection-evictor", authenticator: nativeCredsAuthenticator(creds), reconnect: false, timeout: 5_000, ...(inboxPrefix ? { inboxPrefix } : {}) });
     const version = nc.info?.version ?? "0.0.0";
     const serverId = nc.info?.server_id ?? "";
-    if (!versionAtLeast(parseServerVersion(version), KICK_MIN_VERSION)) {
+    if (!serverFeatures(version).kick) {
       return { ...base, serverVersion: version, outcome: "skipped", reason: `nats-server ${version} has no $SYS.REQ.SERVER.<id>.KICK (it arrived in ${KICK_MIN_VERSION}); the reload that dropped the account is what refuses its users there` };
     }
     const cids = await accountClientIds(nc, serverId, accountPublicKey);

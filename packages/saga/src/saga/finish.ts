@@ -24,7 +24,7 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
   }
   // A space that is listed again is no longer excluded; a reconcile sets the exclusions it decided.
   const excluded = (pending.excluded ?? record.excluded ?? []).filter((n) => !pending.nextSpaces.includes(n));
-  const committed: InventoryRecord = { generation: pending.generation, spaces: pending.nextSpaces, appliedGeneration: pending.generation, configDigest: record.configDigest, pending: null, ...(excluded.length > 0 ? { excluded } : {}) };
+  const committed: InventoryRecord = { generation: pending.generation, spaces: pending.nextSpaces, appliedGeneration: pending.generation, configDigest: record.configDigest, pending: null, ...(record.serverConfigDigest ? { serverConfigDigest: record.serverConfigDigest } : {}), ...(excluded.length > 0 ? { excluded } : {}) };
   const rev = await cas(committed, revision);
   await failpoint("after-commit");
   return { record: committed, revision: rev };

@@ -153,8 +153,8 @@ class Mutation {
     const runtime = this.env.runtime;
     if (!runtime) throw new SagaError("broker-not-running", "a reload needs the running broker", { exit: "cotal up --detach" });
     const signalledAt = performance.now();
-    let verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs }));
-    if (unsafe("PROOF_WITHOUT_LOG")) verdict = { outcome: "reloaded", line: "(unproven: test-only switch)", ms: verdict.ms };
+    let verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs, layout: this.env.layout }));
+    if (unsafe("PROOF_WITHOUT_LOG")) verdict = { outcome: "reloaded", via: verdict.via, line: "(unproven: test-only switch)", ms: verdict.ms };
     this.reloads++;
     if (verdict.outcome === "reloaded") await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
     return verdict;
@@ -164,7 +164,7 @@ class Mutation {
   async proveForward(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<{ ok: true; record: InventoryRecord; revision: number } | { ok: false; verdict: ReloadVerdict }> {
     const verdict = await this.reload();
     if (verdict.outcome !== "reloaded") return { ok: false, verdict };
-    const proven = await recordProof(this.casWrite, { record, revision }, pending);
+    const proven = await recordProof(this.casWrite, { record, revision }, pending, verdict);
     await failpoint("after-proof");
     return { ok: true, ...proven };
   }

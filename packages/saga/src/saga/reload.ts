@@ -1,28 +1,149 @@
-import { RELOAD_FAILED, RELOAD_OK, logOffset, readLogSince, tail, watchLog } from "../broker/log-proof.js";
+import { RELOAD_FAILED, RELOAD_OK, logOffset, readLogSince, reloadLineDigest, tail, watchLog } from "../broker/log-proof.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
 import { unsafe } from "../unsafe.js";
+import { serverFeatures, type ServerFeatures } from "../broker/server-features.js";
+import { SystemClient } from "../broker/system-client.js";
+import type { InventoryRecord } from "../inventory/record.js";
+import type { RootLayout } from "../root/layout.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import type { BrokerTrust } from "../trust/index.js";
+
+/** How the reload was asked for: the system account's RELOAD request (2.10+) or SIGHUP. */
+export type ReloadVia = "request" | "signal";
 
 export type ReloadVerdict =
-  | { outcome: "reloaded"; line: string; ms: number }
-  | { outcome: "failed"; line: string; logTail: string; ms: number }
-  | { outcome: "unproven"; logTail: string; ms: number };
+  | {
+      outcome: "reloaded";
+      via: ReloadVia;
+      line: string;
+      ms: number;
+      /** The server's own digest of the config it now runs (VARZ, else the log line; 2.11+). */
+      serverConfigDigest?: string;
+      notes?: string[];
+    }
+  | {
+      outcome: "failed";
+      via: ReloadVia;
+      line: string;
+      logTail: string;
+      ms: number;
+      /** The error text of the server's RELOAD reply, when it refused that way. */
+      serverError?: string;
+      notes?: string[];
+    }
+  | { outcome: "unproven"; via: ReloadVia; logTail: string; ms: number; notes?: string[] };
+
+export interface ReloadOptions {
+  timeoutMs?: number;
+  /**
+   * The root: with it (and a retained system signing seed) a 2.10+ broker is asked through
+   * `$SYS.REQ.SERVER.<id>.RELOAD`; without it, SIGHUP.
+   */
+  layout?: RootLayout;
+}
+
+/** How long the log may lag behind a reply that already said "reloaded" (the server writes the line first). */
+const SECOND_WITNESS_MS = 2_000;
 
 /**
- * SIGHUP, then read ONLY the log written after our signal. The success line proves the reload; a
- * failure line or no line at all is not a proof (001 §3.4 step 7). 2.9.10's success line carries no
- * digest, newer servers append one, so we match the prefix.
+ * Reloads the broker and proves it (001 §3.4 step 7). Only the log written after our request counts.
+ * On 2.10+ the RELOAD reply is the proof (or the server's error text) and the success line after the
+ * offset a second witness; a server without the reload fix drops our connection with the reply, and
+ * then the line alone proves it, as on 2.9.10 where SIGHUP and the line are all there is. 2.9.10's
+ * line carries no digest, newer servers append one, so the line is matched by its prefix.
  */
-export async function reloadAndProve(runtime: BrokerRuntime, opts: { timeoutMs?: number } = {}): Promise<ReloadVerdict> {
+export async function reloadAndProve(runtime: BrokerRuntime, opts: ReloadOptions = {}): Promise<ReloadVerdict> {
+  const features = serverFeatures(runtime.serverVersion);
+  const system = features.reloadRequest && opts.layout && !signalForced() ? retainedSystem(opts.layout) : undefined;
+  if (system) return reloadByRequest(runtime, system, features, opts.timeoutMs ?? 10_000);
+  return reloadBySignal(runtime, features, opts.timeoutMs ?? 10_000);
+}
+
+/** Test-only switch for the RELOAD-reply cells' control: every reload goes by SIGHUP and the log alone. */
+function signalForced(): boolean {
+  return unsafe("RELOAD_BY_SIGNAL");
+}
+
+function retainedSystem(layout: RootLayout): BrokerTrust["system"] | undefined {
+  const system = loadBrokerTrust(layout).system;
+  // A --single-space root drops the system signing seed by design: no system user, so SIGHUP.
+  return system.signingSeed ? system : undefined;
+}
+
+async function reloadBySignal(runtime: BrokerRuntime, features: ServerFeatures, timeoutMs: number, notes: string[] = []): Promise<ReloadVerdict> {
   const t0 = Date.now();
   const offset = unsafe("LOG_FROM_START") ? 0 : logOffset(runtime.logFile);
+  const extra = notes.length > 0 ? { notes } : {};
   try {
     process.kill(runtime.owner.pid, "SIGHUP");
   } catch (err) {
-    return { outcome: "unproven", logTail: `SIGHUP to pid ${runtime.owner.pid} failed: ${(err as Error).message}`, ms: Date.now() - t0 };
+    return { outcome: "unproven", via: "signal", logTail: `SIGHUP to pid ${runtime.owner.pid} failed: ${(err as Error).message}`, ms: Date.now() - t0, ...extra };
   }
-  const seen = await watchLog(runtime.logFile, offset, { ok: RELOAD_OK, failed: RELOAD_FAILED }, { timeoutMs: opts.timeoutMs ?? 10_000, pollMs: 5 });
+  const seen = await watchLog(runtime.logFile, offset, { ok: RELOAD_OK, failed: RELOAD_FAILED }, { timeoutMs, pollMs: 5 });
   const ms = Date.now() - t0;
-  if (!seen) return { outcome: "unproven", logTail: tail(readLogSince(runtime.logFile, offset)), ms };
-  if (seen.outcome === "ok") return { outcome: "reloaded", line: seen.line, ms };
-  return { outcome: "failed", line: seen.line, logTail: tail(readLogSince(runtime.logFile, offset)), ms };
+  if (!seen) return { outcome: "unproven", via: "signal", logTail: tail(readLogSince(runtime.logFile, offset)), ms, ...extra };
+  if (seen.outcome === "failed") return { outcome: "failed", via: "signal", line: seen.line, logTail: tail(readLogSince(runtime.logFile, offset)), ms, ...extra };
+  const digest = features.configDigest ? reloadLineDigest(seen.line) : undefined;
+  return { outcome: "reloaded", via: "signal", line: seen.line, ms, ...(digest ? { serverConfigDigest: digest } : {}), ...extra };
+}
+
+async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["system"], features: ServerFeatures, timeoutMs: number): Promise<ReloadVerdict> {
+  const t0 = Date.now();
+  let client: SystemClient;
+  try {
+    client = await SystemClient.connect(runtime.url, system, { timeoutMs: Math.min(timeoutMs, 5_000) });
+  } catch (err) {
+    // Nothing was asked yet, so the signal path is safe: it proves the reload from the log alone.
+    return reloadBySignal(runtime, features, timeoutMs, [`no system connection (${(err as Error).message}); reloaded by SIGHUP`]);
+  }
+  const notes: string[] = [];
+  try {
+    const offset = unsafe("LOG_FROM_START") ? 0 : logOffset(runtime.logFile);
+    const reply = await client.reload(timeoutMs);
+    const since = () => readLogSince(runtime.logFile, offset);
+    if (reply.ok === false) {
+      return { outcome: "failed", via: "request", line: `nats-server refused the reload: ${reply.error}`, serverError: reply.error, logTail: tail(`nats-server replied: ${reply.error}\n${since()}`), ms: Date.now() - t0 };
+    }
+    if (reply.ok === undefined) notes.push(`the RELOAD reply was lost (${reply.lost}); the log line is the only witness`);
+    const left = Math.max(0, timeoutMs - (Date.now() - t0));
+    const seen = await watchLog(runtime.logFile, offset, { ok: RELOAD_OK }, { timeoutMs: reply.ok ? Math.min(left, SECOND_WITNESS_MS) : left, pollMs: 5 });
+    if (!seen) {
+      const why = reply.ok ? "the server replied success, but its log after the request shows no reload line" : "no reply and no reload line after the request";
+      return { outcome: "unproven", via: "request", logTail: tail(`${why}\n${since()}`), ms: Date.now() - t0, notes };
+    }
+    const ms = Date.now() - t0;
+    if (!features.configDigest) return { outcome: "reloaded", via: "request", line: seen.line, ms, ...(notes.length ? { notes } : {}) };
+    const fromLog = reloadLineDigest(seen.line);
+    const fromVarz = await varzDigest(client, runtime, system, timeoutMs, notes);
+    if (fromLog && fromVarz && fromLog !== fromVarz) {
+      return { outcome: "unproven", via: "request", logTail: tail(`the reload line names ${fromLog} but VARZ reports ${fromVarz}: another config was loaded since\n${since()}`), ms, notes };
+    }
+    const digest = fromVarz ?? fromLog;
+    return { outcome: "reloaded", via: "request", line: seen.line, ms, ...(digest ? { serverConfigDigest: digest } : {}), ...(notes.length ? { notes } : {}) };
+  } finally {
+    await client.close();
+  }
+}
+
+/** VARZ on our connection, or on a fresh one when the reload dropped it (servers without the fix). */
+async function varzDigest(client: SystemClient, runtime: BrokerRuntime, system: BrokerTrust["system"], timeoutMs: number, notes: string[]): Promise<string | undefined> {
+  let c = client;
+  try {
+    if (client.closedByServer) c = await SystemClient.connect(runtime.url, system, { timeoutMs: Math.min(timeoutMs, 5_000) });
+    return await c.configDigest(Math.min(timeoutMs, 5_000));
+  } catch (err) {
+    notes.push(`VARZ unreadable (${(err as Error).message}); the digest comes from the reload line`);
+    return undefined;
+  } finally {
+    if (c !== client) await c.close();
+  }
+}
+
+/**
+ * The record field a proven reload leaves: the server's digest paired with the bytes it ran, or
+ * undefined (dropped from the JSON) so an older pair never outlives the config it described.
+ */
+export function serverDigestField(verdict: ReloadVerdict, configDigest: string | null | undefined): Pick<InventoryRecord, "serverConfigDigest"> {
+  const digest = verdict.outcome === "reloaded" ? verdict.serverConfigDigest : undefined;
+  return { serverConfigDigest: digest && configDigest ? { digest, forConfigDigest: configDigest } : undefined };
 }

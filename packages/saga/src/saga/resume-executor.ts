@@ -7,7 +7,7 @@ import type { RootLayout } from "../root/layout.js";
 import { writeFileAtomic } from "../root/secret-files.js";
 import { digestOfServerConf } from "./digest.js";
 import { commitPending, describePending, rollbackUnpromoted, type CasWrite } from "./finish.js";
-import type { ReloadVerdict } from "./reload.js";
+import { serverDigestField, type ReloadVerdict } from "./reload.js";
 import { renderList } from "./render-list.js";
 import { restoreLimitsChange } from "./limits-record.js";
 
@@ -44,9 +44,12 @@ function refusal(decision: Extract<ResumeDecision, { action: "refuse" }>, record
   });
 }
 
-/** The proof CAS: the only writer of appliedGeneration (docs/resume.md). */
-export async function recordProof(cas: CasWrite, base: VersionedRecord, pending: PendingMutation): Promise<VersionedRecord> {
-  const proven: InventoryRecord = { ...base.record, appliedGeneration: pending.generation, configDigest: pending.stagedDigest ?? null, pending };
+/**
+ * The proof CAS: the only writer of appliedGeneration (docs/resume.md). With the verdict of a
+ * 2.11+ server, its own config_digest is kept beside cotal's byte digest.
+ */
+export async function recordProof(cas: CasWrite, base: VersionedRecord, pending: PendingMutation, verdict?: ReloadVerdict): Promise<VersionedRecord> {
+  const proven: InventoryRecord = { ...base.record, appliedGeneration: pending.generation, configDigest: pending.stagedDigest ?? null, pending, ...(verdict ? serverDigestField(verdict, pending.stagedDigest) : {}) };
   return { record: proven, revision: await cas(proven, base.revision) };
 }
 
@@ -79,7 +82,7 @@ export async function executeResume(base: VersionedRecord, driver: ResumeDriver)
       if (!driver.live) return { kind: "boot", mode: "forward", base, decision, pending };
       const verdict = await driver.live.reload();
       if (verdict.outcome === "reloaded") {
-        const proven = await recordProof(cas, base, pending);
+        const proven = await recordProof(cas, base, pending, verdict);
         return { kind: "committed", base: await commitPending(layout, cas, proven.record, proven.revision, pending), decision, pending };
       }
       if (verdict.outcome === "failed") return rollbackRejected(base, pending, decision, verdict, driver, driver.live);

@@ -1,0 +1,82 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import { SagaError } from "../errors.js";
+import { mintSystemUserCreds, type BrokerTrust } from "../trust/index.js";
+import { connectWithCreds } from "./connect.js";
+
+/** The server's reply to a `$SYS.REQ.SERVER.<id>.*` request (nats-server's ServerAPIResponse). */
+interface ServerApiReply<T> {
+  server?: { id?: string; name?: string };
+  data?: T;
+  error?: { code?: number; description?: string };
+}
+
+export type SystemReloadReply = { ok: true } | { ok: false; error: string } | { ok: undefined; lost: string };
+
+/**
+ * A short-lived system-account user that may only ask this broker to reload and report its VARZ
+ * (least privilege); minted in memory and expiring by itself, so a crash leaks nothing usable.
+ */
+export class SystemClient {
+  private constructor(
+    private readonly nc: NatsConnection,
+    readonly serverId: string,
+  ) {}
+
+  static async connect(url: string, system: BrokerTrust["system"], opts: { timeoutMs?: number } = {}): Promise<SystemClient> {
+    const user = mintSystemUserCreds(system, {
+      name: "cotal-reload",
+      allowPub: ["$SYS.REQ.SERVER.*.RELOAD", "$SYS.REQ.SERVER.*.VARZ"],
+      allowSub: ["_INBOX.>"],
+      expiresInSeconds: 300,
+    });
+    // No reconnect: a server without the reload fix (FEATURE_SINCE.reloadKeepsJwtClients) drops this
+    // connection during the reload it was asked for; the pending request then fails at once, not at its timeout.
+    const nc = await connectWithCreds(url, user.creds, { name: "cotal-reload", timeoutMs: opts.timeoutMs ?? 5_000, reconnect: false });
+    const id = nc.info?.server_id;
+    if (!id) {
+      await nc.close();
+      throw new SagaError("broker-unreachable", `the broker at ${url} sent no server id`, { exit: "cotal status" });
+    }
+    return new SystemClient(nc, id);
+  }
+
+  /** `$SYS.REQ.SERVER.<id>.RELOAD`: the server replies after it applied the config, or with why not. */
+  async reload(timeoutMs: number): Promise<SystemReloadReply> {
+    let msg;
+    try {
+      msg = await this.nc.request(`$SYS.REQ.SERVER.${this.serverId}.RELOAD`, "", { timeout: timeoutMs });
+    } catch (err) {
+      return { ok: undefined, lost: (err as Error).message };
+    }
+    const reply = parseReply(msg.string());
+    if (reply === undefined) return { ok: undefined, lost: `unreadable reply ${JSON.stringify(msg.string().slice(0, 200))}` };
+    if (reply.error) return { ok: false, error: reply.error.description ?? `error code ${reply.error.code ?? "?"}` };
+    return { ok: true };
+  }
+
+  /** The server's own digest of the config it runs (VARZ `config_digest`, 2.11+); undefined when it reports none. */
+  async configDigest(timeoutMs: number): Promise<string | undefined> {
+    const msg = await this.nc.request(`$SYS.REQ.SERVER.${this.serverId}.VARZ`, "", { timeout: timeoutMs });
+    const reply = parseReply<{ config_digest?: string }>(msg.string());
+    if (reply?.error) throw new SagaError("broker-unreachable", `VARZ refused: ${reply.error.description ?? reply.error.code}`, { exit: "cotal status" });
+    const d = reply?.data?.config_digest;
+    return typeof d === "string" && d !== "" ? d : undefined;
+  }
+
+  get closedByServer(): boolean {
+    return this.nc.isClosed();
+  }
+
+  async close(): Promise<void> {
+    if (!this.nc.isClosed()) await this.nc.close().catch(() => undefined);
+  }
+}
+
+function parseReply<T = unknown>(text: string): ServerApiReply<T> | undefined {
+  try {
+    const r = JSON.parse(text) as unknown;
+    return typeof r === "object" && r !== null ? (r as ServerApiReply<T>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
