@@ -33,6 +33,21 @@ async function seededCutRoot(): Promise<{ r: LiveRoot; url: string }> {
   return { r, url: up.url };
 }
 
+/** alpha backed up with its data, then removed and re-added empty under a new account, behind a ready cut. */
+async function backedUpThenEmptied() {
+  const { r, url } = await seededCutRoot();
+  const out = join(r.root, "..", "alpha.bak");
+  ok(await r.cotal(["up", "--detach"]));
+  const before = await spaceFacts(url, await credsFor(r, "alpha"));
+  ok(await r.cotal(["down", "--preserve-state"]));
+  ok(await r.cotal(["space", "backup", "alpha", "--out", out]));
+  ok(await r.cotal(["up", "--detach"]));
+  ok(await r.cotal(["space", "rm", "alpha"]));
+  ok(await r.cotal(["space", "add", "alpha"]));
+  ok(await r.cotal(["down", "--preserve-state"]));
+  return { r, out, before };
+}
+
 describe("backup failpoints leave no complete artifact, and a clean retry succeeds", () => {
   it.each(["backup-snapshot-start", "backup-first-chunk", "backup-snapshot-close", "backup-manifest"])("%s", async (fp) => {
     const { r } = await seededCutRoot();
@@ -100,16 +115,7 @@ describe("a snapshot cut short is never a backup", () => {
 
 describe("the target installs the quarantine's re-snapshot", () => {
   it("staged bytes corrupted after the quarantine verified them never reach the store", async () => {
-    const { r, url } = await seededCutRoot();
-    const out = join(r.root, "..", "alpha.bak");
-    ok(await r.cotal(["up", "--detach"]));
-    const before = await spaceFacts(url, await credsFor(r, "alpha"));
-    ok(await r.cotal(["down", "--preserve-state"]));
-    ok(await r.cotal(["space", "backup", "alpha", "--out", out]));
-    ok(await r.cotal(["up", "--detach"]));
-    ok(await r.cotal(["space", "rm", "alpha"]));
-    ok(await r.cotal(["space", "add", "alpha"]));
-    ok(await r.cotal(["down", "--preserve-state"]));
+    const { r, out, before } = await backedUpThenEmptied();
     const hold = join(r.root, "..", `hold-q-${Date.now()}`);
     mkdirSync(hold, { recursive: true });
     const restore = r.cotal(["space", "restore", "alpha", "--from", out, "--rebind-account"], { env: { COTAL_FAILPOINT: `restore-quarantine-done:barrier:${hold}:2` } });
@@ -133,16 +139,7 @@ describe("the target installs the quarantine's re-snapshot", () => {
 
 describe("restore failpoints: every stage recovers, and a clean retry restores exactly once", () => {
   it("quarantine and target stages", async () => {
-    const { r, url } = await seededCutRoot();
-    const out = join(r.root, "..", "alpha.bak");
-    ok(await r.cotal(["up", "--detach"]));
-    const before = await spaceFacts(url, await credsFor(r, "alpha"));
-    ok(await r.cotal(["down", "--preserve-state"]));
-    ok(await r.cotal(["space", "backup", "alpha", "--out", out]));
-    ok(await r.cotal(["up", "--detach"]));
-    ok(await r.cotal(["space", "rm", "alpha"]));
-    ok(await r.cotal(["space", "add", "alpha"]));
-    ok(await r.cotal(["down", "--preserve-state"]));
+    const { r, out, before } = await backedUpThenEmptied();
 
     const stages = ["restore-quarantine-begin", "restore-quarantine-stream", "restore-quarantine-verified", "restore-quarantine-done", "restore-target-begin", "restore-target-stream", "restore-target-verified", "restore-target-done"];
     for (const fp of stages) {

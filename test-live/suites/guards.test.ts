@@ -55,7 +55,7 @@ function heldBarrier(r: LiveRoot, tag: string) {
  * W1 stops cold (SIGSTOP) at `point` holding the lease; W2, on "another host", waits out the lease
  * TTL and adds beta. W1 then wakes. The guard under test must stop W1 from erasing beta.
  */
-async function pausedPastLease(point: string, beforeWake?: (r: LiveRoot) => void) {
+async function pausedPastLease(point: "before-claim" | "after-materialise", beforeWake?: (r: LiveRoot) => void) {
   const { r, up } = await upRoot();
   const hold = heldBarrier(r, point);
   const w1 = spawned(r, ["space", "add", "gamma"], { COTAL_FAILPOINT: hold.spec(point), COTAL_SAGA_MAX_ATTEMPTS: "1" });
@@ -75,19 +75,12 @@ async function pausedPastLease(point: string, beforeWake?: (r: LiveRoot) => void
 }
 
 describe("guards, one cell each", () => {
-  it("claim CAS: a writer paused past its lease between its re-read and its claim loses the claim; beta stays trusted", () =>
-    cell("guard: claim CAS", async () => {
-      const { r, up, code, stderr } = await pausedPastLease("before-claim");
-      expect(code, stderr).toBe(4);
-      expect(stderr).toMatch(/\[conflict\]/);
-      const st = await statusOf(r);
-      expect(st.inventory?.spaces).toEqual(["alpha", "beta"]);
-      expect(await connects(up.url, await credsText(r, "beta"))).toBe(true);
-    }), 120_000);
-
-  it("staged-digest CAS: a writer paused past its lease between its claim and its staging loses; beta stays trusted", () =>
-    cell("guard: staged-digest CAS", async () => {
-      const { r, up, code, stderr } = await pausedPastLease("after-materialise");
+  it.each([
+    ["claim CAS", "before-claim", "between its re-read and its claim"],
+    ["staged-digest CAS", "after-materialise", "between its claim and its staging"],
+  ] as const)("%s: a writer paused past its lease at %s (%s) loses; beta stays trusted", (guard, point, _when) =>
+    cell(`guard: ${guard}`, async () => {
+      const { r, up, code, stderr } = await pausedPastLease(point);
       expect(code, stderr).toBe(4);
       expect(stderr).toMatch(/\[conflict\]/);
       const st = await statusOf(r);

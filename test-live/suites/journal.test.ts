@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, monotonicMs, type CotalResult } from "@cotal/harness";
 import type { SpaceRmResult } from "@cotal/saga";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
-import { cell } from "../fixtures/matrix.js";
+import { cell, type CellMetrics } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";
 
 // A standing space-rm journal blocks every mutating verb, each refusal names the removal, and
@@ -31,6 +31,15 @@ function printedNext(res: CotalResult): string[] {
   const argv = cmd.split(/\s+/);
   expect(argv[0]).toBe("cotal");
   return argv.slice(1);
+}
+
+/** Stops the poller and records, from `since` on, the successes that must be 0 for a removed space. */
+async function removedCredSuccesses(poller: CredentialPoller, since: number, m: CellMetrics): Promise<number> {
+  const report = await poller.stop();
+  m.attempts = report.total;
+  m.attemptsPerSecond = Math.round(report.attemptsPerSecond);
+  m.successesAfterRemoval = report.successesBetween(since, Number.POSITIVE_INFINITY, "within");
+  return m.successesAfterRemoval;
 }
 
 async function withPolledSpace(space: string) {
@@ -89,11 +98,7 @@ describe("the journal blocks the root", () => {
       expect(upAgain.code, upAgain.stderr).toBe(0);
       expect(await connects(up.url, alpha)).toBe(true); // positive control: the sibling is served again
       await new Promise((res) => setTimeout(res, 500));
-      const report = await poller.stop();
-      m.attempts = report.total;
-      m.attemptsPerSecond = Math.round(report.attemptsPerSecond);
-      m.successesAfterRemoval = report.successesBetween(cutAt, Number.POSITIVE_INFINITY, "within");
-      expect(m.successesAfterRemoval).toBe(0);
+      expect(await removedCredSuccesses(poller, cutAt, m)).toBe(0);
       const after = await statusOf(r);
       expect(after.state).toBe("clean");
       expect(after.inventory?.spaces).toEqual(["alpha"]);
@@ -110,10 +115,7 @@ describe("the journal blocks the root", () => {
       const rerun = await r.cotal(printedNext(blocked));
       expect(rerun.code, rerun.stderr).toBe(0);
       expect(await connects(up.url, alpha)).toBe(true);
-      const report = await poller.stop();
-      m.attempts = report.total;
-      m.successesAfterRemoval = report.successesBetween(cutAt, Number.POSITIVE_INFINITY, "within");
-      expect(m.successesAfterRemoval).toBe(0);
+      expect(await removedCredSuccesses(poller, cutAt, m)).toBe(0);
       const st = await statusOf(r);
       expect(st.state).toBe("clean");
       expect(st.inventory?.spaces).toEqual(["alpha"]);
@@ -138,10 +140,7 @@ describe("the journal blocks the root", () => {
       expect(upAgain.code, upAgain.stderr).toBe(0);
       expect(await connects(up.url, alpha)).toBe(true);
       await new Promise((res_) => setTimeout(res_, 500));
-      const report = await poller.stop();
-      m.attempts = report.total;
-      m.successesAfterRemoval = report.successesBetween(removedAt, Number.POSITIVE_INFINITY, "within");
-      expect(m.successesAfterRemoval).toBe(0);
+      expect(await removedCredSuccesses(poller, removedAt, m)).toBe(0);
       const st = await statusOf(r);
       expect(st.state).toBe("clean");
       expect(st.inventory?.spaces).toEqual(["alpha"]);
@@ -158,8 +157,6 @@ describe("the journal blocks the root", () => {
       const unguarded = await r.cotal(["broker", "reconcile", "--adopt-disk", "--yes"], { env: { COTAL_TEST_UNSAFE_IGNORE_JOURNAL: "1" } });
       expect(unguarded.code, unguarded.stderr).toBe(0);
       await poller.waitForAttempt((a) => a.ok && a.startedAt > cutAt, { timeoutMs: 10_000 });
-      const report = await poller.stop();
-      m.successesAfterRemoval = report.successesBetween(cutAt, Number.POSITIVE_INFINITY, "within");
-      expect(m.successesAfterRemoval).toBeGreaterThan(0); // the resurrection the journal guard prevents
+      expect(await removedCredSuccesses(poller, cutAt, m)).toBeGreaterThan(0); // the resurrection the journal guard prevents
     }), 120_000);
 });

@@ -1,20 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { deriveState, type InventoryRecord, type StateInput } from "../src/index.js";
+import { deriveState } from "../src/index.js";
 
 // `cotal status` prints the state and its `why`; the why is what the operator acts on.
-const D = (c: string) => `sha256:${c.repeat(64)}`;
-const rec = (extra: Partial<InventoryRecord> = {}): InventoryRecord => ({ generation: 3, spaces: ["a", "b"], appliedGeneration: 3, configDigest: D("a"), pending: null, ...extra });
-const input = (extra: Partial<StateInput> = {}): StateInput => ({
-  exists: true,
-  corrupt: 0,
-  running: true,
-  record: rec(),
-  diskNames: ["a", "b"],
-  preloadedNames: ["a", "b"],
-  unknownPreloads: 0,
-  serverConfDigest: D("a"),
-  ...extra,
-});
+import { D, stateInput as input, stateRec as rec } from "./fixtures/records.js";
 const pending = { generation: 4, op: "add" as const, adds: ["c"], removes: [], nextSpaces: ["a", "b", "c"], writer: "9@h (space add)", leaseId: "L", claimedAt: "t" };
 
 describe("deriveState: state and why", () => {

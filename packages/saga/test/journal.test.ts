@@ -6,7 +6,6 @@ import {
   acquireMaintenanceLock,
   assertJournalAllows,
   clearJournal,
-  isSagaError,
   journalRefusal,
   readJournal,
   releaseMaintenanceLock,
@@ -17,6 +16,7 @@ import {
   type JournalEntry,
   type SpaceRmEntry,
 } from "../src/index.js";
+import { refusalOf } from "./fixtures/records.js";
 
 // The maintenance journal (docs/refusals.md, "the journal blocks the root"): a standing entry
 // blocks every verb but its own; an unreadable one blocks all of them.
@@ -29,15 +29,6 @@ const fresh = () => {
 const rm: SpaceRmEntry = { op: "space-rm", space: "beta", startedAt: "2026-01-01T00:00:00.000Z" };
 const cut: CutEntry = { op: "cut", state: "ready", cutId: "c1", startedAt: "2026-01-01T00:00:00.000Z" };
 
-function refusalOf(fn: () => unknown): SagaError {
-  try {
-    fn();
-  } catch (e) {
-    if (isSagaError(e)) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal");
-}
 
 afterEach(() => {
   delete process.env.COTAL_TEST_UNSAFE_IGNORE_JOURNAL;

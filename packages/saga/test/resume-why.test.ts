@@ -1,25 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { decideResume, type ResumeDecision } from "../src/inventory/resume.js";
-import type { InventoryRecord, PendingMutation } from "../src/inventory/record.js";
+import type { InventoryRecord } from "../src/inventory/record.js";
 
 // The crash-resume table of docs/resume.md, with the reason each row prints: a refusal's `why` is
 // what `cotal status` and the refused verb show the operator.
-const D = (c: string) => `sha256:${c.repeat(64)}`;
-const OLD = D("a");
-const NEW = D("b");
-const OTHER = D("c");
-const pending = (extra: Partial<PendingMutation> = {}): PendingMutation => ({
-  generation: 8,
-  op: "add",
-  adds: ["gamma"],
-  removes: [],
-  nextSpaces: ["alpha", "gamma"],
-  writer: "1@h (space add)",
-  leaseId: "L",
-  claimedAt: "t",
-  ...extra,
-});
-const rec = (extra: Partial<InventoryRecord>): InventoryRecord => ({ generation: 7, spaces: ["alpha"], appliedGeneration: 7, configDigest: OLD, pending: null, ...extra });
+import { NEW, OLD, OTHER, pending, rec } from "./fixtures/records.js";
 
 describe("decideResume: every row, with its reason", () => {
   it.each<[string, InventoryRecord, string | undefined, ResumeDecision]>([

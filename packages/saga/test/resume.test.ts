@@ -1,24 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { decideResume } from "../src/inventory/resume.js";
-import { parseInventoryRecord, type InventoryRecord, type PendingMutation } from "../src/inventory/record.js";
+import { parseInventoryRecord } from "../src/inventory/record.js";
 
-const D = (c: string) => `sha256:${c.repeat(64)}`;
-const OLD = D("a");
-const NEW = D("b");
-const OTHER = D("c");
-
-const pending = (extra: Partial<PendingMutation> = {}): PendingMutation => ({
-  generation: 8,
-  op: "add",
-  adds: ["gamma"],
-  removes: [],
-  nextSpaces: ["alpha", "gamma"],
-  writer: "1@h (space add)",
-  leaseId: "L",
-  claimedAt: "t",
-  ...extra,
-});
-const rec = (extra: Partial<InventoryRecord>): InventoryRecord => ({ generation: 7, spaces: ["alpha"], appliedGeneration: 7, configDigest: OLD, pending: null, ...extra });
+import { NEW, OLD, OTHER, pending, rec } from "./fixtures/records.js";
 
 // One test per row of the crash-resume table (001 §3.4), in its order.
 describe("decideResume", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { createAccountTrust, createBrokerTrust, isSagaError, preloadedAccounts, SagaError, serverConfig, type RenderAccount, type RenderOptions } from "../src/index.js";
+import { createAccountTrust, createBrokerTrust, preloadedAccounts, serverConfig, type RenderAccount, type RenderOptions } from "../src/index.js";
 import { confString, confToken } from "../src/render/conf-escape.js";
+import { refusalOf } from "./fixtures/records.js";
 
 // The exact bytes matter: the file is what nats-server reads and its digest is what the saga proves.
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
@@ -10,15 +11,7 @@ const beta = createAccountTrust(broker.operator, "beta", { kind: "space" });
 const opts: RenderOptions = { host: "127.0.0.1", port: 4222, serverName: "t", storeDir: "/var/lib/cotal/nats", authority };
 const space = (a: RenderAccount): RenderAccount => ({ name: a.name, publicKey: a.publicKey, jwt: a.jwt });
 
-function refusal(fn: () => unknown): SagaError {
-  try {
-    fn();
-  } catch (e) {
-    if (isSagaError(e)) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal");
-}
+const refusal = refusalOf;
 
 describe("serverConfig layout", () => {
   it("renders the whole file, line for line", () => {

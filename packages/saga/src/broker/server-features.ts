@@ -27,7 +27,8 @@ export function versionAtLeast(v: ServerVersion, min: string): boolean {
   if (v.minor !== m.minor) return v.minor > m.minor;
   if (v.patch !== m.patch) return v.patch > m.patch;
   if (v.prerelease === undefined) return true;
-  return m.prerelease !== undefined && v.prerelease >= m.prerelease;
+  // RC.10 follows RC.9: pre-release tags compare with their numbers as numbers.
+  return m.prerelease !== undefined && v.prerelease.localeCompare(m.prerelease, "en", { numeric: true }) >= 0;
 }
 
 /**
