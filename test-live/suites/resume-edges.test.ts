@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
-import { AuthorityStore, loadAuthorityAccount, type InventoryRecord } from "@cotal/saga";
+import { AuthorityStore, connectAsAccount, loadAuthorityAccount, loadSpaceAccount, type InventoryRecord } from "@cotal/saga";
+import { jetstreamManager } from "@nats-io/jetstream";
 import type { LiveRoot } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";
 
@@ -106,5 +107,25 @@ describe("crash-resume edges", () => {
     expect(st.state).toBe("clean");
     expect(st.inventory?.spaces).toEqual(["alpha"]);
     expect(await connects(up.url, await credsText(r, "alpha"))).toBe(true);
+  });
+
+  it("a batch add killed after its commit: up re-checks provisioning, so the committed spaces get their streams and $SYS creds", async () => {
+    const { r, up } = await upRoot();
+    const add = await r.cotal(["space", "add", "b1", "b2"], { env: { COTAL_FAILPOINT: "after-commit:kill" } });
+    expect(add.code).not.toBe(0);
+    expect(existsSync(r.layout.sysCredsFile("b1", "observer"))).toBe(false); // committed, never provisioned
+    const fix = await r.cotal(["up", "--detach"]);
+    expect(fix.code, fix.stderr).toBe(0);
+    for (const s of ["b1", "b2"]) {
+      expect(existsSync(r.layout.sysCredsFile(s, "observer"))).toBe(true);
+      const nc = await connectAsAccount(up.url, loadSpaceAccount(r.layout, s) as NonNullable<ReturnType<typeof loadSpaceAccount>>, { name: "test: provisioned?" });
+      try {
+        const names: string[] = [];
+        for await (const n of (await jetstreamManager(nc)).streams.names()) names.push(n);
+        expect(names).toContain(`cotal_events_${s}`);
+      } finally {
+        await nc.close();
+      }
+    }
   });
 });

@@ -53,3 +53,4 @@ export * from "./ops/rotate-sys.js";
 export * from "./maintenance/index.js";
 export * from "./broker/server-scan.js";
 export * from "./unsafe.js";
+export * from "./pool.js";

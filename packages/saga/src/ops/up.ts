@@ -21,6 +21,10 @@ import { RootLayout } from "../root/layout.js";
 import { writeFileAtomic } from "../root/secret-files.js";
 import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings } from "../root/settings.js";
 import { ensureUserCreds } from "./creds.js";
+import { configPicture } from "./config-picture.js";
+import { mapPool } from "../pool.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import { readTextIfExists } from "../root/secret-files.js";
 import { cutJournalPresent, resumeAfterCut } from "../maintenance/resume.js";
 
 export interface UpOptions {
@@ -81,6 +85,14 @@ export async function up(opts: UpOptions): Promise<UpResult> {
       const notes = await ensureLiveInventory(layout, lock, progress);
       const inv = accountInventory(layout);
       const space = requested ?? inv.spaces[0]?.name ?? "default";
+      // A verb killed between its commit and its provisioning leaves trusted tenants without their
+      // streams or $SYS creds; `up` re-checks every tenant the running config serves (idempotent).
+      const served = new Set(configPicture(readTextIfExists(layout.serverConf), inv.spaces, []).preloadedNames);
+      const broker = loadBrokerTrust(layout);
+      const provisioned = await mapPool(inv.spaces.filter((s) => served.has(s.name)), 16, async (acct) => {
+        writeObserverCreds(layout, broker, acct.name);
+        return provisionSpace(state.runtime.url, acct);
+      });
       return {
         root: layout.root,
         created: false,
@@ -91,7 +103,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
         spaces: inv.spaces.map((s) => s.name),
         credsFile: layout.userCredsFile(space, "admin"),
         multiSpace: existsSync(layout.systemSigningSeedFile),
-        provisioned: [],
+        provisioned,
         serverVersion: state.runtime.serverVersion,
         notes,
       };
