@@ -1,7 +1,10 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { randomBytes } from "node:crypto";
 import { harnessTeardown } from "@cotal/harness";
+import { jetstream } from "@nats-io/jetstream";
+import { connectCreds } from "../fixtures/nats.js";
 import type { CutEntry } from "@cotal/saga";
 import { liveRoot, type LiveRoot } from "../fixtures/live-root.js";
 import { credsFor, ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
@@ -86,13 +89,21 @@ describe("a snapshot cut short is never a backup", () => {
     roots.push(r);
     const up = await upJson(r, ["--space", "alpha"]);
     ok(await r.cotal(["space", "add", "beta"]));
-    await seedSpace(up.url, await credsFor(r, "alpha"), "alpha", 3000, 25, 4096); // ~12 MB: many chunks
+    await seedSpace(up.url, await credsFor(r, "alpha"), "alpha", 10, 5);
+    // Incompressible bytes, so the snapshot (tar + s2) really is ~12 MB: about 90 chunks.
+    const nc = await connectCreds(up.url, await credsFor(r, "alpha"));
+    try {
+      const js = jetstream(nc);
+      for (let i = 0; i < 3000; i++) await js.publish(`cotal.alpha.events.r${i % 5}`, randomBytes(4096));
+    } finally {
+      await nc.close();
+    }
     ok(await r.cotal(["down", "--preserve-state"]));
     const out = join(r.root, "..", "alpha.bak");
     const hold = join(r.root, "..", `hold-snap-${Date.now()}`);
     mkdirSync(hold, { recursive: true });
-    // Held right after the first chunk was acked: the snapshot is provably under way when the kill lands.
-    const backup = r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: `backup-first-chunk:barrier:${hold}:2` } });
+    // Held 16 chunks into the big events stream (the last one snapshotted): the kill lands mid-stream.
+    const backup = r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: `backup-mid-stream:barrier:${hold}:2` } });
     const deadline = Date.now() + 30_000;
     while (readdirSync(hold).length < 1) {
       if (Date.now() > deadline) throw new Error("the backup never reached its first chunk");

@@ -25,7 +25,7 @@ export const FAILPOINTS = [
   "rm-journaled", "rm-streams-deleted", "rotate-journaled", "rotate-seed-written", "rotate-applied",
   // the preserve-state cut, backup and restore
   "cut-intent", "cut-committed", "resume-intent",
-  "backup-snapshot-start", "backup-first-chunk", "backup-snapshot-close", "backup-manifest",
+  "backup-snapshot-start", "backup-first-chunk", "backup-mid-stream", "backup-snapshot-close", "backup-manifest",
   "restore-quarantine-begin", "restore-quarantine-stream", "restore-quarantine-verified", "restore-quarantine-done",
   "restore-target-begin", "restore-target-stream", "restore-target-verified", "restore-target-done",
 ] as const;

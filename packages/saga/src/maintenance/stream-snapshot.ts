@@ -125,6 +125,7 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
       onBytes(m.data.length);
       if (m.reply) m.respond(); // the ack that lets the server send the next window
       if (chunks === 1) await failpoint("backup-first-chunk");
+      if (chunks === 16) await failpoint("backup-mid-stream"); // 2 MiB in: only a large stream gets here
     }
     if (timedOut) throw new SagaError("snapshot-failed", `snapshot of ${stream} stalled: no chunk for ${CHUNK_IDLE_MS} ms`, { exit: "run the command again" });
     // Only the server's own end marker completes a snapshot; a closed connection is not an end.
@@ -135,7 +136,8 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
     fsyncSync(fd);
   } catch (err) {
     if (err instanceof SagaError || err instanceof FailpointError) throw err;
-    throw incomplete(stream, `the connection failed mid-snapshot (${(err as Error).message})`);
+    // The test-only switch takes what arrived as the whole stream: the partial backup this refusal prevents.
+    if (!unsafe("ACCEPT_PARTIAL_SNAPSHOT")) throw incomplete(stream, `the connection failed mid-snapshot (${(err as Error).message})`);
   } finally {
     clearTimeout(idle);
     if (!nc.isClosed()) sub.unsubscribe();
