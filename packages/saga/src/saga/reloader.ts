@@ -1,0 +1,15 @@
+import type { BrokerRuntime } from "../broker/runtime.js";
+import { reloadAndProve, type ReloadVerdict } from "./reload.js";
+
+/**
+ * What the saga needs from the running broker: reload the config at server.conf and return the
+ * server's own verdict on it (docs/resume.md). Never the proof CAS: the saga writes that.
+ */
+export interface Reloader {
+  reload(opts?: { timeoutMs?: number }): Promise<ReloadVerdict>;
+}
+
+/** The running broker of a root: SIGHUP and the log proof of saga/reload.ts. */
+export function brokerReloader(runtime: BrokerRuntime): Reloader {
+  return { reload: (opts = {}) => reloadAndProve(runtime, opts) };
+}
