@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { LEASE_TTL_MS } from "../src/inventory/lease.js";
 import { decisionRead, runMutation } from "../src/saga/mutation.js";
 import { digestOfServerConf } from "../src/saga/digest.js";
-import { FakeReloader, ManualClock, MemoryInventoryStore, createTempRoot, memorySaga, type MemorySaga } from "../src/testing/index.js";
+import { FakeReloader, ManualClock, MemoryInventoryStore, createTempRoot, memorySaga, type MemorySaga, type StoreFault } from "../src/testing/index.js";
 import { add, confText, expectCode, expectConverged, hasRecord, record, resumeOnly, stagedFiles } from "./saga-memory-helpers.js";
 
 let s: MemorySaga;
@@ -19,7 +19,7 @@ afterEach(() => {
 });
 
 /** A concurrent writer that committed a generation of its own (same list, so disk stays the committed bytes). */
-const committedElsewhere = { kind: "concurrent-write", mutate: (r: { generation: number }) => ({ ...r, generation: r.generation + 1, appliedGeneration: r.generation + 1 }) } as const;
+const committedElsewhere: StoreFault = { kind: "concurrent-write", mutate: (r) => ({ ...r, generation: r.generation + 1, appliedGeneration: r.generation + 1 }) };
 
 describe("the CAS: a concurrent writer between the decision read and the claim", () => {
   it("moves the record after the decision read: conflict, one re-read and re-decide, then success", async () => {

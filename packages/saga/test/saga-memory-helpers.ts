@@ -1,7 +1,7 @@
 /** Shared assertions for the in-memory saga tests: they read the record, server.conf and the files, never internals. */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { expect } from "vitest";
-import { isSagaError, type SagaErrorCode } from "../src/errors.js";
+import { isSagaError, type SagaError, type SagaErrorCode } from "../src/errors.js";
 import { FailpointError, resetFailpoints, type FailpointName } from "../src/failpoints.js";
 import type { InventoryRecord, PendingMutation } from "../src/inventory/record.js";
 import { digestOfServerConf } from "../src/saga/digest.js";
@@ -47,7 +47,7 @@ export function expectConverged(s: MemorySaga, spaces: string[], generation: num
   for (const space of spaces) expect(hasRecord(s, space)).toBe(true);
 }
 
-export async function expectCode(p: Promise<unknown>, code: SagaErrorCode): Promise<Error> {
+export async function expectCode(p: Promise<unknown>, code: SagaErrorCode): Promise<SagaError> {
   const err = await p.then(
     () => undefined,
     (e: unknown) => e,
