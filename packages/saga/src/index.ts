@@ -33,6 +33,7 @@ export * from "./inventory/resume.js";
 export * from "./inventory/authority-store.js";
 export * from "./saga/steps.js";
 export * from "./saga/reload.js";
+export * from "./saga/reloader.js";
 export * from "./saga/journal.js";
 export * from "./saga/mutation.js";
 export * from "./saga/digest.js";

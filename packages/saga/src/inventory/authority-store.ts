@@ -10,6 +10,7 @@ import { connectAsAccount } from "../broker/connect.js";
 import { SagaError, isSagaError } from "../errors.js";
 import type { AccountRecord } from "../root/records.js";
 import { parseInventoryRecord, type InventoryRecord } from "./record.js";
+import type { InventoryStore, VersionedRecord } from "./inventory-store.js";
 import {
   LEASE_BUCKET,
   LEASE_TTL_MS,
@@ -26,15 +27,11 @@ import {
 } from "./lease.js";
 
 export { LEASE_BUCKET, LEASE_TTL_MS, type Lease, type LeaseHolder } from "./lease.js";
+export type { InventoryStore, VersionedRecord } from "./inventory-store.js";
 
 /** No space token in either bucket name, on purpose: whole-broker resources (001 §3.2). */
 export const INVENTORY_BUCKET = "cotal_broker_inventory";
 export const INVENTORY_KEY = "inventory";
-
-export interface VersionedRecord {
-  record: InventoryRecord;
-  revision: number;
-}
 
 export interface AuthorityStoreOptions {
   /** Connection name the broker shows for this client. */
@@ -163,7 +160,7 @@ async function ensureBucket(kvm: Kvm, jsm: JetStreamManager, spec: BucketSpec): 
   return kvm.open(spec.bucket, { allow_direct: false });
 }
 
-export class AuthorityStore {
+export class AuthorityStore implements InventoryStore {
   readonly #nc: NatsConnection;
   readonly #inventory: KV;
   readonly #lease: KV;

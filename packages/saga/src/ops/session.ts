@@ -9,6 +9,7 @@ import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { startPrivateBroker } from "../broker/private-broker.js";
 import type { SagaEnv } from "../saga/mutation.js";
+import { brokerReloader } from "../saga/reloader.js";
 import type { SagaTiming } from "../saga/steps.js";
 
 /** One lease key per root: the writer lease fences every cooperative writer of this root's config. */
@@ -57,7 +58,7 @@ function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks, 
   return (lock) => ({
     layout,
     store,
-    ...(runtime ? { runtime } : {}),
+    ...(runtime ? { reloader: brokerReloader(runtime, layout) } : {}),
     lock,
     leaseKey: leaseKeyFor(layout),
     ...(hooks.onNotice ? { onNotice: hooks.onNotice } : {}),

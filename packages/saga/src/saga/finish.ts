@@ -2,7 +2,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { unsafe } from "../unsafe.js";
-import type { VersionedRecord } from "../inventory/authority-store.js";
+import type { VersionedRecord } from "../inventory/inventory-store.js";
 import { accountedNames, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
 import type { RootLayout } from "../root/layout.js";
 import { digestOfServerConf } from "./digest.js";

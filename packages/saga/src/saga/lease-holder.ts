@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
-import type { AuthorityStore, Lease, LeaseHolder } from "../inventory/authority-store.js";
+import type { InventoryStore } from "../inventory/inventory-store.js";
+import type { Lease, LeaseHolder } from "../inventory/lease.js";
 import { isSagaError } from "../errors.js";
 import { pidAlive } from "../lock/process-identity.js";
 
@@ -17,7 +18,7 @@ export function holderIsDead(holder: LeaseHolder): boolean {
 }
 
 /** Acquires the writer lease, waiting out a live holder up to `waitMs` and taking over a dead one. */
-export async function acquireLeaseWaiting(store: AuthorityStore, key: string, verb: string, waitMs = Number(process.env.COTAL_LEASE_WAIT_MS ?? 30_000)): Promise<Lease> {
+export async function acquireLeaseWaiting(store: InventoryStore, key: string, verb: string, waitMs = Number(process.env.COTAL_LEASE_WAIT_MS ?? 30_000)): Promise<Lease> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
@@ -30,7 +31,7 @@ export async function acquireLeaseWaiting(store: AuthorityStore, key: string, ve
 }
 
 /** Runs `fn` holding the writer lease, and releases it however `fn` ends. */
-export async function withLease<T>(store: AuthorityStore, key: string, verb: string, fn: (lease: Lease) => Promise<T>): Promise<T> {
+export async function withLease<T>(store: InventoryStore, key: string, verb: string, fn: (lease: Lease) => Promise<T>): Promise<T> {
   const lease = await acquireLeaseWaiting(store, key, verb);
   try {
     return await fn(lease);

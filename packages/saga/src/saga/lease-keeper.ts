@@ -1,5 +1,6 @@
-import type { AuthorityStore, Lease } from "../inventory/authority-store.js";
-import { LEASE_TTL_MS } from "../inventory/authority-store.js";
+import type { InventoryStore } from "../inventory/inventory-store.js";
+import type { Lease } from "../inventory/lease.js";
+import { LEASE_TTL_MS } from "../inventory/lease.js";
 
 /**
  * Renews the writer lease in the background while a saga runs (reloads and proofs can outlast one
@@ -12,7 +13,7 @@ export class LeaseKeeper {
   #renewing: Promise<void> | undefined;
 
   constructor(
-    private readonly store: AuthorityStore,
+    private readonly store: InventoryStore,
     lease: Lease,
     ttlMs = LEASE_TTL_MS,
   ) {

@@ -2,10 +2,10 @@ import { readFileSync, rmSync } from "node:fs";
 import { SagaError, isSagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { unsafe } from "../unsafe.js";
-import type { BrokerRuntime } from "../broker/runtime.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { assertLockHeld } from "../lock/maintenance-lock.js";
-import type { AuthorityStore, LeaseHolder, VersionedRecord } from "../inventory/authority-store.js";
+import type { LeaseHolder } from "../inventory/lease.js";
+import type { InventoryStore, VersionedRecord } from "../inventory/inventory-store.js";
 import { sortedNames, type InventoryRecord, type LimitsChange, type MutationOp, type PendingMutation } from "../inventory/record.js";
 import type { ResumeDecision } from "../inventory/resume.js";
 import { loadSpaceAccount } from "../root/account-store.js";
@@ -17,7 +17,8 @@ import { LeaseKeeper } from "./lease-keeper.js";
 import { acquireLeaseWaiting, selfHolder } from "./lease-holder.js";
 import { materialiseAdds } from "./materialise.js";
 import { applyLimitsChange } from "./limits-record.js";
-import { reloadAndProve, type ReloadVerdict } from "./reload.js";
+import type { ReloadVerdict } from "./reload.js";
+import type { Reloader } from "./reloader.js";
 import { commitPending, describePending, rollbackUnpromoted } from "./finish.js";
 import { executeResume, recordProof } from "./resume-executor.js";
 import { renderList } from "./render-list.js";
@@ -43,12 +44,12 @@ export interface MutationIntent {
 
 export interface SagaEnv {
   layout: RootLayout;
-  store: AuthorityStore;
+  store: InventoryStore;
   /**
-   * The running broker. Absent when the saga runs through a maintenance broker (broker stopped):
+   * The running broker's reload and proof. Absent when the saga runs through a maintenance broker (broker stopped):
    * it then stops after promotion, and the next `up` boots the promoted bytes and commits them.
    */
-  runtime?: BrokerRuntime;
+  reloader?: Reloader;
   /** The root maintenance lock the verb holds; the saga verifies it, never takes its own. */
   lock: MaintenanceLock;
   leaseKey: string;
@@ -79,7 +80,7 @@ function missingRecord(): SagaError {
  * The decision read a verb makes before it queues for the maintenance lock: on one host the lock
  * serialises writers, so this is where two writers' reads can overlap (R1) and the CAS must catch it.
  */
-export async function decisionRead(store: AuthorityStore): Promise<VersionedRecord> {
+export async function decisionRead(store: InventoryStore): Promise<VersionedRecord> {
   const pre = await store.read();
   if (!pre) throw missingRecord();
   await failpoint("after-read");
@@ -150,10 +151,10 @@ class Mutation {
 
   /** SIGHUP, the proof from the log written after it, then this connection's reconnect. */
   async reload(): Promise<ReloadVerdict> {
-    const runtime = this.env.runtime;
-    if (!runtime) throw new SagaError("broker-not-running", "a reload needs the running broker", { exit: "cotal up --detach" });
+    const reloader = this.env.reloader;
+    if (!reloader) throw new SagaError("broker-not-running", "a reload needs the running broker", { exit: "cotal up --detach" });
     const signalledAt = performance.now();
-    let verdict = await this.timed("reload-proof", () => reloadAndProve(runtime, { timeoutMs: this.env.reloadTimeoutMs, layout: this.env.layout }));
+    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs }));
     if (unsafe("PROOF_WITHOUT_LOG")) verdict = { outcome: "reloaded", via: verdict.via, line: "(unproven: test-only switch)", ms: verdict.ms };
     this.reloads++;
     if (verdict.outcome === "reloaded") await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
@@ -182,7 +183,7 @@ class Mutation {
       layout: env.layout,
       cas: this.casWrite,
       replaces: intent.op === "reconcile",
-      ...(env.runtime ? { live: { reload: () => this.reload(), leaseHeld: () => keeper.held() } } : {}),
+      ...(env.reloader ? { live: { reload: () => this.reload(), leaseHeld: () => keeper.held() } } : {}),
       ...(env.onNotice ? { onNotice: env.onNotice } : {}),
     });
     if (out.decision.action !== "fresh") this.resumed = out.decision.action;
@@ -299,7 +300,7 @@ class Mutation {
         renameDurable(staged, env.layout.serverConf); // the fence is the instruction before this syscall
       });
       await failpoint("after-rename");
-      if (!env.runtime) {
+      if (!env.reloader) {
         // Offline (maintenance broker): nothing runs this config yet. The claim stays pending with its
         // staged digest, which is exactly PROMOTED-BUT-UNCOMMITTED: the next `up` boots and commits it.
         return { outcome: "promoted", generation: g, spaces: target, added, removed, attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };

@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
-import type { VersionedRecord } from "../inventory/authority-store.js";
+import type { VersionedRecord } from "../inventory/inventory-store.js";
 import type { InventoryRecord, PendingMutation } from "../inventory/record.js";
 import { decideResume, type ResumeDecision } from "../inventory/resume.js";
 import type { RootLayout } from "../root/layout.js";

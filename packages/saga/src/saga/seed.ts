@@ -1,10 +1,10 @@
 import { failpoint } from "../failpoints.js";
-import type { AuthorityStore } from "../inventory/authority-store.js";
+import type { InventoryStore } from "../inventory/inventory-store.js";
 import type { InventoryRecord } from "../inventory/record.js";
 import { unsafe } from "../unsafe.js";
 
 /** Seeds the inventory with a create-only CAS: a second seeder loses, it never overwrites (`conflict`). */
-export async function seedInventory(store: AuthorityStore, record: InventoryRecord): Promise<number> {
+export async function seedInventory(store: InventoryStore, record: InventoryRecord): Promise<number> {
   await failpoint("before-seed");
   if (unsafe("DISABLE_SEED_CAS")) {
     const cur = await store.read();
