@@ -3,7 +3,7 @@
  * read and the claim), the writer lease at the rename, the reload proof, the commit digest, and the
  * store's own lost replies. Each asserts which refusal fired and what the record and disk hold.
  */
-import { writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { LEASE_TTL_MS } from "../src/inventory/lease.js";
@@ -98,6 +98,7 @@ describe("the lease fence at the rename", () => {
     expect(confText(s)).toBe(s.root.conf.text);
     expect(stagedFiles(s)).toEqual([]);
     expect(record(s)).toMatchObject({ generation: 1, appliedGeneration: 1, pending: null });
+    expect(existsSync(s.root.layout.accountFile("beta"))).toBe(false); // what the aborted claim minted is gone: no disk-only record
     expect(s.reloader?.calls).toBe(0);
     expect(store.peekLease("root_memory")?.verb).toBe("space add (other)"); // the new holder's lease is not released by the loser
   });
@@ -152,6 +153,20 @@ describe("the reload proof (step 7)", () => {
     const r = await runMutation(s.env, resumeOnly); // the broker now accepts it
     expect(r.resumed).toBe("complete-forward");
     expectConverged(s, ["beta", "default"], 2);
+  });
+
+  it("a failed reload over a hand-edited server.conf: the edited bytes are not renamed back; the next writer restores the committed ones", async () => {
+    const root = createTempRoot();
+    appendFileSync(root.layout.serverConf, "# an operator's edit, never proven\n");
+    const reloader = new FakeReloader(root.layout, [{ failed: "[ERR] Failed to reload server configuration" }, { failed: "[ERR] Failed to reload server configuration" }, "reloaded"]);
+    s = memorySaga({ root, reloader });
+    const err = await expectCode(runMutation(s.env, add("beta")), "reload-unproven");
+    expect(err.message).toContain("not the proven one");
+    expect(confText(s)).not.toContain("an operator's edit"); // the promoted config stays; the edit is not restored
+    const r = await runMutation(s.env, resumeOnly); // row 4a: rejected again, so the committed list is re-rendered
+    expect(r.resumed).toBe("complete-forward");
+    expect(confText(s)).toBe(root.conf.text);
+    expectConverged(s, ["default"], 1);
   });
 
   it("ablation PROOF_WITHOUT_LOG: an unproven reload is recorded as proven and committed", async () => {

@@ -53,14 +53,19 @@ export function mintedRecordsToDelete(layout: RootLayout, record: InventoryRecor
   });
 }
 
-/** A claim that never reached the broker is undone: staged file, the records it minted, pending. */
-export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base: VersionedRecord, pending: PendingMutation): Promise<VersionedRecord> {
+/** The files a claim changed before promotion, put back: staged config, a re-signed record, minted records. */
+export function undoClaimFiles(layout: RootLayout, record: InventoryRecord, pending: PendingMutation): void {
   rmSync(layout.stagedConf(pending.generation, pending.leaseId), { force: true });
   if (pending.limits) restoreLimitsChange(layout, pending.limits);
-  for (const space of mintedRecordsToDelete(layout, base.record, pending)) {
+  for (const space of mintedRecordsToDelete(layout, record, pending)) {
     rmSync(layout.accountFile(space), { force: true });
     rmSync(layout.spaceDir(space), { recursive: true, force: true });
   }
+}
+
+/** A claim that never reached the broker is undone: staged file, the records it minted, pending. */
+export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base: VersionedRecord, pending: PendingMutation): Promise<VersionedRecord> {
+  undoClaimFiles(layout, base.record, pending);
   const cleared: InventoryRecord = { ...base.record, pending: null };
   return { record: cleared, revision: await cas(cleared, base.revision) };
 }

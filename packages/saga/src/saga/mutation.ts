@@ -19,9 +19,10 @@ import { materialiseAdds } from "./materialise.js";
 import { applyLimitsChange } from "./limits-record.js";
 import type { ReloadVerdict } from "./reload.js";
 import type { Reloader } from "./reloader.js";
-import { commitPending, describePending, rollbackUnpromoted } from "./finish.js";
+import { commitPending, describePending, rollbackUnpromoted, undoClaimFiles } from "./finish.js";
 import { executeResume, recordProof } from "./resume-executor.js";
 import { renderList } from "./render-list.js";
+import { configDigest } from "../render/server-config.js";
 import type { SagaTiming } from "./steps.js";
 
 export interface MutationIntent {
@@ -292,6 +293,9 @@ class Mutation {
           release = false;
           try {
             await this.cas({ ...record, pending: null }, revision);
+            // The claim was still ours, so nobody resumed it: what it minted or re-signed goes too.
+            // (Had the CAS lost, another writer owns the record and rolls the claim back itself.)
+            undoClaimFiles(env.layout, record, pending);
           } catch {
             // Another holder may already have moved the record on; the staged file is gone either way.
           }
@@ -325,6 +329,13 @@ class Mutation {
     if (!(await keeper.held())) {
       throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the lease is no longer held, so nothing is renamed back; the record keeps the claim for the next writer`, {
         exit: "re-run the command: the resume table decides from the record",
+        details: { logTail: tail },
+      });
+    }
+    // Only the proven bytes go back: a server.conf edited by hand before this verb is no rollback target.
+    if (configDigest(previous) !== record.configDigest) {
+      throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the config it replaced was not the proven one, so it is not renamed back; the claim stays for the next writer`, {
+        exit: "cotal broker reconcile   # prints the record and both lists; the next writer's resume also rolls a rejected config back",
         details: { logTail: tail },
       });
     }
