@@ -211,6 +211,9 @@ describe("AuthorityStore on a real nats-server", () => {
       expect(renewed.revision).toBeGreaterThan(a.revision);
       expect(renewed.leaseId).toBe(a.leaseId);
       expect(await store.checkLease(renewed)).toBe(true);
+      // A renewal whose bytes equal the current value counts as already landed (same id, same ms):
+      // step past the millisecond so the stale copy's bytes differ and only its revision can decide.
+      await new Promise((res) => setTimeout(res, 5));
       const lost = await refusal(store.renewLease(a)); // the pre-renewal copy is at a stale revision
       expect(lost.code).toBe("lease-lost");
       expect(lost.exit).toBeTruthy();
