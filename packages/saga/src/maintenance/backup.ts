@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { SagaError } from "../errors.js";
-import { FailpointError, failpoint } from "../failpoints.js";
+import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
 import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
@@ -17,7 +17,7 @@ import { Attempt, cloneStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { assertJournalAllows } from "../saga/journal.js";
-import { startIsolatedBroker, type IsolatedBroker } from "./isolated-broker.js";
+import { startIsolatedBroker, typedIsolatedFailure, type IsolatedBroker } from "./isolated-broker.js";
 import type { ProgressSink } from "./progress.js";
 import { storeOwners, validateSpaceBackupInventory } from "./store-inventory.js";
 import { snapshotStream } from "./stream-snapshot.js";
@@ -66,19 +66,6 @@ async function checkpointsOf(jsm: JetStreamManager, stream: string): Promise<Con
  * attempt in the journal before creating anything, snapshots a clone of the store through an isolated
  * broker, and publishes manifest.json last and atomically. Any failure removes what it provably created.
  */
-/** A connection lost to the isolated broker mid-backup is a failed snapshot attempt, never an internal error. */
-async function typedBrokerFailure<T>(stream: string, fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof SagaError || err instanceof FailpointError) throw err;
-    throw new SagaError("snapshot-failed", `reading stream ${stream} from the isolated broker failed: ${(err as Error).message}; no manifest was written`, {
-      exit: "run the backup again (read the isolated broker log under maintenance/attempt-<id>/)",
-      details: { stream },
-    });
-  }
-}
-
 export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackupResult> {
   const space = assertSpaceName(opts.space);
   const out = resolve(opts.out);
@@ -133,7 +120,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       const consumers: ConsumerCheckpoint[] = [];
       for (const info of durable) {
         const name = info.config.name;
-        consumers.push(...(await typedBrokerFailure(name, () => checkpointsOf(jsm, name))));
+        consumers.push(...(await checkpointsOf(jsm, name)));
         const rel = `streams/${name}.snap`;
         const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }));
         // Complete: the snapshot saw exactly the state the store reported (the store is quiescent under the cut).
@@ -181,7 +168,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       await nc?.close().catch(() => undefined);
       await broker?.stop().catch(() => undefined);
       attempt.abandon();
-      throw err;
+      throw typedIsolatedFailure(err, `cotal space backup ${space} --out ${out}   # run it again`);
     }
   } finally {
     releaseMaintenanceLock(lock);

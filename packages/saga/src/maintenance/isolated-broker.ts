@@ -1,3 +1,5 @@
+import { SagaError } from "../errors.js";
+import { FailpointError } from "../failpoints.js";
 import type { ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
@@ -11,4 +13,16 @@ export type IsolatedBroker = PrivateBroker;
  */
 export function startIsolatedBroker(layout: RootLayout, opts: { storeDir: string; workDir: string; space: AccountRecord; label: PrivateBrokerLabel; onSpawn?: (owner: ProcessOwner) => void }): Promise<IsolatedBroker> {
   return startPrivateBroker(layout, { storeDir: opts.storeDir, workDir: opts.workDir, spaces: [opts.space], label: opts.label, ...(opts.onSpawn ? { onSpawn: opts.onSpawn } : {}) });
+}
+
+/**
+ * What reaches the operator when an isolated broker's connection fails mid-attempt (the broker was
+ * killed, say): a typed `snapshot-failed` with the re-run, never an untyped client error and exit 1.
+ */
+export function typedIsolatedFailure(err: unknown, rerun: string): unknown {
+  if (err instanceof SagaError || err instanceof FailpointError) return err;
+  return new SagaError("snapshot-failed", `the isolated broker's connection failed mid-attempt: ${(err as Error)?.message ?? String(err)}; the attempt was undone and nothing was published`, {
+    exit: rerun,
+    cause: err,
+  });
 }

@@ -9,6 +9,7 @@ import { RootLayout } from "../root/layout.js";
 import { verifyArtifact } from "./artifact.js";
 import { Attempt, cloneStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
+import { typedIsolatedFailure } from "./isolated-broker.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { assertJournalAllows } from "../saga/journal.js";
 import type { ProgressSink } from "./progress.js";
@@ -109,7 +110,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       const claim = attempt.claim();
       if (claim?.stage !== "target") attempt.abandon();
       else await recoverAttempt(layout, lock, claim).catch(() => undefined);
-      throw err;
+      throw typedIsolatedFailure(err, `cotal space restore ${space} --from ${from}${opts.rebindAccount ? " --rebind-account" : ""}   # run it again`);
     }
   } finally {
     releaseMaintenanceLock(lock);
