@@ -86,8 +86,10 @@ export class Driver {
     if (plan) {
       fired = new Promise<void>((resolveFired) =>
         setTimeout(() => {
-          kill = this.fire(plan, t0, exited ? undefined : child.pid);
-          resolveFired();
+          void this.fire(plan, t0, () => (exited ? undefined : child.pid)).then((k) => {
+            kill = k;
+            resolveFired();
+          });
         }, plan.atMs),
       );
     }
@@ -102,20 +104,32 @@ export class Driver {
     return { res, kill };
   }
 
-  private fire(plan: KillPlan, t0: number, cotalPid: number | undefined): KillRecord {
-    const firedAtMs = Math.round(monotonicMs() - t0);
+  /**
+   * A nats target with no server of the root alive at the planned moment (a cut whose broker already
+   * stopped, a backup before its isolated broker started) is the first one seen afterwards while the
+   * verb still runs; only when none appears before the verb exits is nothing killed.
+   */
+  private async fire(plan: KillPlan, t0: number, cotalPid: () => number | undefined): Promise<KillRecord> {
     if (plan.target === "cotal") {
-      if (cotalPid === undefined) return { planned: plan, what: "nothing: the verb had already exited", firedAtMs: undefined, mono: monotonicMs() };
-      sigkill(cotalPid);
-      return { planned: plan, what: `cotal pid ${cotalPid}`, firedAtMs, mono: monotonicMs() };
+      const pid = cotalPid();
+      if (pid === undefined) return { planned: plan, what: "nothing: the verb had already exited", firedAtMs: undefined, mono: monotonicMs() };
+      sigkill(pid);
+      return { planned: plan, what: `cotal pid ${pid}`, firedAtMs: Math.round(monotonicMs() - t0), mono: monotonicMs() };
     }
-    const after = cotalPid === undefined ? " (the verb had already exited)" : "";
-    const servers: ServerProc[] = serversOf(this.root);
-    if (servers.length === 0) return { planned: plan, what: `nothing: no nats-server of this root was alive${after}`, firedAtMs: undefined, mono: monotonicMs() };
+    let servers: ServerProc[] = serversOf(this.root);
+    while (servers.length === 0 && cotalPid() !== undefined) {
+      await new Promise((r) => setTimeout(r, 5));
+      servers = serversOf(this.root);
+    }
+    const after = cotalPid() === undefined ? " (the verb had already exited)" : "";
+    if (servers.length === 0) return { planned: plan, what: "nothing: no nats-server of this root was alive from the planned moment to the verb's exit", firedAtMs: undefined, mono: monotonicMs() };
     const s = this.pick(servers);
     sigkill(s.pid);
+    const firedAtMs = Math.round(monotonicMs() - t0);
+    await waitGone(s.pid);
     return { planned: plan, what: `nats-server pid ${s.pid} (${s.kind}: ${s.config})${after}`, firedAtMs, mono: monotonicMs() };
   }
+
 }
 
 /** The run could not even be set up (not a finding about the verb under chaos). */

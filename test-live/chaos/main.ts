@@ -67,7 +67,9 @@ const rows = scenarios.map((sc) => {
     reruns: rs.filter((r) => r.intentRerun).length,
     steps: rs.length ? `${Math.min(...rs.map((r) => r.recoverySteps))}-${Math.max(...rs.map((r) => r.recoverySteps))}` : "-",
     removedCred: rc.length ? `${rc.reduce((n, r) => n + (r.removedCred?.successesAfterWindow ?? 0), 0)} / ${rc.reduce((n, r) => n + (r.removedCred?.attempts ?? 0), 0)}` : "-",
-    failures: [...(cal && cal.failures.length ? [cal] : []), ...rs.filter((r) => r.failures.length)].map((r) => `run ${r.run} seed ${r.seed} ${r.kill ? `${r.kill.planned.target}@${r.kill.planned.atMs}ms` : "calibration"}: ${r.failures[0]}`),
+    failures: [...(cal && cal.failures.length ? [cal] : []), ...rs.filter((r) => r.failures.length)].map(
+      (r) => `run ${r.run} ${r.kill ? `kill ${r.kill.planned.target}@${r.kill.planned.atMs}ms (${r.kill.what})` : "calibration"}: ${r.failures.join("; ")}\n      replay: CHAOS_SEED=${seed} CHAOS_WINDOW_MS=${cal?.verbMs ?? 0} CHAOS_ONLY_RUN=${r.run} scripts/chaos.sh ${Math.max(r.run, 1)} ${sc.verb}`,
+    ),
   };
 });
 const head = ["verb", "window", "runs", "converged", "failed", "kills", "missed", "re-runs", "steps", "removed-cred ok-after-commit/attempts"];

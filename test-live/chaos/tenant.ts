@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
@@ -40,7 +40,8 @@ export async function publishEvents(url: string, creds: string, space: string, c
   const nc = await connectWith(url, creds);
   try {
     const js = jetstream(nc);
-    const body = new Uint8Array(size).fill(space.charCodeAt(0));
+    // random bytes: the snapshot is s2-compressed, so a uniform payload would make it instant
+    const body = new Uint8Array(randomBytes(size));
     const inflight: Promise<unknown>[] = [];
     for (let i = 0; i < count; i++) {
       inflight.push(js.publish(`cotal.${space}.events.e${i % 7}`, body));
