@@ -147,7 +147,7 @@ export async function runOnce(sc: Scenario, run: number, seed: number, calibrate
     if (sc.removed) {
       const creds = ctx.creds[sc.removed];
       if (!creds) throw new SetupError(`no creds minted for ${sc.removed}`);
-      removedPoller = new CredentialPoller({ url: ctx.url, creds, concurrency: 2, maxDurationMs: 600_000, name: "chaos-removed" }).start();
+      removedPoller = new CredentialPoller({ url: ctx.url, creds, concurrency: 2, intervalMs: 2, maxDurationMs: 600_000, name: "chaos-removed" }).start();
       pollers.push(removedPoller);
       // positive control: the cred connects before the removal starts
       await removedPoller.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 });
@@ -157,7 +157,7 @@ export async function runOnce(sc: Scenario, run: number, seed: number, calibrate
     if (neverName) {
       const creds = ctx.creds[neverName];
       if (!creds) throw new SetupError(`no creds minted for ${neverName}`);
-      neverPoller = new CredentialPoller({ url: ctx.url, creds, concurrency: 2, maxDurationMs: 600_000, name: "chaos-never" }).start();
+      neverPoller = new CredentialPoller({ url: ctx.url, creds, concurrency: 2, intervalMs: 2, maxDurationMs: 600_000, name: "chaos-never" }).start();
       pollers.push(neverPoller);
     }
 
