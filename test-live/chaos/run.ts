@@ -6,7 +6,7 @@ import { detachUp, lastNext } from "./next-line.js";
 import { serversOf } from "./procs.js";
 import { Rng } from "./rng.js";
 import { connectError, streamCounts, templateStreams } from "./tenant.js";
-import { credsOf, type RunCtx, type Scenario, type Status } from "./verbs.js";
+import { credsOf, observerProblem, type RunCtx, type Scenario, type Status } from "./verbs.js";
 
 export const RECOVERY_CAP = Number(process.env.CHAOS_RECOVERY_CAP ?? 12);
 
@@ -247,6 +247,8 @@ export async function runOnce(sc: Scenario, run: number, seed: number, calibrate
         const missing = templateStreams(space).filter((s) => !(s in streams));
         if (missing.length) failures.push(`${space} is served but not provisioned: missing ${missing.join(", ")}`);
       }
+      const observers = await observerProblem(ctx, rec.status.inventory?.spaces ?? []);
+      if (observers) failures.push(observers);
     }
 
     if (removedPoller && sc.removed) {

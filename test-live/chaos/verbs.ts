@@ -36,6 +36,22 @@ export interface Status {
   lock: unknown;
 }
 
+/** Each listed space's `$SYS` observer creds (README: minted by every add) connect to the running broker. */
+export async function observerProblem(ctx: RunCtx, spaces: string[]): Promise<string | undefined> {
+  for (const name of spaces) {
+    const path = join(ctx.root, `space.${hex(name)}`, "sys.observer.creds");
+    let creds: string;
+    try {
+      creds = readFileSync(path, "utf8");
+    } catch {
+      return `${name} has no sys.observer.creds`;
+    }
+    const err = await connectError(ctx.url, creds);
+    if (err) return `${name}'s $SYS observer creds do not connect: ${err}`;
+  }
+  return undefined;
+}
+
 export interface Scenario {
   verb: string;
   /** Builds the root up to the moment the verb starts (nothing killed here). */
@@ -161,20 +177,7 @@ const rotateSys: Scenario = {
     return systemKey(ctx.root) === ctx.facts.systemBefore ? "the system account was not rotated" : undefined;
   },
   // observer creds must follow the running system account whether or not the rotation landed (issue 12 item 7)
-  async invariant(_d, ctx, st) {
-    for (const s of st.spaces) {
-      const path = join(ctx.root, `space.${hex(s.name)}`, "sys.observer.creds");
-      let creds: string;
-      try {
-        creds = readFileSync(path, "utf8");
-      } catch {
-        return `${s.name} has no sys.observer.creds`;
-      }
-      const err = await connectError(ctx.url, creds);
-      if (err) return `${s.name}'s $SYS observer creds do not connect: ${err}`;
-    }
-    return undefined;
-  },
+  invariant: async (_d, ctx, st) => observerProblem(ctx, st.spaces.map((s) => s.name)),
   intent: () => [["down"], ["up", "--rotate-sys", "--detach"]],
 };
 
