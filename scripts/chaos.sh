@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Chaos: per verb (add rm reconcile rotate-sys cut backup restore), SIGKILL cotal or nats-server at a
+# random moment of the verb's measured duration, recover by following only the printed `next:` lines,
+# and assert the root converged (test-live/chaos/README.md). Deterministic with CHAOS_SEED.
+# Usage: scripts/chaos.sh [runs per verb, default 3] [verb…]   Exits 1 on any failed run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -f packages/cli/dist/bin.js ] || pnpm build --output-logs=errors-only
+npx tsc -p test-live/chaos/tsconfig.json
+exec node test-live/chaos/dist/main.js "$@"

@@ -1,0 +1,31 @@
+/**
+ * The operator's reading of a command's output: the last `next:` line, `# comments` stripped. Only
+ * a line naming one runnable `cotal …` command counts; placeholders (`<name>`) and prose do not.
+ */
+export interface NextStep {
+  /** The printed text after `next:`, comment stripped. */
+  printed: string;
+  /** argv after `cotal`, or undefined when the printed line is not one runnable command. */
+  argv: string[] | undefined;
+}
+
+export function lastNext(text: string): NextStep | undefined {
+  const lines = text.split("\n").filter((l) => /(^|\s|;)next: /.test(l));
+  const line = lines.at(-1);
+  if (line === undefined) return undefined;
+  const printed = (line.slice(line.lastIndexOf("next: ") + 6).split("#")[0] ?? "").trim();
+  return { printed, argv: runnable(printed) };
+}
+
+function runnable(printed: string): string[] | undefined {
+  if (!/^cotal\s/.test(printed) || /[<>,|&;]/.test(printed) || /\bthen\b|\bor\b/.test(printed)) return undefined;
+  return printed.split(/\s+/).slice(1);
+}
+
+/**
+ * `cotal up` without --detach runs the broker in the foreground until signalled; a driver that
+ * followed it literally would block for ever, so it gets --detach (the README's documented start).
+ */
+export function detachUp(argv: string[]): string[] {
+  return argv[0] === "up" && !argv.includes("--detach") ? [...argv, "--detach"] : argv;
+}

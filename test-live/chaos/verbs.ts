@@ -1,0 +1,254 @@
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Driver } from "./driver.js";
+import type { Rng } from "./rng.js";
+import { connectError, manifestProblem, publishEvents, streamCounts } from "./tenant.js";
+
+export const hex = (name: string): string => Buffer.from(name, "utf8").toString("hex");
+
+/** What a run knows about its root, filled by setup and read by the checks. */
+export interface RunCtx {
+  root: string;
+  /** A scratch directory next to the root (tenant files, backup artifacts). */
+  scratch: string;
+  port: number;
+  url: string;
+  rng: Rng;
+  /** Free-form facts for the report (direction, mode, batch form…). */
+  facts: Record<string, string | number | boolean>;
+  /** Creds minted during setup, by space (polled ones must exist before the verb). */
+  creds: Record<string, string>;
+}
+
+/** A read of `cotal status --json`, as far as the checks need it. */
+export interface Status {
+  state: string;
+  why?: string;
+  broker: { running: boolean; pid?: number; url?: string };
+  spaces: { name: string; inConfig: boolean; inInventory?: boolean }[];
+  inventory?: { generation: number; appliedGeneration: number; spaces: string[]; excluded?: string[]; pending: unknown } | null;
+  inventoryError?: string;
+  diskOnly: string[];
+  kvOnly: string[];
+  configOnly: string[];
+  corrupt: unknown[];
+  journal: unknown;
+  lock: unknown;
+}
+
+/** Each listed space's `$SYS` observer creds (README: minted by every add) connect to the running broker. */
+export async function observerProblem(ctx: RunCtx, spaces: string[]): Promise<string | undefined> {
+  for (const name of spaces) {
+    const path = join(ctx.root, `space.${hex(name)}`, "sys.observer.creds");
+    let creds: string;
+    try {
+      creds = readFileSync(path, "utf8");
+    } catch {
+      return `${name} has no sys.observer.creds`;
+    }
+    const err = await connectError(ctx.url, creds);
+    if (err) return `${name}'s $SYS observer creds do not connect: ${err}`;
+  }
+  return undefined;
+}
+
+export interface Scenario {
+  verb: string;
+  /** Builds the root up to the moment the verb starts (nothing killed here). */
+  setup(d: Driver, ctx: RunCtx): Promise<void>;
+  argv(ctx: RunCtx): string[];
+  /** The space whose cred is polled from the verb's start; it must stop connecting for good. */
+  removed?: string;
+  /** A space whose cred is polled throughout and must never connect (never admitted). */
+  neverAdmitted?(ctx: RunCtx): string | undefined;
+  /** Spaces whose creds must connect once converged (besides every space the KV lists). */
+  mustServe(ctx: RunCtx, st: Status): string[];
+  /** Why the verb's intended end state does not hold (undefined: it holds). */
+  endState(d: Driver, ctx: RunCtx, st: Status): Promise<string | undefined>;
+  /** A state that must never be seen, whatever the cut (undefined: none seen). */
+  invariant?(d: Driver, ctx: RunCtx, st: Status): Promise<string | undefined>;
+  /** The operator's re-run of the verb when its end state does not hold after recovery. */
+  intent(ctx: RunCtx, st: Status): string[][];
+  /** The operator's choice where a printed next offers two directions. */
+  prefer?(ctx: RunCtx, argv: string[]): string[];
+}
+
+const up = (ctx: RunCtx, space = "alpha"): string[] => ["up", "--detach", "--space", space, "--port", String(ctx.port)];
+
+export async function credsOf(d: Driver, space: string, phase: "setup" | "check" = "check"): Promise<string> {
+  const r = await d.ok(phase, ["space", "creds", space, "--user", "chaos", "--json"]);
+  return readFileSync((JSON.parse(r.stdout) as { path: string }).path, "utf8");
+}
+
+const BATCH = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"];
+const ALPHA_EVENTS = 200;
+const BETA_EVENTS = 3_000;
+const EVENT_BYTES = 1_024;
+
+const inKv = (st: Status, name: string): boolean => st.inventory?.spaces.includes(name) ?? false;
+
+/** The tenant data a preserve-state cut, a backup or a restore must never lose (alpha is never touched). */
+async function alphaIntact(d: Driver, ctx: RunCtx): Promise<string | undefined> {
+  const counts = await streamCounts(ctx.url, await credsOf(d, "alpha"));
+  const n = counts.cotal_events_alpha;
+  return n === ALPHA_EVENTS ? undefined : `alpha holds ${n} events, it was seeded with ${ALPHA_EVENTS}`;
+}
+
+const batchAdd: Scenario = {
+  verb: "add",
+  async setup(d, ctx) {
+    await d.ok("setup", up(ctx));
+    ctx.facts.form = ctx.rng.next() < 0.5 ? "args" : "--from";
+    if (ctx.facts.form === "--from") writeFileSync(join(ctx.scratch, "tenants.txt"), `# chaos batch\n${BATCH.join("\n")}\n`);
+  },
+  argv: (ctx) => (ctx.facts.form === "--from" ? ["space", "add", "--from", join(ctx.scratch, "tenants.txt")] : ["space", "add", ...BATCH]),
+  mustServe: () => ["alpha"],
+  async endState(_d, _ctx, st) {
+    const missing = BATCH.filter((n) => !inKv(st, n));
+    return missing.length ? `not added: ${missing.join(", ")}` : undefined;
+  },
+  intent: (ctx) => [batchAdd.argv(ctx)],
+};
+
+const rm: Scenario = {
+  verb: "rm",
+  removed: "v",
+  async setup(d, ctx) {
+    await d.ok("setup", up(ctx));
+    await d.ok("setup", ["space", "add", "v", "w"]);
+    ctx.creds.v = await credsOf(d, "v", "setup");
+  },
+  argv: () => ["space", "rm", "v"],
+  mustServe: () => ["alpha", "w"],
+  async endState(_d, _ctx, st) {
+    if (inKv(st, "v")) return "v is still listed";
+    if (st.spaces.some((s) => s.name === "v")) return "v's record is still on disk";
+    return undefined;
+  },
+  intent: () => [["space", "rm", "v"]],
+};
+
+/**
+ * A root divergent on purpose: ghost is added, its record copied aside, removed, and the record put
+ * back. The record composes (same operator) but the KV list never had it: disk-only.
+ */
+const reconcile: Scenario = {
+  verb: "reconcile",
+  async setup(d, ctx) {
+    await d.ok("setup", up(ctx));
+    await d.ok("setup", ["space", "add", "ghost", "w"]);
+    const rec = join(ctx.root, "auth", `account.${hex("ghost")}.json`);
+    const aside = join(ctx.scratch, "ghost.record.json");
+    copyFileSync(rec, aside);
+    ctx.creds.ghost = await credsOf(d, "ghost", "setup");
+    await d.ok("setup", ["space", "rm", "ghost"]);
+    copyFileSync(aside, rec);
+    ctx.facts.direction = ctx.rng.next() < 0.5 ? "disk" : "kv";
+    ctx.facts.mode = ctx.rng.next() < 0.5 ? "live" : "offline";
+    if (ctx.facts.mode === "offline") await d.ok("setup", ["down"]);
+  },
+  argv: (ctx) => ["broker", "reconcile", `--adopt-${String(ctx.facts.direction)}`, "--yes"],
+  neverAdmitted: (ctx) => (ctx.facts.direction === "kv" ? "ghost" : undefined),
+  mustServe: (ctx) => (ctx.facts.direction === "disk" ? ["alpha", "w", "ghost"] : ["alpha", "w"]),
+  async endState(_d, ctx, st) {
+    if (ctx.facts.direction === "disk") return inKv(st, "ghost") ? undefined : "ghost was not admitted";
+    if (inKv(st, "ghost")) return "ghost was admitted by --adopt-kv";
+    return st.inventory?.excluded?.includes("ghost") ? undefined : "ghost is not recorded as excluded";
+  },
+  intent: (ctx) => [reconcile.argv(ctx)],
+  prefer: (ctx, argv) => argv.map((a) => (a === "--adopt-disk" || a === "--adopt-kv" ? `--adopt-${String(ctx.facts.direction)}` : a)),
+};
+
+function systemKey(root: string): string {
+  return (JSON.parse(readFileSync(join(root, "auth", "broker.json"), "utf8")) as { system: { publicKey: string } }).system.publicKey;
+}
+
+const rotateSys: Scenario = {
+  verb: "rotate-sys",
+  async setup(d, ctx) {
+    await d.ok("setup", up(ctx));
+    await d.ok("setup", ["space", "add", "b"]);
+    ctx.facts.systemBefore = systemKey(ctx.root);
+    await d.ok("setup", ["down"]);
+  },
+  argv: () => ["up", "--rotate-sys", "--detach"],
+  mustServe: () => ["alpha", "b"],
+  async endState(_d, ctx) {
+    return systemKey(ctx.root) === ctx.facts.systemBefore ? "the system account was not rotated" : undefined;
+  },
+  // observer creds must follow the running system account whether or not the rotation landed (issue 12 item 7)
+  invariant: async (_d, ctx, st) => observerProblem(ctx, st.spaces.map((s) => s.name)),
+  intent: () => [["down"], ["up", "--rotate-sys", "--detach"]],
+};
+
+async function seedAlpha(d: Driver, ctx: RunCtx): Promise<void> {
+  await d.ok("setup", up(ctx));
+  await publishEvents(ctx.url, await credsOf(d, "alpha", "setup"), "alpha", ALPHA_EVENTS, 256);
+}
+
+const cut: Scenario = {
+  verb: "cut",
+  async setup(d, ctx) {
+    await seedAlpha(d, ctx);
+    await d.ok("setup", ["space", "add", "b"]);
+  },
+  argv: () => ["down", "--preserve-state"],
+  mustServe: () => ["alpha", "b"],
+  endState: async () => undefined, // a cut then `up` changes nothing; the invariant is the data
+  invariant: (d, ctx) => alphaIntact(d, ctx),
+  intent: () => [],
+};
+
+async function withBeta(d: Driver, ctx: RunCtx): Promise<void> {
+  await seedAlpha(d, ctx);
+  await d.ok("setup", ["space", "add", "beta"]);
+  await publishEvents(ctx.url, await credsOf(d, "beta", "setup"), "beta", BETA_EVENTS, EVENT_BYTES);
+}
+
+const backup: Scenario = {
+  verb: "backup",
+  async setup(d, ctx) {
+    await withBeta(d, ctx);
+    await d.ok("setup", ["down", "--preserve-state"]);
+  },
+  argv: (ctx) => ["space", "backup", "beta", "--out", join(ctx.scratch, "beta.bak")],
+  mustServe: () => ["alpha", "beta"],
+  async endState(_d, ctx) {
+    return manifestProblem(join(ctx.scratch, "beta.bak"), "beta", BETA_EVENTS);
+  },
+  // a manifest, if one was published at all, describes a complete artifact (issue 12 item 10)
+  async invariant(d, ctx) {
+    const p = manifestProblem(join(ctx.scratch, "beta.bak"), "beta", BETA_EVENTS);
+    if (p && p !== "no manifest") return `published an incomplete backup: ${p}`;
+    return alphaIntact(d, ctx);
+  },
+  intent: (ctx) => [["down", "--preserve-state"], backup.argv(ctx)],
+};
+
+const restore: Scenario = {
+  verb: "restore",
+  async setup(d, ctx) {
+    await withBeta(d, ctx);
+    await d.ok("setup", ["down", "--preserve-state"]);
+    await d.ok("setup", ["space", "backup", "beta", "--out", join(ctx.scratch, "beta.bak")]);
+    await d.ok("setup", ["up", "--detach"]);
+    await d.ok("setup", ["space", "rm", "beta"]);
+    await d.ok("setup", ["space", "add", "beta"]);
+    await d.ok("setup", ["down", "--preserve-state"]);
+  },
+  argv: (ctx) => ["space", "restore", "beta", "--from", join(ctx.scratch, "beta.bak"), "--rebind-account"],
+  mustServe: () => ["alpha", "beta"],
+  async endState(d, ctx) {
+    const n = (await streamCounts(ctx.url, await credsOf(d, "beta"))).cotal_events_beta;
+    return n === BETA_EVENTS ? undefined : `beta holds ${n} events, not the ${BETA_EVENTS} restored`;
+  },
+  // the tenant sees all of the artifact or none of it, never a part (a restore never merges)
+  async invariant(d, ctx) {
+    const n = (await streamCounts(ctx.url, await credsOf(d, "beta"))).cotal_events_beta;
+    if (n !== 0 && n !== BETA_EVENTS) return `beta holds ${n} events: a partial restore is visible`;
+    return alphaIntact(d, ctx);
+  },
+  intent: (ctx) => [["down", "--preserve-state"], restore.argv(ctx)],
+};
+
+export const SCENARIOS: readonly Scenario[] = [batchAdd, rm, reconcile, rotateSys, cut, backup, restore];
