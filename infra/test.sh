@@ -57,5 +57,9 @@ if [ "${#servers[@]}" -gt 1 ]; then
   COTAL_TEST_REPORT_DIR="$results/current" NATS_SERVER_BIN="${servers[1]}" bash scripts/ablate.sh NO_EVICT || status=1
 fi
 
+# Chaos, short form (test-live/chaos/README.md): random SIGKILLs during every verb, recovery by the
+# printed next: lines only. A fixed seed keeps CI reproducible; `scripts/chaos.sh 30` is the full run.
+CHAOS_SEED="${CHAOS_SEED:-2026}" NATS_SERVER_BIN="$base" bash scripts/chaos.sh 2 || status=1
+
 node scripts/test-summary.mjs "$results" || status=1
 exit "$status"

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { monotonicMs, runCotal, spawnCotal, type CotalResult } from "@cotal/harness";
 import { serversOf, sigkill, waitGone, type ServerProc } from "./procs.js";
 
@@ -30,7 +31,14 @@ export interface KillRecord {
 }
 
 // Every cotal child gets the Debian 2.9.10 server, whatever the caller's environment says.
-const ENV = { NATS_SERVER_BIN: process.env.CHAOS_NATS_SERVER_BIN ?? "/usr/bin/nats-server" };
+/** CHAOS_NATS_SERVER_BIN, else NATS_SERVER_BIN, else Debian's nats-server wherever it is installed. */
+export function chaosServerBin(): string {
+  const explicit = process.env.CHAOS_NATS_SERVER_BIN ?? process.env.NATS_SERVER_BIN;
+  if (explicit) return explicit;
+  return ["/usr/bin/nats-server", "/usr/sbin/nats-server"].find((p) => existsSync(p)) ?? "nats-server";
+}
+
+const ENV = { NATS_SERVER_BIN: chaosServerBin() };
 
 /** One run's cotal invocations, each logged with its output so a failure can be replayed by hand. */
 export class Driver {

@@ -4,6 +4,7 @@ import { repoRoot } from "@cotal/harness";
 import { runOnce, type RunResult } from "./run.js";
 import { runSeed } from "./rng.js";
 import { SCENARIOS } from "./verbs.js";
+import { chaosServerBin } from "./driver.js";
 
 // scripts/chaos.sh [runs] [verb…]: per verb, one unkilled calibration run (its duration is the kill
 // window), then `runs` runs each SIGKILLing cotal or nats-server at a uniform moment of that window.
@@ -83,7 +84,7 @@ const doc = {
   at: new Date().toISOString(),
   seed,
   runsPerVerb: runs,
-  natsServer: process.env.CHAOS_NATS_SERVER_BIN ?? "/usr/bin/nats-server",
+  natsServer: chaosServerBin(),
   recoveryCap: Number(process.env.CHAOS_RECOVERY_CAP ?? 12),
   summary: rows,
   runs: all.map((r) => ({ ...r, steps: r.steps.map((s) => ({ ...s, stdout: secretFree(clip(s.stdout)), stderr: secretFree(clip(s.stderr)) })) })),
