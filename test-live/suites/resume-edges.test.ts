@@ -114,7 +114,11 @@ describe("crash-resume edges", () => {
     const add = await r.cotal(["space", "add", "b1", "b2"], { env: { COTAL_FAILPOINT: "after-commit:kill" } });
     expect(add.code).not.toBe(0);
     expect(existsSync(r.layout.sysCredsFile("b1", "observer"))).toBe(false); // committed, never provisioned
-    const fix = await r.cotal(["up", "--detach"]);
+    expect((await statusOf(r)).provisioningOwed).toEqual(["b1", "b2"]); // durable: status sees what is owed
+    const shown = await r.cotal(["status"]);
+    const next = (shown.stdout.split("\n").find((l) => l.includes("next: ")) ?? "").split("next: ")[1]?.split("#")[0]?.trim().split(/\s+/) ?? [];
+    expect(next.slice(0, 2)).toEqual(["cotal", "up"]);
+    const fix = await r.cotal(next.slice(1));
     expect(fix.code, fix.stderr).toBe(0);
     for (const s of ["b1", "b2"]) {
       expect(existsSync(r.layout.sysCredsFile(s, "observer"))).toBe(true);
@@ -127,5 +131,6 @@ describe("crash-resume edges", () => {
         await nc.close();
       }
     }
+    expect((await statusOf(r)).provisioningOwed).toEqual([]);
   });
 });

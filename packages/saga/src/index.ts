@@ -55,3 +55,4 @@ export * from "./maintenance/index.js";
 export * from "./broker/server-scan.js";
 export * from "./unsafe.js";
 export * from "./pool.js";
+export * from "./provision/owed.js";

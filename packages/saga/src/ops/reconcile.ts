@@ -6,6 +6,7 @@ import { diffLists, type InventoryRecord } from "../inventory/record.js";
 import { decideResume } from "../inventory/resume.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import { oweProvisioning, settleProvisioning } from "../provision/owed.js";
 import { accountInventory, corruptError, loadAuthorityAccount, loadSpaceAccount, type CorruptRecord } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { canonicalRoot } from "../root/canonical-root.js";
@@ -160,6 +161,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
       });
     }
   }
+  if (running && plan.admits.length > 0) oweProvisioning(layout, plan.admits); // settled once provisioned below
   let saga: MutationResult;
   try {
     saga = await runMutation(session.envWith(lock), { op: "reconcile", adds: [], removes: [], target: plan.target, excluded: plan.excluded, expectRevision: kv.revision, verb: `broker reconcile --adopt-${opts.direction}` });
@@ -184,6 +186,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
       provisioned.push(await provisionSpace(session.url, rec));
     }
   }
+  if (running && saga.outcome === "committed") settleProvisioning(layout, plan.admits);
   return { report, outcome: saga.outcome === "committed" ? "reconciled" : saga.outcome, saga, provisioned };
 }
 

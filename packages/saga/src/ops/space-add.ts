@@ -8,6 +8,7 @@ import { runMutation, type MutationResult } from "../saga/mutation.js";
 import { formatBytes, type SpaceQuota } from "../trust/limits.js";
 import type { SessionHooks } from "./session.js";
 import { mapPool } from "../pool.js";
+import { oweProvisioning, settleProvisioning } from "../provision/owed.js";
 import { assertBudgetAllows, limitsForQuota } from "./space-limits.js";
 import { withLiveVerb } from "./verb.js";
 
@@ -61,7 +62,20 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     if (committed && committed.unbounded.length > 0) {
       opts.onNotice?.(`space(s) with unbounded storage can still starve the others: ${committed.unbounded.join(", ")} (next: cotal space limits <name> --max-disk ${formatBytes(limits.disk_storage).replace(/ /g, "")})`);
     }
-    const result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add", limits }, decided);
+    // Owed before the saga trusts them, settled once provisioned: a kill in between stays visible.
+    oweProvisioning(layout, names);
+    let result: MutationResult;
+    try {
+      result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add", limits }, decided);
+    } catch (err) {
+      // A refused saga owes nothing for the names the record neither lists nor claims.
+      const cur = await session.store.read().catch(() => undefined);
+      if (cur) {
+        const trusted = new Set([...cur.record.spaces, ...(cur.record.pending?.nextSpaces ?? [])]);
+        settleProvisioning(layout, names.filter((n) => !trusted.has(n)));
+      }
+      throw err;
+    }
     // Each space is its own account, so provisioning is independent: a bounded pool keeps a
     // 1000-space batch from paying 1000 sequential connect + create round trips.
     const provisioned = await mapPool(names, PROVISION_CONCURRENCY, async (n) => {
@@ -70,6 +84,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
       writeObserverCreds(layout, broker, n);
       return provisionSpace(session.runtime.url, rec);
     }).then((rs) => rs.filter((x): x is ProvisionResult => x !== undefined));
+    settleProvisioning(layout, names);
     return { ...result, requested: names, provisioned };
   });
 }

@@ -11,6 +11,7 @@ import { parseAccountRecord, parseBrokerRecord, type AccountRecord } from "../ro
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
 import { readJournal, type JournalEntry } from "../saga/journal.js";
+import { readProvisioningOwed } from "../provision/owed.js";
 import { configPicture } from "./config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
 
@@ -53,6 +54,8 @@ export interface StatusReport {
   configDigest?: string;
   journal: JournalEntry | null;
   journalError?: string;
+  /** Spaces a killed verb may have left trusted but not provisioned; `cotal up` settles them. */
+  provisioningOwed: string[];
   lock: ReturnType<typeof readLockOwner> | null;
 }
 
@@ -73,7 +76,7 @@ async function readInventory(url: string, authority: AccountRecord): Promise<{ r
 export async function status(opts: { root: string }): Promise<StatusReport> {
   const layout = new RootLayout(opts.root);
   if (!existsSync(layout.root)) {
-    return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, lock: null };
+    return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, provisioningOwed: [], lock: null };
   }
   const st = brokerState(layout);
   const rt = st.runtime;
@@ -156,6 +159,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     ...(digest ? { configDigest: digest } : {}),
     journal,
     ...(journalError ? { journalError } : {}),
+    provisioningOwed: readProvisioningOwed(layout)?.spaces ?? [],
     lock: lock ?? null,
   };
 }

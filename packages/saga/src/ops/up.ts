@@ -23,6 +23,7 @@ import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings } from "../root/
 import { ensureUserCreds } from "./creds.js";
 import { configPicture } from "./config-picture.js";
 import { mapPool } from "../pool.js";
+import { settleProvisioning } from "../provision/owed.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { cutJournalPresent, resumeAfterCut } from "../maintenance/resume.js";
@@ -93,6 +94,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
         writeObserverCreds(layout, broker, acct.name);
         return provisionSpace(state.runtime.url, acct);
       });
+      settleProvisioning(layout);
       return {
         root: layout.root,
         created: false,
@@ -169,6 +171,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
       provisioned.push(await provisionSpace(started.runtime.url, acct));
       writeObserverCreds(layout, rendered.broker, acct.name); // only where missing (multi-space roots)
     }
+    settleProvisioning(layout); // every booted space was provisioned just above
     const account = rendered.spaces.find((s) => s.name === space);
     const credsFile = account ? ensureUserCreds(layout, account, "admin") : layout.userCredsFile(space, "admin");
     return {
