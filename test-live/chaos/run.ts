@@ -72,6 +72,7 @@ export function convergenceProblems(st: Status | undefined, servers: { pid: numb
     if (notServed.length) p.push(`listed but not in server.conf: ${notServed.join(", ")}`);
   }
   if (st.journal) p.push(`journal ${JSON.stringify(st.journal)}`);
+  if (st.provisioningOwed?.length) p.push(`provisioning owed: ${st.provisioningOwed.join(", ")}`);
   // a lock whose holder is dead is reclaimed by the next verb (docs/refusals.md step 3); a live one blocks
   if (st.lock && (st.lock as { status?: string }).status !== "dead") p.push(`lock ${JSON.stringify(st.lock)}`);
   for (const [k, v] of [["diskOnly", st.diskOnly], ["kvOnly", st.kvOnly], ["configOnly", st.configOnly], ["corrupt", st.corrupt]] as const)

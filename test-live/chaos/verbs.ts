@@ -34,6 +34,8 @@ export interface Status {
   corrupt: unknown[];
   journal: unknown;
   lock: unknown;
+  /** Spaces a killed verb left trusted but perhaps unprovisioned (status prints `next: cotal up --detach`). */
+  provisioningOwed?: string[];
 }
 
 /** Each listed space's `$SYS` observer creds (README: minted by every add) connect to the running broker. */
