@@ -36,7 +36,7 @@ function printStatus(s: StatusReport): void {
   const owed = s.provisioningOwed ?? [];
   if (owed.length > 0) out(`provisioning: may be incomplete for ${owed.length > 5 ? `${owed.slice(0, 5).join(", ")} and ${owed.length - 5} more` : owed.join(", ")} (a verb stopped after trusting them)`);
   if (s.state === "uncertain") out("  next: repair or move aside the corrupt records above");
-  else if (owed.length > 0 && s.broker.running && s.state === "clean") out("  next: cotal up --detach   # re-checks every served space's streams, buckets and $SYS creds");
+  else if (owed.length > 0 && s.broker.running && s.state === "clean") out("  next: cotal up --detach   # provisions what a killed verb left owed");
   else if (s.state === "stopped") out("  next: cotal up --detach");
   else if (["PENDING", "PROMOTED-BUT-UNCOMMITTED", "PROVEN-BUT-UNCOMMITTED"].includes(s.state)) out("  next: cotal up   # resumes the interrupted mutation by the crash-resume table");
   else if (s.state !== "clean") out("  next: cotal broker reconcile   # prints both lists and the ways out");

@@ -23,7 +23,7 @@ import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings } from "../root/
 import { ensureUserCreds } from "./creds.js";
 import { configPicture } from "./config-picture.js";
 import { mapPool } from "../pool.js";
-import { settleProvisioning } from "../provision/owed.js";
+import { readProvisioningOwed, settleProvisioning } from "../provision/owed.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { cutJournalPresent, resumeAfterCut } from "../maintenance/resume.js";
@@ -86,11 +86,13 @@ export async function up(opts: UpOptions): Promise<UpResult> {
       const notes = await ensureLiveInventory(layout, lock, progress);
       const inv = accountInventory(layout);
       const space = requested ?? inv.spaces[0]?.name ?? "default";
-      // A verb killed between its commit and its provisioning leaves trusted tenants without their
-      // streams or $SYS creds; `up` re-checks every tenant the running config serves (idempotent).
+      // A verb killed between its commit and its provisioning left its spaces owed (provision/owed.ts):
+      // `up` provisions those it serves, never all N tenants on every call.
       const served = new Set(configPicture(readTextIfExists(layout.serverConf), inv.spaces, []).preloadedNames);
+      const marker = readProvisioningOwed(layout);
+      const owed = (name: string): boolean => marker !== undefined && (marker.unreadable === true || marker.spaces.includes(name));
       const broker = loadBrokerTrust(layout);
-      const provisioned = await mapPool(inv.spaces.filter((s) => served.has(s.name)), 16, async (acct) => {
+      const provisioned = await mapPool(inv.spaces.filter((s) => served.has(s.name) && owed(s.name)), 16, async (acct) => {
         writeObserverCreds(layout, broker, acct.name);
         return provisionSpace(state.runtime.url, acct);
       });

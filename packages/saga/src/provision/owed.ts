@@ -11,6 +11,8 @@ import { isValidSpaceName } from "../names.js";
 export interface ProvisioningOwed {
   spaces: string[];
   since: string;
+  /** The marker could not be read: which spaces are owed is unknown, so all served ones are. */
+  unreadable?: true;
 }
 
 export function readProvisioningOwed(layout: RootLayout): ProvisioningOwed | undefined {
@@ -25,9 +27,9 @@ export function readProvisioningOwed(layout: RootLayout): ProvisioningOwed | und
     const v = JSON.parse(text) as ProvisioningOwed;
     if (Array.isArray(v.spaces) && v.spaces.every((s) => typeof s === "string" && isValidSpaceName(s))) return v;
   } catch {
-    // fall through: an unreadable marker owes everything, which `up` re-checks anyway
+    // fall through
   }
-  return { spaces: [], since: "unknown" };
+  return { spaces: [], since: "unknown", unreadable: true };
 }
 
 /** Adds `spaces` to what is owed (the caller holds the maintenance lock). */
