@@ -49,17 +49,23 @@ for row in "${ROWS[@]}"; do
   # Only the cell itself runs; the switch reaches every cotal process the cell starts (inherited env).
   # The cell is meant to fail here: its vitest report goes to a scratch dir, never into the run's
   # test summary (scripts/test-summary.mjs counts every report under .test-results).
-  scratch="$(mktemp -d)"
-  if (cd test-live && env "COTAL_TEST_UNSAFE_$sw=1" COTAL_TEST_REPORT_DIR="$scratch" COTAL_MATRIX_DIR="$scratch/cells" npx vitest run "suites/$suite.test.ts" -t "$pattern" >"$log" 2>&1); then
-    verdict="NO: stayed green"
-    failed=1
-  elif sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -qE "Tests +[0-9]+ failed"; then
-    verdict="yes"
-  else
-    verdict="NO: the run broke before the cell ($log)"
-    failed=1
-  fi
-  rm -rf "$scratch"
+  # A run that broke before its cell (a hook, the runner) is evidence of nothing either way: it is
+  # retried once, and its log's tail is printed so the CI output says why.
+  for attempt in 1 2; do
+    scratch="$(mktemp -d)"
+    if (cd test-live && env "COTAL_TEST_UNSAFE_$sw=1" COTAL_TEST_REPORT_DIR="$scratch" COTAL_MATRIX_DIR="$scratch/cells" npx vitest run "suites/$suite.test.ts" -t "$pattern" >"$log" 2>&1); then
+      verdict="NO: stayed green"
+      failed=1
+    elif sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -qE "Tests +[0-9]+ failed"; then
+      verdict="yes"
+    else
+      verdict="NO: the run broke before the cell ($log)"
+      echo "ablate: $sw attempt $attempt broke before its cell; the log ends:" >&2
+      sed 's/\x1b\[[0-9;]*m//g' "$log" | tail -40 >&2
+    fi
+    rm -rf "$scratch"
+    case "$verdict" in "NO: the run broke"*) [ "$attempt" = 2 ] && failed=1 ;; *) break ;; esac
+  done
   printf '| %s | %s | %s: %s | %s |\n' "$guard" "$sw" "$suite" "$pattern" "$verdict" | tee -a "$report_dir/table.md"
 done
 echo
