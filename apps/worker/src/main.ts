@@ -15,7 +15,7 @@ try {
 } catch (err) {
   if (isJobsError(err) || isSagaError(err)) {
     log(`${err.message} [${err.code}]`);
-    if (err.exit) log(`  next: ${err.exit}`);
+    if (err.next) log(`  next: ${err.next}`);
     process.exitCode = isJobsError(err, "redis-unreachable") ? 6 : 2;
   } else {
     log(`unexpected error: ${(err as Error)?.stack ?? String(err)}`);

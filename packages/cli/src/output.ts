@@ -26,24 +26,24 @@ export function json(value: unknown): void {
 export function report(error: unknown, asJson: boolean): ExitCode {
   if (isSagaError(error) || isJobsError(error)) {
     const code = isSagaError(error) ? exitCodeFor(error.code) : exitCodeForJobs(error.code);
-    if (asJson) json({ error: { code: error.code, message: error.message, exit: error.exit ?? null, details: error.details ?? null } });
+    if (asJson) json({ error: { code: error.code, message: error.message, next: error.next ?? null, details: error.details ?? null } });
     else {
       err(`cotal: ${error.message} [${error.code}]`);
-      if (error.exit) err(`  next: ${error.exit}`);
+      if (error.next) err(`  next: ${error.next}`);
     }
     return code;
   }
   if (error instanceof CliError) {
-    if (asJson) json({ error: { code: "usage", message: error.message, exit: error.exit ?? "cotal --help" } });
+    if (asJson) json({ error: { code: "usage", message: error.message, next: error.next ?? "cotal --help" } });
     else {
       err(`cotal: ${error.message} [usage]`);
-      err(`  next: ${error.exit ?? "cotal --help"}`);
+      err(`  next: ${error.next ?? "cotal --help"}`);
     }
     return EXIT.usage;
   }
   const fsError = fileSystemError(error);
   if (fsError) {
-    if (asJson) json({ error: { code: "io", message: fsError.message, exit: fsError.next, details: { errno: fsError.errno, path: fsError.path ?? null } } });
+    if (asJson) json({ error: { code: "io", message: fsError.message, next: fsError.next, details: { errno: fsError.errno, path: fsError.path ?? null } } });
     else {
       err(`cotal: ${fsError.message} [io]`);
       err(`  next: ${fsError.next}`);
@@ -51,7 +51,7 @@ export function report(error: unknown, asJson: boolean): ExitCode {
     return EXIT.io;
   }
   const message = error instanceof Error ? (process.env.COTAL_DEBUG === "1" ? (error.stack ?? error.message) : error.message) : String(error);
-  if (asJson) json({ error: { code: "internal", message: error instanceof Error ? error.message : String(error), exit: null } });
+  if (asJson) json({ error: { code: "internal", message: error instanceof Error ? error.message : String(error), next: null } });
   else {
     err(`cotal: unexpected error: ${message}`);
     err("  next: run the command again with COTAL_DEBUG=1 and report the output");

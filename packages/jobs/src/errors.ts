@@ -16,7 +16,7 @@ export type JobsErrorCode =
 
 export interface JobsErrorOptions {
   /** The command an operator should run next. */
-  exit?: string;
+  next?: string;
   details?: Record<string, unknown>;
   cause?: unknown;
 }
@@ -24,13 +24,13 @@ export interface JobsErrorOptions {
 export class JobsError extends Error {
   override readonly name = "JobsError";
   readonly code: JobsErrorCode;
-  readonly exit: string | undefined;
+  readonly next: string | undefined;
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: JobsErrorCode, message: string, options: JobsErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.exit = options.exit;
+    this.next = options.next;
     this.details = options.details;
   }
 }

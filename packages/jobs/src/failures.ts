@@ -30,7 +30,7 @@ export function isRetriable(err: unknown): boolean {
 /** The error a processor throws: "[code] message (next: …)"; UnrecoverableError skips BullMQ's retries. */
 export function toJobFailure(err: unknown): Error {
   const code = isSagaError(err) || isJobsError(err) ? err.code : "internal";
-  const next = isSagaError(err) || isJobsError(err) ? err.exit : undefined;
+  const next = isSagaError(err) || isJobsError(err) ? err.next : undefined;
   const text = `[${code}] ${(err as Error)?.message ?? String(err)}${next ? ` (next: ${next})` : ""}`;
   return isRetriable(err) ? new Error(text) : new UnrecoverableError(text);
 }

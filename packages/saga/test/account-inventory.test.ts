@@ -48,7 +48,7 @@ describe("accountInventory", () => {
     } catch (e) {
       expect(isSagaError(e, "corrupt-record")).toBe(true);
       expect((e as Error).message).toContain(layout.accountFile("x"));
-      expect((e as { exit?: string }).exit).toMatch(/repair or move aside/);
+      expect((e as { next?: string }).next).toMatch(/repair or move aside/);
     }
   });
 

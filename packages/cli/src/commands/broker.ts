@@ -76,7 +76,7 @@ export function registerBroker(program: Command): void {
         else out(`cotal: reconciled at generation ${r.saga.generation}; the broker preloads ${r.saga.spaces.join(", ")}`);
       } catch (e) {
         if (!flags.json || !report || !isSagaError(e)) throw e;
-        json({ report, error: { code: e.code, message: e.message, exit: e.exit ?? null } });
+        json({ report, error: { code: e.code, message: e.message, next: e.next ?? null } });
         process.exitCode = exitCodeFor(e.code);
       }
     });
