@@ -5,7 +5,11 @@ import { JetStreamApiError, jetstream, jetstreamManager } from "@nats-io/jetstre
 import { Kvm, type KV } from "@nats-io/kv";
 import { freePort, harnessTeardown, selectBackend, sleep, tempRoot, type Broker } from "@cotal/harness";
 import { liveServer } from "../fixtures/server-version.js";
-import { AuthorityStore, INVENTORY_BUCKET, INVENTORY_KEY, LEASE_BUCKET, LEASE_TTL_MS, SagaError, connectAsAccount, createAccountTrust, createBrokerTrust, isCasLoss, isSagaError, seedRecord, serverConfig, toAccountRecord, type AccountRecord, type InventoryRecord, type Lease } from "@cotal/saga";
+import { SagaError, isSagaError } from "@cotal/saga";
+import { connectAsAccount, serverConfig } from "@cotal/saga/broker";
+import { AuthorityStore, INVENTORY_BUCKET, INVENTORY_KEY, LEASE_BUCKET, LEASE_TTL_MS, isCasLoss, seedRecord, type InventoryRecord, type Lease } from "@cotal/saga/inventory";
+import { toAccountRecord, type AccountRecord } from "@cotal/saga/root";
+import { createAccountTrust, createBrokerTrust } from "@cotal/saga/trust";
 
 // Real nats-server (the harness picks a process, or a container when Docker answers), no mocks.
 

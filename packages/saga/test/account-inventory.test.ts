@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { accountInventory, certainInventory, createAccountTrust, createBrokerTrust, isSagaError, RootLayout, saveSpaceAccount, spaceHex, toAccountRecord } from "../src/index.js";
+import { accountInventory, certainInventory, createAccountTrust, createBrokerTrust, isSagaError, RootLayout, saveSpaceAccount, spaceHex, toAccountRecord } from "../src/internal.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
 const layoutWith = () => {

@@ -15,7 +15,7 @@ import {
   type CutEntry,
   type JournalEntry,
   type SpaceRmEntry,
-} from "../src/index.js";
+} from "../src/internal.js";
 import { refusalOf } from "./fixtures/records.js";
 
 // The maintenance journal (docs/refusals.md, "the journal blocks the root"): a standing entry

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { assertSpaceName, isSagaError, SagaError, spaceFromHex, spaceHex, spaceToken, SPACE_NAME_RULE } from "../src/index.js";
+import { assertSpaceName, isSagaError, SagaError, spaceFromHex, spaceHex, spaceToken, SPACE_NAME_RULE } from "../src/internal.js";
 
 function refusal(name: unknown): SagaError {
   try {

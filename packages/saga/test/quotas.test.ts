@@ -23,7 +23,7 @@ import {
   type InventoryRecord,
   type PendingMutation,
   type SagaErrorCode,
-} from "../src/index.js";
+} from "../src/internal.js";
 import { describePending } from "../src/saga/finish.js";
 
 const MiB = 1024 ** 2;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createAccountTrust, createBrokerTrust, preloadedAccounts, serverConfig, type RenderAccount, type RenderOptions } from "../src/index.js";
+import { createAccountTrust, createBrokerTrust, preloadedAccounts, serverConfig, type RenderAccount, type RenderOptions } from "../src/internal.js";
 import { confString, confToken } from "../src/render/conf-escape.js";
 import { refusalOf } from "./fixtures/records.js";
 
