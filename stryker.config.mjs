@@ -15,7 +15,6 @@ export default {
     "packages/saga/src/names.ts",
     "packages/saga/src/saga/journal.ts",
     "packages/saga/src/ops/derive-state.ts",
-    "packages/saga/src/error-table.ts",
     "packages/cli/src/exit-codes.ts",
   ],
   coverageAnalysis: "perTest",
