@@ -1,6 +1,8 @@
 // The whole module graph, for this package's own tests (nats.js `internal_mod.ts`); not an export of the package.
 // Other packages import the curated entries: `index.ts` and `entries/*.ts` (package.json "exports").
 export * from "./errors.js";
+export * from "./error-table.js";
+export * from "./error-shape.js";
 export * from "./names.js";
 export * from "./failpoints.js";
 export * from "./trust/index.js";
