@@ -5,7 +5,11 @@ import { JetStreamApiError, jetstream, jetstreamManager } from "@nats-io/jetstre
 import { Kvm, type KV } from "@nats-io/kv";
 import { freePort, harnessTeardown, selectBackend, sleep, tempRoot, type Broker } from "@cotal/harness";
 import { liveServer } from "../fixtures/server-version.js";
-import { AuthorityStore, INVENTORY_BUCKET, INVENTORY_KEY, LEASE_BUCKET, LEASE_TTL_MS, SagaError, connectAsAccount, createAccountTrust, createBrokerTrust, isCasLoss, isSagaError, seedRecord, serverConfig, toAccountRecord, type AccountRecord, type InventoryRecord, type Lease } from "@cotal/saga";
+import { SagaError, isSagaError } from "@cotal/saga";
+import { connectAsAccount, serverConfig } from "@cotal/saga/broker";
+import { AuthorityStore, INVENTORY_BUCKET, INVENTORY_KEY, LEASE_BUCKET, LEASE_TTL_MS, isCasLoss, seedRecord, type InventoryRecord, type Lease } from "@cotal/saga/inventory";
+import { toAccountRecord, type AccountRecord } from "@cotal/saga/root";
+import { createAccountTrust, createBrokerTrust } from "@cotal/saga/trust";
 
 // Real nats-server (the harness picks a process, or a container when Docker answers), no mocks.
 
@@ -124,7 +128,7 @@ describe("AuthorityStore on a real nats-server", () => {
     expect(rev).toBeGreaterThan(0);
     const err = await refusal(other.create(record(1, ["alpha", "beta"])));
     expect(err.code).toBe("conflict");
-    expect(err.exit).toBeTruthy();
+    expect(err.next).toBeTruthy();
     expect(isCasLoss(err)).toBe(true);
     // What @nats-io/kv itself throws on the same conflict: JetStreamApiError, err_code 10071.
     const rawErr = await rawError(rawKv.create(INVENTORY_KEY, "x"));
@@ -156,7 +160,7 @@ describe("AuthorityStore on a real nats-server", () => {
     const cur = (await store.read())!;
     const stale = await refusal(store.update(record(cur.record.generation + 1, ["alpha", "stale"]), cur.revision - 1 || cur.revision + 7));
     expect(stale.code).toBe("conflict");
-    expect(stale.exit).toBeTruthy();
+    expect(stale.next).toBeTruthy();
     expect(isCasLoss(stale)).toBe(true);
     expect((await store.read())?.revision).toBe(cur.revision);
     const next = record(cur.record.generation + 1, ["alpha", "beta"]);
@@ -186,7 +190,7 @@ describe("AuthorityStore on a real nats-server", () => {
   it("refuses to write a record read() would call corrupt", async () => {
     const err = await refusal(store.update({ ...record(9), spaces: ["Not A Name"] }, 1));
     expect(err.code).toBe("invalid-argument");
-    expect(err.exit).toBeTruthy();
+    expect(err.next).toBeTruthy();
   });
 
   describe("writer lease", () => {
@@ -201,7 +205,7 @@ describe("AuthorityStore on a real nats-server", () => {
       expect(held.code).toBe("lease-held");
       expect(held.message).toContain("pid 1111");
       expect(held.message).toContain("space add");
-      expect(held.exit).toBeTruthy();
+      expect(held.next).toBeTruthy();
       const details = held.details as { holder: { pid: number; verb: string }; remainingMs: number };
       expect(details.holder).toMatchObject({ pid: 1111, verb: "space add", host: "host-a" });
       expect(details.remainingMs).toBeGreaterThan(0);
@@ -216,7 +220,7 @@ describe("AuthorityStore on a real nats-server", () => {
       await new Promise((res) => setTimeout(res, 5));
       const lost = await refusal(store.renewLease(a)); // the pre-renewal copy is at a stale revision
       expect(lost.code).toBe("lease-lost");
-      expect(lost.exit).toBeTruthy();
+      expect(lost.next).toBeTruthy();
       expect(await store.checkLease(renewed)).toBe(true); // control: the failed renew took nothing away
 
       await store.releaseLease(renewed);
@@ -306,7 +310,7 @@ describe("AuthorityStore on a real nats-server", () => {
           } else {
             expect(res.reason).toBeInstanceOf(SagaError);
             expect(["conflict", "inventory-unreachable"]).toContain((res.reason as SagaError).code);
-            expect((res.reason as SagaError).exit).toBeTruthy();
+            expect((res.reason as SagaError).next).toBeTruthy();
             outcomes.push((res.reason as SagaError).code);
           }
         }
@@ -426,7 +430,7 @@ describe("AuthorityStore on a real nats-server", () => {
     await rawKv.put(INVENTORY_KEY, "{");
     const err = await refusal(store.read());
     expect(err.code).toBe("inventory-corrupt");
-    expect(err.exit).toBeTruthy();
+    expect(err.next).toBeTruthy();
     expect(err.details?.raw).toBe("{");
     await rawKv.put(INVENTORY_KEY, JSON.stringify({ ...record(3), generation: 0 }));
     expect((await refusal(store.read())).code).toBe("inventory-corrupt");
@@ -442,7 +446,7 @@ describe("AuthorityStore bucket shape refusals", () => {
       const err = await refusal(AuthorityStore.connect(env.broker.url, env.authority));
       expect(err.code).toBe("inventory-corrupt");
       expect(err.message).toContain("allow_direct");
-      expect(err.exit).toBeTruthy();
+      expect(err.next).toBeTruthy();
       const jsm = await jetstreamManager(raw);
       expect((await jsm.streams.info(`KV_${INVENTORY_BUCKET}`)).config.allow_direct).toBe(true); // never silently altered
       // Control: once the wrong bucket is gone, the same call creates the right one.
@@ -472,7 +476,7 @@ describe("AuthorityStore bucket shape refusals", () => {
     await env.broker.stop();
     const err = await refusal(AuthorityStore.connect(url, env.authority, { timeoutMs: 1_000 }));
     expect(err.code).toBe("inventory-unreachable");
-    expect(err.exit).toBeTruthy();
+    expect(err.next).toBeTruthy();
   });
 });
 

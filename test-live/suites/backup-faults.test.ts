@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { harnessTeardown } from "@cotal/harness";
 import { jetstream } from "@nats-io/jetstream";
 import { connectCreds } from "../fixtures/nats.js";
-import type { CutEntry } from "@cotal/saga";
+import type { CutEntry } from "@cotal/saga/maintenance";
 import { liveRoot, type LiveRoot } from "../fixtures/live-root.js";
 import { credsFor, ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, sleep, spawnCotal } from "@cotal/harness";
-import type { CutEntry } from "@cotal/saga";
+import type { CutEntry } from "@cotal/saga/maintenance";
 import { liveRoot, type LiveRoot } from "../fixtures/live-root.js";
 import { ok, upJson } from "../fixtures/space-data.js";
 

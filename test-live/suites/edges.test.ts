@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, runCotal, spawnCotal, tempRoot } from "@cotal/harness";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { connectAsAccount, createAccountTrust, createBrokerTrust, loadBrokerTrust, loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "@cotal/saga";
+import { connectAsAccount } from "@cotal/saga/broker";
+import { loadBrokerTrust, loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "@cotal/saga/root";
+import { createAccountTrust, createBrokerTrust } from "@cotal/saga/trust";
 import { parseJson } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
 

@@ -3,26 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { CredentialPoller, harnessTeardown, monotonicMs } from "@cotal/harness";
-import {
-  decodeJwt,
-  evictAccountConnections,
-  evictorCredsFile,
-  evictorPermissions,
-  INVENTORY_BUCKET,
-  LEASE_BUCKET,
-  loadAuthorityAccount,
-  loadBrokerTrust,
-  loadSpaceAccount,
-  mintObserverCreds,
-  mintTeardownCreds,
-  mintUserCreds,
-  observerIsCurrent,
-  parseCreds,
-  templateStreamNames,
-  type SpaceRmResult,
-  type UnsafeSwitch,
-  type UpResult,
-} from "@cotal/saga";
+import { type SpaceRmResult, type UnsafeSwitch, type UpResult } from "@cotal/saga";
+import { INVENTORY_BUCKET, LEASE_BUCKET } from "@cotal/saga/inventory";
+import { evictAccountConnections, evictorCredsFile, mintTeardownCreds, templateStreamNames } from "@cotal/saga/provision";
+import { loadAuthorityAccount, loadBrokerTrust, loadSpaceAccount } from "@cotal/saga/root";
+import { decodeJwt, evictorPermissions, mintObserverCreds, mintUserCreds, observerIsCurrent, parseCreds } from "@cotal/saga/trust";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell } from "../fixtures/matrix.js";
 import { attempt, client, reportIsolation, rowPasses, sleep, type Client, type IsolationRow, type Outcome } from "../fixtures/isolation.js";

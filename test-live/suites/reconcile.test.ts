@@ -1,7 +1,9 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, spawnCotal } from "@cotal/harness";
-import { createAccountTrust, decodeJwt, loadBrokerTrust, parseCreds, saveSpaceAccount, toAccountRecord, type ReconcileReport, type StatusReport, type UpResult } from "@cotal/saga";
+import { type ReconcileReport, type StatusReport, type UpResult } from "@cotal/saga";
+import { loadBrokerTrust, saveSpaceAccount, toAccountRecord } from "@cotal/saga/root";
+import { createAccountTrust, decodeJwt, parseCreds } from "@cotal/saga/trust";
 import { liveRoot, parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
 import { connectCreds, refusal } from "../fixtures/nats.js";
 import { cell } from "../fixtures/matrix.js";

@@ -159,7 +159,8 @@ describe("cold boot and the running-root up", () => {
     const { r } = await upRoot();
     expect((await r.cotal(["down"])).code).toBe(0);
     // a valid, correctly signed record for a space the KV never listed
-    const { createAccountTrust, loadBrokerTrust, saveSpaceAccount, toAccountRecord } = await import("@cotal/saga");
+    const { createAccountTrust } = await import("@cotal/saga/trust");
+    const { loadBrokerTrust, saveSpaceAccount, toAccountRecord } = await import("@cotal/saga/root");
     const broker = loadBrokerTrust(r.layout);
     saveSpaceAccount(r.layout, toAccountRecord(createAccountTrust(broker.operator, "sneaky", { kind: "space" })));
     const up = await r.cotal(["up", "--detach"]);

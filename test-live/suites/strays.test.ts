@@ -1,7 +1,8 @@
 import { readFileSync, rmSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
-import { serversOfRoot, type StatusReport } from "@cotal/saga";
+import { type StatusReport } from "@cotal/saga";
+import { serversOfRoot } from "@cotal/saga/broker";
 import { parseJson } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, liveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
 import { liveRoot } from "../fixtures/live-root.js";

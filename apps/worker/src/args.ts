@@ -1,3 +1,4 @@
+import { JobsError } from "@cotal/jobs/errors";
 import type { WorkerOverrides } from "@cotal/jobs";
 
 /** `--concurrency N` and `--root DIR`; everything else comes from the environment. */
@@ -12,7 +13,10 @@ export function workerArgs(argv: readonly string[]): WorkerOverrides & { root?: 
     } else if (flag === "--root" && value !== undefined) {
       out.root = value;
       i++;
-    } else throw new Error(`unknown or malformed argument ${JSON.stringify(flag)}: usage: main.js [--concurrency N] [--root DIR]`);
+    } else {
+      // Bad input, like a bad COTAL_WORKER_* setting: exit 2 with the usage line, never a stack.
+      throw new JobsError("invalid-payload", `unknown or malformed argument ${JSON.stringify(flag)}`, { next: "node apps/worker/dist/main.js [--concurrency N] [--root DIR]" });
+    }
   }
   return out;
 }

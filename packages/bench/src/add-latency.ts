@@ -5,18 +5,10 @@
  *   node packages/bench/dist/add-latency.js [--tenants 10,100,1000] [--runs 20]
  */
 import { performance } from "node:perf_hooks";
-import {
-  certainInventory,
-  createAccountTrust,
-  loadBrokerTrust,
-  readRuntime,
-  reloadAndProve,
-  renderRoot,
-  spaceAdd,
-  toAccountRecord,
-  writeFileAtomic,
-  type SagaTiming,
-} from "@cotal/saga";
+import { spaceAdd, type SagaTiming } from "@cotal/saga";
+import { readRuntime, reloadAndProve, renderRoot } from "@cotal/saga/broker";
+import { certainInventory, loadBrokerTrust, toAccountRecord, writeFileAtomic } from "@cotal/saga/root";
+import { createAccountTrust } from "@cotal/saga/trust";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
 import { names, reloadCount, startCotalRoot, type BenchRoot } from "./lib/cotal-root.js";

@@ -4,7 +4,8 @@
  *
  *   node packages/bench/dist/mint.js [--n 1000]
  */
-import { UNLIMITED_JETSTREAM, createAccountTrust, createBrokerTrust, createKeyPair, mintUserCreds, signJwt } from "@cotal/saga";
+import { UNLIMITED_JETSTREAM } from "@cotal/saga";
+import { createAccountTrust, createBrokerTrust, createKeyPair, mintUserCreds, signJwt } from "@cotal/saga/trust";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
 import { writeResult } from "./lib/out.js";

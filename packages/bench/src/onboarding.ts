@@ -13,19 +13,11 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { ProcessBackend, SurvivorWatcher, tempRoot, type ProcessBroker } from "@cotal/harness";
 import { enqueueJobs, trackJobs, CotalWorker, workerConfig } from "@cotal/jobs";
-import {
-  connectWithCreds,
-  createAccountTrust,
-  createBrokerTrust,
-  mapPool,
-  mintSystemUserCreds,
-  mintUserCreds,
-  provisionSpace,
-  spaceAdd,
-  toAccountRecord,
-  type AccountRecord,
-  type SagaTiming,
-} from "@cotal/saga";
+import { mapPool, spaceAdd, type SagaTiming } from "@cotal/saga";
+import { connectWithCreds } from "@cotal/saga/broker";
+import { provisionSpace } from "@cotal/saga/provision";
+import { toAccountRecord, type AccountRecord } from "@cotal/saga/root";
+import { createAccountTrust, createBrokerTrust, mintSystemUserCreds, mintUserCreds } from "@cotal/saga/trust";
 import { parseArgs } from "./lib/args.js";
 import { onCleanup, runBench } from "./lib/cleanup.js";
 import { names, reloadCount, spaceCreds, startCotalRoot } from "./lib/cotal-root.js";

@@ -7,7 +7,7 @@ export class CliError extends Error {
     readonly code: CliErrorCode,
     message: string,
     /** The command to run next, printed as the refusal's `next:` line. */
-    readonly exit?: string,
+    readonly next?: string,
   ) {
     super(message);
   }
@@ -15,7 +15,7 @@ export class CliError extends Error {
 
 /** A malformed command line: nothing was read or written. */
 export class UsageError extends CliError {
-  constructor(message: string, exit?: string) {
-    super("usage", message, exit);
+  constructor(message: string, next?: string) {
+    super("usage", message, next);
   }
 }

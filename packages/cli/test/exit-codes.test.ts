@@ -32,12 +32,11 @@ describe("redaction", () => {
 });
 
 describe("job-layer exit codes", () => {
-  it("map into the same groups, with 9 for queued work that did not finish", async () => {
-    const { exitCodeForJobs } = await import("../src/exit-codes.js");
-    expect(exitCodeForJobs("invalid-payload")).toBe(EXIT.usage);
-    expect(exitCodeForJobs("timeout")).toBe(EXIT.busy);
-    expect(exitCodeForJobs("redis-unreachable")).toBe(EXIT.broker);
-    expect(exitCodeForJobs("job-failed")).toBe(EXIT.jobs);
-    expect(exitCodeForJobs("job-lost")).toBe(EXIT.jobs);
+  it("map into the same groups, with 9 for queued work that did not finish", () => {
+    expect(exitCodeFor("invalid-payload")).toBe(EXIT.usage);
+    expect(exitCodeFor("timeout")).toBe(EXIT.busy);
+    expect(exitCodeFor("redis-unreachable")).toBe(EXIT.broker);
+    expect(exitCodeFor("job-failed")).toBe(EXIT.jobs);
+    expect(exitCodeFor("job-lost")).toBe(EXIT.jobs);
   });
 });

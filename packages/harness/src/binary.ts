@@ -5,8 +5,8 @@ import { delimiter, join } from "node:path";
 import { HarnessError } from "./errors.js";
 
 // One parser and one comparison for versions, the core's (broker/server-features.ts).
-import { parseServerVersion, type ServerVersion } from "@cotal/saga";
-export { parseServerVersion, versionAtLeast, type ServerVersion } from "@cotal/saga";
+import { parseServerVersion, type ServerVersion } from "@cotal/saga/broker";
+export { parseServerVersion, versionAtLeast, type ServerVersion } from "@cotal/saga/broker";
 
 async function executable(path: string): Promise<boolean> {
   try {

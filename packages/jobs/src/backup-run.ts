@@ -49,7 +49,7 @@ export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string)
  */
 async function underCut<T>(root: string, what: string, log: (m: string) => void, work: () => Promise<T>): Promise<T> {
   if (!brokerState(new RootLayout(root)).running) {
-    throw new SagaError("broker-not-running", `${what} cuts a running broker; this one is stopped`, { exit: "cotal up --detach   # then the job can run" });
+    throw new SagaError("broker-not-running", `${what} cuts a running broker; this one is stopped`, { next: "cotal up --detach   # then the job can run" });
   }
   await down({ root, preserveState: true });
   try {

@@ -44,7 +44,7 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, min: number): number | un
   const raw = env[name];
   if (raw === undefined || raw === "") return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new JobsError("invalid-payload", `${name}=${JSON.stringify(raw)} must be an integer >= ${min}`, { exit: `unset ${name} or give it a whole number` });
+  if (!Number.isInteger(n) || n < min) throw new JobsError("invalid-payload", `${name}=${JSON.stringify(raw)} must be an integer >= ${min}`, { next: `unset ${name} or give it a whole number` });
   return n;
 }
 

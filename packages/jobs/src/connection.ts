@@ -22,7 +22,7 @@ export function redactRedisUrl(url: string): string {
 
 export function redisUnreachable(url: string, cause: unknown): JobsError {
   return new JobsError("redis-unreachable", `cannot reach Redis at ${redactRedisUrl(url)}: ${(cause as Error)?.message ?? String(cause)}`, {
-    exit: "bash infra/redis.sh start   # or point REDIS_URL at a running Redis (redis://host:port)",
+    next: "bash infra/redis.sh start   # or point REDIS_URL at a running Redis (redis://host:port)",
     details: { url: redactRedisUrl(url) },
     cause,
   });

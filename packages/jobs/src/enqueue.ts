@@ -45,7 +45,7 @@ export function openQueue(type: JobType, rootKey: string, redisUrl: string): Que
  */
 export async function enqueueJobs<T extends JobType>(opts: EnqueueOptions<T>): Promise<EnqueueResult> {
   if (!existsSync(opts.root)) {
-    throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { exit: "cotal up --detach   # then enqueue again" });
+    throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach   # then enqueue again" });
   }
   const payloads = opts.items.map((it) => parsePayload(opts.type, { ...it, root: opts.root }));
   await probeRedis(opts.redisUrl);

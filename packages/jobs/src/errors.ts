@@ -1,22 +1,15 @@
 /**
- * Refusals of the job layer. Imports nothing heavy, so the CLI can map codes to exit codes at
- * start-up without loading ioredis or BullMQ (`@cotal/jobs/errors`).
+ * Refusals of the job layer. Imports only the core's error contract (`@cotal/saga/errors`), so
+ * the CLI can map codes at start-up without loading ioredis or BullMQ (`@cotal/jobs/errors`).
+ * The codes, their exits and their retriability are rows of the core's ERROR_TABLE.
  */
-export type JobsErrorCode =
-  // Redis is down or refuses us: an environment problem, like an unreachable broker
-  | "redis-unreachable"
-  // a job payload or an option failed validation; nothing was enqueued
-  | "invalid-payload"
-  // waiting for queued work took longer than allowed; the jobs keep running
-  | "timeout"
-  // some queued jobs failed for good (reasons in `details.failed`)
-  | "job-failed"
-  // jobs vanished from Redis without completing (a flush or a restart without persistence)
-  | "job-lost";
+import type { JobsErrorCode } from "@cotal/saga/errors";
+
+export type { JobsErrorCode };
 
 export interface JobsErrorOptions {
   /** The command an operator should run next. */
-  exit?: string;
+  next?: string;
   details?: Record<string, unknown>;
   cause?: unknown;
 }
@@ -24,13 +17,13 @@ export interface JobsErrorOptions {
 export class JobsError extends Error {
   override readonly name = "JobsError";
   readonly code: JobsErrorCode;
-  readonly exit: string | undefined;
+  readonly next: string | undefined;
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: JobsErrorCode, message: string, options: JobsErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.exit = options.exit;
+    this.next = options.next;
     this.details = options.details;
   }
 }

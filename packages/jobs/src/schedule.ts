@@ -47,7 +47,7 @@ export function parseEvery(every: string): { pattern: string } | { every: number
  * instead of adding a second schedule, and workers never create schedules at boot.
  */
 export async function scheduleBackup(opts: ScheduleBackupOptions): Promise<ScheduledBackup> {
-  if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { exit: "cotal up --detach" });
+  if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach" });
   const payload = parsePayload("space-backup", { root: opts.root, name: opts.space, out: resolve(opts.out), keep: opts.keep });
   const repeat = parseEvery(opts.every);
   await probeRedis(opts.redisUrl);

@@ -25,7 +25,7 @@ export interface JobsStatusReport {
 
 /** Counts per state per queue of this root, workers attached, and the failed jobs with their reasons. */
 export async function jobsStatus(opts: { root: string; redisUrl: string; failedLimit?: number }): Promise<JobsStatusReport> {
-  if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { exit: "cotal up --detach" });
+  if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach" });
   await probeRedis(opts.redisUrl);
   const rootKey = rootKeyFor(opts.root);
   const queues: QueueStatus[] = [];

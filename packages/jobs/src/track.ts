@@ -49,7 +49,7 @@ export async function trackJobs(opts: TrackOptions): Promise<TrackResult> {
       if (remaining.size === 0) return { gone, failed, elapsedMs: Date.now() - t0 };
       if (opts.timeoutMs !== undefined && Date.now() - t0 > opts.timeoutMs) {
         throw new JobsError("timeout", `${remaining.size} of ${opts.ids.length} job(s) still pending after ${Math.round((Date.now() - t0) / 1000)} s; they keep running`, {
-          exit: "cotal jobs status   # is a worker running? start one with: cotal worker",
+          next: "cotal jobs status   # is a worker running? start one with: cotal worker",
           details: { pending: remaining.size, finished: gone.length, failed },
         });
       }

@@ -70,7 +70,7 @@ export class CotalWorker {
   /** Probes Redis and the root first, so a misconfigured worker says so instead of retrying forever. */
   static async start(opts: CotalWorkerOptions): Promise<CotalWorker> {
     if (!existsSync(opts.root)) {
-      throw new SagaError("root-missing", `no cotal root at ${opts.root}; a worker serves an existing root`, { exit: "cotal up --detach   # creates the root, then start the worker" });
+      throw new SagaError("root-missing", `no cotal root at ${opts.root}; a worker serves an existing root`, { next: "cotal up --detach   # creates the root, then start the worker" });
     }
     await probeRedis(opts.redisUrl);
     const w = new CotalWorker(opts, rootKeyFor(opts.root));

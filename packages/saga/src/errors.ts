@@ -1,6 +1,6 @@
 /**
  * Every refusal cotal's core can raise. The code is the stable contract (the CLI maps it to an
- * exit code); the message is for people; `exit` is the runnable next step an operator should take.
+ * exit code); the message is for people; `next` is the runnable next step an operator should take.
  */
 export const SAGA_ERROR_CODES = [
   // input
@@ -62,7 +62,7 @@ export type SagaErrorCode = (typeof SAGA_ERROR_CODES)[number];
 
 export interface SagaErrorOptions {
   /** The command an operator should run next (printed as-is by the CLI). */
-  exit?: string;
+  next?: string;
   /** Structured context for --json output; never carries seeds. */
   details?: Record<string, unknown>;
   cause?: unknown;
@@ -71,13 +71,13 @@ export interface SagaErrorOptions {
 export class SagaError extends Error {
   override readonly name = "SagaError";
   readonly code: SagaErrorCode;
-  readonly exit: string | undefined;
+  readonly next: string | undefined;
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: SagaErrorCode, message: string, options: SagaErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.exit = options.exit;
+    this.next = options.next;
     this.details = options.details;
   }
 }

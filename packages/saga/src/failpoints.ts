@@ -46,7 +46,7 @@ export function parseFailpoints(spec: string | undefined): Map<string, Failpoint
     const [name, kind, ...args] = entry.split(":");
     if (!name || !kind) throw new SagaError("invalid-argument", `bad COTAL_FAILPOINT entry ${JSON.stringify(entry)}`);
     if (!(FAILPOINTS as readonly string[]).includes(name)) {
-      throw new SagaError("invalid-argument", `COTAL_FAILPOINT names an unknown step ${JSON.stringify(name)}; known: ${FAILPOINTS.join(", ")}`, { exit: "unset COTAL_FAILPOINT, or name a known step" });
+      throw new SagaError("invalid-argument", `COTAL_FAILPOINT names an unknown step ${JSON.stringify(name)}; known: ${FAILPOINTS.join(", ")}`, { next: "unset COTAL_FAILPOINT, or name a known step" });
     }
     if (kind === "exit" || kind === "kill" || kind === "throw") out.set(name, { kind });
     else if (kind === "sleep" && args[0] && /^\d+$/.test(args[0])) out.set(name, { kind, ms: Number(args[0]) });

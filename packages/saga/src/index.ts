@@ -1,58 +1,42 @@
-export * from "./errors.js";
-export * from "./names.js";
-export * from "./failpoints.js";
-export * from "./trust/index.js";
-export * from "./root/layout.js";
-export * from "./root/records.js";
-export * from "./root/secret-files.js";
-export * from "./root/broker-store.js";
-export * from "./root/account-store.js";
-export * from "./root/settings.js";
-export * from "./root/create-root.js";
-export * from "./render/server-config.js";
-export * from "./render/preloaded-accounts.js";
-export * from "./lock/process-identity.js";
-export * from "./lock/maintenance-lock.js";
-export * from "./broker/binary.js";
-export * from "./broker/server-features.js";
-export * from "./broker/log-proof.js";
-export * from "./broker/runtime.js";
-export * from "./broker/process.js";
-export * from "./broker/connect.js";
-export * from "./broker/render-root.js";
-export * from "./provision/template.js";
-export * from "./provision/provision-space.js";
-export * from "./provision/quota-budget.js";
-export * from "./provision/jetstream-max.js";
-export * from "./ops/up.js";
-export * from "./ops/down.js";
-export * from "./ops/status.js";
-export * from "./ops/creds.js";
-export * from "./inventory/record.js";
-export * from "./inventory/resume.js";
-export * from "./inventory/authority-store.js";
-export * from "./saga/steps.js";
-export * from "./saga/reload.js";
-export * from "./saga/reloader.js";
-export * from "./saga/journal.js";
-export * from "./saga/mutation.js";
-export * from "./saga/digest.js";
-export * from "./ops/derive-state.js";
-export * from "./ops/session.js";
-export * from "./ops/boot.js";
-export * from "./ops/space-add.js";
-export * from "./ops/space-limits.js";
-export * from "./ops/space-rm.js";
-export * from "./ops/space-list.js";
-export * from "./broker/maintenance-broker.js";
-export * from "./broker/private-broker.js";
-export * from "./provision/teardown-space.js";
-export * from "./provision/evict-connections.js";
-export { mintObserverCreds, observerIsCurrent } from "./saga/materialise.js";
-export * from "./ops/reconcile.js";
-export * from "./ops/rotate-sys.js";
-export * from "./maintenance/index.js";
-export * from "./broker/server-scan.js";
-export * from "./unsafe.js";
-export * from "./pool.js";
-export * from "./provision/owed.js";
+// `@cotal/saga`: the verbs and what they return, the error contract, the space-name rule and the
+// root's layout — what the CLI, the jobs and the worker call. Lower layers have their own entries
+// (package.json "exports"): ./errors ./trust ./root ./broker ./inventory ./provision ./maintenance
+// ./testing. Every name is listed here on purpose: no `export *` (test/entries.test.ts).
+
+// the error contract
+export { SAGA_ERROR_CODES, SagaError, isSagaError, type SagaErrorCode, type SagaErrorOptions } from "./errors.js";
+export { ERROR_TABLE, EXIT, errorEntry, type ErrorCode, type ErrorEntry, type ExitCode } from "./error-table.js";
+export { describeError, errorDocument, type ErrorShape } from "./error-shape.js";
+
+// names and the root
+export { SPACE_NAME_RULE, assertSpaceName, isValidSpaceName, spaceHex } from "./names.js";
+export { RootLayout, resolveRoot } from "./root/layout.js";
+
+// the broker verbs
+export { up, type UpOptions, type UpResult } from "./ops/up.js";
+export { down, type DownResult } from "./ops/down.js";
+export { status, type SpaceStatus, type StatusReport } from "./ops/status.js";
+export { brokerState, clearRuntime, type BrokerRuntime, type BrokerState } from "./broker/runtime.js";
+export { leaseKeyFor, type SessionHooks } from "./ops/session.js";
+export { reconcile, type Direction, type ReconcileOptions, type ReconcilePlan, type ReconcileReport, type ReconcileResult } from "./ops/reconcile.js";
+export { rotateSys, type RotateSysResult } from "./ops/rotate-sys.js";
+
+// the space verbs
+export { spaceAdd, validateBatch, type SpaceAddOptions, type SpaceAddResult } from "./ops/space-add.js";
+export { spaceRm, type SpaceRmOptions, type SpaceRmResult } from "./ops/space-rm.js";
+export { spaceList, type SpaceListEntry, type SpaceListReport, type SpaceState } from "./ops/space-list.js";
+export { showSpaceLimits, spaceLimits, type SpaceLimitsOptions, type SpaceLimitsResult } from "./ops/space-limits.js";
+export { mintSpaceCreds, type CredsOptions, type CredsResult } from "./ops/creds.js";
+export { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, parseQuota, type AccountLimits, type SpaceQuota } from "./trust/limits.js";
+export type { SagaTiming } from "./saga/steps.js";
+
+// backup, restore and clean-up verbs
+export { spaceBackup, type SpaceBackupOptions, type SpaceBackupResult } from "./maintenance/backup.js";
+export { spaceRestore, type SpaceRestoreOptions, type SpaceRestoreResult } from "./maintenance/restore.js";
+export { cleanRestoreAttempt, type CleanAttemptResult } from "./maintenance/clean.js";
+export { cleanOrphanStreams, type OrphanCleanResult } from "./maintenance/orphans.js";
+export type { MaintenanceProgress } from "./maintenance/progress.js";
+
+// small shared helpers
+export { mapPool } from "./pool.js";
+export type { UnsafeSwitch } from "./unsafe.js";

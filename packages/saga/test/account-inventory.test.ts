@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { accountInventory, certainInventory, createAccountTrust, createBrokerTrust, isSagaError, RootLayout, saveSpaceAccount, spaceHex, toAccountRecord } from "../src/index.js";
+import { accountInventory, certainInventory, createAccountTrust, createBrokerTrust, isSagaError, RootLayout, saveSpaceAccount, spaceHex, toAccountRecord } from "../src/internal.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
 const layoutWith = () => {
@@ -48,7 +48,7 @@ describe("accountInventory", () => {
     } catch (e) {
       expect(isSagaError(e, "corrupt-record")).toBe(true);
       expect((e as Error).message).toContain(layout.accountFile("x"));
-      expect((e as { exit?: string }).exit).toMatch(/repair or move aside/);
+      expect((e as { next?: string }).next).toMatch(/repair or move aside/);
     }
   });
 

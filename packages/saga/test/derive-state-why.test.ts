@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deriveState } from "../src/index.js";
+import { deriveState } from "../src/internal.js";
 
 // `cotal status` prints the state and its `why`; the why is what the operator acts on.
 import { D, stateInput as input, stateRec as rec } from "./fixtures/records.js";

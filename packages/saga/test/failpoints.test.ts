@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseFailpoints } from "../src/index.js";
+import { parseFailpoints } from "../src/internal.js";
 
 describe("failpoints", () => {
   it("are inert when COTAL_FAILPOINT is unset", () => {

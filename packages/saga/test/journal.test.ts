@@ -15,7 +15,7 @@ import {
   type CutEntry,
   type JournalEntry,
   type SpaceRmEntry,
-} from "../src/index.js";
+} from "../src/internal.js";
 import { refusalOf } from "./fixtures/records.js";
 
 // The maintenance journal (docs/refusals.md, "the journal blocks the root"): a standing entry
@@ -67,7 +67,7 @@ describe("readJournal", () => {
     const e = refusalOf(() => readJournal(layout));
     expect(e.code).toBe("corrupt-record");
     expect(e.message).toBe(`${layout.journalFile} is unreadable; a destructive operation may be half done`);
-    expect(e.exit).toBe(`inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`);
+    expect(e.next).toBe(`inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`);
   });
 
   it("refuses a journal it cannot read at all (not a file) as corrupt, with the OS reason", () => {
@@ -76,7 +76,7 @@ describe("readJournal", () => {
     const e = refusalOf(() => readJournal(layout));
     expect(e.code).toBe("corrupt-record");
     expect(e.message).toMatch(new RegExp(`^${layout.journalFile.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} cannot be read \\(EISDIR.*\\); a destructive operation may be half done$`));
-    expect(e.exit).toBe(`inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`);
+    expect(e.next).toBe(`inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`);
   });
 });
 
@@ -119,7 +119,7 @@ describe("journalRefusal", () => {
       const e = journalRefusal(cut, policy) as SagaError;
       expect(e.code).toBe("journal-blocked");
       expect(e.message).toBe(`a preserve-state cut (c1, ready) holds the store; ${policy.verb} waits for the broker to resume it`);
-      expect(e.exit).toBe("cotal up   # resumes the preserved store and clears the cut");
+      expect(e.next).toBe("cotal up   # resumes the preserved store and clears the cut");
       expect(e.details).toEqual({ journal: cut });
     }
   });
@@ -131,7 +131,7 @@ describe("journalRefusal", () => {
       const e = journalRefusal(rm, policy) as SagaError;
       expect(e.code).toBe("journal-blocked");
       expect(e.message).toBe(`a removal of space beta (started ${rm.startedAt}) is unfinished; ${policy.verb} waits for it`);
-      expect(e.exit).toBe("cotal space rm beta   # re-running it finishes the removal");
+      expect(e.next).toBe("cotal space rm beta   # re-running it finishes the removal");
       expect(e.details).toEqual({ journal: rm });
     }
   });
@@ -168,7 +168,7 @@ describe("the rotation journal (up --rotate-sys)", () => {
     const e = journalRefusal(rot, { verb: "space add" }) as SagaError;
     expect(e.code).toBe("journal-blocked");
     expect(e.message).toBe("a system-account rotation to generation 3 (started 2026-01-01T00:00:00.000Z) is unfinished; space add waits for it");
-    expect(e.exit).toBe("cotal up --rotate-sys   # re-running it finishes the rotation");
+    expect(e.next).toBe("cotal up --rotate-sys   # re-running it finishes the rotation");
     expect(e.details).toEqual({ journal: rot });
     expect(journalRefusal(rot, { verb: "up --rotate-sys", rotation: true })).toBeUndefined();
     // neither a cut's nor a removal's permission lets a rotation through

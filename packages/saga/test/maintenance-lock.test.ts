@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { acquireMaintenanceLock, assertLockHeld, isSagaError, readLockOwner, releaseMaintenanceLock, RootLayout, withMaintenanceLock } from "../src/index.js";
+import { acquireMaintenanceLock, assertLockHeld, isSagaError, readLockOwner, releaseMaintenanceLock, RootLayout, withMaintenanceLock } from "../src/internal.js";
 
 const root = () => mkdtempSync(join(tmpdir(), "cotal-lock-"));
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { assertSpaceName, isSagaError, SagaError, spaceFromHex, spaceHex, spaceToken, SPACE_NAME_RULE } from "../src/index.js";
+import { assertSpaceName, isSagaError, SagaError, spaceFromHex, spaceHex, spaceToken, SPACE_NAME_RULE } from "../src/internal.js";
 
 function refusal(name: unknown): SagaError {
   try {
@@ -16,7 +16,7 @@ describe("space-name refusal", () => {
     const e = refusal("Bad Name");
     expect(e.message).toBe(`invalid space name "Bad Name": a space name is ${SPACE_NAME_RULE}`);
     expect(e.details).toEqual({ name: "Bad Name", rule: SPACE_NAME_RULE });
-    expect(e.exit).toBe("choose a name like `team-a` or `tenant_42` and run the command again");
+    expect(e.next).toBe("choose a name like `team-a` or `tenant_42` and run the command again");
   });
 
   it("refuses a non-string with the same typed error instead of a TypeError", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { assertSpaceName, isSagaError, spaceFromHex, spaceHex } from "../src/index.js";
+import { assertSpaceName, isSagaError, spaceFromHex, spaceHex } from "../src/internal.js";
 
 const INVALID = ["", "a".repeat(65), "Alpha", "a b", "../x", "x}", "a\nb", "café", "-lead", "_lead", "a.b", "a/b", "a*", "a>", "ａ"];
 const VALID = ["a", "0", "default", "team-a", "tenant_42", "a".repeat(64), "9lives"];

@@ -23,7 +23,7 @@ import {
   type InventoryRecord,
   type PendingMutation,
   type SagaErrorCode,
-} from "../src/index.js";
+} from "../src/internal.js";
 import { describePending } from "../src/saga/finish.js";
 
 const MiB = 1024 ** 2;
@@ -94,10 +94,10 @@ describe("broker budget", () => {
       expect.unreachable();
     } catch (err) {
       expect(isSagaError(err, "quota-overcommit")).toBe(true);
-      const e = err as { message: string; exit?: string; details?: Record<string, unknown> };
+      const e = err as { message: string; next?: string; details?: Record<string, unknown> };
       expect(e.message).toContain("80 MiB");
       expect(e.details).toMatchObject({ resource: "disk", committed: 40 * MiB, max: 100 * MiB, reserve: 20 * MiB, free: 40 * MiB });
-      expect(e.exit).toMatch(/^cotal space add b --max-disk 41943040 /);
+      expect(e.next).toMatch(/^cotal space add b --max-disk 41943040 /);
     }
   });
   it("splits the free room across a batch and checks memory too", () => {
@@ -106,7 +106,7 @@ describe("broker budget", () => {
       expect.unreachable();
     } catch (err) {
       expect(isSagaError(err, "quota-overcommit")).toBe(true);
-      expect((err as { exit?: string }).exit).toContain(`--max-mem ${4 * MiB}`);
+      expect((err as { next?: string }).next).toContain(`--max-mem ${4 * MiB}`);
     }
   });
   it("names unbounded spaces instead of summing them", () => {

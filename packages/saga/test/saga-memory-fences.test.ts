@@ -189,7 +189,7 @@ describe("the commit digest (step 8)", () => {
   it("server.conf changed between proof and commit: digest-mismatch, the proven claim stays uncommitted", async () => {
     s = outsideWriterAfterProof();
     const err = await expectCode(runMutation(s.env, add("beta")), "digest-mismatch");
-    expect(err.exit).toBe("cotal broker reconcile");
+    expect(err.next).toBe("cotal broker reconcile");
     expect(record(s)).toMatchObject({ generation: 1, appliedGeneration: 2, pending: { generation: 2 } });
     // and the resume table refuses it from here on: the proven bytes are gone
     await expectCode(runMutation(s.env, resumeOnly), "resume-refused");

@@ -174,7 +174,7 @@ describe("row 6 refuse: a state no cooperative crash leaves changes nothing", ()
       const before = s.store.peek();
       const conf = confText(s);
       const err = await expectCode(runMutation(s.env, add("beta")), "resume-refused");
-      expect(err.exit).toContain("cotal broker reconcile");
+      expect(err.next).toContain("cotal broker reconcile");
       expect(s.store.peek()).toEqual(before);
       expect(confText(s)).toBe(conf);
       expect(hasRecord(s, "beta")).toBe(false);

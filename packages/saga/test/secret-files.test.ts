@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ensureSecretDir, writeFileAtomic } from "../src/index.js";
+import { ensureSecretDir, writeFileAtomic } from "../src/internal.js";
 
 describe("secret files", () => {
   it("write 0600 files atomically into 0700 directories and leave no temp file", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createAccountTrust, createBrokerTrust, preloadedAccounts, serverConfig, type RenderAccount, type RenderOptions } from "../src/index.js";
+import { createAccountTrust, createBrokerTrust, preloadedAccounts, serverConfig, type RenderAccount, type RenderOptions } from "../src/internal.js";
 import { confString, confToken } from "../src/render/conf-escape.js";
 import { refusalOf } from "./fixtures/records.js";
 
@@ -79,7 +79,7 @@ describe("serverConfig refusals say what and where", () => {
   it("zero spaces outside maintenance, and any space in maintenance", () => {
     const zero = refusal(() => serverConfig(broker, [], opts));
     expect(zero.code).toBe("render-refused");
-    expect(zero.exit).toBe("cotal status   # shows which records the render refused");
+    expect(zero.next).toBe("cotal status   # shows which records the render refused");
     const maint = refusal(() => serverConfig(broker, [space(alpha)], { ...opts, maintenance: true }));
     expect([maint.code, maint.message]).toEqual(["render-refused", "a maintenance config preloads no tenant"]);
   });
@@ -130,7 +130,7 @@ describe("serverConfig refusals say what and where", () => {
     expect(e.code).toBe("foreign-operator");
     expect(e.message).toBe(`space foreign is signed by operator ${other.operator.publicKey}, not this broker's ${broker.operator.publicKey}`);
     expect(e.details).toEqual({ account: foreign.publicKey, issuer: other.operator.publicKey, operator: broker.operator.publicKey });
-    expect(e.exit).toMatch(/cotal space add <name>/);
+    expect(e.next).toMatch(/cotal space add <name>/);
     const sys = refusal(() => serverConfig({ ...broker, system: other.system }, [space(alpha)], opts));
     expect(sys.message).toMatch(/^the system account is signed by operator /);
     expect(refusal(() => serverConfig(broker, [space(alpha)], { ...opts, serverName: "a\u0007" })).message).toBe("server name contains a control character; refusing to render it into server.conf");

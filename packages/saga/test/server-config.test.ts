@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { configDigest, createAccountTrust, createBrokerTrust, isSagaError, preloadedAccounts, renderedJetStreamMax, serverConfig, type RenderOptions } from "../src/index.js";
+import { configDigest, createAccountTrust, createBrokerTrust, isSagaError, preloadedAccounts, renderedJetStreamMax, serverConfig, type RenderOptions } from "../src/internal.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
 const authority = createAccountTrust(broker.operator, "authority", { kind: "authority" });

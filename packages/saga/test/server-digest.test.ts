@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseInventoryRecord, reloadLineDigest, runningServerDigest, serverDigestField, type InventoryRecord, type ReloadVerdict } from "../src/index.js";
+import { parseInventoryRecord, reloadLineDigest, runningServerDigest, serverDigestField, type InventoryRecord, type ReloadVerdict } from "../src/internal.js";
 
 const A = `sha256:${"a".repeat(64)}`;
 const B = `sha256:${"b".repeat(64)}`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FEATURE_SINCE, parseServerVersion, serverFeatures, versionAtLeast } from "../src/index.js";
+import { FEATURE_SINCE, parseServerVersion, serverFeatures, versionAtLeast } from "../src/internal.js";
 
 describe("server version parsing", () => {
   it("reads nats-server --version output and bare versions", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { effectiveFirstSeq } from "../src/index.js";
+import { effectiveFirstSeq } from "../src/internal.js";
 
 describe("effectiveFirstSeq: an empty stream reads alike on every server", () => {
   it("a never-written stream: 0 (2.9.10, 2.14) and 1 after a 2.15 restore both mean next 1", () => {

@@ -1,8 +1,8 @@
 import { createInterface } from "node:readline/promises";
 import { isSagaError, reconcile, type ReconcilePlan, type ReconcileReport } from "@cotal/saga";
+import { errorDocument } from "@cotal/saga/errors";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
-import { exitCodeFor } from "../exit-codes.js";
 import { err, json, out } from "../output.js";
 import { UsageError } from "../errors.js";
 
@@ -76,8 +76,9 @@ export function registerBroker(program: Command): void {
         else out(`cotal: reconciled at generation ${r.saga.generation}; the broker preloads ${r.saga.spaces.join(", ")}`);
       } catch (e) {
         if (!flags.json || !report || !isSagaError(e)) throw e;
-        json({ report, error: { code: e.code, message: e.message, exit: e.exit ?? null } });
-        process.exitCode = exitCodeFor(e.code);
+        const doc = errorDocument(e, { report });
+        json(doc);
+        process.exitCode = doc.error.exit;
       }
     });
 }

@@ -70,13 +70,13 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
   const result = { ...summary, waited: true, elapsedMs: Date.now() - t0, completed: tracked.gone.length - lost.length, failed, lost, generation: list.generation };
   if (failed.length > 0) {
     throw new jobs.JobsError("job-failed", `${failed.length} of ${r.jobs.length} space-add job(s) failed: ${failed.slice(0, 5).map((f) => `${f.space}: ${f.reason}`).join("; ")}${failed.length > 5 ? "; …" : ""}`, {
-      exit: "cotal jobs status   # reasons in full; fix the cause, then re-run the same command (it re-queues only what failed)",
+      next: "cotal jobs status   # reasons in full; fix the cause, then re-run the same command (it re-queues only what failed)",
       details: result,
     });
   }
   if (lost.length > 0) {
     throw new jobs.JobsError("job-lost", `${lost.length} job(s) vanished from Redis without their space reaching the inventory (was Redis flushed or restarted?)`, {
-      exit: "re-run the same command: present spaces are no-op successes, the rest are queued again",
+      next: "re-run the same command: present spaces are no-op successes, the rest are queued again",
       details: result,
     });
   }
@@ -108,9 +108,9 @@ export async function queuedSingle(
   if (!flags.json) err(`cotal: ${type} job ${job.id} ${job.status}; waiting for a worker (cotal worker)…`);
   const tracked = await jobs.trackJobs({ redisUrl, queue: r.queue, ids: [job.id] });
   const failed = tracked.failed[0];
-  if (failed) throw new jobs.JobsError("job-failed", `${type} of ${item.name} failed: ${failed.reason}`, { exit: "cotal jobs status   # then fix the cause and re-run the command" });
+  if (failed) throw new jobs.JobsError("job-failed", `${type} of ${item.name} failed: ${failed.reason}`, { next: "cotal jobs status   # then fix the cause and re-run the command" });
   if (!(await confirm())) {
-    throw new jobs.JobsError("job-lost", `the ${type} job of ${item.name} vanished from Redis without its effect on the root (was Redis flushed?)`, { exit: "re-run the same command" });
+    throw new jobs.JobsError("job-lost", `the ${type} job of ${item.name} vanished from Redis without its effect on the root (was Redis flushed?)`, { next: "re-run the same command" });
   }
   if (flags.json) return json({ queue: r.queue, job, waited: true, elapsedMs: tracked.elapsedMs });
   out(`cotal: ${type} of ${item.name} done through the queue in ${(tracked.elapsedMs / 1000).toFixed(1)} s`);

@@ -18,11 +18,11 @@ export function natsServerBinary(): string {
   }
   if (override) {
     throw new SagaError("nats-server-missing", `NATS_SERVER_BIN=${override} is not an executable file`, {
-      exit: "unset NATS_SERVER_BIN, or point it at a nats-server binary (README: Server versions)",
+      next: "unset NATS_SERVER_BIN, or point it at a nats-server binary (README: Server versions)",
     });
   }
   throw new SagaError("nats-server-missing", "nats-server was not found (looked at NATS_SERVER_BIN, /usr/bin, /usr/sbin and PATH)", {
-    exit: "apt-get install -y nats-server   # or set NATS_SERVER_BIN=/path/to/nats-server",
+    next: "apt-get install -y nats-server   # or set NATS_SERVER_BIN=/path/to/nats-server",
   });
 }
 

@@ -25,7 +25,7 @@ export async function connectWithCreds(url: string, creds: string, opts: Connect
     });
   } catch (err) {
     throw new SagaError("broker-unreachable", `cannot connect to ${url} as ${opts.name}: ${(err as Error).message}`, {
-      exit: "cotal status   # is the broker running?",
+      next: "cotal status   # is the broker running?",
       cause: err,
     });
   }

@@ -61,7 +61,7 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
     const holders = serversOfRoot(layout).filter((s) => s.role === "broker" || s.role === "maintenance");
     if (holders.length > 0) {
       throw new SagaError("broker-running", `the store ${opts.storeDir} is held by nats-server ${holders.map((h) => `pid ${h.pid} (${h.config})`).join(", ")}; one server per store`, {
-        exit: "cotal down   # stops every server of this root, then run the command again",
+        next: "cotal down   # stops every server of this root, then run the command again",
         details: { holders },
       });
     }
@@ -118,7 +118,7 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
   await failpoint(`${opts.label}-started`);
   if (!ready || pid === undefined) {
     await stop();
-    throw new SagaError("broker-start-failed", `the ${opts.label} broker on ${opts.storeDir} did not start:\n${tail(readLogSince(logFile, offset))}`, { exit: `read ${logFile}` });
+    throw new SagaError("broker-start-failed", `the ${opts.label} broker on ${opts.storeDir} did not start:\n${tail(readLogSince(logFile, offset))}`, { next: `read ${logFile}` });
   }
   return { url: `nats://127.0.0.1:${port}`, owner: ownerOf(pid, hostname()), stop };
 }

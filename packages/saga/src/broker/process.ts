@@ -32,7 +32,7 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
   const strays = serversOfRoot(layout);
   if (strays.length > 0) {
     throw new SagaError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
-      exit: "cotal down   # stops every server of this root, recorded or not",
+      next: "cotal down   # stops every server of this root, recorded or not",
       details: { strays },
     });
   }
@@ -62,7 +62,7 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
     child.once("spawn", () => resolve(undefined));
   });
   if (spawnError || child.pid === undefined) {
-    throw new SagaError("broker-start-failed", `could not spawn ${bin}: ${spawnError?.message ?? "no pid"}`, { exit: "apt-get install -y nats-server" });
+    throw new SagaError("broker-start-failed", `could not spawn ${bin}: ${spawnError?.message ?? "no pid"}`, { next: "apt-get install -y nats-server" });
   }
   // Recorded before the wait: a `cotal up` killed while the server restores leaves a server that
   // status and down can see, never one nobody knows about.
@@ -87,7 +87,7 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
     clearRuntime(layout);
     const logs = `${tail(readLogSince(layout.logFile, offset))}\n${tail(readLogSince(layout.stdioLogFile, stdioOffset))}`.trim();
     throw new SagaError("broker-start-failed", `nats-server did not become ready${exited ? ` (exited with ${exited.code ?? exited.signal})` : " in time"}:\n${logs}`, {
-      exit: `read ${layout.logFile}; if the port is taken, stop what holds ${opts.host}:${opts.port} and run \`cotal up\` again`,
+      next: `read ${layout.logFile}; if the port is taken, stop what holds ${opts.host}:${opts.port} and run \`cotal up\` again`,
       details: { logFile: layout.logFile },
     });
   }

@@ -27,11 +27,11 @@ export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): Render
   const broker = loadBrokerTrust(layout);
   const authority = loadAuthorityAccount(layout);
   const settings = loadSettings(layout);
-  if (!settings) throw new SagaError("corrupt-record", `${layout.settingsFile} is missing`, { exit: `restore ${layout.settingsFile} (host, port, serverName) from a backup` });
+  if (!settings) throw new SagaError("corrupt-record", `${layout.settingsFile} is missing`, { next: `restore ${layout.settingsFile} (host, port, serverName) from a backup` });
   const list = spaces ?? certainInventory(layout);
   if (list.length === 0) {
     throw new SagaError("render-refused", `the root ${layout.root} holds no space, and a config with zero spaces would evict every tenant`, {
-      exit: "restore an auth/account.<hex>.json record from a backup, or start a fresh root with `cotal up --root <new dir>`",
+      next: "restore an auth/account.<hex>.json record from a backup, or start a fresh root with `cotal up --root <new dir>`",
     });
   }
   const features = renderFeatures(layout);

@@ -35,7 +35,7 @@ export class SystemClient {
     const id = nc.info?.server_id;
     if (!id) {
       await nc.close();
-      throw new SagaError("broker-unreachable", `the broker at ${url} sent no server id`, { exit: "cotal status" });
+      throw new SagaError("broker-unreachable", `the broker at ${url} sent no server id`, { next: "cotal status" });
     }
     return new SystemClient(nc, id);
   }
@@ -58,7 +58,7 @@ export class SystemClient {
   async configDigest(timeoutMs: number): Promise<string | undefined> {
     const msg = await this.nc.request(`$SYS.REQ.SERVER.${this.serverId}.VARZ`, "", { timeout: timeoutMs });
     const reply = parseReply<{ config_digest?: string }>(msg.string());
-    if (reply?.error) throw new SagaError("broker-unreachable", `VARZ refused: ${reply.error.description ?? reply.error.code}`, { exit: "cotal status" });
+    if (reply?.error) throw new SagaError("broker-unreachable", `VARZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
     const d = reply?.data?.config_digest;
     return typeof d === "string" && d !== "" ? d : undefined;
   }

@@ -52,7 +52,7 @@ const SETTLE_MS = 250;
 /** Re-sends of a CAS whose reply was lost while the key provably stayed at the expected revision. */
 const RESENDS = 3;
 const ACQUIRE_ATTEMPTS = 3;
-const UNREACHABLE_EXIT = "cotal status   # is the broker running? then re-run the command";
+const UNREACHABLE_NEXT = "cotal status   # is the broker running? then re-run the command";
 /** For refusals only a caller bug can reach: nothing was written, and there is nothing to repair. */
 const BUG_EXIT = "nothing was written; report this message as a cotal bug";
 
@@ -86,7 +86,7 @@ function describe(err: unknown): string {
 function unreachable(what: string, cause: unknown): SagaError {
   const code = apiErrCode(cause);
   return new SagaError("inventory-unreachable", `cannot ${what}: ${describe(cause)}`, {
-    exit: UNREACHABLE_EXIT,
+    next: UNREACHABLE_NEXT,
     details: code === undefined ? undefined : { errCode: code },
     cause,
   });
@@ -94,7 +94,7 @@ function unreachable(what: string, cause: unknown): SagaError {
 
 function busy(what: string, cause: unknown): SagaError {
   return new SagaError("inventory-busy", `cannot ${what} yet: ${describe(cause)}`, {
-    exit: "re-run the command (the broker was busy reloading; nothing was decided on a missing answer)",
+    next: "re-run the command (the broker was busy reloading; nothing was decided on a missing answer)",
     cause,
   });
 }
@@ -152,7 +152,7 @@ async function ensureBucket(kvm: Kvm, jsm: JetStreamManager, spec: BucketSpec): 
   const problems = shapeProblems(cfg, spec);
   if (problems.length > 0) {
     throw new SagaError("inventory-corrupt", `bucket ${spec.bucket} exists with a shape cotal did not create: ${problems.join("; ")}`, {
-      exit: `cotal status   # then move stream ${stream} aside (cotal never alters it) and re-run; cotal recreates it with the right shape`,
+      next: `cotal status   # then move stream ${stream} aside (cotal never alters it) and re-run; cotal recreates it with the right shape`,
       details: { bucket: spec.bucket, stream, problems },
     });
   }
@@ -208,12 +208,12 @@ export class AuthorityStore implements InventoryStore {
   static async connect(url: string, authority: AccountRecord, opts: AuthorityStoreOptions = {}): Promise<AuthorityStore> {
     if (authority.kind !== "authority") {
       throw new SagaError("invalid-argument", `the inventory lives in the broker-authority account, not in ${authority.kind} account ${authority.name}`, {
-        exit: "cotal status   # auth/authority.json holds the authority account",
+        next: "cotal status   # auth/authority.json holds the authority account",
       });
     }
     const timeoutMs = opts.timeoutMs ?? 5_000;
     const leaseTtlMs = opts.leaseTtlMs ?? LEASE_TTL_MS;
-    if (!Number.isInteger(leaseTtlMs) || leaseTtlMs < 100) throw new SagaError("invalid-argument", `lease TTL ${leaseTtlMs} ms is not an integer of at least 100 ms`, { exit: BUG_EXIT });
+    if (!Number.isInteger(leaseTtlMs) || leaseTtlMs < 100) throw new SagaError("invalid-argument", `lease TTL ${leaseTtlMs} ms is not an integer of at least 100 ms`, { next: BUG_EXIT });
     let nc: NatsConnection;
     try {
       nc = await connectAsAccount(url, authority, { name: opts.name ?? "cotal-authority", reconnect: true, timeoutMs, ttlSeconds: opts.userTtlSeconds });
@@ -262,7 +262,7 @@ export class AuthorityStore implements InventoryStore {
   /** CAS at `expectedRevision`; losing means another writer moved the record first. */
   async update(record: InventoryRecord, expectedRevision: number): Promise<number> {
     if (!Number.isInteger(expectedRevision) || expectedRevision < 1) {
-      throw new SagaError("invalid-argument", `an inventory update needs the revision it read (got ${expectedRevision})`, { exit: BUG_EXIT });
+      throw new SagaError("invalid-argument", `an inventory update needs the revision it read (got ${expectedRevision})`, { next: BUG_EXIT });
     }
     const bytes = encodeRecord(record);
     try {
@@ -382,7 +382,7 @@ export class AuthorityStore implements InventoryStore {
       if (!(await stillOurs())) return;
     }
     throw new SagaError("inventory-unreachable", `could not confirm the release of writer lease ${lease.key}: ${describe(lost)}`, {
-      exit: `nothing to do: the lease expires by itself within ${Math.ceil(this.#leaseTtlMs / 1000)}s`,
+      next: `nothing to do: the lease expires by itself within ${Math.ceil(this.#leaseTtlMs / 1000)}s`,
       details: { leaseKey: lease.key, revision: lease.revision },
       cause: lost,
     });
@@ -423,7 +423,7 @@ export class AuthorityStore implements InventoryStore {
       }
       if (isCasLoss(err)) {
         throw new SagaError("conflict", `${what}: lost the compare-and-swap at revision ${expected}`, {
-          exit: "cotal status   # then re-run the command; it re-reads and re-decides",
+          next: "cotal status   # then re-run the command; it re-reads and re-decides",
           details: { expectedRevision: expected },
           cause: err,
         });
@@ -453,7 +453,7 @@ export class AuthorityStore implements InventoryStore {
     if (unchanged && resends > 0) return this.#casWrite(kv, key, bytes, expected, what, resends - 1);
     const where = cur === null ? "the key is absent" : `the key is at revision ${cur.revision} without our write`;
     throw new SagaError("conflict", `${what}: the reply to the CAS at revision ${expected} was lost (${describe(lost)}) and ${where}`, {
-      exit: "cotal status   # then re-run the command; it re-reads and re-decides",
+      next: "cotal status   # then re-run the command; it re-reads and re-decides",
       details: { expectedRevision: expected, storedRevision: cur?.revision ?? null, lostReply: true },
       cause: lost,
     });
@@ -466,7 +466,7 @@ export class AuthorityStore implements InventoryStore {
     } catch (err) {
       if (!isSagaError(err, "inventory-unreachable")) throw err;
       throw new SagaError("inventory-unreachable", `${what}: the reply was lost (${describe(lost)}) and the key could not be read back, so whether the write landed is unknown`, {
-        exit: "cotal status   # once the broker answers, it shows whether the write landed; then re-run the command",
+        next: "cotal status   # once the broker answers, it shows whether the write landed; then re-run the command",
         details: { key },
         cause: err,
       });
@@ -519,18 +519,18 @@ function encodeRecord(record: InventoryRecord): Uint8Array {
   const text = JSON.stringify(record);
   // Refuse to store what read() would call corrupt.
   const check = parseInventoryRecord(text);
-  if (typeof check === "string") throw new SagaError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`, { exit: BUG_EXIT });
+  if (typeof check === "string") throw new SagaError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`, { next: BUG_EXIT });
   return new TextEncoder().encode(text);
 }
 
 /** The caller's wording for a definite CAS loss; a lost reply keeps its own (it is not a known loss). */
-function refined(err: SagaError, message: string, exit: string): SagaError {
-  return new SagaError("conflict", err.details?.lostReply === true ? err.message : message, { exit, details: err.details, cause: err.cause });
+function refined(err: SagaError, message: string, next: string): SagaError {
+  return new SagaError("conflict", err.details?.lostReply === true ? err.message : message, { next, details: err.details, cause: err.cause });
 }
 
 function corrupt(revision: number, reason: string, raw: string): SagaError {
   return new SagaError("inventory-corrupt", `the inventory record (revision ${revision}) is unusable: ${reason}`, {
-    exit: "cotal broker reconcile   # prints the disk and KV lists; --adopt-disk rewrites the record from the account records",
+    next: "cotal broker reconcile   # prints the disk and KV lists; --adopt-disk rewrites the record from the account records",
     details: { bucket: INVENTORY_BUCKET, key: INVENTORY_KEY, revision, reason, raw },
   });
 }

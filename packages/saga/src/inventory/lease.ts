@@ -40,7 +40,7 @@ const LEASE_KEY = /^[-/_=a-zA-Z0-9]+(\.[-/_=a-zA-Z0-9]+)*$/;
 export function assertLeaseKey(key: string): void {
   if (typeof key !== "string" || !LEASE_KEY.test(key) || key.length > 255) {
     throw new SagaError("invalid-argument", `lease key ${JSON.stringify(key)} is not a valid KV key (letters, digits, - / _ = and inner dots)`, {
-      exit: "pass the broker root's lease key (derived from the root, not typed by hand)",
+      next: "pass the broker root's lease key (derived from the root, not typed by hand)",
       details: { key },
     });
   }
@@ -82,7 +82,7 @@ export function leaseHeldError(key: string, holder: LeaseValue | undefined | "ch
         ? `pid ${holder.pid} on ${holder.host} (${holder.verb})`
         : "a writer whose lease value cotal cannot read";
   return new SagaError("lease-held", `the broker writer lease ${key} is held by ${who}; its TTL ends in about ${secs}s unless the holder renews it`, {
-    exit: `re-run the command in ${Math.max(secs, 1)}s (a crashed holder's lease expires by itself); \`cotal status\` shows the holder`,
+    next: `re-run the command in ${Math.max(secs, 1)}s (a crashed holder's lease expires by itself); \`cotal status\` shows the holder`,
     details: {
       leaseKey: key,
       holder: holder && holder !== "churn" ? { pid: holder.pid, host: holder.host, verb: holder.verb, acquiredAt: holder.acquiredAt } : null,
@@ -94,7 +94,7 @@ export function leaseHeldError(key: string, holder: LeaseValue | undefined | "ch
 
 export function leaseLostError(lease: Lease, why: string, cause?: unknown): SagaError {
   return new SagaError("lease-lost", `the broker writer lease ${lease.key} is no longer ours: ${why}`, {
-    exit: "cotal status   # shows who holds the lease now; then re-run the command",
+    next: "cotal status   # shows who holds the lease now; then re-run the command",
     details: { leaseKey: lease.key, leaseId: lease.leaseId, revision: lease.revision },
     cause,
   });

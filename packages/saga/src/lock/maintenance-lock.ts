@@ -90,7 +90,7 @@ export function acquireMaintenanceLock(root: string, purpose: string): Maintenan
     if (held === undefined) continue; // released between our link and our read
     if (held === "corrupt") {
       throw new SagaError("lock-held", `the maintenance lock ${path} is unreadable; its owner cannot be judged`, {
-        exit: `make sure no cotal command is running on this root, then: rm ${path}`,
+        next: `make sure no cotal command is running on this root, then: rm ${path}`,
       });
     }
     const status = ownerStatus(held);
@@ -99,13 +99,13 @@ export function acquireMaintenanceLock(root: string, purpose: string): Maintenan
       continue;
     }
     throw new SagaError("lock-held", `the root ${root} is locked by ${describe(held)}`, {
-      exit: status === "unknown"
+      next: status === "unknown"
         ? `the owner runs on another host; wait for it, or confirm it is gone and rm ${path}`
         : `wait for pid ${held.pid} to finish (or stop it), then run the command again`,
       details: { owner: held },
     });
   }
-  throw new SagaError("lock-held", `could not take the maintenance lock ${path}: it kept changing hands`, { exit: "run the command again" });
+  throw new SagaError("lock-held", `could not take the maintenance lock ${path}: it kept changing hands`, { next: "run the command again" });
 }
 
 /** Verifies the lock on disk is still this holder's; a helper that journals calls this before writing. */
@@ -114,7 +114,7 @@ export function assertLockHeld(lock: MaintenanceLock): void {
   const held = readOwner(lock.path);
   if (held === undefined || held === "corrupt" || held.token !== lock.owner.token) {
     throw new SagaError("lock-lost", `the maintenance lock ${lock.path} is no longer held by this process`, {
-      exit: "run the command again; another process reaped or replaced the lock",
+      next: "run the command again; another process reaped or replaced the lock",
       details: { expected: lock.owner.token },
     });
   }

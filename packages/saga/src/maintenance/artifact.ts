@@ -74,7 +74,7 @@ export function sha256File(path: string): { size: number; sha256: string } {
 
 function invalid(dir: string, why: string): SagaError {
   return new SagaError("artifact-invalid", `${dir} is not a usable space backup: ${why}; nothing was changed`, {
-    exit: `take a fresh backup: cotal space backup <space> --out <new dir>`,
+    next: `take a fresh backup: cotal space backup <space> --out <new dir>`,
     details: { artifact: dir, reason: why },
   });
 }

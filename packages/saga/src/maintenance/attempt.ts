@@ -41,7 +41,7 @@ export class Attempt {
   private update(fn: (a: AttemptClaim) => AttemptClaim): void {
     const cut = readCut(this.layout);
     if (!cut?.attempt || cut.attempt.id !== this.id) {
-      throw new SagaError("lock-lost", `attempt ${this.id} is no longer the journal's claim`, { exit: "cotal status" });
+      throw new SagaError("lock-lost", `attempt ${this.id} is no longer the journal's claim`, { next: "cotal status" });
     }
     writeJournal(this.layout, this.lock, { ...cut, attempt: fn(cut.attempt) });
   }
@@ -112,7 +112,7 @@ export async function cloneStore(from: string, to: string): Promise<void> {
   ensureSecretDir(to);
   await new Promise<void>((resolve, reject) => {
     execFile("cp", ["-a", `${from}/.`, to], (err, _o, stderr) => {
-      if (err) reject(new SagaError("io", `cloning ${from} to ${to} failed: ${stderr || err.message}`, { exit: `check free space under ${to}`, cause: err }));
+      if (err) reject(new SagaError("io", `cloning ${from} to ${to} failed: ${stderr || err.message}`, { next: `check free space under ${to}`, cause: err }));
       else resolve();
     });
   });

@@ -73,14 +73,14 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
   const progress = opts.onProgress ?? (() => undefined);
   assertJournalAllows(layout, { verb: "space backup", cut: true }); // a standing removal names itself before any input check
   if (existsSync(out)) {
-    throw new SagaError("invalid-argument", `${out} already exists; a backup writes into a directory it creates itself`, { exit: `cotal space backup ${space} --out <a new directory>` });
+    throw new SagaError("invalid-argument", `${out} already exists; a backup writes into a directory it creates itself`, { next: `cotal space backup ${space} --out <a new directory>` });
   }
   const lock = await waitForMaintenanceLock(layout.root, `cotal space backup ${space}`, opts.lockWaitMs ?? 30_000);
   try {
     const cut = requireReadyCut(layout, "space backup");
     const tenants = certainInventory(layout);
     const account = tenants.find((t) => t.name === space);
-    if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { exit: "cotal space list" });
+    if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
     const owners = storeOwners(layout, tenants);
     // A read-only look first: refuse an orphaned store before claiming anything.
     validateSpaceBackupInventory(layout.storeDir, owners, space, account.publicKey);
@@ -106,7 +106,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       const loaded = infos.map((i) => i.config.name);
       const unloaded = onDisk.filter((n) => !loaded.includes(n));
       if (unloaded.length > 0) {
-        throw new SagaError("store-inventory", `streams of space ${space} on disk did not load in the isolated broker: ${unloaded.join(", ")}`, { exit: `read ${join(work, "backup.log")}` });
+        throw new SagaError("store-inventory", `streams of space ${space} on disk did not load in the isolated broker: ${unloaded.join(", ")}`, { next: `read ${join(work, "backup.log")}` });
       }
       const durable = infos.filter((i) => !excluded.some((e) => e.name === i.config.name)).sort((a, b) => (a.config.name < b.config.name ? -1 : 1));
       const total = durable.reduce((n, i) => n + i.state.bytes, 0);
@@ -125,7 +125,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
         const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }));
         // Complete: the snapshot saw exactly the state the store reported (the store is quiescent under the cut).
         if (snap.state.messages !== info.state.messages || snap.state.last_seq !== info.state.last_seq) {
-          throw new SagaError("store-inventory", `stream ${name} changed during its snapshot (${info.state.messages}→${snap.state.messages} messages)`, { exit: "cotal down --preserve-state   # then back up again" });
+          throw new SagaError("store-inventory", `stream ${name} changed during its snapshot (${info.state.messages}→${snap.state.messages} messages)`, { next: "cotal down --preserve-state   # then back up again" });
         }
         streams.push({ name, class: "durable", file: rel, config: snap.config, state: snap.state });
         files.push({ path: rel, size: snap.size, sha256: snap.sha256 });

@@ -82,7 +82,7 @@ export async function recoverAttempt(layout: RootLayout, lock: MaintenanceLock, 
   if (unproven.length > 0) {
     if (cut?.attempt?.id === claim.id) writeJournal(layout, lock, { ...cut, attempt: { ...claim, installed: [], brokers: [] } });
     throw new SagaError("attempt-pending", `attempt ${claim.id} residue cannot be proven its own: ${unproven.map((p) => p.path).join(", ")}; the claim is kept`, {
-      exit: `inspect and remove ${unproven.map((p) => p.path).join(" ")} by hand, then: cotal clean restore-attempt --attempt ${claim.id}`,
+      next: `inspect and remove ${unproven.map((p) => p.path).join(" ")} by hand, then: cotal clean restore-attempt --attempt ${claim.id}`,
       details: { unproven },
     });
   }
@@ -102,7 +102,7 @@ export async function cleanRestoreAttempt(opts: { root: string; attempt: string;
     if (!claim || claim.id !== opts.attempt) return { attemptId: opts.attempt, outcome: "absent", removed: [], killed: [], deletedStreams: [] };
     const me = selfOwner();
     if (claim.owner.pid !== me.pid && ownerStatus(claim.owner) !== "dead") {
-      throw new SagaError("attempt-pending", `attempt ${claim.id} is owned by live pid ${claim.owner.pid}`, { exit: `wait for pid ${claim.owner.pid} to finish, then run the command again` });
+      throw new SagaError("attempt-pending", `attempt ${claim.id} is owned by live pid ${claim.owner.pid}`, { next: `wait for pid ${claim.owner.pid} to finish, then run the command again` });
     }
     return await recoverAttempt(layout, lock, claim);
   } finally {

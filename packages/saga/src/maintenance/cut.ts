@@ -44,16 +44,16 @@ export async function preserveStateCut(layout: RootLayout, heldLock: Maintenance
   if (existing?.state === "ready") {
     if (brokerState(layout).running) {
       throw new SagaError("resume-refused", `the journal says cut ${existing.cutId} is ready, yet a broker is running on ${layout.root}`, {
-        exit: "cotal status   # then cotal down --preserve-state once the broker is understood",
+        next: "cotal status   # then cotal down --preserve-state once the broker is understood",
       });
     }
     return { cutId: existing.cutId, state: "ready", stopped: false, forced: false, already: true };
   }
   if (existing?.state === "resume-intent") {
-    throw new SagaError("resume-refused", `cut ${existing.cutId} is being resumed by \`cotal up\``, { exit: "cotal up   # finishes the resume; then cotal down --preserve-state" });
+    throw new SagaError("resume-refused", `cut ${existing.cutId} is being resumed by \`cotal up\``, { next: "cotal up   # finishes the resume; then cotal down --preserve-state" });
   }
   if (existing?.attempt && ownerStatus(existing.attempt.owner) !== "dead") {
-    throw new SagaError("attempt-pending", `a ${existing.attempt.kind} attempt ${existing.attempt.id} is recorded as running`, { exit: "wait for it, then run the command again" });
+    throw new SagaError("attempt-pending", `a ${existing.attempt.kind} attempt ${existing.attempt.id} is recorded as running`, { next: "wait for it, then run the command again" });
   }
   // The tenant list must be certain before anything stops: a cut of an uncertain root helps nobody.
   certainInventory(layout);
@@ -68,7 +68,7 @@ export async function preserveStateCut(layout: RootLayout, heldLock: Maintenance
   await failpoint("cut-committed");
   const stopped = await stopBroker(layout, graceMs);
   if (brokerState(layout).running) {
-    throw new SagaError("broker-running", "the broker is still running after the stop; the cut stays committed", { exit: "cotal down --preserve-state" });
+    throw new SagaError("broker-running", "the broker is still running after the stop; the cut stays committed", { next: "cotal down --preserve-state" });
   }
   writeJournal(layout, heldLock, { ...entry, state: "ready", readyAt: new Date().toISOString(), store: storeIdentity(layout) });
   return { cutId: entry.cutId, state: "ready", ...stopped, already: false };
@@ -80,22 +80,22 @@ export function requireReadyCut(layout: RootLayout, verb: string): CutEntry {
   const cut = readCut(layout);
   if (!cut || cut.state !== "ready") {
     throw new SagaError("cut-required", `${verb} reads a preserved store, but ${cut ? `cut ${cut.cutId} is ${cut.state}` : "no preserve-state cut is in place"}`, {
-      exit: "cotal down --preserve-state",
+      next: "cotal down --preserve-state",
       details: cut ? { journal: cut } : {},
     });
   }
   if (brokerState(layout).running) {
-    throw new SagaError("broker-running", `cut ${cut.cutId} is ready but a broker serves ${layout.root}`, { exit: "cotal down --preserve-state" });
+    throw new SagaError("broker-running", `cut ${cut.cutId} is ready but a broker serves ${layout.root}`, { next: "cotal down --preserve-state" });
   }
   const id = storeIdentity(layout);
   if (!cut.store || cut.store.dev !== id.dev || cut.store.ino !== id.ino) {
     throw new SagaError("resume-refused", `the store ${layout.storeDir} is not the inode cut ${cut.cutId} preserved`, {
-      exit: "put the preserved store back, or clear maintenance/journal.json by hand after inspecting it",
+      next: "put the preserved store back, or clear maintenance/journal.json by hand after inspecting it",
     });
   }
   if (cut.attempt) {
     throw new SagaError("attempt-pending", `a ${cut.attempt.kind} attempt ${cut.attempt.id} of space ${cut.attempt.space} (pid ${cut.attempt.owner.pid}) is unfinished`, {
-      exit: `cotal clean restore-attempt --attempt ${cut.attempt.id}`,
+      next: `cotal clean restore-attempt --attempt ${cut.attempt.id}`,
       details: { attempt: cut.attempt },
     });
   }

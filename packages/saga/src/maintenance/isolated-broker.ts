@@ -22,7 +22,7 @@ export function startIsolatedBroker(layout: RootLayout, opts: { storeDir: string
 export function typedIsolatedFailure(err: unknown, rerun: string): unknown {
   if (err instanceof SagaError || err instanceof FailpointError) return err;
   return new SagaError("snapshot-failed", `the isolated broker's connection failed mid-attempt: ${(err as Error)?.message ?? String(err)}; the attempt was undone and nothing was published`, {
-    exit: rerun,
+    next: rerun,
     cause: err,
   });
 }

@@ -19,13 +19,13 @@ export interface OrphanCleanResult {
 export async function cleanOrphanStreams(opts: { root: string; yes?: boolean; lockWaitMs?: number }): Promise<OrphanCleanResult> {
   return withVerb({ root: opts.root, purpose: "cotal clean orphan-streams", journal: { verb: "clean orphan-streams", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, disk }) => {
     if (brokerState(layout).running) {
-      throw new SagaError("broker-running", "orphan streams are removed from the store on disk, which no running server may hold", { exit: "cotal down --preserve-state   # then cotal clean orphan-streams" });
+      throw new SagaError("broker-running", "orphan streams are removed from the store on disk, which no running server may hold", { next: "cotal down --preserve-state   # then cotal clean orphan-streams" });
     }
     const orphans = orphanStreams(layout.storeDir, storeOwners(layout, disk));
     if (orphans.length === 0 || !opts.yes) {
       if (orphans.length > 0 && !opts.yes) {
         throw new SagaError("confirmation-required", `the store holds streams of ${orphans.length} account(s) no record vouches for: ${orphans.map((o) => `${o.account} (${o.streams.join(", ")})`).join("; ")}; nothing was deleted`, {
-          exit: "cotal clean orphan-streams --yes",
+          next: "cotal clean orphan-streams --yes",
           details: { orphans },
         });
       }

@@ -49,7 +49,7 @@ async function resnapshot(nc: NatsConnection, m: BackupManifest, dir: string, pr
 
 function verifyFailed(pass: RestorePass, why: string): SagaError {
   return new SagaError("restore-verify-failed", `${pass} restore did not reproduce the artifact: ${why}`, {
-    exit: pass === "quarantine" ? "nothing was changed; take a fresh backup" : "cotal clean restore-attempt --attempt <id>   # removes the streams this attempt installed",
+    next: pass === "quarantine" ? "nothing was changed; take a fresh backup" : "cotal clean restore-attempt --attempt <id>   # removes the streams this attempt installed",
     details: { pass, reason: why },
   });
 }
@@ -71,7 +71,7 @@ export async function runRestorePass(layout: RootLayout, pass: RestorePass, stor
       const occupied = existing.filter((i) => !replaceable(i, m.space, ttl));
       if (occupied.length > 0) {
         throw new SagaError("restore-target-not-empty", `space ${m.space} already has streams: ${occupied.map((i) => `${i.config.name} (${i.state.messages} messages, ${i.state.consumer_count} consumers)`).join(", ")}; restore fills an empty namespace only`, {
-          exit: `cotal up && cotal space rm ${m.space} && cotal space add ${m.space} && cotal down --preserve-state   # then restore again`,
+          next: `cotal up && cotal space rm ${m.space} && cotal space add ${m.space} && cotal down --preserve-state   # then restore again`,
           details: { streams: occupied.map((i) => i.config.name) },
         });
       }

@@ -51,7 +51,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
   // Read-only verification first: a truncated or tampered artifact refuses before any write.
   const first = verifyArtifact(from, (n) => progress({ phase: "verify", done: n, total: n }));
   if (first.manifest.space !== space) {
-    throw new SagaError("artifact-invalid", `${from} is a backup of space ${first.manifest.space}, not ${space}`, { exit: `cotal space restore ${first.manifest.space} --from ${from}` });
+    throw new SagaError("artifact-invalid", `${from} is a backup of space ${first.manifest.space}, not ${space}`, { next: `cotal space restore ${first.manifest.space} --from ${from}` });
   }
   const lock = await waitForMaintenanceLock(layout.root, `cotal space restore ${space}`, opts.lockWaitMs ?? 30_000);
   try {
@@ -59,13 +59,13 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
     const account = loadSpaceAccount(layout, space);
     if (!account) {
       throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}; restore fills an existing space's empty namespace`, {
-        exit: `cotal up && cotal space add ${space} && cotal down --preserve-state   # then restore again`,
+        next: `cotal up && cotal space add ${space} && cotal down --preserve-state   # then restore again`,
       });
     }
     const pinned = first.manifest.accountPublicKey;
     if (pinned !== account.publicKey && !opts.rebindAccount) {
       throw new SagaError("account-mismatch", `the backup pins account ${pinned} for space ${space}, but ${space} is now account ${account.publicKey}`, {
-        exit: `cotal space restore ${space} --from ${from} --rebind-account   # if the new account is meant to receive this data`,
+        next: `cotal space restore ${space} --from ${from} --rebind-account   # if the new account is meant to receive this data`,
         details: { artifactAccount: pinned, currentAccount: account.publicKey },
       });
     }
@@ -80,13 +80,13 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       }
       const { manifest, checkpoints } = verifyArtifact(staged);
       if (JSON.stringify(manifest) !== JSON.stringify(first.manifest)) {
-        throw new SagaError("artifact-invalid", `${from} changed while it was being read; nothing was changed`, { exit: `cotal space restore ${space} --from ${from}` });
+        throw new SagaError("artifact-invalid", `${from} changed while it was being read; nothing was changed`, { next: `cotal space restore ${space} --from ${from}` });
       }
       attempt.stage("quarantine");
       const quarantine = join(attempt.workDir, "quarantine");
       await cloneStore(layout.storeDir, quarantine);
       const rehearsed = await runRestorePass(layout, "quarantine", quarantine, account, staged, manifest, checkpoints, attempt, progress);
-      if (!rehearsed) throw new SagaError("restore-verify-failed", "the quarantine pass produced no re-snapshot", { exit: `cotal space restore ${space} --from ${from}` });
+      if (!rehearsed) throw new SagaError("restore-verify-failed", "the quarantine pass produced no re-snapshot", { next: `cotal space restore ${space} --from ${from}` });
       rmSync(quarantine, { recursive: true, force: true });
       await failpoint("restore-quarantine-done");
       attempt.stage("target");

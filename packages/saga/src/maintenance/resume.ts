@@ -34,7 +34,7 @@ export async function resumeAfterCut(opts: UpOptions, reenter: (o: UpOptions) =>
     if (cut.attempt) {
       const alive = ownerStatus(cut.attempt.owner) !== "dead";
       throw new SagaError("attempt-pending", `a ${cut.attempt.kind} of space ${cut.attempt.space} (attempt ${cut.attempt.id}) ${alive ? "is running" : "died"} on the preserved store`, {
-        exit: alive ? `wait for pid ${cut.attempt.owner.pid}, then cotal up` : `cotal clean restore-attempt --attempt ${cut.attempt.id}   # then cotal up`,
+        next: alive ? `wait for pid ${cut.attempt.owner.pid}, then cotal up` : `cotal clean restore-attempt --attempt ${cut.attempt.id}   # then cotal up`,
         details: { attempt: cut.attempt },
       });
     }
@@ -49,11 +49,11 @@ export async function resumeAfterCut(opts: UpOptions, reenter: (o: UpOptions) =>
       const id = storeIdentity(layout);
       if (id.dev !== cut.store.dev || id.ino !== cut.store.ino) {
         throw new SagaError("resume-refused", `${layout.storeDir} is not the store inode cut ${cut.cutId} preserved (${cut.store.dev}:${cut.store.ino}, found ${id.dev}:${id.ino})`, {
-          exit: `put the preserved store back at ${layout.storeDir}, or inspect and remove ${layout.journalFile} by hand`,
+          next: `put the preserved store back at ${layout.storeDir}, or inspect and remove ${layout.journalFile} by hand`,
         });
       }
     } else if (cut.store) {
-      throw new SagaError("resume-refused", `the preserved store ${layout.storeDir} is gone`, { exit: `restore ${layout.storeDir}, or inspect and remove ${layout.journalFile} by hand` });
+      throw new SagaError("resume-refused", `the preserved store ${layout.storeDir} is gone`, { next: `restore ${layout.storeDir}, or inspect and remove ${layout.journalFile} by hand` });
     }
     writeJournal(layout, lock, { ...cut, state: "resume-intent" });
     await failpoint("resume-intent");

@@ -51,7 +51,7 @@ export function validateSpaceBackupInventory(storeDir: string, owners: Map<strin
   const orphans = orphanStreams(storeDir, owners).flatMap((o) => o.streams.map((s) => `${o.account}/${s}`));
   if (orphans.length > 0) {
     throw new SagaError("store-inventory", `the store holds streams no known tenant owns: ${orphans.join(", ")}; the tenant list is uncertain, so no backup was taken`, {
-      exit: "cotal clean orphan-streams   # lists them; restore the account record from a backup instead if one is a tenant",
+      next: "cotal clean orphan-streams   # lists them; restore the account record from a backup instead if one is a tenant",
       details: { orphans },
     });
   }
@@ -59,7 +59,7 @@ export function validateSpaceBackupInventory(storeDir: string, owners: Map<strin
   const missing = templateStreamNames(space).filter((n) => !mine.includes(n));
   if (missing.length > 0) {
     throw new SagaError("store-inventory", `space ${space} is missing template streams in the preserved store: ${missing.join(", ")}`, {
-      exit: `cotal up   # re-provisions the space; then cotal down --preserve-state && cotal space backup ${space} --out <dir>`,
+      next: `cotal up   # re-provisions the space; then cotal down --preserve-state && cotal space backup ${space} --out <dir>`,
       details: { missing },
     });
   }

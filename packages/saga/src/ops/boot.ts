@@ -21,7 +21,7 @@ function divergence(disk: string[], record: InventoryRecord): SagaError {
   const kv = record.spaces;
   const { diskOnly, kvOnly } = diffLists(disk, record);
   return new SagaError("divergence", `the tenant list on disk and the broker's inventory disagree:\n  disk: [${disk.join(", ")}]\n  kv:   [${kv.join(", ")}]\n  disk-only: [${diskOnly.join(", ")}]  kv-only: [${kvOnly.join(", ")}]\nBooting either list could evict a tenant, so nothing was started.`, {
-    exit: "cotal broker reconcile   # prints both lists and asks you to adopt one",
+    next: "cotal broker reconcile   # prints both lists and asks you to adopt one",
     details: { disk, kv, diskOnly, kvOnly },
   });
 }
@@ -71,7 +71,7 @@ export async function finishColdBoot(layout: RootLayout, url: string, plan: Boot
           await seedInventory(store, rec);
         } catch (err) {
           if (isSagaError(err, "conflict")) {
-            throw new SagaError("conflict", "another process seeded this root's inventory first", { exit: "cotal status", cause: err });
+            throw new SagaError("conflict", "another process seeded this root's inventory first", { next: "cotal status", cause: err });
           }
           throw err;
         }
@@ -79,7 +79,7 @@ export async function finishColdBoot(layout: RootLayout, url: string, plan: Boot
       }
       const cur = await store.read();
       if (!cur || cur.revision !== plan.base.revision) {
-        throw new SagaError("conflict", "the inventory moved between the maintenance read and the boot", { exit: "cotal status   # then cotal up again" });
+        throw new SagaError("conflict", "the inventory moved between the maintenance read and the boot", { next: "cotal status   # then cotal up again" });
       }
       const cas: CasWrite = (r, rev) => store.update(r, rev);
       if (plan.kind === "clean") {

@@ -33,7 +33,7 @@ export interface CredsResult {
 
 function assertUserName(user: string): string {
   if (!isValidSpaceName(user)) {
-    throw new SagaError("invalid-argument", `invalid user name ${JSON.stringify(user)}: a user name is ${SPACE_NAME_RULE}`, { exit: "cotal space creds <space> --user alice" });
+    throw new SagaError("invalid-argument", `invalid user name ${JSON.stringify(user)}: a user name is ${SPACE_NAME_RULE}`, { next: "cotal space creds <space> --user alice" });
   }
   return user;
 }
@@ -64,10 +64,10 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   const role: SpaceUserRole = opts.admin === true ? "admin" : "user";
   const user = assertUserName(opts.user ?? role);
   for (const s of [...(opts.allowPub ?? []), ...(opts.allowSub ?? [])]) {
-    if (!SUBJECT.test(s)) throw new SagaError("invalid-argument", `invalid subject ${JSON.stringify(s)}`, { exit: "cotal space creds <space> --allow-pub 'orders.>'" });
+    if (!SUBJECT.test(s)) throw new SagaError("invalid-argument", `invalid subject ${JSON.stringify(s)}`, { next: "cotal space creds <space> --allow-pub 'orders.>'" });
   }
   if (opts.expiresInSeconds !== undefined && !(opts.expiresInSeconds > 0)) {
-    throw new SagaError("invalid-argument", "--expires must be a positive duration", { exit: "cotal space creds <space> --expires 24h" });
+    throw new SagaError("invalid-argument", "--expires must be a positive duration", { next: "cotal space creds <space> --expires 24h" });
   }
   const layout = new RootLayout(opts.root);
   // Minting trust for a tenant mid-removal would hand out creds for a space that is going away.
@@ -75,11 +75,11 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   const broker = loadBrokerTrust(layout);
   const account = loadSpaceAccount(layout, space);
   if (!account) {
-    throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { exit: "cotal space list" });
+    throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
   }
   if (account.issuer !== broker.operator.publicKey) {
     throw new SagaError("foreign-operator", `space ${space} is signed by operator ${account.issuer}, not this broker's ${broker.operator.publicKey}`, {
-      exit: `move ${layout.accountFile(space)} aside; it belongs to another broker`,
+      next: `move ${layout.accountFile(space)} aside; it belongs to another broker`,
     });
   }
   const minted = mintUserCreds(account, {

@@ -26,7 +26,7 @@ export async function ensureLiveInventory(layout: RootLayout, lock: MaintenanceL
       const missing = disk.filter((s) => !preloaded.has(s.publicKey)).map((s) => s.name);
       if (missing.length > 0) {
         throw new SagaError("divergence", `the running config does not preload ${missing.join(", ")}, which exist on disk; seeding the inventory from either would be a guess`, {
-          exit: "cotal broker reconcile",
+          next: "cotal broker reconcile",
         });
       }
       try {

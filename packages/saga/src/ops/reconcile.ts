@@ -96,7 +96,7 @@ export function planReconcile(direction: Direction, disk: readonly string[], rec
  */
 export async function reconcile(opts: ReconcileOptions): Promise<ReconcileResult> {
   const root = canonicalRoot(opts.root);
-  if (!existsSync(root)) throw new SagaError("root-missing", `no root at ${root}`, { exit: "cotal up --detach" });
+  if (!existsSync(root)) throw new SagaError("root-missing", `no root at ${root}`, { next: "cotal up --detach" });
   const verb = `broker reconcile${opts.direction ? ` --adopt-${opts.direction}` : ""}`;
   // A removal journal is let through only to be checked against the record below (docs/refusals.md).
   return withVerb({ root, purpose: `cotal ${verb}`, journal: { verb, anyRemoval: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ layout, lock, journal }) => {
@@ -121,7 +121,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
   }
   if (!kv) {
     opts.onReport(report);
-    throw new SagaError("inventory-unreachable", "the broker has no inventory record yet, so there is nothing to reconcile against", { exit: "cotal up --detach   # seeds the record from disk" });
+    throw new SagaError("inventory-unreachable", "the broker has no inventory record yet, so there is nothing to reconcile against", { next: "cotal up --detach   # seeds the record from disk" });
   }
   // A standing removal blocks reconcile, except where its own re-run cannot finish (an unresumable
   // record); then reconcile runs, and the space being removed is never admitted.
@@ -138,7 +138,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
     const kv_ = planReconcile("kv", diskList, record);
     opts.onReport(report);
     throw new SagaError("direction-required", `reconcile needs a direction; there is no default:\n  --adopt-disk  the disk records are the truth: ${radius(disk_)}\n  --adopt-kv    the broker's list is the truth: ${radius(kv_)}${honour ? `\n  (${honour} is being removed: neither direction admits it)` : ""}`, {
-      exit: "cotal broker reconcile --adopt-disk   # or --adopt-kv; add --yes once you have read the blast radius",
+      next: "cotal broker reconcile --adopt-disk   # or --adopt-kv; add --yes once you have read the blast radius",
       details: { plans: { disk: disk_, kv: kv_ } },
     });
   }
@@ -148,7 +148,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
   opts.onReport(report);
   if (opts.direction === "kv" && diff.kvOnly.filter((n) => n !== removing).length > 0) {
     throw new SagaError("render-refused", `--adopt-kv would preload ${diff.kvOnly.join(", ")}, which have no record on disk; a config cannot trust an account it does not have`, {
-      exit: "restore those records from a backup, or choose --adopt-disk (which drops them)",
+      next: "restore those records from a backup, or choose --adopt-disk (which drops them)",
     });
   }
   // Everything the render needs is checked before the claim, so a refusal leaves no PENDING behind.
@@ -157,7 +157,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
     const ok = opts.confirm ? await opts.confirm(plan) : false;
     if (!ok) {
       throw new SagaError("confirmation-required", `nothing was changed: ${radius(plan)}`, {
-        exit: `cotal broker reconcile --adopt-${opts.direction} --yes`,
+        next: `cotal broker reconcile --adopt-${opts.direction} --yes`,
       });
     }
   }
@@ -171,7 +171,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
     const again = await readReport(layout, store, running);
     opts.onReport(again.report);
     throw new SagaError("conflict", `the inventory moved since it was printed (revision ${kv.revision} → ${again.kv?.revision ?? "none"}); nothing was changed, and the new state is printed above`, {
-      exit: `cotal broker reconcile --adopt-${opts.direction}   # decide again against the new state`,
+      next: `cotal broker reconcile --adopt-${opts.direction}   # decide again against the new state`,
       cause: err,
     });
   }

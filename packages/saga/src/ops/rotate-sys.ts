@@ -38,7 +38,7 @@ function stagedSuccessor(layout: RootLayout, entry: RotationEntry): BrokerTrust 
   const ok = next && typeof live === "object" && next.generation === entry.generation && next.operator.publicKey === live.operator.publicKey && (live.generation === next.generation - 1 || live.generation === next.generation);
   if (!next || !ok) {
     throw new SagaError("corrupt-record", `the rotation to generation ${entry.generation} has no usable staged successor at ${layout.successorTrustFile}`, {
-      exit: `restore ${layout.brokerFile} and ${layout.brokerSecretsDir} from a backup; the journal ${layout.journalFile} names the rotation`,
+      next: `restore ${layout.brokerFile} and ${layout.brokerSecretsDir} from a backup; the journal ${layout.journalFile} names the rotation`,
     });
   }
   return next;
@@ -50,7 +50,7 @@ function applySuccessor(layout: RootLayout, next: BrokerTrust): void {
   if (typeof live === "object" && live.generation === next.generation && live.system.publicKey === next.system.publicKey) return; // already applied
   // The live record still names the retired account; its signing seed may already be the new one.
   const retired = typeof live === "object" ? live : undefined;
-  if (!retired) throw new SagaError("corrupt-record", `${layout.brokerFile} is unusable mid-rotation`, { exit: `restore ${layout.brokerFile} from a backup` });
+  if (!retired) throw new SagaError("corrupt-record", `${layout.brokerFile} is unusable mid-rotation`, { next: `restore ${layout.brokerFile} from a backup` });
   replaceBrokerTrust(layout, { operator: next.operator, system: { publicKey: retired.system.publicKey, jwt: retired.system.jwt, signingKey: retired.system.signingKey }, generation: retired.generation, createdAt: retired.createdAt, multiSpace: retired.multiSpace }, next);
 }
 
@@ -63,7 +63,7 @@ export async function rotateSys(opts: { root: string }): Promise<RotateSysResult
   return withVerb({ root: opts.root, purpose: "cotal up --rotate-sys", journal: { verb: "up --rotate-sys", rotation: true }, lockWaitMs: 30_000 }, async ({ layout, lock, disk: spaces, journal }) => {
     if (brokerState(layout).running) {
       throw new SagaError("broker-running", "rotating the system account needs the broker stopped: every tenant's $SYS creds change at once", {
-        exit: "cotal down && cotal up --rotate-sys",
+        next: "cotal down && cotal up --rotate-sys",
       });
     }
     let entry = journal?.op === "rotate-sys" ? journal : undefined;

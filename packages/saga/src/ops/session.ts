@@ -47,7 +47,7 @@ export async function openLiveSession(layout: RootLayout, verb: string, hooks: S
   const st = brokerState(layout);
   if (!st.running) {
     throw new SagaError("broker-not-running", `the broker of ${layout.root} is not running; the inventory lives in its store`, {
-      exit: `cotal up --detach${layout.root === undefined ? "" : ` --root ${layout.root}`}   # then re-run the command`,
+      next: `cotal up --detach${layout.root === undefined ? "" : ` --root ${layout.root}`}   # then re-run the command`,
     });
   }
   const store = await AuthorityStore.connect(st.runtime.url, loadAuthorityAccount(layout), { name: `cotal ${verb}` });

@@ -31,11 +31,11 @@ export interface SpaceAddResult extends MutationResult {
 
 /** Validates a batch: every name, no duplicates, at least one. Nothing is written before this passes. */
 export function validateBatch(names: readonly string[]): string[] {
-  if (names.length === 0) throw new SagaError("invalid-argument", "no space named", { exit: "cotal space add <name> [<name>…] or --from FILE" });
+  if (names.length === 0) throw new SagaError("invalid-argument", "no space named", { next: "cotal space add <name> [<name>…] or --from FILE" });
   const seen = new Set<string>();
   for (const n of names) {
     assertSpaceName(n);
-    if (seen.has(n)) throw new SagaError("invalid-argument", `space ${n} is named twice`, { exit: "name each space once" });
+    if (seen.has(n)) throw new SagaError("invalid-argument", `space ${n} is named twice`, { next: "name each space once" });
     seen.add(n);
   }
   return [...seen];

@@ -71,7 +71,7 @@ export function showSpaceLimits(root: string, name: string): { space: string; qu
   assertSpaceName(name);
   const layout = new RootLayout(canonicalRoot(root));
   const rec = loadSpaceAccount(layout, name);
-  if (!rec) throw new SagaError("space-not-found", `space ${name} does not exist on ${layout.root}`, { exit: "cotal space list" });
+  if (!rec) throw new SagaError("space-not-found", `space ${name} does not exist on ${layout.root}`, { next: "cotal space list" });
   return { space: name, quota: limitsQuota(rec.limits), limits: rec.limits };
 }
 
@@ -83,7 +83,7 @@ export function showSpaceLimits(root: string, name: string): { space: string; qu
 export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimitsResult> {
   const name = assertSpaceName(opts.name);
   if (Object.keys(opts.quota).length === 0) {
-    throw new SagaError("invalid-argument", "no limit to change", { exit: `cotal space limits ${name} --max-disk 256M   # or --limits FILE; without flags it prints the limits` });
+    throw new SagaError("invalid-argument", "no limit to change", { next: `cotal space limits ${name} --max-disk 256M   # or --limits FILE; without flags it prints the limits` });
   }
   limitsForQuota([name], opts.quota, undefined, `cotal space limits ${name}`); // each field's own rule, before the broker is asked anything
   return withLiveVerb({ ...opts, purpose: `cotal space limits ${name}`, journal: { verb: "space limits" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided }) => {
@@ -94,11 +94,11 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
       base = (await session.store.read()) ?? base;
     }
     if (!base.record.spaces.includes(name)) {
-      throw new SagaError("space-not-found", `space ${name} is not in the inventory`, { exit: "cotal space list" });
+      throw new SagaError("space-not-found", `space ${name} is not in the inventory`, { next: "cotal space list" });
     }
     const broker = loadBrokerTrust(layout);
     const rec = existingSpaceRecord(layout, broker, name);
-    if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { exit: "cotal broker reconcile" });
+    if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
     const before = limitsQuota(rec.limits);
     const wanted = limitsForQuota([name], opts.quota, before, `cotal space limits ${name}`);
     const after = limitsQuota(wanted);

@@ -87,19 +87,19 @@ function refuseBeforeJournal(layout: RootLayout, space: string, current: Version
   const listed = current.record.spaces;
   if (listed.includes(space) && listed.length === 1) {
     throw new SagaError("invalid-argument", `space ${space} is the last tenant of this broker; removing it would leave a config with zero spaces`, {
-      exit: "to tear the whole broker down: cotal down, then delete the root directory",
+      next: "to tear the whole broker down: cotal down, then delete the root directory",
     });
   }
   const d = decideResume(current.record, digestOfServerConf(layout));
   if (d.action === "refuse") {
     throw new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${d.why}); a removal started now could not finish`, {
-      exit: "cotal broker reconcile   # then re-run cotal space rm",
+      next: "cotal broker reconcile   # then re-run cotal space rm",
       details: { record: current.record },
     });
   }
   if (!running && (d.action === "complete-forward" || d.action === "commit-only")) {
     throw new SagaError("resume-refused", `an interrupted mutation was promoted while the broker was stopped; only booting it can prove it`, {
-      exit: `cotal up   # boots and commits it; then cotal space rm ${space}`,
+      next: `cotal up   # boots and commits it; then cotal space rm ${space}`,
     });
   }
 }
@@ -125,7 +125,7 @@ async function runRemoval({ v, space, session, running, decided, notes }: Remova
   const account = loadSpaceAccount(layout, space);
   const current = (await session.store.read()) ?? undefined;
   if (!current) {
-    throw new SagaError("inventory-unreachable", "the broker's inventory record cannot be read; a removal decided without it would be a guess", { exit: "cotal status   # then cotal up" });
+    throw new SagaError("inventory-unreachable", "the broker's inventory record cannot be read; a removal decided without it would be a guess", { next: "cotal status   # then cotal up" });
   }
   let entry: SpaceRmEntry | undefined = v.journal?.op === "space-rm" ? v.journal : undefined;
   if (!entry) {
@@ -135,7 +135,7 @@ async function runRemoval({ v, space, session, running, decided, notes }: Remova
     const live = liveSpaceProcesses(layout, space);
     if (live.length > 0) {
       throw new SagaError("live-process", `space ${space} still has live processes: ${live.map((p) => `pid ${p.pid} (${p.file})`).join(", ")}`, {
-        exit: `stop ${live.map((p) => `pid ${p.pid}`).join(", ")}, then re-run \`cotal space rm ${space}\``,
+        next: `stop ${live.map((p) => `pid ${p.pid}`).join(", ")}, then re-run \`cotal space rm ${space}\``,
       });
     }
     entry = { op: "space-rm", space, startedAt: new Date().toISOString() };
@@ -167,7 +167,7 @@ async function runRemoval({ v, space, session, running, decided, notes }: Remova
   if (!running) notes.push("the broker is stopped: the removal is promoted; `cotal up` boots and commits it");
   if (failures.length > 0) {
     throw new SagaError("reap-incomplete", `space ${space} was removed from the broker, but some of its local material could not be deleted:\n${failures.map((f) => `  ${f.path}: ${f.error}`).join("\n")}`, {
-      exit: `rm -rf ${failures.map((f) => JSON.stringify(f.path)).join(" ")}`,
+      next: `rm -rf ${failures.map((f) => JSON.stringify(f.path)).join(" ")}`,
       details: { failures, reaped, deletedStreams, generation: saga.generation },
     });
   }
@@ -190,7 +190,7 @@ export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
   assertJournalAllows(layout, journal);
   return withVerb(base, async (v) => {
     if (brokerState(layout).running) {
-      throw new SagaError("broker-running", "the broker started while this removal waited for the lock", { exit: `cotal space rm ${space}` });
+      throw new SagaError("broker-running", "the broker started while this removal waited for the lock", { next: `cotal space rm ${space}` });
     }
     const entry = v.journal?.op === "space-rm" ? v.journal : undefined;
     const account = loadSpaceAccount(layout, space);

@@ -63,7 +63,7 @@ export interface UpResult {
 function validPort(port: number | undefined): number | undefined {
   if (port === undefined) return undefined;
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    throw new SagaError("invalid-argument", `invalid port ${port}: expected 1-65535`, { exit: "cotal up --port 4222" });
+    throw new SagaError("invalid-argument", `invalid port ${port}: expected 1-65535`, { next: "cotal up --port 4222" });
   }
   return port;
 }
@@ -118,7 +118,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
       const inv = accountInventory(layout);
       if (inv.spaces.length > 0 || inv.corrupt.length > 0 || existsSync(layout.authDir)) {
         throw new SagaError("missing-broker-trust", `${layout.root} holds account records but no broker trust (${layout.brokerFile})`, {
-          exit: `restore ${layout.brokerFile} and ${layout.brokerSecretsDir} from a backup; minting a new operator would orphan every tenant`,
+          next: `restore ${layout.brokerFile} and ${layout.brokerSecretsDir} from a backup; minting a new operator would orphan every tenant`,
         });
       }
       progress(`creating root ${layout.root}`);
@@ -148,7 +148,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
     });
     const records = plan.spaces.map((name) => {
       const rec = loadSpaceAccount(layout, name);
-      if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { exit: "cotal broker reconcile" });
+      if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
       return rec;
     });
     const rendered = renderRoot(layout, records);
@@ -156,7 +156,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
     const space = requested ?? (created ? names[0] : names.includes("default") ? "default" : names[0]) ?? "default";
     if (!names.includes(space)) {
       throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root} (it holds: ${names.join(", ")})`, {
-        exit: `cotal up --root ${layout.root}   # then: cotal space add ${space}`,
+        next: `cotal up --root ${layout.root}   # then: cotal space add ${space}`,
       });
     }
     // A resumed mutation boots the exact promoted bytes; anything else boots a fresh render.

@@ -38,7 +38,7 @@ export async function provisionSpace(url: string, account: AccountRecord): Promi
   } catch (err) {
     if (err instanceof SagaError) throw err;
     throw new SagaError("broker-unreachable", `provisioning space ${account.name} failed: ${(err as Error).message}`, {
-      exit: `cotal up   # re-runs provisioning for every space (idempotent)`,
+      next: `cotal up   # re-runs provisioning for every space (idempotent)`,
       cause: err,
     });
   } finally {

@@ -29,25 +29,25 @@ const BUDGET_FIELDS = ["maxFileStore", "maxMemoryStore", "reserveFile", "reserve
 export function resolveBudget(raw: unknown, source: string): JetStreamBudget {
   if (raw === undefined) return { ...DEFAULT_JETSTREAM_BUDGET };
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new SagaError("corrupt-record", `${source}: "jetstream" must be an object`, { exit: `fix "jetstream" in ${source} (README "Quotas")` });
+    throw new SagaError("corrupt-record", `${source}: "jetstream" must be an object`, { next: `fix "jetstream" in ${source} (README "Quotas")` });
   }
   const out = { ...DEFAULT_JETSTREAM_BUDGET };
   for (const [k, v] of Object.entries(raw)) {
     if (!(BUDGET_FIELDS as readonly string[]).includes(k)) {
-      throw new SagaError("corrupt-record", `${source}: unknown jetstream field "${k}"; known: ${BUDGET_FIELDS.join(", ")}`, { exit: `fix "jetstream" in ${source} (README "Quotas")` });
+      throw new SagaError("corrupt-record", `${source}: unknown jetstream field "${k}"; known: ${BUDGET_FIELDS.join(", ")}`, { next: `fix "jetstream" in ${source} (README "Quotas")` });
     }
     let n: number;
     try {
       n = parseBytes(v, `jetstream.${k}`);
     } catch (err) {
-      throw new SagaError("corrupt-record", `${source}: ${(err as Error).message}`, { exit: `fix "jetstream" in ${source} (README "Quotas")` });
+      throw new SagaError("corrupt-record", `${source}: ${(err as Error).message}`, { next: `fix "jetstream" in ${source} (README "Quotas")` });
     }
     out[k as (typeof BUDGET_FIELDS)[number]] = n;
   }
   for (const [max, reserve] of [["maxFileStore", "reserveFile"], ["maxMemoryStore", "reserveMemory"]] as const) {
     if (out[max] <= 0 || out[reserve] < 0 || out[reserve] >= out[max]) {
       throw new SagaError("corrupt-record", `${source}: jetstream.${reserve} (${formatBytes(out[reserve])}) must be below a positive jetstream.${max} (${formatBytes(out[max])})`, {
-        exit: `fix "jetstream" in ${source} (README "Quotas")`,
+        next: `fix "jetstream" in ${source} (README "Quotas")`,
       });
     }
   }
@@ -101,7 +101,7 @@ export function assertWithinBudget(budget: Readonly<JetStreamBudget>, kept: read
         `jetstream.${setting} ${formatBytes(max)} minus the authority reserve ${formatBytes(reserve)}; ` +
         `${kept.length} other space(s) already claim ${formatBytes(committed)}, leaving ${formatBytes(free)} (${free} B)`,
       {
-        exit: `${retry} ${flag} ${share}   # or raise jetstream.${setting} in settings.json (README "Quotas")`,
+        next: `${retry} ${flag} ${share}   # or raise jetstream.${setting} in settings.json (README "Quotas")`,
         details: { resource: what, requested: total - committed, committed, max, reserve, free, perSpace: share },
       },
     );

@@ -80,7 +80,7 @@ export function resolveQuota(overrides: Partial<SpaceQuota>, base: Readonly<Spac
 export function assertQuotaUsable(space: string, q: Readonly<SpaceQuota>, retry = `cotal space add ${space}`): void {
   const bad = (field: keyof SpaceQuota, rule: string, fix: number | string): never => {
     throw new SagaError("invalid-argument", `space ${space}: limit ${field} ${rule}`, {
-      exit: `${retry} --max-${field} ${fix}   # README "Quotas" lists each field and its default`,
+      next: `${retry} --max-${field} ${fix}   # README "Quotas" lists each field and its default`,
       details: { space, field, value: q[field] },
     });
   };

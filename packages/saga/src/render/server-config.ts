@@ -54,7 +54,7 @@ export interface RenderOptions {
 }
 
 function refuse(message: string, details?: Record<string, unknown>): never {
-  throw new SagaError("render-refused", message, { details, exit: "cotal status   # shows which records the render refused" });
+  throw new SagaError("render-refused", message, { details, next: "cotal status   # shows which records the render refused" });
 }
 
 function assertIssuedBy(acct: RenderAccount, operator: string, what: string): void {
@@ -64,7 +64,7 @@ function assertIssuedBy(acct: RenderAccount, operator: string, what: string): vo
   if (claims.sub !== acct.publicKey) refuse(`${what} JWT does not name its own public key`, { account: acct.publicKey });
   if (claims.iss !== operator) {
     throw new SagaError("foreign-operator", `${what} is signed by operator ${claims.iss}, not this broker's ${operator}`, {
-      exit: "a space from another broker cannot be trusted here; remove its record or add it anew with `cotal space add <name>`",
+      next: "a space from another broker cannot be trusted here; remove its record or add it anew with `cotal space add <name>`",
       details: { account: acct.publicKey, issuer: claims.iss, operator },
     });
   }

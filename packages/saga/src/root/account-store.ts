@@ -70,13 +70,13 @@ export function loadAuthorityAccount(layout: RootLayout): AccountRecord {
   const text = readTextIfExists(layout.authorityFile);
   if (text === undefined) {
     throw new SagaError("missing-broker-trust", `no broker-authority account at ${layout.authorityFile}`, {
-      exit: "restore the root's auth/ directory from a backup",
+      next: "restore the root's auth/ directory from a backup",
     });
   }
   const rec = parseRemembered(text, { kind: "authority" });
   if (typeof rec === "string") {
     throw new SagaError("corrupt-record", `${layout.authorityFile} is unusable: ${rec}`, {
-      exit: `restore ${layout.authorityFile} from a backup`,
+      next: `restore ${layout.authorityFile} from a backup`,
       details: { corrupt: [{ path: layout.authorityFile, reason: rec }] },
     });
   }
@@ -137,7 +137,7 @@ export function corruptError(corrupt: CorruptRecord[]): SagaError {
     "corrupt-record",
     `the tenant list is uncertain; ${corrupt.length} unreadable record(s):\n${list}\nAn unreadable record may be a live tenant, so nothing is rendered.`,
     {
-      exit: `repair or move aside ${corrupt.map((c) => c.path).join(" ")}, then run the command again`,
+      next: `repair or move aside ${corrupt.map((c) => c.path).join(" ")}, then run the command again`,
       details: { corrupt },
     },
   );

@@ -28,7 +28,7 @@ function toBrokerRecord(trust: BrokerTrust, multiSpace: boolean, createdAt: stri
 export function saveBrokerTrust(layout: RootLayout, trust: BrokerTrust, multiSpace: boolean): void {
   if (existsSync(layout.brokerFile)) {
     throw new SagaError("invalid-argument", `broker trust already exists at ${layout.brokerFile}; refusing to mint a second operator`, {
-      exit: "cotal status",
+      next: "cotal status",
     });
   }
   ensureSecretDir(layout.brokerSecretsDir);
@@ -42,15 +42,15 @@ export function saveBrokerTrust(layout: RootLayout, trust: BrokerTrust, multiSpa
 
 function readSeed(path: string, expectPublic: string, what: string): string {
   const text = readTextIfExists(path);
-  if (text === undefined) throw new SagaError("missing-broker-trust", `${what} seed is missing (${path})`, { exit: "restore the root's auth/ directory from a backup" });
+  if (text === undefined) throw new SagaError("missing-broker-trust", `${what} seed is missing (${path})`, { next: "restore the root's auth/ directory from a backup" });
   const seed = text.trim();
   let pub: string;
   try {
     pub = keyPairFromSeed(seed).publicKey;
   } catch {
-    throw new SagaError("corrupt-record", `${path} does not hold a valid seed`, { exit: `restore ${path} from a backup` });
+    throw new SagaError("corrupt-record", `${path} does not hold a valid seed`, { next: `restore ${path} from a backup` });
   }
-  if (pub !== expectPublic) throw new SagaError("corrupt-record", `${path} holds a seed for another key than broker.json names`, { exit: `restore ${path} from a backup` });
+  if (pub !== expectPublic) throw new SagaError("corrupt-record", `${path} holds a seed for another key than broker.json names`, { next: `restore ${path} from a backup` });
   return seed;
 }
 
@@ -62,13 +62,13 @@ export function loadBrokerTrust(layout: RootLayout): LoadedBroker {
   const text = readTextIfExists(layout.brokerFile);
   if (text === undefined) {
     throw new SagaError("missing-broker-trust", `no broker trust at ${layout.brokerFile}`, {
-      exit: `cotal up --root ${layout.root}   # creates a root with its operator and a first space`,
+      next: `cotal up --root ${layout.root}   # creates a root with its operator and a first space`,
     });
   }
   const rec = parseBrokerRecord(text);
   if (typeof rec === "string") {
     throw new SagaError("corrupt-record", `${layout.brokerFile} is unusable: ${rec}`, {
-      exit: `restore ${layout.brokerFile} from a backup; do not re-create it (a new operator orphans every tenant)`,
+      next: `restore ${layout.brokerFile} from a backup; do not re-create it (a new operator orphans every tenant)`,
       details: { path: layout.brokerFile, reason: rec },
     });
   }
@@ -90,10 +90,10 @@ export function loadBrokerTrust(layout: RootLayout): LoadedBroker {
  */
 export function replaceBrokerTrust(layout: RootLayout, current: LoadedBroker, next: BrokerTrust): void {
   if (next.operator.publicKey !== current.operator.publicKey) {
-    throw new SagaError("foreign-operator", "a rotation must keep the operator", { exit: "cotal status" });
+    throw new SagaError("foreign-operator", "a rotation must keep the operator", { next: "cotal status" });
   }
   if (next.generation !== current.generation + 1) {
-    throw new SagaError("conflict", `broker trust generation ${current.generation} may only be succeeded by ${current.generation + 1}, not ${next.generation}`, { exit: "cotal status" });
+    throw new SagaError("conflict", `broker trust generation ${current.generation} may only be succeeded by ${current.generation + 1}, not ${next.generation}`, { next: "cotal status" });
   }
   if (!next.system.signingSeed) throw new SagaError("system-seed-absent", "a rotation retains the system signing seed");
   ensureSecretDir(layout.brokerSecretsDir);

@@ -19,9 +19,9 @@ export function canonicalRoot(path: string): string {
       // nothing at all there: a root that does not exist yet
     }
     if (dangling) {
-      throw new SagaError("root-missing", `the root ${abs} is a symlink to nothing`, { exit: `point ${abs} at the real root directory, or pass --root <real path>` });
+      throw new SagaError("root-missing", `the root ${abs} is a symlink to nothing`, { next: `point ${abs} at the real root directory, or pass --root <real path>` });
     }
     if (code === "ENOENT") return abs;
-    throw new SagaError("io", `the root ${abs} cannot be resolved: ${(err as Error).message}`, { exit: `check the permissions of ${abs}` });
+    throw new SagaError("io", `the root ${abs} cannot be resolved: ${(err as Error).message}`, { next: `check the permissions of ${abs}` });
   }
 }

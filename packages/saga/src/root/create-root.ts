@@ -23,7 +23,7 @@ export interface CreatedRoot {
  */
 export function createRootTrust(layout: RootLayout, firstSpace: string, opts: { multiSpace: boolean }): CreatedRoot {
   if (existsSync(layout.authDir)) {
-    throw new SagaError("invalid-argument", `${layout.authDir} already exists; refusing to mint a second operator over it`, { exit: "cotal status" });
+    throw new SagaError("invalid-argument", `${layout.authDir} already exists; refusing to mint a second operator over it`, { next: "cotal status" });
   }
   const broker = createBrokerTrust({ retainSystemSigningSeed: opts.multiSpace });
   const authority = toAccountRecord(createAccountTrust(broker.operator, AUTHORITY_ACCOUNT_NAME, { kind: "authority" }));

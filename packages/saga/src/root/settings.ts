@@ -24,7 +24,7 @@ export function loadSettings(layout: RootLayout): RootSettings | undefined {
     if (s.format !== "cotal.settings/1" || typeof s.port !== "number" || typeof s.host !== "string" || typeof s.serverName !== "string") throw new Error("fields");
     return s;
   } catch {
-    throw new SagaError("corrupt-record", `${layout.settingsFile} is unusable`, { exit: `repair ${layout.settingsFile} (host, port, serverName) and run the command again` });
+    throw new SagaError("corrupt-record", `${layout.settingsFile} is unusable`, { next: `repair ${layout.settingsFile} (host, port, serverName) and run the command again` });
   }
 }
 

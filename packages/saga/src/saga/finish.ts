@@ -18,7 +18,7 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
   const onDisk = digestOfServerConf(layout);
   if (onDisk !== record.configDigest && !unsafe("SKIP_COMMIT_DIGEST")) {
     throw new SagaError("digest-mismatch", `server.conf (${onDisk ?? "missing"}) is not the config proven at generation ${pending.generation} (${record.configDigest}); something outside the saga promoted a config`, {
-      exit: "cotal broker reconcile",
+      next: "cotal broker reconcile",
       details: { onDisk, proven: record.configDigest, pending },
     });
   }

@@ -82,7 +82,7 @@ export function readJournal(layout: RootLayout): JournalEntry | undefined {
     text = readTextIfExists(layout.journalFile);
   } catch (err) {
     throw new SagaError("corrupt-record", `${layout.journalFile} cannot be read (${(err as Error).message}); a destructive operation may be half done`, {
-      exit: `inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`,
+      next: `inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`,
     });
   }
   if (text === undefined) return undefined;
@@ -95,7 +95,7 @@ export function readJournal(layout: RootLayout): JournalEntry | undefined {
     // fall through
   }
   throw new SagaError("corrupt-record", `${layout.journalFile} is unreadable; a destructive operation may be half done`, {
-    exit: `inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`,
+    next: `inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`,
   });
 }
 
@@ -130,20 +130,20 @@ export function journalRefusal(entry: JournalEntry | undefined, policy: JournalP
   if (entry.op === "rotate-sys") {
     if (policy.rotation) return undefined;
     return new SagaError("journal-blocked", `a system-account rotation to generation ${entry.generation} (started ${entry.startedAt}) is unfinished; ${policy.verb} waits for it`, {
-      exit: "cotal up --rotate-sys   # re-running it finishes the rotation",
+      next: "cotal up --rotate-sys   # re-running it finishes the rotation",
       details: { journal: entry },
     });
   }
   if (entry.op === "cut") {
     if (policy.cut) return undefined;
     return new SagaError("journal-blocked", `a preserve-state cut (${entry.cutId}, ${entry.state}) holds the store; ${policy.verb} waits for the broker to resume it`, {
-      exit: "cotal up   # resumes the preserved store and clears the cut",
+      next: "cotal up   # resumes the preserved store and clears the cut",
       details: { journal: entry },
     });
   }
   if (policy.removal === entry.space || policy.anyRemoval) return undefined;
   return new SagaError("journal-blocked", `a removal of space ${entry.space} (started ${entry.startedAt}${entry.streamsDeleted ? ", its streams already deleted" : ""}) is unfinished; ${policy.verb} waits for it`, {
-    exit: `cotal space rm ${entry.space}   # re-running it finishes the removal`,
+    next: `cotal space rm ${entry.space}   # re-running it finishes the removal`,
     details: { journal: entry },
   });
 }

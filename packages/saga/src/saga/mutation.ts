@@ -74,7 +74,7 @@ export interface MutationResult {
 }
 
 function missingRecord(): SagaError {
-  return new SagaError("inventory-unreachable", "the broker has no inventory record yet", { exit: "cotal up   # seeds the record from disk on a running broker" });
+  return new SagaError("inventory-unreachable", "the broker has no inventory record yet", { next: "cotal up   # seeds the record from disk on a running broker" });
 }
 
 /**
@@ -153,7 +153,7 @@ class Mutation {
   /** SIGHUP, the proof from the log written after it, then this connection's reconnect. */
   async reload(): Promise<ReloadVerdict> {
     const reloader = this.env.reloader;
-    if (!reloader) throw new SagaError("broker-not-running", "a reload needs the running broker", { exit: "cotal up --detach" });
+    if (!reloader) throw new SagaError("broker-not-running", "a reload needs the running broker", { next: "cotal up --detach" });
     const signalledAt = performance.now();
     let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs }));
     if (unsafe("PROOF_WITHOUT_LOG")) verdict = { outcome: "reloaded", via: verdict.via, line: "(unproven: test-only switch)", ms: verdict.ms };
@@ -199,12 +199,12 @@ class Mutation {
           return out.base;
         }
         throw new SagaError("rolled-back", `an interrupted mutation (${describePending(out.pending)}) never reached the broker and was rolled back: ${out.why}`, {
-          exit: "re-run the command (and the interrupted one, if it is still wanted)",
+          next: "re-run the command (and the interrupted one, if it is still wanted)",
           details: { pending: out.pending },
         });
       case "boot":
         throw new SagaError("resume-refused", `an interrupted mutation (${describePending(out.pending)}) was promoted while the broker was stopped; only booting it can prove it`, {
-          exit: "cotal up   # boots the promoted config and commits it",
+          next: "cotal up   # boots the promoted config and commits it",
           details: { pending: out.pending },
         });
     }
@@ -224,12 +224,12 @@ class Mutation {
       let base = (await env.store.read()) ?? pre;
       if (!casDisabled() && base.revision !== pre.revision) {
         throw new SagaError("conflict", `the inventory moved (generation ${pre.record.generation} → ${base.record.generation}) after this writer read it`, {
-          exit: "re-read and re-decide: re-run the command",
+          next: "re-read and re-decide: re-run the command",
         });
       }
       if (casDisabled()) base = pre;
       if (intent.expectRevision !== undefined && base.revision !== intent.expectRevision) {
-        throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { exit: "re-run the command to see the new state" });
+        throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { next: "re-run the command to see the new state" });
       }
       base = await this.resume(base, keeper);
 
@@ -238,13 +238,13 @@ class Mutation {
       const added = target.filter((s) => !base.record.spaces.includes(s));
       const removed = base.record.spaces.filter((s) => !target.includes(s));
       if (intent.op === "limits" && !target.includes(intent.limitsChange?.space ?? "")) {
-        throw new SagaError("space-not-found", `space ${intent.limitsChange?.space} is not in the inventory`, { exit: "cotal space list" });
+        throw new SagaError("space-not-found", `space ${intent.limitsChange?.space} is not in the inventory`, { next: "cotal space list" });
       }
       if (sameList(target, base.record.spaces) && intent.op !== "reconcile" && intent.op !== "limits") {
         return { outcome: "noop", generation: g, spaces: target, added: [], removed: [], attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };
       }
       if (target.length === 0) {
-        throw new SagaError("render-refused", "this mutation would leave the broker with zero spaces", { exit: "keep at least one space; to tear the broker down use `cotal down`" });
+        throw new SagaError("render-refused", "this mutation would leave the broker with zero spaces", { next: "keep at least one space; to tear the broker down use `cotal down`" });
       }
 
       // Step 3: claim. From here the intent is durable and resumable.
@@ -299,7 +299,7 @@ class Mutation {
           } catch {
             // Another holder may already have moved the record on; the staged file is gone either way.
           }
-          throw new SagaError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { exit: "re-run the command" });
+          throw new SagaError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { next: "re-run the command" });
         }
         renameDurable(staged, env.layout.serverConf); // the fence is the instruction before this syscall
       });
@@ -328,14 +328,14 @@ class Mutation {
     const tail = "logTail" in verdict ? verdict.logTail : "";
     if (!(await keeper.held())) {
       throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the lease is no longer held, so nothing is renamed back; the record keeps the claim for the next writer`, {
-        exit: "re-run the command: the resume table decides from the record",
+        next: "re-run the command: the resume table decides from the record",
         details: { logTail: tail },
       });
     }
     // Only the proven bytes go back: a server.conf edited by hand before this verb is no rollback target.
     if (configDigest(previous) !== record.configDigest) {
       throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the config it replaced was not the proven one, so it is not renamed back; the claim stays for the next writer`, {
-        exit: "cotal broker reconcile   # prints the record and both lists; the next writer's resume also rolls a rejected config back",
+        next: "cotal broker reconcile   # prints the record and both lists; the next writer's resume also rolls a rejected config back",
         details: { logTail: tail },
       });
     }
@@ -343,13 +343,13 @@ class Mutation {
     const again = await this.reload();
     if (again.outcome !== "reloaded") {
       throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and re-loading the previous config was ${again.outcome} too`, {
-        exit: "read the broker log; then re-run the command (the resume table rolls the claim back)",
+        next: "read the broker log; then re-run the command (the resume table rolls the claim back)",
         details: { logTail: tail },
       });
     }
     await rollbackUnpromoted(layout, this.casWrite, { record, revision }, pending);
     throw new SagaError("reload-unproven", `the broker ${verdict.outcome === "failed" ? "rejected" : "did not confirm"} the config of generation ${pending.generation}; the previous config was restored and proven, nothing changed:\n${tail}`, {
-      exit: `read ${layout.logFile}, fix the cause, then re-run the command`,
+      next: `read ${layout.logFile}, fix the cause, then re-run the command`,
       details: { logTail: tail, appliedGeneration: record.appliedGeneration },
     });
   }
@@ -370,7 +370,7 @@ export async function runMutation(env: SagaEnv, intent: MutationIntent, decided?
     } catch (err) {
       if (!isSagaError(err, "conflict") || attempt >= max || intent.expectRevision !== undefined) {
         if (isSagaError(err, "conflict") && attempt > 1) {
-          throw new SagaError("conflict", `${err.message} (gave up after ${attempt} attempts)`, { exit: err.exit ?? "re-run the command", cause: err });
+          throw new SagaError("conflict", `${err.message} (gave up after ${attempt} attempts)`, { next: err.next ?? "re-run the command", cause: err });
         }
         throw err;
       }

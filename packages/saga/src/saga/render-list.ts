@@ -14,7 +14,7 @@ export function renderList(layout: RootLayout, spaces: readonly string[]): { tex
     const rec = loadSpaceAccount(layout, name);
     if (!rec) {
       throw new SagaError("render-refused", `space ${name} is in the claimed list but its record is missing on disk; a render would evict it`, {
-        exit: "cotal broker reconcile   # prints the disk and KV lists side by side",
+        next: "cotal broker reconcile   # prints the disk and KV lists side by side",
         details: { space: name },
       });
     }

@@ -39,7 +39,7 @@ export type ResumeOutcome =
 
 function refusal(decision: Extract<ResumeDecision, { action: "refuse" }>, record: InventoryRecord): SagaError {
   return new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${decision.why})`, {
-    exit: "cotal broker reconcile   # prints the disk list, the KV list and the record in full",
+    next: "cotal broker reconcile   # prints the disk list, the KV list and the record in full",
     details: { record },
   });
 }
@@ -87,7 +87,7 @@ export async function executeResume(base: VersionedRecord, driver: ResumeDriver)
       }
       if (verdict.outcome === "failed") return rollbackRejected(base, pending, decision, verdict, driver, driver.live);
       throw new SagaError("reload-unproven", `completing ${what} forward: the reload of the promoted config was unproven; rollback is forbidden while the broker may serve it`, {
-        exit: "read the broker log, fix the cause, then re-run the command (it completes forward)",
+        next: "read the broker log, fix the cause, then re-run the command (it completes forward)",
         details: { logTail: verdict.logTail },
       });
     }
@@ -102,7 +102,7 @@ async function rollbackRejected(base: VersionedRecord, pending: PendingMutation,
   const { layout } = driver;
   const stuck = (why: string): SagaError =>
     new SagaError("reload-unproven", `the broker rejected the promoted config of generation ${pending.generation} (${verdict.line.trim()}), and ${why}`, {
-      exit: "cotal broker reconcile   # replaces the claim after printing it",
+      next: "cotal broker reconcile   # replaces the claim after printing it",
       details: { logTail: verdict.logTail, pending },
     });
   if (pending.limits) restoreLimitsChange(layout, pending.limits); // the committed bytes carry the old JWT

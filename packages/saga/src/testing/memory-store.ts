@@ -111,7 +111,7 @@ export class MemoryInventoryStore implements InventoryStore {
     return this.#write("create", record, fault, () => {
       if (this.#inventory) {
         throw new SagaError("conflict", "the inventory record already exists: another process seeded this broker first", {
-          exit: "cotal status   # shows the record that won; re-run the command to act on it",
+          next: "cotal status   # shows the record that won; re-run the command to act on it",
           details: { expectedRevision: 0 },
         });
       }
@@ -126,7 +126,7 @@ export class MemoryInventoryStore implements InventoryStore {
     return this.#write("update", record, fault, () => {
       if (this.#inventory?.revision !== expectedRevision) {
         throw new SagaError("conflict", `the inventory moved past revision ${expectedRevision}: another writer changed it first`, {
-          exit: "cotal status   # shows the concurrent mutation; re-run the command to re-read and re-decide",
+          next: "cotal status   # shows the concurrent mutation; re-run the command to re-read and re-decide",
           details: { expectedRevision },
         });
       }
@@ -204,13 +204,13 @@ export class MemoryInventoryStore implements InventoryStore {
     const check = parseInventoryRecord(JSON.stringify(record));
     if (typeof check === "string") throw new SagaError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`);
     if (fault?.kind === "cas-loss") {
-      throw new SagaError("conflict", `${op} the inventory: lost the compare-and-swap (injected)`, { exit: "cotal status   # then re-run the command; it re-reads and re-decides" });
+      throw new SagaError("conflict", `${op} the inventory: lost the compare-and-swap (injected)`, { next: "cotal status   # then re-run the command; it re-reads and re-decides" });
     }
     cas();
     if (fault?.kind === "lost-reply-unread") {
       if (fault.landed) this.#store(record, op);
       throw new SagaError("inventory-unreachable", `${op} the inventory: the reply was lost and the key could not be read back, so whether the write landed is unknown`, {
-        exit: "cotal status   # once the broker answers, it shows whether the write landed; then re-run the command",
+        next: "cotal status   # once the broker answers, it shows whether the write landed; then re-run the command",
       });
     }
     // `lost-reply` lands and is settled by the read-back: from the caller's side, an ordinary success.

@@ -136,7 +136,7 @@ export function parseBytes(value: unknown, what: string): number {
     }
   }
   throw new SagaError("invalid-argument", `${what} must be a size such as 64M, 1G or a byte count (-1 for unlimited), not ${JSON.stringify(value)}`, {
-    exit: "sizes use binary units: K, M, G, T (e.g. --max-disk 256M)",
+    next: "sizes use binary units: K, M, G, T (e.g. --max-disk 256M)",
     details: { field: what, value },
   });
 }
@@ -156,7 +156,7 @@ export function parseQuota(input: Readonly<Record<string, unknown>>, source: str
   for (const [key, value] of Object.entries(input)) {
     if (value === undefined) continue;
     if (!(QUOTA_FIELDS as readonly string[]).includes(key)) {
-      throw new SagaError("invalid-argument", `unknown limit "${key}" in ${source}; known: ${QUOTA_FIELDS.join(", ")}`, { exit: "see README \"Quotas\" for the fields", details: { field: key } });
+      throw new SagaError("invalid-argument", `unknown limit "${key}" in ${source}; known: ${QUOTA_FIELDS.join(", ")}`, { next: "see README \"Quotas\" for the fields", details: { field: key } });
     }
     const field = key as keyof SpaceQuota;
     out[field] = BYTE_FIELDS.has(field) ? parseBytes(value, label(field)) : parseCount(value, label(field));

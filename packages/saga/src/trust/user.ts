@@ -35,7 +35,7 @@ export interface UserCreds {
   inboxPrefix?: string;
 }
 
-const SYSTEM_SEED_EXIT = "cotal down && cotal up --rotate-sys";
+const SYSTEM_SEED_NEXT = "cotal down && cotal up --rotate-sys";
 
 function invalidArgument(message: string): SagaError {
   return new SagaError("invalid-argument", message);
@@ -142,7 +142,7 @@ export function mintUserCreds(account: { publicKey: string; signingSeed: string 
 export function mintSystemUserCreds(system: BrokerTrust["system"], opts: UserCredsOptions): UserCreds {
   if (system.signingSeed === undefined) {
     throw new SagaError("system-seed-absent", "the system account signing seed was not retained, so no system user can be minted", {
-      exit: SYSTEM_SEED_EXIT,
+      next: SYSTEM_SEED_NEXT,
     });
   }
   return mintUserCreds({ publicKey: system.publicKey, signingSeed: system.signingSeed }, opts);

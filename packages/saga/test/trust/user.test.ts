@@ -114,6 +114,6 @@ describe("mintSystemUserCreds", () => {
     const bare = createBrokerTrust({ retainSystemSigningSeed: false });
     const err = thrown(() => mintSystemUserCreds(bare.system, { name: "sys" }));
     expect(isSagaError(err, "system-seed-absent")).toBe(true);
-    expect((err as SagaError).exit).toBe("cotal down && cotal up --rotate-sys");
+    expect((err as SagaError).next).toBe("cotal down && cotal up --rotate-sys");
   });
 });

@@ -1,6 +1,6 @@
 /**
- * Backup/restore throughput against a plain `cp -r` of the same store (SPEC §9). Run after build:
- * `node packages/saga/dist/bench/backup.js [MB]`. Builds a throwaway root in the OS temp dir.
+ * Backup/restore throughput against a plain `cp -r` of the same store (BENCHMARKS.md). Run after
+ * build: `node packages/bench/dist/backup.js [MB]`. Builds a throwaway root in the OS temp dir.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -9,14 +9,10 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstream } from "@nats-io/jetstream";
-import { connectAsAccount } from "../broker/connect.js";
-import { deleteSpaceStreams } from "../provision/teardown-space.js";
-import { loadSpaceAccount } from "../root/account-store.js";
-import { RootLayout } from "../root/layout.js";
-import { down } from "../ops/down.js";
-import { up } from "../ops/up.js";
-import { spaceBackup } from "../maintenance/backup.js";
-import { spaceRestore } from "../maintenance/restore.js";
+import { down, RootLayout, spaceBackup, spaceRestore, up } from "@cotal/saga";
+import { connectAsAccount } from "@cotal/saga/broker";
+import { deleteSpaceStreams } from "@cotal/saga/provision";
+import { loadSpaceAccount } from "@cotal/saga/root";
 
 const mb = Number.parseInt(process.argv[2] ?? "64", 10);
 if (!Number.isSafeInteger(mb) || mb <= 0) throw new Error("size in MB must be a positive integer");

@@ -1,0 +1,52 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { SagaError } from "@cotal/saga";
+import { JobsError } from "@cotal/jobs/errors";
+import { UsageError } from "../src/errors.js";
+import { report } from "../src/output.js";
+
+// Every --json error leaves through report(): one shape whichever layer threw it.
+let stdout: string[];
+let stderr: string[];
+beforeEach(() => {
+  stdout = [];
+  stderr = [];
+  vi.spyOn(process.stdout, "write").mockImplementation((chunk) => (stdout.push(String(chunk)), true));
+  vi.spyOn(process.stderr, "write").mockImplementation((chunk) => (stderr.push(String(chunk)), true));
+});
+afterEach(() => vi.restoreAllMocks());
+
+function printed(err: unknown): { exit: number; doc: { error: Record<string, unknown> } } {
+  const exit = report(err, true);
+  return { exit, doc: JSON.parse(stdout.join("")) as { error: Record<string, unknown> } };
+}
+
+const KEYS = ["code", "details", "exit", "message", "next", "retriable"];
+
+describe("report --json", () => {
+  it.each([
+    ["a SagaError", new SagaError("space-not-found", "no space x", { next: "cotal space list" }), "space-not-found", 5],
+    ["a JobsError", new JobsError("redis-unreachable", "Redis at 127.0.0.1:1 refused"), "redis-unreachable", 6],
+    ["a usage error", new UsageError("unknown option --frob"), "usage", 2],
+    ["an fs error", Object.assign(new Error("EROFS"), { code: "EROFS", syscall: "open", path: "/r/settings.json" }), "io", 8],
+    ["an unknown error", new RangeError("boom"), "internal", 1],
+  ])("%s prints the one shape and exits with its table row", (_what, err, code, exit) => {
+    const r = printed(err);
+    expect(Object.keys(r.doc.error).sort()).toEqual(KEYS);
+    expect(r.doc.error.code).toBe(code);
+    expect(r.doc.error.exit).toBe(exit);
+    expect(r.exit).toBe(exit);
+    expect(typeof r.doc.error.next).toBe("string"); // every one of these has a way out
+    expect(stderr).toEqual([]);
+  });
+
+  it("keeps seeds out of the JSON too", () => {
+    const seed = `SA${"B".repeat(56)}`;
+    printed(new SagaError("invalid-seed", `bad seed ${seed}`));
+    expect(stdout.join("")).not.toContain(seed);
+  });
+
+  it("text mode prints the message, the code and the next line", () => {
+    expect(report(new SagaError("divergence", "disk and KV differ"), false)).toBe(3);
+    expect(stderr.join("")).toBe("cotal: disk and KV differ [divergence]\n  next: cotal broker reconcile\n");
+  });
+});

@@ -1,0 +1,17 @@
+// `@cotal/saga/errors`: the error contract alone (types, the table, the one shape), loadable
+// without nats.js, so the job layer's error module stays light.
+export { SAGA_ERROR_CODES, SagaError, isSagaError, type SagaErrorCode, type SagaErrorOptions } from "../errors.js";
+export {
+  CLI_ERROR_CODES,
+  ERROR_TABLE,
+  EXIT,
+  JOBS_ERROR_CODES,
+  errorEntry,
+  isErrorCode,
+  type CliErrorCode,
+  type ErrorCode,
+  type ErrorEntry,
+  type ExitCode,
+  type JobsErrorCode,
+} from "../error-table.js";
+export { describeError, errorDocument, type ErrorShape } from "../error-shape.js";

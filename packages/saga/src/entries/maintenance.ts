@@ -1,0 +1,7 @@
+// `@cotal/saga/maintenance`: the preserve-state cut and its journal, backup and restore.
+export { spaceBackup, type SpaceBackupOptions, type SpaceBackupResult } from "../maintenance/backup.js";
+export { spaceRestore, type SpaceRestoreOptions, type SpaceRestoreResult } from "../maintenance/restore.js";
+export { cleanRestoreAttempt, type CleanAttemptResult } from "../maintenance/clean.js";
+export { cleanOrphanStreams, type OrphanCleanResult } from "../maintenance/orphans.js";
+export type { MaintenanceProgress } from "../maintenance/progress.js";
+export type { CutEntry } from "../saga/journal.js";

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { describeError, errorDocument, SagaError } from "../src/entries/errors.js";
+
+const KEYS = ["code", "details", "exit", "message", "next", "retriable"];
+
+describe("the one JSON error shape", () => {
+  it("a SagaError keeps its code, message, next and details; exit and retriability come from the table", () => {
+    const e = new SagaError("lock-held", "the root is locked by pid 7", { next: "wait for pid 7", details: { pid: 7 } });
+    const doc = errorDocument(e);
+    expect(Object.keys(doc.error).sort()).toEqual(KEYS);
+    expect(doc).toEqual({ error: { code: "lock-held", message: "the root is locked by pid 7", next: "wait for pid 7", exit: 4, retriable: true, details: { pid: 7 } } });
+  });
+
+  it("a SagaError without a next gets its code's default, and null where the table has none", () => {
+    expect(describeError(new SagaError("divergence", "disk and KV differ")).next).toBe("cotal broker reconcile");
+    const bare = describeError(new SagaError("quota-overcommit", "too big"));
+    expect(bare).toEqual({ code: "quota-overcommit", message: "too big", next: null, exit: 3, retriable: false, details: null });
+  });
+
+  it("a usage error (the CLI's class, recognised by name) exits 2 and points at --help", () => {
+    class CliError extends Error {
+      override readonly name = "CliError";
+      constructor(readonly code: "usage", message: string, readonly next?: string) {
+        super(message);
+      }
+    }
+    expect(describeError(new CliError("usage", "unknown option --frob"))).toEqual({ code: "usage", message: "unknown option --frob", next: "cotal --help", exit: 2, retriable: false, details: null });
+    expect(describeError(new CliError("usage", "bad port", "cotal up --port 4222")).next).toBe("cotal up --port 4222");
+  });
+
+  it("an OS file error is io (exit 8) with its errno, path and a hint, never a stack", () => {
+    const fsErr = Object.assign(new Error("EACCES: permission denied, open '/r/auth/broker.json'"), { code: "EACCES", errno: -13, syscall: "open", path: "/r/auth/broker.json" });
+    const e = describeError(fsErr);
+    expect(Object.keys(e).sort()).toEqual(KEYS);
+    expect(e).toMatchObject({ code: "io", message: "open failed on /r/auth/broker.json: EACCES", exit: 8, retriable: true, details: { errno: "EACCES", path: "/r/auth/broker.json" } });
+    expect(e.next).toMatch(/permissions/);
+  });
+
+  it("anything else is internal (exit 1), including an error whose code merely looks like one of ours", () => {
+    expect(describeError(new TypeError("x is undefined"))).toEqual({ code: "internal", message: "x is undefined", next: "run the command again with COTAL_DEBUG=1 and report the output", exit: 1, retriable: true, details: null });
+    expect(describeError(Object.assign(new Error("nats timeout"), { code: "timeout" })).code).toBe("internal");
+    expect(describeError("a thrown string").message).toBe("a thrown string");
+  });
+
+  it("rides alongside a command's own document", () => {
+    const doc = errorDocument(new SagaError("confirmation-required", "add --yes"), { report: { state: "diverged" } });
+    expect(doc.report).toEqual({ state: "diverged" });
+    expect(doc.error.exit).toBe(3);
+  });
+});
