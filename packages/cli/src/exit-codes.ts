@@ -63,6 +63,7 @@ const BY_CODE: Record<SagaErrorCode, ExitCode> = {
   "quota-overcommit": EXIT.refused,
   "restore-target-not-empty": EXIT.notFound,
   "snapshot-failed": EXIT.broker,
+  "port-in-use": EXIT.broker,
 };
 
 export function exitCodeFor(code: SagaErrorCode): ExitCode {
