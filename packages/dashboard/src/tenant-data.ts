@@ -23,6 +23,19 @@ export interface BackupRecord {
   finishedAt: string;
 }
 
+export interface LockHolder {
+  pid: number;
+  host: string;
+  purpose: string;
+  startedAt: string;
+  status: "alive" | "dead" | "unknown";
+}
+
+function lockHolder(lock: StatusReport["lock"]): TenantPageData["lock"] {
+  if (!lock || lock === "corrupt") return lock ?? null;
+  return { pid: lock.pid, host: lock.host, purpose: lock.purpose, startedAt: lock.startedAt, status: lock.status };
+}
+
 export type QueuesSection =
   | { reachable: true; redis: string; queues: QueueStatus[] }
   | { reachable: false; redis: string; error: string };
@@ -39,7 +52,8 @@ export interface TenantPageData {
   revision: number | null;
   inventoryError: string | null;
   pending: PendingMutation | null;
-  lock: StatusReport["lock"];
+  /** The maintenance lock's holder, without its token (the page shows who, not what fences them). */
+  lock: LockHolder | "corrupt" | null;
   journal: JournalEntry | null;
   journalError: string | null;
   provisioningOwed: string[];
@@ -122,7 +136,7 @@ export async function readTenantData(opts: { root: string; redisUrl: string }): 
     revision: inv?.revision ?? null,
     inventoryError: s.inventoryError ?? null,
     pending: inv?.pending ?? null,
-    lock: s.lock,
+    lock: lockHolder(s.lock),
     journal: s.journal,
     journalError: s.journalError ?? null,
     provisioningOwed: s.provisioningOwed,

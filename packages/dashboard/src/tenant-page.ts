@@ -46,7 +46,7 @@ function summary(d: TenantPageData): Html {
 <dt>appliedGeneration</dt><dd id="applied-generation">${d.appliedGeneration ?? "—"}</dd>
 ${d.inventoryError ? html`<dt>inventory</dt><dd class="warn">${d.inventoryError}</dd>` : ""}
 <dt>pending claim</dt><dd id="pending">${p ? `${p.op} +[${p.adds.join(", ")}] -[${p.removes.join(", ")}] → generation ${p.generation} by ${p.writer} since ${p.claimedAt}${p.stagedDigest ? " (staged)" : ""}` : "none"}</dd>
-<dt>lock holder</dt><dd id="lock">${d.lock === "corrupt" ? "unreadable lock file" : d.lock ? `pid ${d.lock.pid} on ${d.lock.host} (${d.lock.purpose}, ${d.lock.status})` : "none"}</dd>
+<dt>lock holder</dt><dd id="lock">${d.lock === "corrupt" ? "unreadable lock file" : d.lock ? `pid ${d.lock.pid} on ${d.lock.host} (${d.lock.purpose}, ${d.lock.status}, since ${d.lock.startedAt})` : "none"}</dd>
 <dt>journal</dt><dd id="journal">${d.journalError ? d.journalError : !j ? "none" : j.op === "space-rm" ? `space-rm ${j.space} since ${j.startedAt}${j.streamsDeleted ? " (streams deleted)" : ""} — next: cotal space rm ${j.space}` : j.op === "cut" ? `preserve-state cut ${j.cutId}, ${j.state} since ${j.readyAt ?? j.startedAt}${j.attempt ? `; ${j.attempt.kind} attempt on ${j.attempt.space}` : ""}` : `rotate-sys to generation ${j.generation} since ${j.startedAt}`}</dd>
 ${d.provisioningOwed.length > 0 ? html`<dt>provisioning owed</dt><dd class="warn">${d.provisioningOwed.join(", ")} — next: cotal up --detach</dd>` : ""}
 </dl>

@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo } from "node:net";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isSagaError } from "@cotal/saga";
+import { acquireMaintenanceLock, isSagaError, releaseMaintenanceLock } from "@cotal/saga";
 import { createTempRoot, type TempRoot } from "@cotal/saga/testing";
 import { assertServable, startDashboard, type Dashboard, type TenantPageData } from "../src/index.js";
 
@@ -69,6 +69,19 @@ describe("dashboard server", () => {
     expect(json.spaces.map((s) => [s.name, s.state])).toEqual([["alpha", "unknown"]]);
     expect(json.spaces[0]?.quota?.streams).toBeGreaterThan(0);
     expect(json.queues.reachable).toBe(false);
+  });
+
+  it("names the lock holder without the lock's token", async () => {
+    const lock = acquireMaintenanceLock(root.layout.root, "cotal space add beta");
+    try {
+      const body = (await get(`${dash.url}/api/tenants`)).body;
+      const json = JSON.parse(body) as TenantPageData;
+      expect(json.lock).toMatchObject({ pid: process.pid, purpose: "cotal space add beta", status: "alive" });
+      expect(body).not.toContain(lock.owner.token);
+      expect((await get(`${dash.url}/tenants`)).body).toMatch(/id="lock">pid \d+ on .*cotal space add beta, alive/);
+    } finally {
+      releaseMaintenanceLock(lock);
+    }
   });
 
   it("answers Bull Board's API with 503 while Redis is away instead of hanging", async () => {
