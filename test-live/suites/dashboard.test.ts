@@ -54,11 +54,11 @@ async function tenantsJson(): Promise<TenantPageData> {
   return (await res.json()) as TenantPageData;
 }
 
-/** A GET with the Host header set by hand, as a rebinding page's request would carry it. */
-function getWithHost(url: string, host: string): Promise<number> {
+/** A request with headers set by hand, as a rebinding or cross-site page's request would carry them. */
+function rawRequest(url: string, headers: Record<string, string>, method = "GET"): Promise<number> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname, headers: { host } }, (res) => {
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method, headers }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     });
@@ -123,6 +123,15 @@ describe("cotal dashboard in headless Chromium", () => {
     expect(data.spaces.find((s) => s.name === "alpha")?.backupSchedule?.every).toBe("0 3 1 1 *");
   });
 
+  it("refuses a job action from another origin with 403 and takes it from its own pages", async () => {
+    const data = await tenantsJson();
+    const queue = data.queues.reachable ? data.queues.queues.find((q) => q.type === "space-add")?.queue : undefined;
+    expect(queue).toBeTruthy();
+    const url = `${dash?.url}/queues/api/queues/${encodeURIComponent(queue ?? "")}/retry/failed`;
+    expect(await rawRequest(url, { origin: dash?.url ?? "" }, "PUT")).toBe(200); // positive control: Bull Board takes it from its own origin
+    expect(await rawRequest(url, { origin: "http://evil.example" }, "PUT")).toBe(403);
+  });
+
   it("with Redis down the tenant page still renders and its queues section says Redis is unreachable", async () => {
     await page.goto(`${dash?.url}/tenants`);
     expect(await page.locator("#redis-unreachable").count()).toBe(0); // positive control: Redis is up
@@ -162,7 +171,7 @@ describe("cotal dashboard in headless Chromium", () => {
 
   it("answers a foreign Host header with 421 (DNS rebinding) and its own with 200", async () => {
     const url = `${dash?.url}/api/tenants`;
-    expect(await getWithHost(url, new URL(url).host)).toBe(200); // positive control: the same request under our own name
-    expect(await getWithHost(url, "rebind.example:80")).toBe(421);
+    expect(await rawRequest(url, { host: new URL(url).host })).toBe(200); // positive control: the same request under our own name
+    expect(await rawRequest(url, { host: "rebind.example:80" })).toBe(421);
   });
 });

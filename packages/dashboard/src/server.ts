@@ -5,7 +5,7 @@ import { redactRedisUrl } from "@cotal/jobs";
 import { SagaError } from "@cotal/saga";
 import express from "express";
 import { bullBoardFor } from "./bull-board.js";
-import { anyHostAllowed, hostHeaderAllowed, isLoopbackHost } from "./loopback.js";
+import { anyHostAllowed, hostHeaderAllowed, isLoopbackHost, writeOriginAllowed } from "./loopback.js";
 import { readTenantData } from "./tenant-data.js";
 import { renderTenantPage } from "./tenant-page.js";
 
@@ -64,6 +64,10 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
   app.use((req, res, next) => {
     if (remote || hostHeaderAllowed(req.headers.host, names)) return next();
     res.status(421).type("text/plain").send("this dashboard answers only to its loopback address\n");
+  });
+  app.use((req, res, next) => {
+    if (remote || writeOriginAllowed(req.method, req.headers.origin, names, req.socket.localPort ?? 0)) return next();
+    res.status(403).type("text/plain").send("job actions are taken only from this dashboard's own pages\n");
   });
   app.get("/", (_req, res) => res.redirect("/tenants"));
   app.get("/tenants", async (_req, res) => {

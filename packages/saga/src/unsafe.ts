@@ -51,6 +51,8 @@ export const UNSAFE_SWITCHES = [
   "DASHBOARD_ANY_HOST",
   /** The dashboard answers requests whatever their Host header names (DNS rebinding reaches loopback). */
   "DASHBOARD_ANY_HOST_HEADER",
+  /** The dashboard accepts job actions (POST/PUT/PATCH/DELETE) from pages of any origin (CSRF). */
+  "DASHBOARD_CROSS_SITE_WRITES",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];
