@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { redactRedisUrl } from "@cotal/jobs";
-import { SagaError } from "@cotal/saga";
+import { redactSeeds, SagaError } from "@cotal/saga";
 import express from "express";
 import { bullBoardFor } from "./bull-board.js";
 import { anyHostAllowed, hostHeaderAllowed, isLoopbackHost, writeOriginAllowed } from "./loopback.js";
@@ -72,10 +72,10 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
   app.get("/", (_req, res) => res.redirect("/tenants"));
   app.get("/tenants", async (_req, res) => {
     const data = await readTenantData(opts);
-    res.type("html").set("cache-control", "no-store").send(renderTenantPage(data));
+    res.type("html").set("cache-control", "no-store").send(redactSeeds(renderTenantPage(data)));
   });
   app.get("/api/tenants", async (_req, res) => {
-    res.set("cache-control", "no-store").json(await readTenantData(opts));
+    res.type("json").set("cache-control", "no-store").send(redactSeeds(JSON.stringify(await readTenantData(opts))));
   });
   // Bull Board's API calls would wait for Redis forever; while it is away they fail at once instead.
   app.use("/queues/api", (_req, res, next) => {
@@ -84,7 +84,7 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
   });
   app.use("/queues", board.router);
   app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-    res.status(500).type("text/plain").send(`cotal dashboard: ${err.message}\n`);
+    res.status(500).type("text/plain").send(redactSeeds(`cotal dashboard: ${err.message}\n`));
   });
   let server: Server;
   try {

@@ -54,5 +54,6 @@ export * from "./ops/rotate-sys.js";
 export * from "./maintenance/index.js";
 export * from "./broker/server-scan.js";
 export * from "./unsafe.js";
+export * from "./redact.js";
 export * from "./pool.js";
 export * from "./provision/owed.js";
