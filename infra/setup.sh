@@ -9,6 +9,8 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=()
 if [ -z "${NATS_SERVER_BIN:-}" ] && ! command -v nats-server >/dev/null 2>&1 && [ ! -x /usr/bin/nats-server ]; then missing+=(nats-server); fi
 if ! command -v redis-server >/dev/null 2>&1; then missing+=(redis-server); fi
+# Debian's Chromium drives the dashboard's browser test (playwright-core never downloads a browser).
+if [ ! -x /usr/bin/chromium ]; then missing+=(chromium); fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing ${missing[*]} from Debian" >&2
   as_root apt-get update -qq

@@ -28,6 +28,9 @@ ROWS=(
   "UNLIMITED_TENANTS|quotas|A is refused at its quota|per-space quotas and the authority reserve"
   "KEEP_LIMITS_RECORD|quotas|crash after the record is re-signed|space limits rollback restores the record"
   "RENDER_SETTINGS_MAX|quotas|is kept by live renders|a running broker keeps its booted JetStream max"
+  "DASHBOARD_ANY_HOST|dashboard|refuses a non-loopback host|the dashboard binds loopback only unless --allow-remote"
+  "DASHBOARD_ANY_HOST_HEADER|dashboard|foreign Host header|the dashboard answers only its own Host (DNS rebinding)"
+  "DASHBOARD_CROSS_SITE_WRITES|dashboard|job action from another origin|the dashboard takes job actions only from its own pages (CSRF)"
 )
 
 want=("$@")

@@ -1,9 +1,8 @@
-import { describeError, type ExitCode } from "@cotal/saga/errors";
+import { describeError, redactSeeds, type ExitCode } from "@cotal/saga/errors";
 
-/** Last line of defence: no nkeys seed (S + role + base32) ever reaches a terminal or a log. */
-const SEED = /\bS[OAUNC][A-Z2-7]{50,}\b/g;
+/** Last line of defence: no nkeys seed ever reaches a terminal or a log (the rule lives in saga/redact.ts). */
 export function redact(text: string): string {
-  return text.replace(SEED, "[seed redacted]");
+  return redactSeeds(text);
 }
 
 export function out(text: string): void {

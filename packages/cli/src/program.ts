@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import { registerBroker } from "./commands/broker.js";
 import { registerBackup } from "./commands/backup.js";
+import { registerDashboard } from "./commands/dashboard.js";
 import { registerDown } from "./commands/down.js";
 import { registerJobs } from "./commands/jobs.js";
 import { registerSpace } from "./commands/space.js";
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerWorker(program);
   registerBackup(program);
   registerBroker(program);
+  registerDashboard(program);
   return program;
 }
 

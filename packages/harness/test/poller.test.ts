@@ -96,12 +96,12 @@ describe("CredentialPoller", () => {
     try {
       for (const signer of ["native", "nats"] as const) {
         const good = new CredentialPoller({ url: broker.url, creds: dummyCreds(user), signer, concurrency: 1, maxAttempts: 20 }).start();
-        await expect.poll(() => good.running).toBe(false);
+        await expect.poll(() => good.running, { timeout: 30_000 }).toBe(false);
         const ok = await good.stop();
         expect(ok.successes).toBe(20);
       }
       const stranger = new CredentialPoller({ url: broker.url, creds: dummyCreds(), concurrency: 1, maxAttempts: 5 }).start();
-      await expect.poll(() => stranger.running).toBe(false);
+      await expect.poll(() => stranger.running, { timeout: 30_000 }).toBe(false);
       const bad = await stranger.stop();
       expect(bad.successes).toBe(0);
       expect(bad.attempts.every((a) => /Authorization Violation/i.test(a.error ?? ""))).toBe(true);
@@ -135,7 +135,7 @@ describe("CredentialPoller", () => {
   it("stops by itself at maxAttempts", async () => {
     const port = await freePort();
     const poller = new CredentialPoller({ url: `nats://127.0.0.1:${port}`, creds: dummyCreds(), concurrency: 3, maxAttempts: 25 }).start();
-    await expect.poll(() => poller.running).toBe(false);
+    await expect.poll(() => poller.running, { timeout: 30_000 }).toBe(false);
     const report = await poller.stop();
     expect(report.total).toBe(25);
   });

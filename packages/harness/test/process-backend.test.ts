@@ -100,7 +100,7 @@ describe("process backend", () => {
       const offset = await broker.logOffset();
       await broker.signal("SIGTERM");
       await broker.waitForLog(/Server Exiting/, { since: offset });
-      await expect.poll(() => broker.running).toBe(false);
+      await expect.poll(() => broker.running, { timeout: 30_000 }).toBe(false);
     } finally {
       await broker.dispose();
     }

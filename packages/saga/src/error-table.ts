@@ -94,6 +94,7 @@ export const ERROR_TABLE: { readonly [C in ErrorCode]: ErrorEntry } = {
   "inventory-unreachable": { exit: EXIT.broker, retriable: true, next: "cotal status   # is the broker running?" },
   "cut-required": { exit: EXIT.broker, retriable: false, next: "cotal down --preserve-state" },
   "snapshot-failed": { exit: EXIT.broker, retriable: false },
+  "port-in-use": { exit: EXIT.broker, retriable: false },
   "redis-unreachable": { exit: EXIT.broker, retriable: true, next: "bash infra/redis.sh start   # or point REDIS_URL at a running Redis" },
   // the saga's own refusals: the record, the disk and the server disagree, or a decision is owed
   "reload-unproven": { exit: EXIT.unproven, retriable: true, next: RERUN },

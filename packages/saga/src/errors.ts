@@ -56,6 +56,8 @@ export const SAGA_ERROR_CODES = [
   "snapshot-failed",
   // quotas
   "quota-overcommit",
+  // local services (cotal dashboard)
+  "port-in-use",
 ] as const;
 
 export type SagaErrorCode = (typeof SAGA_ERROR_CODES)[number];

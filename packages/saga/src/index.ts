@@ -16,6 +16,8 @@ export { RootLayout, resolveRoot } from "./root/layout.js";
 export { up, type UpOptions, type UpResult } from "./ops/up.js";
 export { down, type DownResult } from "./ops/down.js";
 export { status, type SpaceStatus, type StatusReport } from "./ops/status.js";
+export type { JournalEntry } from "./saga/journal.js";
+export type { PendingMutation } from "./inventory/record.js";
 export { brokerState, clearRuntime, type BrokerRuntime, type BrokerState } from "./broker/runtime.js";
 export { leaseKeyFor, type SessionHooks } from "./ops/session.js";
 export { reconcile, type Direction, type ReconcileOptions, type ReconcilePlan, type ReconcileReport, type ReconcileResult } from "./ops/reconcile.js";
@@ -24,7 +26,7 @@ export { rotateSys, type RotateSysResult } from "./ops/rotate-sys.js";
 // the space verbs
 export { spaceAdd, validateBatch, type SpaceAddOptions, type SpaceAddResult } from "./ops/space-add.js";
 export { spaceRm, type SpaceRmOptions, type SpaceRmResult } from "./ops/space-rm.js";
-export { spaceList, type SpaceListEntry, type SpaceListReport, type SpaceState } from "./ops/space-list.js";
+export { spaceList, spaceListFrom, type SpaceListEntry, type SpaceListReport, type SpaceState } from "./ops/space-list.js";
 export { showSpaceLimits, spaceLimits, type SpaceLimitsOptions, type SpaceLimitsResult } from "./ops/space-limits.js";
 export { mintSpaceCreds, type CredsOptions, type CredsResult } from "./ops/creds.js";
 export { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, parseQuota, type AccountLimits, type SpaceQuota } from "./trust/limits.js";
@@ -38,5 +40,6 @@ export { cleanOrphanStreams, type OrphanCleanResult } from "./maintenance/orphan
 export type { MaintenanceProgress } from "./maintenance/progress.js";
 
 // small shared helpers
+export { redactSeeds } from "./redact.js";
 export { mapPool } from "./pool.js";
-export type { UnsafeSwitch } from "./unsafe.js";
+export { unsafe, type UnsafeSwitch } from "./unsafe.js";

@@ -47,6 +47,12 @@ export const UNSAFE_SWITCHES = [
   "KEEP_LIMITS_RECORD",
   /** Live renders take settings.json's JetStream max as is (a reload nats-server refuses). */
   "RENDER_SETTINGS_MAX",
+  /** `cotal dashboard` binds any --host without --allow-remote (the board has no login). */
+  "DASHBOARD_ANY_HOST",
+  /** The dashboard answers requests whatever their Host header names (DNS rebinding reaches loopback). */
+  "DASHBOARD_ANY_HOST_HEADER",
+  /** The dashboard accepts job actions (POST/PUT/PATCH/DELETE) from pages of any origin (CSRF). */
+  "DASHBOARD_CROSS_SITE_WRITES",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

@@ -15,3 +15,4 @@ export {
   type JobsErrorCode,
 } from "../error-table.js";
 export { describeError, errorDocument, type ErrorShape } from "../error-shape.js";
+export { redactSeeds } from "../redact.js";

@@ -4,3 +4,4 @@ export { type AccountRecord } from "../root/records.js";
 export { loadBrokerTrust } from "../root/broker-store.js";
 export { certainInventory, loadAuthorityAccount, loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "../root/account-store.js";
 export { writeFileAtomic } from "../root/secret-files.js";
+export { acquireMaintenanceLock, releaseMaintenanceLock, readLockOwner } from "../lock/maintenance-lock.js";

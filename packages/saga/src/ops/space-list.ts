@@ -21,7 +21,11 @@ export interface SpaceListReport {
 
 /** Every tenant the disk or the KV names, with where it stands. Read-only. */
 export async function spaceList(opts: { root: string }): Promise<SpaceListReport> {
-  const s = await status(opts);
+  return spaceListFrom(await status(opts));
+}
+
+/** The list from a status report already read (the dashboard reads status once for both). Pure. */
+export function spaceListFrom(s: StatusReport): SpaceListReport {
   const inv = s.inventory;
   const pendingAdds = new Set(inv?.pending?.adds ?? []);
   const pendingRemoves = new Set(inv?.pending?.removes ?? []);

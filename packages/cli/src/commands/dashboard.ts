@@ -1,0 +1,43 @@
+import type { Command } from "commander";
+import { rootOf } from "../context.js";
+import { err, out } from "../output.js";
+import { UsageError } from "../errors.js";
+
+function portOf(v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n > 65_535) throw new UsageError(`--port takes a port number 0-65535, got ${JSON.stringify(v)}`, "cotal dashboard --port 8090");
+  return n;
+}
+
+interface DashboardFlags {
+  port: number;
+  host: string;
+  allowRemote?: boolean;
+}
+
+export function registerDashboard(program: Command): void {
+  program
+    .command("dashboard")
+    .description("serve the tenant page and Bull Board for this root's queues in the browser (loopback only by default)")
+    .option("--port <port>", "port to listen on (0 = any free port)", portOf, 8090)
+    .option("--host <host>", "address to listen on; a non-loopback one needs --allow-remote", "127.0.0.1")
+    .option("--allow-remote", "bind a non-loopback --host (the dashboard has no login; Bull Board becomes read-only)")
+    .action(async (flags: DashboardFlags, cmd: Command) => {
+      const { startDashboard } = await import("@cotal/dashboard"); // lazy: only this verb loads express and Bull Board
+      const { redisUrlFrom } = await import("@cotal/jobs");
+      const d = await startDashboard({ root: rootOf(cmd), redisUrl: redisUrlFrom(), host: flags.host, port: flags.port, allowRemote: flags.allowRemote === true });
+      out(`cotal dashboard: serving ${d.url}/tenants (tenants, JSON at ${d.url}/api/tenants) and ${d.url}/queues (Bull Board); Ctrl-C stops`);
+      await new Promise<void>((resolve) => {
+        const stop = (): void => {
+          process.off("SIGINT", stop);
+          process.off("SIGTERM", stop);
+          d.close().then(resolve, (e: unknown) => {
+            err(`cotal dashboard: closing: ${(e as Error).message}`);
+            resolve();
+          });
+        };
+        process.on("SIGINT", stop);
+        process.on("SIGTERM", stop);
+      });
+    });
+}

@@ -1,0 +1,40 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { EXIT, main } from "../src/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "cotal-dash-flags-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs the CLI with stderr captured; nothing here gets as far as listening. */
+async function run(argv: string[]): Promise<{ code: number; stderr: string }> {
+  let stderr = "";
+  const spy = vi.spyOn(process.stderr, "write").mockImplementation((s: string | Uint8Array) => ((stderr += String(s)), true));
+  try {
+    return { code: await main(argv), stderr };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe("cotal dashboard flags", () => {
+  it.each([["abc"], ["99999"], ["-1"]])("--port %s is a usage error (exit 2)", async (port) => {
+    const r = await run(["--root", dir, "dashboard", "--port", port]);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.stderr).toMatch(/--port takes a port number/);
+  });
+
+  it("a non-loopback --host is refused with exit 2 [invalid-argument] and names --allow-remote", async () => {
+    const r = await run(["--root", dir, "dashboard", "--host", "0.0.0.0", "--port", "0"]);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.stderr).toMatch(/\[invalid-argument\]/);
+    expect(r.stderr).toMatch(/--allow-remote/);
+  });
+
+  it("a missing root is refused with exit 5 [root-missing] before anything listens", async () => {
+    const r = await run(["--root", join(dir, "absent"), "dashboard", "--port", "0"]);
+    expect(r.code).toBe(EXIT.notFound);
+    expect(r.stderr).toMatch(/\[root-missing\]/);
+  });
+});

@@ -1,0 +1,106 @@
+import { existsSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { redactRedisUrl } from "@cotal/jobs";
+import { redactSeeds, SagaError } from "@cotal/saga";
+import express from "express";
+import { bullBoardFor } from "./bull-board.js";
+import { anyHostAllowed, hostHeaderAllowed, isLoopbackHost, writeOriginAllowed } from "./loopback.js";
+import { readTenantData } from "./tenant-data.js";
+import { renderTenantPage } from "./tenant-page.js";
+
+export const DEFAULT_DASHBOARD_PORT = 8090;
+
+export interface DashboardOptions {
+  root: string;
+  redisUrl: string;
+  host: string;
+  port: number;
+  /** Bind a non-loopback host: the board has no login, so this is the operator's explicit choice. */
+  allowRemote?: boolean;
+}
+
+export interface Dashboard {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Refuses what must not be served, before anything listens: no root, or a host others can reach. */
+export function assertServable(opts: DashboardOptions): void {
+  if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach   # or --root DIR" });
+  if (!isLoopbackHost(opts.host) && !opts.allowRemote && !anyHostAllowed()) {
+    throw new SagaError("invalid-argument", `--host ${opts.host} is not a loopback address; the dashboard has no login and can act on jobs`, {
+      next: `cotal dashboard --host 127.0.0.1   # or, behind your own access control: cotal dashboard --host ${opts.host} --allow-remote`,
+      details: { host: opts.host },
+    });
+  }
+}
+
+function listen(app: express.Express, opts: DashboardOptions): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen({ host: opts.host, port: opts.port });
+    server.once("listening", () => resolve(server));
+    server.once("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EADDRINUSE") {
+        reject(new SagaError("port-in-use", `${opts.host}:${opts.port} is already in use by another process`, { next: `cotal dashboard --port ${opts.port + 1}   # or stop what listens there (ss -ltnp 'sport = :${opts.port}')`, details: { host: opts.host, port: opts.port } }));
+      } else if (err.code === "EADDRNOTAVAIL") {
+        reject(new SagaError("invalid-argument", `--host ${opts.host} is not an address of this machine`, { next: "cotal dashboard --host 127.0.0.1", details: { host: opts.host } }));
+      } else reject(err);
+    });
+  });
+}
+
+/**
+ * `cotal dashboard`: the tenant page (HTML at /tenants, JSON at /api/tenants) and Bull Board at
+ * /queues. Every request reads the root again; nothing here writes to it.
+ */
+export async function startDashboard(opts: DashboardOptions): Promise<Dashboard> {
+  assertServable(opts);
+  const remote = !isLoopbackHost(opts.host);
+  const board = bullBoardFor({ root: opts.root, redisUrl: opts.redisUrl, basePath: "/queues", readOnly: remote });
+  const app = express();
+  app.disable("x-powered-by");
+  const names = new Set(["localhost", "127.0.0.1", "[::1]", opts.host.toLowerCase()]);
+  app.use((req, res, next) => {
+    if (remote || hostHeaderAllowed(req.headers.host, names)) return next();
+    res.status(421).type("text/plain").send("this dashboard answers only to its loopback address\n");
+  });
+  app.use((req, res, next) => {
+    if (remote || writeOriginAllowed(req.method, req.headers.origin, names, req.socket.localPort ?? 0)) return next();
+    res.status(403).type("text/plain").send("job actions are taken only from this dashboard's own pages\n");
+  });
+  app.get("/", (_req, res) => res.redirect("/tenants"));
+  app.get("/tenants", async (_req, res) => {
+    const data = await readTenantData(opts);
+    res.type("html").set("cache-control", "no-store").send(redactSeeds(renderTenantPage(data)));
+  });
+  app.get("/api/tenants", async (_req, res) => {
+    res.type("json").set("cache-control", "no-store").send(redactSeeds(JSON.stringify(await readTenantData(opts))));
+  });
+  // Bull Board's API calls would wait for Redis forever; while it is away they fail at once instead.
+  app.use("/queues/api", (_req, res, next) => {
+    if (board.redisReady()) return next();
+    res.status(503).json({ error: `Redis is unreachable at ${redactRedisUrl(opts.redisUrl)}; the tenant page (/tenants) still works`, message: "Redis is unreachable" });
+  });
+  app.use("/queues", board.router);
+  app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+    res.status(500).type("text/plain").send(redactSeeds(`cotal dashboard: ${err.message}\n`));
+  });
+  let server: Server;
+  try {
+    server = await listen(app, opts);
+  } catch (err) {
+    await board.close();
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const shown = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
+  return {
+    url: `http://${shown}:${port}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await board.close();
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import { showSpaceLimits, spaceListFrom, status, type JournalEntry, type PendingMutation, type SpaceListEntry, type SpaceQuota, type StatusReport } from "@cotal/saga";
+import { jobsStatus, openQueue, redactRedisUrl, rootKeyFor, type QueueStatus } from "@cotal/jobs";
+
+export interface DashboardSpace extends SpaceListEntry {
+  createdAt: string | null;
+  /** The signed limits from the space's record on disk; null when no record is there (kv-only). */
+  quota: SpaceQuota | null;
+  quotaError?: string;
+  /** The newest completed queued backup of this space (scheduled or `--queue`); null when none is recorded. */
+  lastBackup: BackupRecord | null;
+  /** The backup schedule of this space (`cotal space backup --every`); null when none. */
+  backupSchedule: BackupSchedule | null;
+}
+
+export interface BackupSchedule {
+  every: string;
+  next: string | null;
+}
+
+export interface BackupRecord {
+  artifact: string;
+  bytes: number | null;
+  finishedAt: string;
+}
+
+export interface LockHolder {
+  pid: number;
+  host: string;
+  purpose: string;
+  startedAt: string;
+  status: "alive" | "dead" | "unknown";
+}
+
+function lockHolder(lock: StatusReport["lock"]): TenantPageData["lock"] {
+  if (!lock || lock === "corrupt") return lock ?? null;
+  return { pid: lock.pid, host: lock.host, purpose: lock.purpose, startedAt: lock.startedAt, status: lock.status };
+}
+
+export type QueuesSection =
+  | { reachable: true; redis: string; queues: QueueStatus[] }
+  | { reachable: false; redis: string; error: string };
+
+/** Everything the tenant page shows, as the JSON endpoint serves it. */
+export interface TenantPageData {
+  readAt: string;
+  root: string;
+  state: StatusReport["state"];
+  why: string;
+  broker: StatusReport["broker"];
+  generation: number | null;
+  appliedGeneration: number | null;
+  revision: number | null;
+  inventoryError: string | null;
+  pending: PendingMutation | null;
+  /** The maintenance lock's holder, without its token (the page shows who, not what fences them). */
+  lock: LockHolder | "corrupt" | null;
+  journal: JournalEntry | null;
+  journalError: string | null;
+  provisioningOwed: string[];
+  corrupt: StatusReport["corrupt"];
+  spaces: DashboardSpace[];
+  queues: QueuesSection;
+}
+
+interface BackupView {
+  last: Map<string, BackupRecord>;
+  schedules: Map<string, BackupSchedule>;
+}
+
+/**
+ * Newest completed backup per space from the backup queue's retained jobs (the only place runs are
+ * recorded: a direct `cotal space backup` leaves no record but its artifact), and each schedule.
+ */
+async function backupView(root: string, redisUrl: string): Promise<BackupView> {
+  const q = openQueue("space-backup", rootKeyFor(root), redisUrl);
+  try {
+    const [done, scheds] = await Promise.all([q.getCompleted(0, 499), q.getJobSchedulers(0, 999)]);
+    const schedules = new Map<string, BackupSchedule>();
+    for (const sc of scheds) {
+      const space = (sc.template?.data as { name?: unknown } | undefined)?.name;
+      if (typeof space !== "string") continue;
+      schedules.set(space, { every: sc.pattern ?? (sc.every ? `every ${sc.every / 1000}s` : "?"), next: sc.next ? new Date(sc.next).toISOString() : null });
+    }
+    const out = new Map<string, BackupRecord>();
+    for (const j of done) {
+      const r = j.returnvalue as { space?: unknown; artifact?: unknown; bytes?: unknown } | null;
+      if (!r || typeof r.space !== "string" || typeof r.artifact !== "string" || !j.finishedOn) continue;
+      const prev = out.get(r.space);
+      const finishedAt = new Date(j.finishedOn).toISOString();
+      if (!prev || prev.finishedAt < finishedAt) out.set(r.space, { artifact: r.artifact, bytes: typeof r.bytes === "number" ? r.bytes : null, finishedAt });
+    }
+    return { last: out, schedules };
+  } finally {
+    await q.close().catch(() => undefined);
+  }
+}
+
+async function queuesSection(root: string, redisUrl: string): Promise<{ section: QueuesSection; backups: BackupView }> {
+  try {
+    const js = await jobsStatus({ root, redisUrl, failedLimit: 20 });
+    return { section: { reachable: true, redis: js.redis, queues: js.queues }, backups: await backupView(root, redisUrl) };
+  } catch (err) {
+    return { section: { reachable: false, redis: redactRedisUrl(redisUrl), error: (err as Error).message }, backups: { last: new Map(), schedules: new Map() } };
+  }
+}
+
+/**
+ * One read of the root for the tenant page: the core's status and space list (never re-derived
+ * here), each space's quota from its record, and the queues when Redis answers.
+ */
+export async function readTenantData(opts: { root: string; redisUrl: string }): Promise<TenantPageData> {
+  const [s, jobs] = await Promise.all([status({ root: opts.root }), queuesSection(opts.root, opts.redisUrl)]);
+  const list = spaceListFrom(s);
+  const spaces = list.spaces.map((sp): DashboardSpace => {
+    const disk = s.spaces.find((d) => d.name === sp.name);
+    let quota: SpaceQuota | null = null;
+    let quotaError: string | undefined;
+    if (disk) {
+      try {
+        quota = showSpaceLimits(s.root, sp.name).quota;
+      } catch (err) {
+        quotaError = (err as Error).message;
+      }
+    }
+    return { ...sp, createdAt: disk?.createdAt ?? null, quota, ...(quotaError ? { quotaError } : {}), lastBackup: jobs.backups.last.get(sp.name) ?? null, backupSchedule: jobs.backups.schedules.get(sp.name) ?? null };
+  });
+  const inv = s.inventory;
+  return {
+    readAt: new Date().toISOString(),
+    root: s.root,
+    state: s.state,
+    why: s.why,
+    broker: s.broker,
+    generation: inv?.generation ?? null,
+    appliedGeneration: inv?.appliedGeneration ?? null,
+    revision: inv?.revision ?? null,
+    inventoryError: s.inventoryError ?? null,
+    pending: inv?.pending ?? null,
+    lock: lockHolder(s.lock),
+    journal: s.journal,
+    journalError: s.journalError ?? null,
+    provisioningOwed: s.provisioningOwed,
+    corrupt: s.corrupt,
+    spaces,
+    queues: jobs.section,
+  };
+}

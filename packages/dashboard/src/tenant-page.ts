@@ -1,0 +1,75 @@
+import { formatBytes, QUOTA_FIELDS, type SpaceQuota } from "@cotal/saga";
+import { Html, html } from "./html.js";
+import type { DashboardSpace, QueuesSection, TenantPageData } from "./tenant-data.js";
+
+const BYTE_FIELDS = new Set<keyof SpaceQuota>(["disk", "mem", "payload"]);
+
+function quotaText(q: SpaceQuota | null, err?: string): Html {
+  if (!q) return html`<span class="muted">${err ?? "no record on disk"}</span>`;
+  return html`${QUOTA_FIELDS.map((f, i) => html`${i > 0 ? " · " : ""}${f} ${q[f] < 0 ? "∞" : BYTE_FIELDS.has(f) ? formatBytes(q[f]) : q[f]}`)}`;
+}
+
+function spaceRow(s: DashboardSpace): Html {
+  return html`<tr data-space="${s.name}">
+<td class="name">${s.name}</td><td class="state state-${s.state}">${s.state}</td>
+<td>${s.inConfig ? "yes" : "no"}</td><td>${s.inInventory === null ? "?" : s.inInventory ? "yes" : "no"}</td>
+<td class="mono">${s.publicKey ?? "—"}</td><td>${s.createdAt ?? "—"}</td>
+<td class="quota">${quotaText(s.quota, s.quotaError)}</td>
+<td class="backup">${s.lastBackup ? html`${s.lastBackup.finishedAt}<br><span class="mono">${s.lastBackup.artifact}</span>${s.lastBackup.bytes !== null ? html` (${formatBytes(s.lastBackup.bytes)})` : ""}` : html`<span class="muted">none recorded</span>`}
+${s.backupSchedule ? html`<br>scheduled ${s.backupSchedule.every}${s.backupSchedule.next ? html`, next ${s.backupSchedule.next}` : ""}` : ""}</td>
+</tr>`;
+}
+
+function queuesBlock(q: QueuesSection): Html {
+  if (!q.reachable) {
+    return html`<section id="queues"><h2>Queues</h2><p class="warn" id="redis-unreachable">Redis is unreachable: ${q.error}</p>
+<p class="muted">Start it (<code>bash infra/redis.sh start</code>) or point REDIS_URL at one; this page reloads the state on every visit.</p></section>`;
+  }
+  const states = ["waiting", "active", "delayed", "completed", "failed"] as const;
+  return html`<section id="queues"><h2>Queues <a href="queues">(Bull Board)</a></h2><p class="muted">Redis ${q.redis}</p>
+<table><thead><tr><th>queue</th><th>workers</th>${states.map((s) => html`<th>${s}</th>`)}</tr></thead><tbody>
+${q.queues.map((x) => html`<tr data-queue="${x.type}"><td>${x.type}</td><td>${x.workers}</td>${states.map((s) => html`<td>${x.counts[s]}</td>`)}</tr>`)}
+</tbody></table>
+${q.queues.flatMap((x) => x.failed.map((f) => html`<p class="warn">FAILED ${x.type} ${f.space ?? f.id} after ${f.attemptsMade} attempt(s): ${f.reason}</p>`))}
+</section>`;
+}
+
+function summary(d: TenantPageData): Html {
+  const b = d.broker;
+  const p = d.pending;
+  const j = d.journal;
+  return html`<section id="summary"><h2>Root</h2><dl>
+<dt>root</dt><dd class="mono">${d.root}</dd>
+<dt>state</dt><dd id="root-state" class="state-${d.state}">${d.state} — ${d.why}</dd>
+<dt>broker</dt><dd>${b.running ? `running, pid ${b.pid}, ${b.url}, nats-server ${b.serverVersion}, since ${b.startedAt}` : `stopped${b.staleRuntime ? " (stale runtime record)" : ""}`}</dd>
+<dt>generation</dt><dd id="generation">${d.generation ?? "—"}</dd>
+<dt>appliedGeneration</dt><dd id="applied-generation">${d.appliedGeneration ?? "—"}</dd>
+${d.inventoryError ? html`<dt>inventory</dt><dd class="warn">${d.inventoryError}</dd>` : ""}
+<dt>pending claim</dt><dd id="pending">${p ? `${p.op} +[${p.adds.join(", ")}] -[${p.removes.join(", ")}] → generation ${p.generation} by ${p.writer} since ${p.claimedAt}${p.stagedDigest ? " (staged)" : ""}` : "none"}</dd>
+<dt>lock holder</dt><dd id="lock">${d.lock === "corrupt" ? "unreadable lock file" : d.lock ? `pid ${d.lock.pid} on ${d.lock.host} (${d.lock.purpose}, ${d.lock.status}, since ${d.lock.startedAt})` : "none"}</dd>
+<dt>journal</dt><dd id="journal">${d.journalError ? d.journalError : !j ? "none" : j.op === "space-rm" ? `space-rm ${j.space} since ${j.startedAt}${j.streamsDeleted ? " (streams deleted)" : ""} — next: cotal space rm ${j.space}` : j.op === "cut" ? `preserve-state cut ${j.cutId}, ${j.state} since ${j.readyAt ?? j.startedAt}${j.attempt ? `; ${j.attempt.kind} attempt on ${j.attempt.space}` : ""}` : `rotate-sys to generation ${j.generation} since ${j.startedAt}`}</dd>
+${d.provisioningOwed.length > 0 ? html`<dt>provisioning owed</dt><dd class="warn">${d.provisioningOwed.join(", ")} — next: cotal up --detach</dd>` : ""}
+</dl>
+${d.corrupt.map((c) => html`<p class="warn">CORRUPT ${c.path}: ${c.reason}</p>`)}
+</section>`;
+}
+
+const STYLE = `body{font:14px system-ui,sans-serif;margin:1.5rem;color:#222}table{border-collapse:collapse;width:100%}
+th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}th{background:#f4f4f4}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}.mono{font-family:monospace;font-size:12px}
+.muted{color:#777}.warn{color:#a40}.state-active,.state-clean{color:#070}.quota{font-size:12px}nav a{margin-right:1rem}`;
+
+/** The tenant page: server-rendered, every value escaped by the `html` tag, no script. */
+export function renderTenantPage(d: TenantPageData): string {
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>cotal: ${d.root}</title><style>${new Html(STYLE)}</style></head>
+<body><nav><a href="tenants">Tenants</a><a href="queues">Queues (Bull Board)</a><a href="api/tenants">JSON</a></nav>
+<h1>cotal tenants</h1><p class="muted">read at ${d.readAt}; reload the page to read again</p>
+${summary(d)}
+<section id="spaces"><h2>Spaces (${d.spaces.length})</h2>
+<table><thead><tr><th>name</th><th>state</th><th>in server.conf</th><th>in KV</th><th>account</th><th>created</th><th>quota</th><th>last queued backup</th></tr></thead>
+<tbody>${d.spaces.map(spaceRow)}</tbody></table>
+${d.spaces.length === 0 ? html`<p class="muted" id="no-spaces">no spaces yet: cotal space add NAME</p>` : ""}
+</section>
+${queuesBlock(d.queues)}
+</body></html>`.text;
+}

@@ -1,0 +1,57 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { hostHeaderAllowed, isLoopbackHost, writeOriginAllowed } from "../src/loopback.js";
+
+describe("loopback hosts", () => {
+  it("accepts 127.0.0.0/8, ::1 and localhost, and nothing another machine can reach", () => {
+    for (const h of ["127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost", "LOCALHOST"]) expect(isLoopbackHost(h), h).toBe(true);
+    for (const h of ["0.0.0.0", "::", "192.168.1.10", "10.0.0.1", "example.com", "127.0.0.1.nip.io", "localhost.example", ""]) expect(isLoopbackHost(h), h).toBe(false);
+  });
+});
+
+describe("Host header check", () => {
+  const names = new Set(["localhost", "127.0.0.1", "[::1]"]);
+  afterEach(() => {
+    delete process.env.COTAL_TEST_UNSAFE_DASHBOARD_ANY_HOST_HEADER;
+  });
+
+  it("answers its own names with any port, refuses other names and a missing header", () => {
+    expect(hostHeaderAllowed("127.0.0.1:8090", names)).toBe(true);
+    expect(hostHeaderAllowed("LocalHost:1", names)).toBe(true);
+    expect(hostHeaderAllowed("[::1]:8090", names)).toBe(true);
+    expect(hostHeaderAllowed("rebind.example:8090", names)).toBe(false);
+    expect(hostHeaderAllowed("127.0.0.1.evil.example", names)).toBe(false);
+    expect(hostHeaderAllowed(undefined, names)).toBe(false);
+  });
+
+  it("the test-only switch lets every Host through (what the ablation cell shows)", () => {
+    process.env.COTAL_TEST_UNSAFE_DASHBOARD_ANY_HOST_HEADER = "1";
+    expect(hostHeaderAllowed("rebind.example", names)).toBe(true);
+  });
+});
+
+describe("job actions only from the dashboard's own origin", () => {
+  const names = new Set(["localhost", "127.0.0.1", "[::1]"]);
+  afterEach(() => {
+    delete process.env.COTAL_TEST_UNSAFE_DASHBOARD_CROSS_SITE_WRITES;
+  });
+
+  it("lets reads and origin-less writes through, and writes from this server's own origin", () => {
+    expect(writeOriginAllowed("GET", "http://evil.example", names, 8090)).toBe(true);
+    expect(writeOriginAllowed("PUT", undefined, names, 8090)).toBe(true);
+    expect(writeOriginAllowed("PUT", "http://127.0.0.1:8090", names, 8090)).toBe(true);
+    expect(writeOriginAllowed("post", "http://localhost:8090", names, 8090)).toBe(true);
+    expect(writeOriginAllowed("DELETE", "http://[::1]:8090", names, 8090)).toBe(true);
+  });
+
+  it("refuses writes from another site, another local port, another scheme or an opaque origin", () => {
+    expect(writeOriginAllowed("PUT", "http://evil.example", names, 8090)).toBe(false);
+    expect(writeOriginAllowed("POST", "http://127.0.0.1:3000", names, 8090)).toBe(false);
+    expect(writeOriginAllowed("POST", "https://127.0.0.1:8090", names, 8090)).toBe(false);
+    expect(writeOriginAllowed("PATCH", "null", names, 8090)).toBe(false);
+  });
+
+  it("the test-only switch lets every origin act (what the ablation cell shows)", () => {
+    process.env.COTAL_TEST_UNSAFE_DASHBOARD_CROSS_SITE_WRITES = "1";
+    expect(writeOriginAllowed("PUT", "http://evil.example", names, 8090)).toBe(true);
+  });
+});
