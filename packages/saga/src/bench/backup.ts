@@ -5,11 +5,11 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jetstream } from "@nats-io/jetstream";
 import { connectAsAccount } from "../broker/connect.js";
+import { freePort } from "../broker/free-port.js";
 import { deleteSpaceStreams } from "../provision/teardown-space.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
@@ -26,12 +26,7 @@ const layout = new RootLayout(root);
 const secs = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e9;
 const rate = (bytes: number, s: number) => `${(bytes / 1_048_576 / s).toFixed(1).padStart(8)} MB/s  (${(bytes / 1_048_576).toFixed(1)} MB in ${s.toFixed(2)} s)`;
 
-const port = await new Promise<number>((resolve) => {
-  const srv = createServer().listen(0, "127.0.0.1", () => {
-    const a = srv.address();
-    srv.close(() => resolve(typeof a === "object" && a ? a.port : 4222));
-  });
-});
+const port = await freePort();
 
 try {
   const started = await up({ root, space: "bench", detach: true, port });
