@@ -4,7 +4,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePort, freePorts, natsServerBinary, stopProcess } from "../src/server-process.js";
+import { freePort, freePorts, natsServerBinary, spawnServer, stopProcess, untilReady } from "../src/server-process.js";
 import { pidAlive } from "../src/lock/process-identity.js";
 
 const dirs: string[] = [];
@@ -99,5 +99,39 @@ describe("freePort", () => {
   it("freePorts hands out distinct ports", async () => {
     const ports = await freePorts(8);
     expect(new Set(ports).size).toBe(8);
+  });
+});
+
+describe("spawnServer / untilReady", () => {
+  it("a binary that cannot be spawned is nats-server-missing naming it", async () => {
+    const d = dir();
+    await expect(spawnServer(join(d, "absent"), [], { output: join(d, "out.log") })).rejects.toMatchObject({ code: "nats-server-missing", details: { path: join(d, "absent") } });
+  });
+
+  // A stand-in that logs like nats-server (`[pid] ...`): another pid's ready line must not count.
+  function fake(log: string, script: string): Promise<Awaited<ReturnType<typeof spawnServer>>> {
+    return spawnServer(process.execPath, ["-e", script, log], { output: `${log}.stdio`, privateFiles: false });
+  }
+
+  it("ready only on the child's own ready line; an exit ends the wait at once", async () => {
+    const log = join(dir(), "nats.log");
+    writeFileSync(log, "[1] 2026/12/01 00:00:00.000000 [INF] Server is ready\n");
+    const silent = await fake(log, "setInterval(()=>{},1000)");
+    try {
+      expect(await untilReady(silent, log, 0, 300)).toBe(false); // pid 1's line proves nothing
+    } finally {
+      await stopProcess(silent.pid, 1_000, () => silent.done);
+    }
+    const ready = await fake(log, "const fs=require('fs');setTimeout(()=>fs.appendFileSync(process.argv[1],`[${process.pid}] [INF] Server is ready\\n`),100);setInterval(()=>{},1000)");
+    try {
+      expect(await untilReady(ready, log, 0, 5_000)).toBe(true);
+    } finally {
+      await stopProcess(ready.pid, 1_000, () => ready.done);
+    }
+    const dies = await fake(log, "process.exit(3)");
+    const t0 = Date.now();
+    expect(await untilReady(dies, log, 0, 10_000)).toBe(false);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect((await dies.exited).code).toBe(3);
   });
 });
