@@ -6,13 +6,12 @@ import { harnessTeardown } from "@cotal/harness";
 import { jetstream } from "@nats-io/jetstream";
 import { connectCreds } from "../fixtures/nats.js";
 import type { CutEntry } from "@cotal/saga/maintenance";
-import { liveRoot, type LiveRoot } from "../fixtures/live-root.js";
-import { credsFor, ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
+import { type LiveRoot } from "../fixtures/live-root.js";
+import { ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
+import { credsText, disposeLiveRoots, FAILPOINT_EXIT, upRoot } from "../fixtures/tenants.js";
+import { barrierReached } from "../fixtures/until.js";
 
-const roots: LiveRoot[] = [];
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((r) => r.dispose()));
-});
+afterEach(disposeLiveRoots);
 afterAll(async () => {
   await harnessTeardown();
 });
@@ -27,11 +26,9 @@ function attemptDirs(r: LiveRoot): string[] {
 }
 
 async function seededCutRoot(): Promise<{ r: LiveRoot; url: string }> {
-  const r = await liveRoot("cotal-bfault-");
-  roots.push(r);
-  const up = await upJson(r, ["--space", "alpha"]);
+  const { r, up } = await upRoot([], "cotal-bfault-");
   ok(await r.cotal(["space", "add", "beta"]));
-  await seedSpace(up.url, await credsFor(r, "alpha"), "alpha", 400, 25, 2048);
+  await seedSpace(up.url, await credsText(r, "alpha", "tester"), "alpha", 400, 25, 2048);
   ok(await r.cotal(["down", "--preserve-state"]));
   return { r, url: up.url };
 }
@@ -41,7 +38,7 @@ async function backedUpThenEmptied() {
   const { r, url } = await seededCutRoot();
   const out = join(r.root, "..", "alpha.bak");
   ok(await r.cotal(["up", "--detach"]));
-  const before = await spaceFacts(url, await credsFor(r, "alpha"));
+  const before = await spaceFacts(url, await credsText(r, "alpha", "tester"));
   ok(await r.cotal(["down", "--preserve-state"]));
   ok(await r.cotal(["space", "backup", "alpha", "--out", out]));
   ok(await r.cotal(["up", "--detach"]));
@@ -57,7 +54,7 @@ describe("backup failpoints leave no complete artifact, and a clean retry succee
     const out = join(r.root, "..", "alpha.bak");
     // exit: the process dies with no clean-up of its own; the journal's claim is what recovery trusts
     const died = await r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: `${fp}:exit` } });
-    expect(died.code, died.stderr).toBe(86);
+    expect(died.code, died.stderr).toBe(FAILPOINT_EXIT);
     expect(existsSync(join(out, "manifest.json"))).toBe(false);
     const claim = journal(r).attempt;
     expect(claim?.kind).toBe("backup");
@@ -85,13 +82,11 @@ describe("backup failpoints leave no complete artifact, and a clean retry succee
 
 describe("a snapshot cut short is never a backup", () => {
   it("the isolated broker killed mid-snapshot: snapshot-failed, no manifest; the retry publishes a complete artifact", async () => {
-    const r = await liveRoot("cotal-bkill-");
-    roots.push(r);
-    const up = await upJson(r, ["--space", "alpha"]);
+    const { r, up } = await upRoot([], "cotal-bkill-");
     ok(await r.cotal(["space", "add", "beta"]));
-    await seedSpace(up.url, await credsFor(r, "alpha"), "alpha", 10, 5);
+    await seedSpace(up.url, await credsText(r, "alpha", "tester"), "alpha", 10, 5);
     // Incompressible bytes, so the snapshot (tar + s2) really is ~12 MB: about 90 chunks.
-    const nc = await connectCreds(up.url, await credsFor(r, "alpha"));
+    const nc = await connectCreds(up.url, await credsText(r, "alpha", "tester"));
     try {
       const js = jetstream(nc);
       for (let i = 0; i < 3000; i++) await js.publish(`cotal.alpha.events.r${i % 5}`, randomBytes(4096));
@@ -104,11 +99,7 @@ describe("a snapshot cut short is never a backup", () => {
     mkdirSync(hold, { recursive: true });
     // Held 16 chunks into the big events stream (the last one snapshotted): the kill lands mid-stream.
     const backup = r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: `backup-mid-stream:barrier:${hold}:2` } });
-    const deadline = Date.now() + 30_000;
-    while (readdirSync(hold).length < 1) {
-      if (Date.now() > deadline) throw new Error("the backup never reached its first chunk");
-      await new Promise((res) => setTimeout(res, 20));
-    }
+    await barrierReached(hold, "the backup's first chunk");
     const pid = journal(r).attempt?.brokers[0]?.pid;
     expect(pid).toBeDefined();
     process.kill(pid as number, "SIGKILL");
@@ -130,11 +121,7 @@ describe("the target installs the quarantine's re-snapshot", () => {
     const hold = join(r.root, "..", `hold-q-${Date.now()}`);
     mkdirSync(hold, { recursive: true });
     const restore = r.cotal(["space", "restore", "alpha", "--from", out, "--rebind-account"], { env: { COTAL_FAILPOINT: `restore-quarantine-done:barrier:${hold}:2` } });
-    const deadline = Date.now() + 60_000;
-    while (readdirSync(hold).length < 1) {
-      if (Date.now() > deadline) throw new Error("the restore never finished its quarantine");
-      await new Promise((res) => setTimeout(res, 25));
-    }
+    await barrierReached(hold, "the restore's quarantine done", 60_000);
     const claim = journal(r).attempt;
     const staged = join(r.layout.maintenanceDir, `attempt-${claim?.id}`, "artifact");
     const files = readdirSync(staged, { recursive: true }).map(String).filter((f) => f.endsWith(".snap"));
@@ -143,7 +130,7 @@ describe("the target installs the quarantine's re-snapshot", () => {
     writeFileSync(join(hold, "test.release"), "");
     ok(await restore);
     const again = await upJson(r);
-    const after = await spaceFacts(again.url, await credsFor(r, "alpha"));
+    const after = await spaceFacts(again.url, await credsText(r, "alpha", "tester"));
     expect(after.streams.cotal_events_alpha).toEqual(before.streams.cotal_events_alpha);
   });
 });
@@ -155,7 +142,7 @@ describe("restore failpoints: every stage recovers, and a clean retry restores e
     const stages = ["restore-quarantine-begin", "restore-quarantine-stream", "restore-quarantine-verified", "restore-quarantine-done", "restore-target-begin", "restore-target-stream", "restore-target-verified", "restore-target-done"];
     for (const fp of stages) {
       const died = await r.cotal(["space", "restore", "alpha", "--from", out, "--rebind-account"], { env: { COTAL_FAILPOINT: `${fp}:exit` } });
-      expect(died.code, `${fp}: ${died.stderr}`).toBe(86);
+      expect(died.code, `${fp}: ${died.stderr}`).toBe(FAILPOINT_EXIT);
       const claim = journal(r).attempt;
       expect(claim?.kind, fp).toBe("restore");
       ok(await r.cotal(["clean", "restore-attempt", "--attempt", claim?.id ?? ""]));
@@ -165,7 +152,7 @@ describe("restore failpoints: every stage recovers, and a clean retry restores e
     // positive control: after every interrupted stage, the clean retry installs each message exactly once
     ok(await r.cotal(["space", "restore", "alpha", "--from", out, "--rebind-account"]));
     const again = await upJson(r);
-    const after = await spaceFacts(again.url, await credsFor(r, "alpha"));
+    const after = await spaceFacts(again.url, await credsText(r, "alpha", "tester"));
     expect(after.streams.cotal_events_alpha).toEqual(before.streams.cotal_events_alpha);
     expect(after.consumers).toEqual(before.consumers);
   });

@@ -2,13 +2,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, sleep, spawnCotal } from "@cotal/harness";
 import type { CutEntry } from "@cotal/saga/maintenance";
-import { liveRoot, type LiveRoot } from "../fixtures/live-root.js";
-import { ok, upJson } from "../fixtures/space-data.js";
+import { ok } from "../fixtures/space-data.js";
+import { disposeLiveRoots, upRoot } from "../fixtures/tenants.js";
 
-const roots: LiveRoot[] = [];
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((r) => r.dispose()));
-});
+afterEach(disposeLiveRoots);
 afterAll(async () => {
   await harnessTeardown();
 });
@@ -23,9 +20,7 @@ function readJson<T>(path: string): T | undefined {
 
 describe("a resumed up inherits the maintenance lock (002)", () => {
   it("a concurrent up during the resume refuses at the lock; the journal is never in resume-intent with the lock free", async () => {
-    const r = await liveRoot("cotal-bresume-");
-    roots.push(r);
-    await upJson(r, ["--space", "alpha"]);
+    const { r } = await upRoot([], "cotal-bresume-");
     ok(await r.cotal(["down", "--preserve-state"]));
 
     const child = spawnCotal(["up", "--detach", "--json"], { root: r.root, env: { COTAL_FAILPOINT: "resume-intent:sleep:4000" } });
@@ -60,9 +55,7 @@ describe("a resumed up inherits the maintenance lock (002)", () => {
   });
 
   it("a refused re-entry releases the inherited lock and leaves the cut ready for the next up", async () => {
-    const r = await liveRoot("cotal-bresume-");
-    roots.push(r);
-    await upJson(r, ["--space", "alpha"]);
+    const { r } = await upRoot([], "cotal-bresume-");
     ok(await r.cotal(["down", "--preserve-state"]));
     const refused = await r.cotal(["up", "--detach"], { env: { COTAL_FAILPOINT: "up-locked:throw" } });
     expect(refused.code).toBe(1);

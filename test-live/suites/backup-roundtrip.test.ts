@@ -3,27 +3,23 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
 import type { SpaceBackupResult, SpaceRestoreResult } from "@cotal/saga";
-import { liveRoot, parseJson, type LiveRoot } from "../fixtures/live-root.js";
-import { credsFor, ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
+import { parseJson } from "../fixtures/live-root.js";
+import { ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
+import { credsText, disposeLiveRoots, upRoot } from "../fixtures/tenants.js";
 
-const roots: LiveRoot[] = [];
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((r) => r.dispose()));
-});
+afterEach(disposeLiveRoots);
 afterAll(async () => {
   await harnessTeardown();
 });
 
 describe("offline per-space backup and restore", () => {
   it("backup → rm → add → restore refuses naming both keys; --rebind-account round-trips; the sibling is untouched", async () => {
-    const r = await liveRoot("cotal-backup-");
-    roots.push(r);
-    const up = await upJson(r, ["--space", "alpha"]);
+    const { r, up } = await upRoot([], "cotal-backup-");
     ok(await r.cotal(["space", "add", "beta"]));
-    await seedSpace(up.url, await credsFor(r, "alpha"), "alpha", 300, 40);
-    await seedSpace(up.url, await credsFor(r, "beta"), "beta", 120, 7);
-    const alphaBefore = await spaceFacts(up.url, await credsFor(r, "alpha"));
-    const betaBefore = await spaceFacts(up.url, await credsFor(r, "beta"));
+    await seedSpace(up.url, await credsText(r, "alpha", "tester"), "alpha", 300, 40);
+    await seedSpace(up.url, await credsText(r, "beta", "tester"), "beta", 120, 7);
+    const alphaBefore = await spaceFacts(up.url, await credsText(r, "alpha", "tester"));
+    const betaBefore = await spaceFacts(up.url, await credsText(r, "beta", "tester"));
     expect(alphaBefore.streams.cotal_events_alpha?.messages).toBe(300);
     expect(alphaBefore.consumers["cotal_events_alpha/reader"]?.ack_floor).toBe(40);
 
@@ -62,12 +58,12 @@ describe("offline per-space backup and restore", () => {
     expect(restored.accountPublicKey).toBe(newKey);
 
     const again = await upJson(r);
-    const alphaAfter = await spaceFacts(again.url, await credsFor(r, "alpha"));
+    const alphaAfter = await spaceFacts(again.url, await credsText(r, "alpha", "tester"));
     expect(alphaAfter.streams.cotal_events_alpha).toEqual(alphaBefore.streams.cotal_events_alpha);
     expect(alphaAfter.streams.KV_cotal_state_alpha).toEqual(alphaBefore.streams.KV_cotal_state_alpha);
     expect(alphaAfter.consumers).toEqual(alphaBefore.consumers);
     expect(alphaAfter.streams.KV_cotal_presence_alpha?.messages).toBe(0); // ttl bucket recreated empty
-    expect(await spaceFacts(again.url, await credsFor(r, "beta"))).toEqual(betaBefore);
+    expect(await spaceFacts(again.url, await credsText(r, "beta", "tester"))).toEqual(betaBefore);
 
     // a restore into a namespace that now holds data refuses (restore never merges)
     ok(await r.cotal(["down", "--preserve-state"]));

@@ -2,25 +2,21 @@ import { cpSync, readFileSync, truncateSync, writeFileSync, rmSync, statSync } f
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
-import { liveRoot, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
-import { credsFor, ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
+import { snapshotTree } from "../fixtures/live-root.js";
+import { ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
+import { credsText, disposeLiveRoots, upRoot } from "../fixtures/tenants.js";
 
-const roots: LiveRoot[] = [];
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((r) => r.dispose()));
-});
+afterEach(disposeLiveRoots);
 afterAll(async () => {
   await harnessTeardown();
 });
 
 describe("a truncated or tampered artifact is refused and nothing changes", () => {
   it("truncated, flipped byte, missing manifest, wrong space; the intact copy restores", async () => {
-    const r = await liveRoot("cotal-btamper-");
-    roots.push(r);
-    const up = await upJson(r, ["--space", "alpha"]);
+    const { r, up } = await upRoot([], "cotal-btamper-");
     ok(await r.cotal(["space", "add", "beta"]));
-    await seedSpace(up.url, await credsFor(r, "alpha"), "alpha", 200, 3);
-    const before = await spaceFacts(up.url, await credsFor(r, "alpha"));
+    await seedSpace(up.url, await credsText(r, "alpha", "tester"), "alpha", 200, 3);
+    const before = await spaceFacts(up.url, await credsText(r, "alpha", "tester"));
     ok(await r.cotal(["down", "--preserve-state"]));
     const good = join(r.root, "..", "good");
     ok(await r.cotal(["space", "backup", "alpha", "--out", good]));
@@ -61,7 +57,7 @@ describe("a truncated or tampered artifact is refused and nothing changes", () =
     // positive control: the intact artifact restores, and the data is the data
     ok(await r.cotal(["space", "restore", "alpha", "--from", good, "--rebind-account"]));
     const again = await upJson(r);
-    const after = await spaceFacts(again.url, await credsFor(r, "alpha"));
+    const after = await spaceFacts(again.url, await credsText(r, "alpha", "tester"));
     expect(after.streams.cotal_events_alpha).toEqual(before.streams.cotal_events_alpha);
   });
 });

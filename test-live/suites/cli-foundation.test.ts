@@ -4,26 +4,19 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { harnessTeardown, spawnCotal, tempRoot } from "@cotal/harness";
 import { spaceHex, type StatusReport, type UpResult } from "@cotal/saga";
-import { liveRoot, parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
+import { parseJson, snapshotTree } from "../fixtures/live-root.js";
 import { connectCreds, refusal } from "../fixtures/nats.js";
+import { disposeLiveRoots, trackedRoot } from "../fixtures/tenants.js";
 
 const SEED = /\bS[OAU][A-Z2-7]{56}\b/;
-const roots: LiveRoot[] = [];
-async function root(): Promise<LiveRoot> {
-  const r = await liveRoot();
-  roots.push(r);
-  return r;
-}
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((r) => r.dispose()));
-});
+afterEach(disposeLiveRoots);
 afterAll(async () => {
   await harnessTeardown();
 });
 
 describe("cotal up / creds / status / down on a real nats-server", () => {
   it("creates a root, serves a space, reports it, refuses nothing on a second up, and stops", async () => {
-    const r = await root();
+    const r = await trackedRoot();
     const outputs: string[] = [];
     const up = await r.cotal(["up", "--detach", "--port", String(r.port), "--json"]);
     outputs.push(up.stdout, up.stderr);
@@ -78,7 +71,7 @@ describe("cotal up / creds / status / down on a real nats-server", () => {
   });
 
   it("keeps secrets 0600 in 0700 directories", async () => {
-    const r = await root();
+    const r = await trackedRoot();
     const up = await r.cotal(["up", "--detach", "--port", String(r.port)]);
     expect(up.code, up.stderr).toBe(0);
     expect((await r.cotal(["space", "creds", "default", "--user", "bob"])).code).toBe(0);
@@ -91,7 +84,7 @@ describe("cotal up / creds / status / down on a real nats-server", () => {
   });
 
   it("--single-space keeps no system signing seed", async () => {
-    const r = await root();
+    const r = await trackedRoot();
     const up = await r.cotal(["up", "--detach", "--single-space", "--port", String(r.port), "--json"]);
     expect(up.code, up.stderr).toBe(0);
     expect(parseJson<UpResult>(up).multiSpace).toBe(false);
@@ -117,7 +110,7 @@ describe("refusals change nothing", () => {
   });
 
   it("invalid names on an existing root leave it byte-identical", async () => {
-    const r = await root();
+    const r = await trackedRoot();
     expect((await r.cotal(["up", "--detach", "--port", String(r.port)])).code).toBe(0);
     expect((await r.cotal(["down"])).code).toBe(0);
     const before = snapshotTree(r.root);
@@ -131,7 +124,7 @@ describe("refusals change nothing", () => {
   });
 
   it("a corrupt account record makes up refuse, naming the file and what to do; nothing is rendered", async () => {
-    const r = await root();
+    const r = await trackedRoot();
     expect((await r.cotal(["up", "--detach", "--port", String(r.port)])).code).toBe(0);
     expect((await r.cotal(["down"])).code).toBe(0);
     const corruptPath = r.layout.accountFile("ghost");
@@ -154,7 +147,7 @@ describe("refusals change nothing", () => {
   });
 
   it("two concurrent ups on one root: one wins, the other refuses naming the lock owner", async () => {
-    const r = await root();
+    const r = await trackedRoot();
     const first = spawnCotal(["up", "--detach", "--port", String(r.port)], { root: r.root, env: { COTAL_FAILPOINT: "up-locked:sleep:3000" } });
     const firstExit = new Promise<number | null>((res) => first.on("exit", (c) => res(c)));
     const deadline = Date.now() + 10_000;

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
 import type { TenantPageData } from "@cotal/dashboard";
 import { startDashboard, type LiveDashboard } from "../fixtures/dashboard.js";
-import { startRedis, startWorker, until, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
+import { startRedis, startWorker, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
+import { until } from "../fixtures/until.js";
 import { liveRoot, type LiveRoot } from "../fixtures/live-root.js";
 import { REPORT_DIR } from "../fixtures/matrix.js";
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, runCotal, spawnCotal, tempRoot } from "@cotal/harness";
@@ -8,6 +8,7 @@ import { loadBrokerTrust, loadSpaceAccount, saveSpaceAccount, toAccountRecord } 
 import { createAccountTrust, createBrokerTrust } from "@cotal/saga/trust";
 import { parseJson } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
+import { barrierReached } from "../fixtures/until.js";
 
 // Edges of the CLI contract: every refusal is typed, has a documented exit code and a next step,
 // and prints no stack trace; nothing destructive starts before what it needs is validated.
@@ -84,11 +85,7 @@ describe("edges", () => {
     rm.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
     rm.stdout?.resume();
     const exit = new Promise<number>((res) => rm.on("exit", (c) => res(c ?? -1)));
-    const deadline = Date.now() + 20_000;
-    while (readdirSync(hold).length < 1) {
-      if (Date.now() > deadline) throw new Error("rm never reached its commit");
-      await new Promise((res) => setTimeout(res, 25));
-    }
+    await barrierReached(hold, "rm at its commit", 20_000);
     // The account record becomes a non-empty directory: unlinking it fails.
     const acct = r.layout.accountFile("beta");
     renameSync(acct, `${acct}.bak`);

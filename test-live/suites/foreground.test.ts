@@ -1,19 +1,15 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, spawnCotal } from "@cotal/harness";
-import { liveRoot, parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import { parseJson } from "../fixtures/live-root.js";
 import type { StatusReport } from "@cotal/saga";
-import { connects, credsText } from "../fixtures/tenants.js";
+import { connects, credsText, disposeLiveRoots, trackedRoot } from "../fixtures/tenants.js";
 
-const roots: LiveRoot[] = [];
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((r) => r.dispose()));
-});
+afterEach(disposeLiveRoots);
 afterAll(harnessTeardown);
 
 describe("cotal up in the foreground", () => {
   it("serves until Ctrl-C, then stops the broker and clears its runtime record", async () => {
-    const r = await liveRoot();
-    roots.push(r);
+    const r = await trackedRoot();
     const child = spawnCotal(["up", "--port", String(r.port)], { root: r.root });
     let out = "";
     child.stdout?.on("data", (d: Buffer) => (out += d.toString()));

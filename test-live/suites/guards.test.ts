@@ -4,12 +4,13 @@ import type { ChildProcess } from "node:child_process";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { Kvm } from "@nats-io/kv";
 import { harnessTeardown, spawnCotal } from "@cotal/harness";
-import { connectAsAccount } from "@cotal/saga/broker";
+import { RELOAD_OK, connectAsAccount } from "@cotal/saga/broker";
 import { INVENTORY_BUCKET, INVENTORY_KEY } from "@cotal/saga/inventory";
 import { loadAuthorityAccount } from "@cotal/saga/root";
 import type { LiveRoot } from "../fixtures/live-root.js";
 import { cell } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
+import { until } from "../fixtures/until.js";
 
 // One cell per guard that no other cell isolates: each stops exactly one failure on its own, so
 // scripts/ablate.sh can switch that guard off (COTAL_TEST_UNSAFE_*) and watch this cell go red.
@@ -34,14 +35,6 @@ function spawned(r: LiveRoot, args: string[], env: Record<string, string>): Spaw
   return { child, exit: new Promise((res) => child.on("exit", (c) => res(c ?? -1))), stderr: () => err };
 }
 
-async function waitFor(pred: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await pred())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((res) => setTimeout(res, 25));
-  }
-}
-
 /** A failpoint barrier the test releases itself: the writer waits there until the test adds a party. */
 function heldBarrier(r: LiveRoot, tag: string) {
   const dir = join(r.root, "..", `hold-${tag}-${Date.now()}`);
@@ -61,7 +54,7 @@ async function pausedPastLease(point: "before-claim" | "after-materialise", befo
   const { r, up } = await upRoot();
   const hold = heldBarrier(r, point);
   const w1 = spawned(r, ["space", "add", "gamma"], { COTAL_FAILPOINT: hold.spec(point), COTAL_SAGA_MAX_ATTEMPTS: "1" });
-  await waitFor(hold.arrived, `W1 at ${point}`);
+  await until(`W1 at ${point}`, hold.arrived, 20_000, 25);
   process.kill(w1.child.pid as number, "SIGSTOP");
   const keep = existsSync(r.layout.accountFile("gamma")) ? readFileSync(r.layout.accountFile("gamma")) : undefined;
   let w2 = await r.cotal(["space", "add", "beta"], { env: OTHER_HOST, timeoutMs: 60_000 });
@@ -93,7 +86,7 @@ describe("guards, one cell each", () => {
   it("log offset: a stale success line written before our SIGHUP proves nothing; the rejected config is rolled back", () =>
     cell("guard: log offset", async () => {
       const { r } = await upRoot();
-      appendFileSync(r.layout.logFile, `[1] 2026/01/01 00:00:00.000000 [INF] Reloaded server configuration\n`);
+      appendFileSync(r.layout.logFile, `[1] 2026/01/01 00:00:00.000000 [INF] ${RELOAD_OK}\n`);
       const settings = readFileSync(r.layout.settingsFile, "utf8");
       const s = JSON.parse(settings) as { port: number };
       writeFileSync(r.layout.settingsFile, JSON.stringify({ ...s, port: s.port + 1 })); // the broker rejects a new listen port
@@ -111,7 +104,7 @@ describe("guards, one cell each", () => {
       const { r, up } = await upRoot();
       const hold = heldBarrier(r, "commit");
       const w = spawned(r, ["space", "add", "beta"], { COTAL_FAILPOINT: hold.spec("after-proof") });
-      await waitFor(hold.arrived, "the writer after its proof");
+      await until("the writer after its proof", hold.arrived, 20_000, 25);
       appendFileSync(r.layout.serverConf, "# edited by hand\n");
       hold.release();
       const code = await w.exit;
@@ -138,7 +131,7 @@ describe("guards, one cell each", () => {
       }
       const hold = heldBarrier(r, "seed");
       const late = spawned(r, ["up", "--detach"], { COTAL_FAILPOINT: hold.spec("before-seed") });
-      await waitFor(hold.arrived, "the late seeder");
+      await until("the late seeder", hold.arrived, 20_000, 25);
       const early = await r.cotal(["up", "--detach"], { env: OTHER_HOST });
       expect(early.code, early.stderr).toBe(0);
       const add = await r.cotal(["space", "add", "beta"], { env: OTHER_HOST });

@@ -3,27 +3,18 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
 import { openQueue, queueNameFor, rootKeyFor, type JobsStatusReport } from "@cotal/jobs";
-import { mintSpaceCreds, type SpaceListReport, type StatusReport, type UpResult } from "@cotal/saga";
+import { mintSpaceCreds, type SpaceListReport, type StatusReport } from "@cotal/saga";
 import { reloadCount } from "../fixtures/broker-log.js";
-import { disposeJobsFixtures, jobsFixtures, startRedis, startWorker, tenantNames, until, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
-import { liveRoot, parseJson, type LiveRoot } from "../fixtures/live-root.js";
-import { connectCreds } from "../fixtures/nats.js";
+import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker, tenantNames, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
+import { until } from "../fixtures/until.js";
+import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import { connects } from "../fixtures/tenants.js";
 
-const { roots, redises, workers } = jobsFixtures;
+const { workers } = jobsFixtures;
 afterEach(disposeJobsFixtures);
 afterAll(async () => {
   await harnessTeardown();
 });
-
-async function setup(): Promise<{ r: LiveRoot; up: UpResult; redis: LiveRedis; env: Record<string, string> }> {
-  const r = await liveRoot("cotal-jobs-");
-  roots.push(r);
-  const redis = await startRedis();
-  redises.push(redis);
-  const res = await r.cotal(["up", "--detach", "--space", "alpha", "--port", String(r.port), "--json"]);
-  expect(res.code, res.stderr).toBe(0);
-  return { r, up: parseJson<UpResult>(res), redis, env: { REDIS_URL: redis.url } };
-}
 
 function worker(kind: "cli" | "app", r: LiveRoot, redis: LiveRedis, args: string[] = [], env: Record<string, string> = {}): LiveWorker {
   const w = startWorker(kind, { root: r.root, redisUrl: redis.url, args, env });
@@ -31,18 +22,9 @@ function worker(kind: "cli" | "app", r: LiveRoot, redis: LiveRedis, args: string
   return w;
 }
 
-async function connects(url: string, credsPath: string): Promise<boolean> {
-  try {
-    await (await connectCreds(url, readFileSync(credsPath, "utf8"))).close();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe("bulk onboarding through the queue", () => {
   it("1000 tenants from a file through 2 worker processes: all active, provisioned, creds connect, ≤ 10 reloads", async () => {
-    const { r, up, redis, env } = await setup();
+    const { r, up, redis, env } = await jobsRoot();
     const names = tenantNames(1000);
     const file = join(r.root, "..", "tenants.txt");
     writeFileSync(file, `# 1000 tenants\n${names.join("\n")}\n`);
@@ -79,7 +61,7 @@ describe("bulk onboarding through the queue", () => {
     // provisioned and reachable: a cred of 20 spread-out tenants connects
     const sample = names.filter((_, i) => i % 50 === 7);
     expect(sample.length).toBe(20);
-    for (const n of sample) expect(await connects(up.url, mintSpaceCreds({ root: r.root, space: n, user: "probe" }).path), n).toBe(true);
+    for (const n of sample) expect(await connects(up.url, readFileSync(mintSpaceCreds({ root: r.root, space: n, user: "probe" }).path, "utf8")), n).toBe(true);
 
     // the worker service: health and Prometheus metrics on loopback
     expect(health).toBeTruthy();
@@ -96,7 +78,7 @@ describe("bulk onboarding through the queue", () => {
   });
 
   it("the same add enqueued twice while pending runs once; re-adding after completion is a no-op success; a bad job fails alone", async () => {
-    const { r, redis, env } = await setup();
+    const { r, redis, env } = await jobsRoot();
     const first = await r.cotal(["space", "add", "beta", "--queue", "--no-wait", "--json"], { env });
     expect(first.code, first.stderr).toBe(0);
     expect(parseJson<{ enqueued: number }>(first).enqueued).toBe(1);
@@ -148,7 +130,7 @@ describe("bulk onboarding through the queue", () => {
   });
 
   it("without Redis, --queue and jobs verbs refuse with a next step; verbs without --queue still work", async () => {
-    const { r } = await setup();
+    const { r } = await jobsRoot();
     const env = { REDIS_URL: "redis://127.0.0.1:1" };
     const q = await r.cotal(["space", "add", "delta", "--queue"], { env });
     expect(q.code).toBe(6);

@@ -6,10 +6,11 @@ import { cotalCliPath, harnessTeardown, type CotalResult } from "@cotal/harness"
 import type { JobsStatusReport } from "@cotal/jobs";
 import { status, type SpaceListReport, type StatusReport } from "@cotal/saga";
 import { reloadCount } from "../fixtures/broker-log.js";
-import { disposeJobsFixtures, jobsFixtures, startRedis, startWorker, tenantNames, until, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
-import { liveRoot, parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker, tenantNames, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
+import { until } from "../fixtures/until.js";
+import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 
-const { roots, redises, workers } = jobsFixtures;
+const { workers } = jobsFixtures;
 afterEach(disposeJobsFixtures);
 afterAll(async () => {
   await harnessTeardown();
@@ -19,12 +20,7 @@ afterAll(async () => {
 const FAST_STALL = { COTAL_JOBS_LOCK_DURATION_MS: "2000", COTAL_JOBS_STALLED_INTERVAL_MS: "1000" };
 
 async function setup(n: number): Promise<{ r: LiveRoot; redis: LiveRedis; env: Record<string, string>; names: string[]; file: string }> {
-  const r = await liveRoot("cotal-jobs-");
-  roots.push(r);
-  const redis = await startRedis();
-  redises.push(redis);
-  const res = await r.cotal(["up", "--detach", "--space", "alpha", "--port", String(r.port), "--json"]);
-  expect(res.code, res.stderr).toBe(0);
+  const { r, redis } = await jobsRoot();
   const names = tenantNames(n);
   const file = join(r.root, "..", "tenants.txt");
   writeFileSync(file, `${names.join("\n")}\n`);

@@ -2,7 +2,8 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, tempRoot } from "@cotal/harness";
 import { completeArtifacts } from "@cotal/jobs";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { startRedis, startWorker, until, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
+import { startRedis, startWorker, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
+import { until } from "../fixtures/until.js";
 import { connectCreds } from "../fixtures/nats.js";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
 

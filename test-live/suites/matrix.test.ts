@@ -5,7 +5,7 @@ import { CredentialPoller, harnessTeardown, maxReconnectGapMs, monotonicMs, spaw
 import type { SpaceAddResult } from "@cotal/saga";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell, expectPollRate, recordPoll, type CellMetrics } from "../fixtures/matrix.js";
-import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";
+import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, untilStatus, upRoot } from "../fixtures/tenants.js";
 import { connectCreds } from "../fixtures/nats.js";
 
 // The live race/crash matrix (001 §5). Every cell carries a positive control, so it cannot pass
@@ -20,16 +20,6 @@ const barrierDir = (r: LiveRoot, tag: string) => join(r.root, "..", `barrier-${t
 async function survivorReconnectedQuickly(w: SurvivorWatcher): Promise<void> {
   const events = await w.stop();
   expect(maxReconnectGapMs(events)).toBeLessThan(2_000);
-}
-
-/** Waits until `cotal status` shows a condition (a crashed or paused writer's footprint). */
-async function until(r: LiveRoot, pred: (s: Awaited<ReturnType<typeof statusOf>>) => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (pred(await statusOf(r))) return;
-    if (Date.now() > deadline) throw new Error("condition not reached");
-    await new Promise((res) => setTimeout(res, 100));
-  }
 }
 
 describe("R1: two concurrent adds", () => {
@@ -73,7 +63,7 @@ describe("R2: add during boot", () => {
       expect((await r.cotal(["down"])).code).toBe(0);
       const booting = spawnCotal(["up", "--detach"], { root: r.root, env: { COTAL_FAILPOINT: "up-started:sleep:2500" } });
       const bootExit = new Promise<number>((res) => booting.on("exit", (c) => res(c ?? -1)));
-      await until(r, (s) => s.broker.running, 15_000); // the config is written and the broker is up; provisioning waits
+      await untilStatus(r, (s) => s.broker.running, 15_000); // the config is written and the broker is up; provisioning waits
       const addStarted = monotonicMs();
       const add = await r.cotal(["space", "add", "beta"]);
       const addEnded = monotonicMs();
@@ -209,7 +199,7 @@ describe("crash windows (001 §5): kill the writer at a named point; the next wr
     const w1Exit = new Promise<number>((res) => w1.on("exit", (c) => res(c ?? -1)));
     let w1Err = "";
     w1.stderr?.on("data", (d: Buffer) => (w1Err += d.toString()));
-    await until(r, (s) => Boolean(s.inventory?.pending?.stagedDigest));
+    await untilStatus(r, (s) => Boolean(s.inventory?.pending?.stagedDigest));
     process.kill(w1.pid as number, "SIGSTOP");
     // W2's rollback unlinks W1's staged file, a first guard; put it back when W2 is done so this cell
     // tests the second one, the lease fence, on its own.

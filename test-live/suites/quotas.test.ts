@@ -4,9 +4,10 @@ import { JetStreamApiError, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { harnessTeardown } from "@cotal/harness";
 import { decodeJwt } from "@cotal/saga/trust";
-import { liveRoot, parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
+import { parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
 import { connectCreds } from "../fixtures/nats.js";
-import { credsFor, ok, upJson } from "../fixtures/space-data.js";
+import { ok, upJson } from "../fixtures/space-data.js";
+import { credsText, disposeLiveRoots, FAILPOINT_EXIT, trackedRoot } from "../fixtures/tenants.js";
 
 // Issue 11 finding 3: one tenant at its quota starves no sibling and not the authority account.
 // The broker gets a small server-wide JetStream max (settings.json "jetstream", docs/quotas.md):
@@ -21,18 +22,14 @@ const ACCOUNT_QUOTA = 10002;
 /** nats-server's JSInsufficientResourcesErr: the server-wide max refused the write. */
 const SERVER_FULL = 10023;
 
-const roots: LiveRoot[] = [];
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((r) => r.dispose()));
-});
+afterEach(disposeLiveRoots);
 afterAll(async () => {
   await harnessTeardown();
 });
 
 /** A root whose settings carry the small budget, written before `up` creates the rest. */
 async function budgetRoot(): Promise<LiveRoot> {
-  const r = await liveRoot("cotal-quotas-");
-  roots.push(r);
+  const r = await trackedRoot("cotal-quotas-");
   mkdirSync(r.root, { recursive: true, mode: 0o700 });
   const settings = { format: "cotal.settings/1", host: "127.0.0.1", port: r.port, serverName: `quotas-${r.port}`, createdAt: new Date().toISOString(), jetstream: BUDGET };
   writeFileSync(r.layout.settingsFile, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
@@ -104,7 +101,7 @@ describe("quotas: a tenant at its quota starves no one (issue 11 finding 3)", ()
     ok(await r.cotal(["space", "add", "a", ...SMALL]));
     ok(await r.cotal(["space", "add", "b", ...SMALL]));
     expect(diskLimitOf(r, "a")).toBe(8 * MiB);
-    const [credsA, credsB] = [await credsFor(r, "a"), await credsFor(r, "b")];
+    const [credsA, credsB] = [await credsText(r, "a", "tester"), await credsText(r, "b", "tester")];
 
     const full = await fill(url, credsA, "a");
     expect(full.code).toBe(ACCOUNT_QUOTA); // the account's quota fired, not the server-wide max
@@ -115,7 +112,7 @@ describe("quotas: a tenant at its quota starves no one (issue 11 finding 3)", ()
     // positive: the sibling and the authority account are untouched by A's exhaustion
     expect(await smallWrite(url, credsB, "b")).toBe(true);
     ok(await r.cotal(["space", "add", "c", ...SMALL]));
-    expect(await smallWrite(url, await credsFor(r, "c"), "c")).toBe(true);
+    expect(await smallWrite(url, await credsText(r, "c", "tester"), "c")).toBe(true);
 
     // bad input and overcommit change nothing; the overcommit's next: line is runnable as printed
     const before = snapshotTree(r.layout.authDir);
@@ -148,7 +145,7 @@ describe("quotas: a tenant at its quota starves no one (issue 11 finding 3)", ()
     ok(await r.cotal(["space", "add", "a", ...SMALL], { env: UNSAFE }));
     ok(await r.cotal(["space", "add", "b", ...SMALL]));
     expect(diskLimitOf(r, "a")).toBe(-1); // the switch minted an unbounded tenant
-    const [credsA, credsB] = [await credsFor(r, "a"), await credsFor(r, "b")];
+    const [credsA, credsB] = [await credsText(r, "a", "tester"), await credsText(r, "b", "tester")];
 
     const full = await fill(url, credsA, "a");
     expect(full.code).toBe(SERVER_FULL); // no quota: only the server-wide max stopped A
@@ -179,7 +176,7 @@ describe("cotal space limits: a quota changed through the saga", () => {
     const url = `nats://127.0.0.1:${r.port}`;
     ok(await r.cotal(["space", "add", "a", ...SMALL]));
     ok(await r.cotal(["space", "add", "b", ...SMALL]));
-    const credsA = await credsFor(r, "a");
+    const credsA = await credsText(r, "a", "tester");
     expect((await fill(url, credsA, "a")).code).toBe(ACCOUNT_QUOTA); // positive: A is at its quota
 
     const gen = parseJson<Status>(ok(await r.cotal(["status", "--json"]))).inventory?.generation ?? 0;
@@ -215,7 +212,7 @@ describe("cotal space limits: a quota changed through the saga", () => {
     const oldJwt = (JSON.parse(readFileSync(r.layout.accountFile("a"), "utf8")) as { jwt: string }).jwt;
     const conf = readFileSync(r.layout.serverConf);
     const crash = await r.cotal(["space", "limits", "a", "--max-disk", "16M"], { env: { COTAL_FAILPOINT: "after-materialise:exit" } });
-    expect(crash.code, crash.stderr).toBe(86);
+    expect(crash.code, crash.stderr).toBe(FAILPOINT_EXIT);
     const pending = parseJson<Status>(ok(await r.cotal(["status", "--json"]))).inventory?.pending;
     expect(pending?.op).toBe("limits");
     expect(pending?.limits?.space).toBe("a");
@@ -230,7 +227,7 @@ describe("cotal space limits: a quota changed through the saga", () => {
     expect(diskLimitOf(r, "a")).toBe(8 * MiB);
 
     // and a re-run that finds the claim still standing resumes it first, then applies its own change
-    expect((await r.cotal(["space", "limits", "a", "--max-disk", "16M"], { env: { COTAL_FAILPOINT: "after-materialise:exit" } })).code).toBe(86);
+    expect((await r.cotal(["space", "limits", "a", "--max-disk", "16M"], { env: { COTAL_FAILPOINT: "after-materialise:exit" } })).code).toBe(FAILPOINT_EXIT);
     ok(await r.cotal(["space", "limits", "a", "--max-disk", "12M"]));
     expect(diskLimitOf(r, "a")).toBe(12 * MiB);
     const st = parseJson<Status>(ok(await r.cotal(["status", "--json"])));
@@ -242,10 +239,10 @@ describe("cotal space limits: a quota changed through the saga", () => {
     const r = await budgetRoot();
     const url = `nats://127.0.0.1:${r.port}`;
     ok(await r.cotal(["space", "add", "a", ...SMALL]));
-    const credsA = await credsFor(r, "a");
+    const credsA = await credsText(r, "a", "tester");
     expect((await fill(url, credsA, "a")).code).toBe(ACCOUNT_QUOTA);
     const crash = await r.cotal(["space", "limits", "a", "--max-disk", "16M"], { env: { COTAL_FAILPOINT: "after-rename:exit" } });
-    expect(crash.code, crash.stderr).toBe(86);
+    expect(crash.code, crash.stderr).toBe(FAILPOINT_EXIT);
     expect(await smallWrite(url, credsA, "a")).toBe(ACCOUNT_QUOTA); // promoted, not reloaded: the old quota still holds
 
     const again = parseJson<{ outcome: string }>(ok(await r.cotal(["space", "limits", "a", "--max-disk", "16M", "--json"])));
@@ -260,14 +257,14 @@ describe("cotal space limits: a quota changed through the saga", () => {
     const url = `nats://127.0.0.1:${r.port}`;
     ok(await r.cotal(["space", "add", "a", ...SMALL]));
     const oldJwt = (JSON.parse(readFileSync(r.layout.accountFile("a"), "utf8")) as { jwt: string }).jwt;
-    expect((await r.cotal(["space", "limits", "a", "--max-disk", "16M"], { env: { COTAL_FAILPOINT: "after-materialise:exit" } })).code).toBe(86);
+    expect((await r.cotal(["space", "limits", "a", "--max-disk", "16M"], { env: { COTAL_FAILPOINT: "after-materialise:exit" } })).code).toBe(FAILPOINT_EXIT);
     ok(await r.cotal(["up", "--detach", "--port", String(r.port), "--json"], { env: { COTAL_TEST_UNSAFE_KEEP_LIMITS_RECORD: "1" } }));
     expect(parseJson<Status>(ok(await r.cotal(["status", "--json"]))).inventory?.pending).toBeNull();
     // the guarded cell's assertion goes red: the record says 16 MiB, the running config still signs 8 MiB
     expect((JSON.parse(readFileSync(r.layout.accountFile("a"), "utf8")) as { jwt: string }).jwt).not.toBe(oldJwt);
     expect(diskLimitOf(r, "a")).toBe(16 * MiB);
     expect(readFileSync(r.layout.serverConf, "utf8")).toContain(oldJwt);
-    expect((await fill(url, await credsFor(r, "a"), "a")).used).toBeLessThanOrEqual(8 * MiB);
+    expect((await fill(url, await credsText(r, "a", "tester"), "a")).used).toBeLessThanOrEqual(8 * MiB);
   }, 180_000);
 });
 

@@ -4,42 +4,15 @@ import { harnessTeardown, spawnCotal } from "@cotal/harness";
 import { type ReconcileReport, type StatusReport, type UpResult } from "@cotal/saga";
 import { loadBrokerTrust, saveSpaceAccount, toAccountRecord } from "@cotal/saga/root";
 import { createAccountTrust, decodeJwt, parseCreds } from "@cotal/saga/trust";
-import { liveRoot, parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
+import { parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
+import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";
 import { connectCreds, refusal } from "../fixtures/nats.js";
 import { cell } from "../fixtures/matrix.js";
 
-const roots: LiveRoot[] = [];
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((r) => r.dispose()));
-});
+afterEach(disposeLiveRoots);
 afterAll(async () => {
   await harnessTeardown();
 });
-
-async function upRoot(extra: string[] = []): Promise<{ r: LiveRoot; up: UpResult }> {
-  const r = await liveRoot();
-  roots.push(r);
-  const res = await r.cotal(["up", "--detach", "--space", "alpha", "--port", String(r.port), "--json", ...extra]);
-  expect(res.code, res.stderr).toBe(0);
-  return { r, up: parseJson<UpResult>(res) };
-}
-
-const statusOf = async (r: LiveRoot) => parseJson<StatusReport>(await r.cotal(["status", "--json"]));
-
-async function credsText(r: LiveRoot, space: string): Promise<string> {
-  const c = await r.cotal(["space", "creds", space, "--json"]);
-  expect(c.code, c.stderr).toBe(0);
-  return readFileSync(parseJson<{ path: string }>(c).path, "utf8");
-}
-
-async function connects(url: string, creds: string): Promise<boolean> {
-  try {
-    await (await connectCreds(url, creds)).close();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function handAddRecord(r: LiveRoot, name: string): void {
   const broker = loadBrokerTrust(r.layout);
@@ -171,7 +144,7 @@ describe("cotal broker reconcile (001 §7)", () => {
     const { r, up } = await upRoot();
     handAddRecord(r, "late");
     const crashed = await r.cotal(["broker", "reconcile", "--adopt-disk", "--yes"], { env: { COTAL_FAILPOINT: "after-rename:exit" } });
-    expect(crashed.code).toBe(86);
+    expect(crashed.code).toBe(FAILPOINT_EXIT);
     expect((await statusOf(r)).state).toBe("PROMOTED-BUT-UNCOMMITTED");
     const resumed = await r.cotal(["up", "--detach", "--json"]);
     expect(resumed.code, resumed.stderr).toBe(0);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, spawnCotal, type CotalResult } from "@cotal/harness";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
-import { credsFor, seedSpace } from "../fixtures/space-data.js";
+import { seedSpace } from "../fixtures/space-data.js";
 
 // Refusals of docs/refusals.md that no other suite reaches: each cell shows the refusal (its code),
 // then runs the `next:` it printed and shows that it gets the operator out.
@@ -76,7 +76,7 @@ describe("refusals and their printed exits", () => {
   it("a stream that belongs to no tenant makes backup refuse; the printed clean lists it, --yes removes it, the backup runs", async () => {
     const { r, up } = await upRoot();
     expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
-    await seedSpace(up.url, await credsFor(r, "beta"), "beta", 20, 0);
+    await seedSpace(up.url, await credsText(r, "beta", "tester"), "beta", 20, 0);
     expect((await r.cotal(["down", "--preserve-state"])).code).toBe(0);
     // beta's record is lost (an operator deleted it): its streams now belong to nobody
     rmSync(r.layout.accountFile("beta"));

@@ -1,52 +1,22 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, SurvivorWatcher } from "@cotal/harness";
-import type { SpaceAddResult, SpaceListReport, SpaceRmResult, StatusReport, UpResult } from "@cotal/saga";
-import { liveRoot, parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import type { SpaceAddResult, SpaceListReport, SpaceRmResult } from "@cotal/saga";
+import { parseJson } from "../fixtures/live-root.js";
+import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
 import { connectCreds, refusal } from "../fixtures/nats.js";
 import { reloadCount } from "../fixtures/broker-log.js";
 import { liveServer } from "../fixtures/server-version.js";
 
-const roots: LiveRoot[] = [];
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((r) => r.dispose()));
-});
+afterEach(disposeLiveRoots);
 afterAll(async () => {
   await harnessTeardown();
 });
 
-async function upRoot(): Promise<{ r: LiveRoot; up: UpResult }> {
-  const r = await liveRoot();
-  roots.push(r);
-  const res = await r.cotal(["up", "--detach", "--space", "alpha", "--port", String(r.port), "--json"]);
-  expect(res.code, res.stderr).toBe(0);
-  return { r, up: parseJson<UpResult>(res) };
-}
-
-async function creds(r: LiveRoot, space: string, user = "u"): Promise<string> {
-  const res = await r.cotal(["space", "creds", space, "--user", user, "--json"]);
-  expect(res.code, res.stderr).toBe(0);
-  return readFileSync(parseJson<{ path: string }>(res).path, "utf8");
-}
-
-async function statusOf(r: LiveRoot): Promise<StatusReport> {
-  return parseJson<StatusReport>(await r.cotal(["status", "--json"]));
-}
-
-async function connects(url: string, c: string): Promise<boolean> {
-  try {
-    const nc = await connectCreds(url, c);
-    await nc.close();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe("space add / rm through the saga", () => {
   it("add: the new space's cred connects; rm: it is refused and its live connection closed; siblings reconnect", async () => {
     const { r, up } = await upRoot();
-    const alphaCreds = await creds(r, "alpha");
+    const alphaCreds = await credsText(r, "alpha");
     const watcher = await SurvivorWatcher.start({ url: up.url, creds: alphaCreds });
 
     const add = await r.cotal(["space", "add", "beta", "--json"]);
@@ -55,7 +25,7 @@ describe("space add / rm through the saga", () => {
     expect(added.outcome).toBe("committed");
     expect(added.added).toEqual(["beta"]);
     expect(added.provisioned.map((p) => p.space)).toEqual(["beta"]);
-    const betaCreds = await creds(r, "beta");
+    const betaCreds = await credsText(r, "beta");
     const betaConn = await connectCreds(up.url, betaCreds);
     expect(await connects(up.url, alphaCreds)).toBe(true);
 
@@ -126,7 +96,7 @@ describe("space add / rm through the saga", () => {
     expect(reloadCount(r.layout) - before).toBe(1);
     const list = parseJson<SpaceListReport>(await r.cotal(["space", "list", "--json"]));
     expect(list.spaces.filter((s) => s.state === "active").length).toBe(101);
-    for (const n of [names[0], names[57], names[99]] as string[]) expect(await connects(up.url, await creds(r, n))).toBe(true);
+    for (const n of [names[0], names[57], names[99]] as string[]) expect(await connects(up.url, await credsText(r, n))).toBe(true);
   });
 
   it("refuses invalid names in a batch before any write", async () => {
@@ -152,7 +122,7 @@ describe("cold boot and the running-root up", () => {
     expect(st.state).toBe("clean");
     expect(st.inventory?.generation).toBe(gen);
     expect(st.inventory?.spaces).toEqual(["alpha", "beta"]);
-    expect(await connects(up.url, await creds(r, "beta"))).toBe(true);
+    expect(await connects(up.url, await credsText(r, "beta"))).toBe(true);
   });
 
   it("a record added by hand with the broker down makes up refuse with both lists and the reconcile exit", async () => {

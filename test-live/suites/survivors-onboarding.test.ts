@@ -8,12 +8,13 @@ import { harnessTeardown, SurvivorWatcher } from "@cotal/harness";
 import { type UpResult } from "@cotal/saga";
 import { FEATURE_SINCE } from "@cotal/saga/broker";
 import { reloadCount } from "../fixtures/broker-log.js";
-import { disposeJobsFixtures, jobsFixtures, startRedis, startWorker, tenantNames } from "../fixtures/jobs.js";
-import { liveRoot, parseJson } from "../fixtures/live-root.js";
+import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker, tenantNames } from "../fixtures/jobs.js";
+import { parseJson } from "../fixtures/live-root.js";
 import { cell } from "../fixtures/matrix.js";
 import { liveServer, skipReason } from "../fixtures/server-version.js";
+import { credsText } from "../fixtures/tenants.js";
 
-const { roots, redises, workers } = jobsFixtures;
+const { workers } = jobsFixtures;
 afterEach(disposeJobsFixtures);
 afterAll(harnessTeardown);
 
@@ -23,16 +24,8 @@ if (!fixed) console.log(`[survivors-onboarding] ${skipReason("reloadKeepsJwtClie
 describe(`nats-server ${liveServer.version}: survivors of a 1,000-space queued onboarding`, () => {
   it.skipIf(!fixed)("a tenant's client connected through a 1,000-space queued onboarding sees 0 disconnects", () =>
     cell("survivor disconnects during 1,000-space queued onboarding (fixed)", async (m) => {
-      const r = await liveRoot("cotal-survivors-");
-      roots.push(r);
-      const redis = await startRedis();
-      redises.push(redis);
-      const res = await r.cotal(["up", "--detach", "--space", "alpha", "--port", String(r.port), "--json"]);
-      expect(res.code, res.stderr).toBe(0);
-      const up = parseJson<UpResult>(res);
-      const creds = await r.cotal(["space", "creds", "alpha", "--user", "survivor", "--json"]);
-      expect(creds.code, creds.stderr).toBe(0);
-      const watcher = await SurvivorWatcher.start({ url: up.url, creds: readFileSync(parseJson<{ path: string }>(creds).path, "utf8") });
+      const { r, up, redis } = await jobsRoot("cotal-survivors-");
+      const watcher = await SurvivorWatcher.start({ url: up.url, creds: await credsText(r, "alpha", "survivor") });
 
       const names = tenantNames(1000, "o");
       const file = join(r.root, "..", "tenants.txt");

@@ -1,3 +1,4 @@
+import { RELOAD_FAILED, RELOAD_OK, SERVER_READY } from "@cotal/saga/server-process";
 import { HarnessError } from "./errors.js";
 
 export type BrokerBackendKind = "process" | "container";
@@ -80,11 +81,10 @@ export interface BrokerBackend {
   start(spec: StartSpec): Promise<Broker>;
 }
 
-export const SERVER_READY = "Server is ready";
-export const RELOAD_OK = "Reloaded server configuration";
-export const RELOAD_FAILED = "Failed to reload server configuration";
+// The log lines are the core's (broker/log-proof.ts): one set for cotal and its tests.
+export { RELOAD_FAILED, RELOAD_OK, SERVER_READY };
 /** Matches either reload verdict; group 1 tells which. */
-export const RELOAD_VERDICT = /(Reloaded server configuration|Failed to reload server configuration)/;
+export const RELOAD_VERDICT = new RegExp(`(${RELOAD_OK}|${RELOAD_FAILED})`);
 
 export const DEFAULT_LOG_TIMEOUT_MS = 10_000;
 export const DEFAULT_START_TIMEOUT_MS = 15_000;

@@ -1,12 +1,9 @@
-import { connect as tcpConnect } from "node:net";
 import type { Readable } from "node:stream";
+import { freePort } from "@cotal/saga/server-process";
 import { GenericContainer, Wait, getContainerRuntimeClient, type StartedTestContainer } from "testcontainers";
 import {
-  DEFAULT_LOG_TIMEOUT_MS,
   DEFAULT_START_TIMEOUT_MS,
   DEFAULT_STOP_TIMEOUT_MS,
-  RELOAD_OK,
-  RELOAD_VERDICT,
   SERVER_READY,
   nextBrokerId,
   renderConfig,
@@ -16,15 +13,12 @@ import {
   type Broker,
   type BrokerBackend,
   type BrokerSignal,
-  type ReloadOptions,
-  type ReloadOutcome,
   type StartSpec,
-  type WaitForLogOptions,
 } from "./backend.js";
-import { monotonicMs, sleep } from "./clock.js";
+import { BrokerBase, waitForTcp } from "./broker-base.js";
+import { monotonicMs } from "./clock.js";
 import { HarnessError } from "./errors.js";
-import { tail, waitForLogLine, type LogWatchSource } from "./logs.js";
-import { freePort } from "./ports.js";
+import { tail } from "./logs.js";
 import { dockerAvailable } from "./docker.js";
 
 export const DEFAULT_NATS_IMAGE = "nats:2.9.10-alpine";
@@ -101,12 +95,9 @@ interface ContainerRun {
 
 type DockerContainer = ReturnType<Awaited<ReturnType<typeof getContainerRuntimeClient>>["container"]["getById"]>;
 
-export class ContainerBroker implements Broker {
+export class ContainerBroker extends BrokerBase<ContainerRun> implements Broker {
   readonly backend = "container" as const;
-  readonly id: string;
   readonly url: string;
-  readonly port: number;
-  readonly httpPort: number | undefined;
   readonly configPath = CONFIG_PATH;
   readonly pid = undefined;
   readonly containerId: string;
@@ -115,11 +106,6 @@ export class ContainerBroker implements Broker {
   private readonly docker: DockerContainer;
   private readonly log: ContainerLog;
   private readonly opts: ContainerBackendOptions;
-  private template: string;
-  private current: ContainerRun | undefined;
-  private serial: Promise<unknown> = Promise.resolve();
-  private disposed = false;
-  private restarting = false;
 
   constructor(init: {
     id: string;
@@ -131,25 +117,14 @@ export class ContainerBroker implements Broker {
     template: string;
     opts: ContainerBackendOptions;
   }) {
-    this.id = init.id;
+    super({ id: init.id, port: init.port, httpPort: init.httpPort, template: init.template });
     this.started = init.started;
     this.docker = init.docker;
     this.log = init.log;
-    this.port = init.port;
-    this.httpPort = init.httpPort;
-    this.template = init.template;
     this.opts = init.opts;
     this.containerId = init.started.getId();
     this.url = `nats://${init.started.getHost()}:${init.started.getMappedPort(init.port)}`;
     this.current = this.watchExit();
-  }
-
-  get configTemplate(): string {
-    return this.template;
-  }
-
-  get running(): boolean {
-    return this.current !== undefined && !this.current.done;
   }
 
   /** Resolves when the container stops (docker's wait endpoint blocks until then). */
@@ -170,10 +145,6 @@ export class ContainerBroker implements Broker {
     return renderConfig(containerizeConfig(template), { PORT: this.port, HTTP_PORT: this.httpPort, STORE_DIR, HOST: "0.0.0.0" });
   }
 
-  async logs(): Promise<string> {
-    return this.log.all;
-  }
-
   async logOffset(): Promise<number> {
     return this.log.byteLength();
   }
@@ -182,43 +153,28 @@ export class ContainerBroker implements Broker {
     return this.log.since(offset);
   }
 
-  private source(pinned?: ContainerRun): LogWatchSource {
-    return {
-      read: async (since) => this.log.since(since),
-      // Dead only once the server stopped and docker delivered its last lines.
-      alive: pinned ? () => !pinned.done || this.log.streaming : () => this.running || this.restarting || this.log.streaming,
-      describe: () => `nats-server container ${this.id}`,
-    };
+  protected describe(): string {
+    return `nats-server container ${this.id}`;
   }
 
-  /** Fails fast (code "exited") once the server is down and not being restarted. */
-  waitForLog(pattern: RegExp, opts: WaitForLogOptions = {}): Promise<string> {
-    return waitForLogLine(this.source(), pattern, { since: opts.since ?? 0, timeoutMs: opts.timeoutMs ?? DEFAULT_LOG_TIMEOUT_MS });
+  /** Dead only once the server stopped and docker delivered its last lines. */
+  protected override logStillArriving(): boolean {
+    return this.log.streaming;
   }
 
-  async signal(sig: BrokerSignal): Promise<void> {
-    this.requireRunning(`signal ${sig}`);
-    // The docker kill API, not `exec kill`: PID 1 cannot be SIGKILLed from inside its namespace.
+  /** The docker kill API, not `exec kill`: PID 1 cannot be SIGKILLed from inside its namespace. */
+  protected async deliver(sig: BrokerSignal): Promise<void> {
     await this.docker.kill({ signal: sig });
   }
 
-  reload(newConfig?: string, opts: ReloadOptions = {}): Promise<ReloadOutcome> {
-    const next = this.serial.then(async (): Promise<ReloadOutcome> => {
-      this.requireRunning("reload");
-      if (newConfig !== undefined) {
-        // The copy completes before SIGHUP, so the server never reads a partial file.
-        await this.started.copyContentToContainer([{ content: this.render(newConfig), target: CONFIG_PATH, mode: 0o644 }]);
-        this.template = newConfig;
-      }
-      // Docker delivers logs with a lag, so bytes read after this offset could in principle be
-      // older than the SIGHUP; reloads are serialized, so none of them is an earlier verdict.
-      const offset = this.log.byteLength();
-      await this.docker.kill({ signal: "SIGHUP" });
-      const line = await waitForLogLine(this.source(this.current), RELOAD_VERDICT, { since: offset, timeoutMs: opts.timeoutMs ?? DEFAULT_LOG_TIMEOUT_MS });
-      return line.includes(RELOAD_OK) ? "reloaded" : "failed";
-    });
-    this.serial = next.catch(() => undefined);
-    return next;
+  /**
+   * The copy completes before SIGHUP, so the server never reads a partial file. Docker delivers
+   * logs with a lag, so bytes read after the reload's offset could in principle be older than the
+   * SIGHUP; reloads are serialized (the base), so none of them is an earlier verdict.
+   */
+  protected async installConfig(template: string): Promise<void> {
+    await this.started.copyContentToContainer([{ content: this.render(template), target: CONFIG_PATH, mode: 0o644 }]);
+    this.template = template;
   }
 
   async stop(): Promise<void> {
@@ -237,20 +193,7 @@ export class ContainerBroker implements Broker {
     await run.exited;
   }
 
-  async restart(): Promise<void> {
-    if (this.disposed) throw new HarnessError("invalid-state", `broker ${this.id} is disposed`);
-    if (this.restarting) throw new HarnessError("invalid-state", `container ${this.id} is already restarting`);
-    // Flagged synchronously, so a waitForLog() issued right after restart() keeps waiting.
-    this.restarting = true;
-    try {
-      await this.stop();
-      await this.startAgain();
-    } finally {
-      this.restarting = false;
-    }
-  }
-
-  private async startAgain(): Promise<void> {
+  protected async startAgain(): Promise<void> {
     const before = monotonicMs();
     // docker restart of a stopped container starts it with the same writable layer (the store),
     // the same fixed port binding, and testcontainers re-runs the log wait strategy.
@@ -260,7 +203,7 @@ export class ContainerBroker implements Broker {
     const since = new Date(inspect.State.StartedAt).getTime() / 1000;
     this.log.attach(await this.started.logs({ since }));
     this.current = this.watchExit();
-    await waitForTcp(this.started.getHost(), this.started.getMappedPort(this.port), (this.opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS) - (monotonicMs() - before));
+    await waitForTcp(this.started.getHost(), this.started.getMappedPort(this.port), { timeoutMs: tcpWindow((this.opts.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS) - (monotonicMs() - before)), pollMs: 50 });
   }
 
   async dispose(): Promise<void> {
@@ -269,30 +212,11 @@ export class ContainerBroker implements Broker {
     untrackBroker(this);
     await this.started.stop({ remove: true, removeVolumes: true, timeout: this.opts.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS });
   }
-
-  private requireRunning(what: string): void {
-    if (!this.running) throw new HarnessError("invalid-state", `cannot ${what}: container ${this.id} is not running`);
-  }
 }
 
-async function waitForTcp(host: string, port: number, timeoutMs: number): Promise<void> {
-  const deadline = monotonicMs() + Math.max(timeoutMs, 1_000);
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = tcpConnect({ host, port });
-      s.once("connect", () => {
-        s.destroy();
-        resolve(true);
-      });
-      s.once("error", () => {
-        s.destroy();
-        resolve(false);
-      });
-    });
-    if (ok) return;
-    if (monotonicMs() > deadline) throw new HarnessError("start-timeout", `${host}:${port} never accepted a connection`);
-    await sleep(50);
-  }
+/** Docker's port proxy may lag the ready line: at least a second for the mapped port to answer. */
+function tcpWindow(ms: number): number {
+  return Math.max(ms, 1_000);
 }
 
 /**
@@ -352,7 +276,7 @@ export class ContainerBackend implements BrokerBackend {
       opts: this.opts,
     });
     try {
-      await waitForTcp(started.getHost(), started.getMappedPort(port), timeoutMs);
+      await waitForTcp(started.getHost(), started.getMappedPort(port), { timeoutMs: tcpWindow(timeoutMs), pollMs: 50 });
     } catch (err) {
       await broker.dispose().catch(() => undefined);
       throw err;

@@ -3,7 +3,6 @@
  * the person reading a red test, so it carries the server's log tail whenever one exists.
  */
 export type HarnessErrorCode =
-  | "binary-missing"
   | "start-timeout"
   | "exited"
   | "port-unavailable"

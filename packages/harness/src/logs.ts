@@ -1,9 +1,8 @@
+import { tail } from "@cotal/saga/server-process";
 import { monotonicMs, sleep } from "./clock.js";
 import { HarnessError } from "./errors.js";
 
-export function tail(text: string, lines = 20): string {
-  return text.trimEnd().split("\n").slice(-lines).join("\n");
-}
+export { tail };
 
 /** A copy without g/y, so `test()` never carries lastIndex between lines or calls. */
 function stateless(re: RegExp): RegExp {

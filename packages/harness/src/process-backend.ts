@@ -1,14 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdir, open, readFile, rename, stat, writeFile } from "node:fs/promises";
-import { connect as tcpConnect } from "node:net";
+import type { ChildProcess } from "node:child_process";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { freePort, logOffset, readLogSince, spawnServer, stopProcess, untilReady, type ServerChild } from "@cotal/saga/server-process";
 import {
-  DEFAULT_LOG_TIMEOUT_MS,
   DEFAULT_START_TIMEOUT_MS,
   DEFAULT_STOP_TIMEOUT_MS,
-  RELOAD_OK,
-  RELOAD_VERDICT,
-  SERVER_READY,
   nextBrokerId,
   renderConfig,
   trackBroker,
@@ -17,16 +13,13 @@ import {
   type Broker,
   type BrokerBackend,
   type BrokerSignal,
-  type ReloadOptions,
-  type ReloadOutcome,
   type StartSpec,
-  type WaitForLogOptions,
 } from "./backend.js";
 import { natsServerBinary } from "./binary.js";
-import { monotonicMs, sleep } from "./clock.js";
+import { BrokerBase, waitForTcp } from "./broker-base.js";
+import { monotonicMs } from "./clock.js";
 import { HarnessError, isHarnessError } from "./errors.js";
-import { tail, waitForLogLine, type LogWatchSource } from "./logs.js";
-import { freePort } from "./ports.js";
+import { tail } from "./logs.js";
 import { tempRoot, type TempRoot } from "./tempdir.js";
 
 export interface ProcessBackendOptions {
@@ -66,35 +59,8 @@ function unrefStream(s: unknown): void {
   (s as { unref?: () => void } | null)?.unref?.();
 }
 
-interface ExitInfo {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  spawnError?: Error;
-}
-
-interface Running {
-  child: ChildProcess;
-  exited: Promise<ExitInfo>;
-  /** Set synchronously on exit, so liveness checks never lag the event. */
-  done: boolean;
-}
-
 function safeName(name: string | undefined): string {
   return (name ?? "nats").replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 40);
-}
-
-function tcpProbe(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = tcpConnect({ host, port });
-    sock.once("connect", () => {
-      sock.destroy();
-      resolve(true);
-    });
-    sock.once("error", () => {
-      sock.destroy();
-      resolve(false);
-    });
-  });
 }
 
 interface ProcessBrokerInit {
@@ -108,12 +74,9 @@ interface ProcessBrokerInit {
   opts: ProcessBackendOptions;
 }
 
-export class ProcessBroker implements Broker {
+export class ProcessBroker extends BrokerBase<ServerChild> implements Broker {
   readonly backend = "process" as const;
-  readonly id: string;
   readonly url: string;
-  readonly port: number;
-  readonly httpPort: number | undefined;
   readonly configPath: string;
   readonly logPath: string;
   readonly pidFile: string;
@@ -124,22 +87,14 @@ export class ProcessBroker implements Broker {
   private readonly bin: string;
   private readonly root: TempRoot;
   private readonly opts: ProcessBackendOptions;
-  private template: string;
-  private current: Running | undefined;
   private output = "";
-  private serial: Promise<unknown> = Promise.resolve();
-  private disposed = false;
-  private launching = false;
 
   constructor(init: ProcessBrokerInit) {
-    this.id = init.id;
+    super({ id: init.id, port: init.port, httpPort: init.httpPort, template: init.template });
     this.bin = init.bin;
     this.root = init.root;
     this.opts = init.opts;
-    this.port = init.port;
-    this.httpPort = init.httpPort;
     this.storeDir = init.storeDir;
-    this.template = init.template;
     this.rootDir = init.root.path;
     this.url = `nats://127.0.0.1:${init.port}`;
     this.configPath = join(init.root.path, "nats.conf");
@@ -148,11 +103,7 @@ export class ProcessBroker implements Broker {
   }
 
   get pid(): number | undefined {
-    return this.current && !this.current.done ? this.current.child.pid : undefined;
-  }
-
-  get running(): boolean {
-    return this.current !== undefined && !this.current.done;
+    return this.current && !this.current.done ? this.current.pid : undefined;
   }
 
   /** stdout/stderr of the process (empty unless nats-server failed before opening its log). */
@@ -169,96 +120,31 @@ export class ProcessBroker implements Broker {
     this.template = template;
   }
 
-  /** The template (placeholders intact) the current config file was rendered from. */
-  get configTemplate(): string {
-    return this.template;
-  }
-
-  async logs(): Promise<string> {
-    return this.logsSince(0);
+  protected installConfig(template: string): Promise<void> {
+    return this.writeConfig(template);
   }
 
   async logOffset(): Promise<number> {
-    try {
-      return (await stat(this.logPath)).size;
-    } catch {
-      return 0;
-    }
+    return logOffset(this.logPath);
   }
 
   async logsSince(offset: number): Promise<string> {
-    if (offset <= 0) {
-      try {
-        return await readFile(this.logPath, "utf8");
-      } catch {
-        return "";
-      }
-    }
-    let fh;
-    try {
-      fh = await open(this.logPath, "r");
-    } catch {
-      return "";
-    }
-    try {
-      const size = (await fh.stat()).size;
-      if (size <= offset) return "";
-      const buf = Buffer.alloc(size - offset);
-      const { bytesRead } = await fh.read(buf, 0, buf.length, offset);
-      return buf.subarray(0, bytesRead).toString("utf8");
-    } finally {
-      await fh.close();
-    }
+    return readLogSince(this.logPath, Math.max(offset, 0));
   }
 
-  /** Log source whose liveness follows one run (start, reload) or, without one, the broker. */
-  private source(run?: Running): LogWatchSource {
-    return {
-      read: (since) => this.logsSince(since),
-      alive: run ? () => !run.done : () => this.running || this.launching,
-      describe: () => `nats-server ${this.id} (port ${this.port})`,
-    };
+  protected describe(): string {
+    return `nats-server ${this.id} (port ${this.port})`;
   }
 
-  /** Fails fast (code "exited") once the server is down and not being (re)started. */
-  waitForLog(pattern: RegExp, opts: WaitForLogOptions = {}): Promise<string> {
-    return waitForLogLine(this.source(), pattern, { since: opts.since ?? 0, timeoutMs: opts.timeoutMs ?? DEFAULT_LOG_TIMEOUT_MS });
-  }
-
-  async signal(sig: BrokerSignal): Promise<void> {
-    const run = this.requireRunning(`signal ${sig}`);
-    run.child.kill(sig);
-  }
-
-  reload(newConfig?: string, opts: ReloadOptions = {}): Promise<ReloadOutcome> {
-    // One reload at a time: a verdict line must belong to our SIGHUP, not to a concurrent one.
-    const next = this.serial.then(async (): Promise<ReloadOutcome> => {
-      const run = this.requireRunning("reload");
-      if (newConfig !== undefined) await this.writeConfig(newConfig);
-      const offset = await this.logOffset();
-      run.child.kill("SIGHUP");
-      const line = await waitForLogLine(this.source(run), RELOAD_VERDICT, { since: offset, timeoutMs: opts.timeoutMs ?? DEFAULT_LOG_TIMEOUT_MS });
-      return line.includes(RELOAD_OK) ? "reloaded" : "failed";
-    });
-    this.serial = next.catch(() => undefined);
-    return next;
+  protected async deliver(sig: BrokerSignal): Promise<void> {
+    this.requireRunning(`signal ${sig}`).child.kill(sig);
   }
 
   async stop(): Promise<void> {
     const run = this.current;
     if (!run || run.done) return;
     run.child.ref();
-    run.child.kill("SIGTERM");
-    const deadline = this.opts.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      run.exited.then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), deadline);
-      }),
-    ]);
-    clearTimeout(timer);
-    if (timedOut && !run.done) run.child.kill("SIGKILL");
+    await stopProcess(run.pid, this.opts.stopTimeoutMs ?? DEFAULT_STOP_TIMEOUT_MS, () => run.done);
     await run.exited;
   }
 
@@ -270,17 +156,8 @@ export class ProcessBroker implements Broker {
     await run.exited;
   }
 
-  async restart(): Promise<void> {
-    if (this.disposed) throw new HarnessError("invalid-state", `broker ${this.id} is disposed`);
-    if (this.launching) throw new HarnessError("invalid-state", `nats-server ${this.id} is already starting`);
-    // Flagged synchronously, so a waitForLog() issued right after restart() keeps waiting.
-    this.launching = true;
-    try {
-      await this.stop();
-      await this.spawnAndWait();
-    } finally {
-      this.launching = false;
-    }
+  protected startAgain(): Promise<void> {
+    return this.spawnAndWait();
   }
 
   async dispose(): Promise<void> {
@@ -294,20 +171,14 @@ export class ProcessBroker implements Broker {
     }
   }
 
-  private requireRunning(what: string): Running {
-    const run = this.current;
-    if (!run || run.done) throw new HarnessError("invalid-state", `cannot ${what}: nats-server ${this.id} is not running`);
-    return run;
-  }
-
   /** Spawns nats-server and resolves once it logged readiness and accepts a TCP connection. */
   async launch(): Promise<void> {
-    if (this.running || this.launching) throw new HarnessError("invalid-state", `nats-server ${this.id} is already running`);
-    this.launching = true;
+    if (this.running || this.starting) throw new HarnessError("invalid-state", `nats-server ${this.id} is already running`);
+    this.starting = true;
     try {
       await this.spawnAndWait();
     } finally {
-      this.launching = false;
+      this.starting = false;
     }
   }
 
@@ -316,22 +187,10 @@ export class ProcessBroker implements Broker {
     const started = monotonicMs();
     const offset = await this.logOffset();
     const args = ["-c", this.configPath, "-l", this.logPath, "-P", this.pidFile, ...(this.opts.args ?? [])];
-    const child = spawn(this.bin, args, { stdio: ["ignore", "pipe", "pipe"] });
-    const run: Running = { child, done: false, exited: undefined as unknown as Promise<ExitInfo> };
-    run.exited = new Promise<ExitInfo>((resolve) => {
-      child.once("exit", (code, signal) => {
-        run.done = true;
-        liveChildren.delete(child);
-        resolve({ code, signal });
-      });
-      child.once("error", (err) => {
-        // A spawn failure (ENOENT, EACCES) has no pid and may never emit 'exit'.
-        if (child.pid === undefined) {
-          run.done = true;
-          resolve({ code: null, signal: null, spawnError: err });
-        }
-      });
-    });
+    // The harness's files stay readable to the test (no umask 077); its output is captured.
+    const run = await spawnServer(this.bin, args, { output: "pipe", privateFiles: false });
+    const child = run.child;
+    void run.exited.then(() => liveChildren.delete(child));
     const capture = (chunk: Buffer): void => {
       this.output = (this.output + chunk.toString("utf8")).slice(-65_536);
     };
@@ -343,35 +202,27 @@ export class ProcessBroker implements Broker {
     unrefStream(child.stderr);
     this.current = run;
 
+    // The core's readiness rule: this child's own ready line, after our offset.
+    if (!(await untilReady(run, this.logPath, offset, timeoutMs))) throw await this.startFailure(run, offset, timeoutMs, !run.done);
     try {
-      await waitForLogLine(this.source(run), new RegExp(SERVER_READY), { since: offset, timeoutMs });
-      // The log line precedes nothing we can observe; a real connect proves the listener is up.
-      for (;;) {
-        if (await tcpProbe("127.0.0.1", this.port)) break;
-        if (run.done) throw new HarnessError("exited", "exited right after logging readiness");
-        if (monotonicMs() - started > timeoutMs) throw new HarnessError("timeout", `port ${this.port} never accepted a connection`);
-        await sleep(20);
-      }
+      await waitForTcp("127.0.0.1", this.port, { timeoutMs: Math.max(timeoutMs - (monotonicMs() - started), 0), gone: () => run.done });
     } catch (err) {
-      throw await this.startFailure(run, offset, timeoutMs, err);
+      throw await this.startFailure(run, offset, timeoutMs, isHarnessError(err, "start-timeout"), err);
     }
   }
 
-  private async startFailure(run: Running, offset: number, timeoutMs: number, err: unknown): Promise<HarnessError> {
+  private async startFailure(run: ServerChild, offset: number, timeoutMs: number, timedOut: boolean, err?: unknown): Promise<HarnessError> {
     if (!run.done) {
       run.child.kill("SIGKILL");
       await run.exited;
     }
     const exit = await run.exited;
     const log = await this.logsSince(offset);
-    const logTail = [tail(log), this.output.trim() ? `--- stdout/stderr ---\n${tail(this.output)}` : ""].filter(Boolean).join("\n");
-    if (exit.spawnError) {
-      return new HarnessError("binary-missing", `cannot run ${this.bin}: ${exit.spawnError.message}`, { cause: exit.spawnError });
-    }
+    const logTail = [tail(log, 20), this.output.trim() ? `--- stdout/stderr ---\n${tail(this.output, 20)}` : ""].filter(Boolean).join("\n");
     if (/address already in use/i.test(log) || /address already in use/i.test(this.output)) {
       return new HarnessError("port-unavailable", `port ${this.port} is taken`, { logTail, cause: err });
     }
-    if (isHarnessError(err, "timeout")) {
+    if (timedOut) {
       return new HarnessError("start-timeout", `nats-server ${this.id} was not ready within ${timeoutMs} ms`, { logTail, cause: err });
     }
     const how = exit.signal ? `signal ${exit.signal}` : `code ${String(exit.code)}`;

@@ -74,9 +74,9 @@ describe("nats-server binary", () => {
     expect(versionAtLeast(v, "2.9.0")).toBe(true);
   });
 
-  it("a wrong NATS_SERVER_BIN is binary-missing, not a silent fallback", async () => {
+  it("a wrong NATS_SERVER_BIN is the core's refusal naming the path, not a silent fallback", async () => {
     process.env.NATS_SERVER_BIN = "/nonexistent/nats-server";
-    await expect(natsServerBinary()).rejects.toMatchObject({ code: "binary-missing" });
+    await expect(natsServerBinary()).rejects.toMatchObject({ code: "nats-server-missing", details: { path: "/nonexistent/nats-server" } });
   });
 
   it("parses and compares versions", () => {

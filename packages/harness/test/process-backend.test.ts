@@ -173,9 +173,9 @@ describe("process backend", () => {
     }
   });
 
-  it("a missing binary is binary-missing", async () => {
+  it("a missing binary is nats-server-missing naming the path (the core's refusal)", async () => {
     const err = await new ProcessBackend({ binary: "/nonexistent/nats-server" }).start({ config: PLAIN_CONFIG }).catch((e: unknown) => e);
-    expect(isHarnessError(err, "binary-missing")).toBe(true);
+    expect(err).toMatchObject({ code: "nats-server-missing", details: { path: "/nonexistent/nats-server" } });
   });
 
   it("brokers leaked by a test are reached by harnessTeardown()", async () => {

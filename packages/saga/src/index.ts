@@ -40,6 +40,7 @@ export { cleanOrphanStreams, type OrphanCleanResult } from "./maintenance/orphan
 export type { MaintenanceProgress } from "./maintenance/progress.js";
 
 // small shared helpers
+export { FAILPOINTS, FAILPOINT_EXIT_CODE } from "./failpoints.js";
 export { redactSeeds } from "./redact.js";
 export { mapPool } from "./pool.js";
 export { unsafe, type UnsafeSwitch } from "./unsafe.js";

@@ -1,10 +1,8 @@
-import { spawn } from "node:child_process";
-import { closeSync, openSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { hostname } from "node:os";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { SagaError } from "../errors.js";
-import { pidAlive, type ProcessOwner } from "../lock/process-identity.js";
+import type { ProcessOwner } from "../lock/process-identity.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";
@@ -13,7 +11,10 @@ import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
 import { serverConfig } from "../render/server-config.js";
 import { natsServerBinary, natsServerVersion } from "./binary.js";
 import { serverFeatures } from "./server-features.js";
-import { SERVER_READY, logOffset, readLogSince, tail, watchLog } from "./log-proof.js";
+import { freePort } from "./free-port.js";
+import { logOffset, readLogSince, tail } from "./log-proof.js";
+import { spawnServer, untilReady } from "./spawn-server.js";
+import { stopProcess } from "./stop-process.js";
 import { ownerOf } from "./runtime.js";
 import { serversOfRoot } from "./server-scan.js";
 import { failpoint } from "../failpoints.js";
@@ -39,17 +40,6 @@ export interface PrivateBrokerOptions {
   onSpawn?: (owner: ProcessOwner) => void;
 }
 
-async function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
 /**
  * A nats-server of cotal's own on a random loopback port (never the root's real one), preloading
  * only $SYS, the authority account and `spaces`. Maintenance brokers (no tenant: none can connect
@@ -66,7 +56,7 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
       });
     }
   }
-  const port = await freeLoopbackPort();
+  const port = await freePort();
   ensureSecretDir(opts.workDir);
   ensureSecretDir(opts.storeDir);
   const confPath = join(opts.workDir, `${opts.label}.conf`);
@@ -84,39 +74,21 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
     ...(opts.spaces.length === 0 ? { maintenance: true } : {}),
   }));
   const offset = logOffset(logFile);
-  const umask = process.umask(0o077);
-  const stdio = openSync(join(opts.workDir, `${opts.label}.stdio.log`), "a", 0o600);
-  let child;
-  try {
-    child = spawn(bin, ["-c", confPath], { stdio: ["ignore", stdio, stdio] });
-  } finally {
-    process.umask(umask);
-    closeSync(stdio);
-  }
-  let exited = false;
-  child.once("exit", () => {
-    exited = true;
-  });
+  const server = await spawnServer(bin, ["-c", confPath], { output: join(opts.workDir, `${opts.label}.stdio.log`) });
   const reap = (): void => {
-    if (!exited) child.kill("SIGKILL");
+    if (!server.done) server.child.kill("SIGKILL");
   };
   process.once("exit", reap);
-  const pid = child.pid;
-  if (pid !== undefined) opts.onSpawn?.(ownerOf(pid, hostname()));
+  const pid = server.pid;
+  opts.onSpawn?.(ownerOf(pid, hostname()));
   const stop = async (): Promise<void> => {
-    if (pid !== undefined && !exited) {
-      child.kill("SIGTERM");
-      const deadline = Date.now() + 10_000;
-      while (!exited && pidAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-      if (!exited) child.kill("SIGKILL");
-      while (!exited) await new Promise((r) => setTimeout(r, 10));
-    }
+    if (!server.done) await stopProcess(pid, 10_000, () => server.done);
     process.removeListener("exit", reap);
     rmSync(confPath, { force: true });
   };
-  const ready = await watchLog(logFile, offset, { ready: SERVER_READY }, { timeoutMs: 20_000, idleTimeoutMs: 20_000, ...(pid !== undefined ? { pid } : {}), abort: () => exited });
+  const ready = await untilReady(server, logFile, offset, 20_000);
   await failpoint(`${opts.label}-started`);
-  if (!ready || pid === undefined) {
+  if (!ready) {
     await stop();
     throw new SagaError("broker-start-failed", `the ${opts.label} broker on ${opts.storeDir} did not start:\n${tail(readLogSince(logFile, offset))}`, { next: `read ${logFile}` });
   }

@@ -1,14 +1,15 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
 import { hostname } from "node:os";
 import { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
 import { natsServerBinary, natsServerVersion } from "./binary.js";
-import { SERVER_READY, logOffset, readLogSince, tail, watchLog } from "./log-proof.js";
+import { logOffset, readLogSince, tail } from "./log-proof.js";
 import { brokerState, clearRuntime, ownerOf, writeRuntime, type BrokerRuntime } from "./runtime.js";
-import { serversOfRoot, stopProcess } from "./server-scan.js";
+import { serversOfRoot } from "./server-scan.js";
+import { spawnServer, untilReady } from "./spawn-server.js";
+import { stopProcess } from "./stop-process.js";
 
 export interface StartOptions {
   host: string;
@@ -43,31 +44,12 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
   ensureSecretDir(layout.storeDir);
   const offset = logOffset(layout.logFile);
   const stdioOffset = logOffset(layout.stdioLogFile);
-  const stdio = openSync(layout.stdioLogFile, "a", 0o600);
-  let child: ChildProcess;
-  // The broker inherits umask 077: its log, pid file and store hold tenant data and stay private.
-  const umask = process.umask(0o077);
-  try {
-    child = spawn(bin, ["-c", layout.serverConf], { detached: opts.detach, stdio: ["ignore", stdio, stdio] });
-  } finally {
-    process.umask(umask);
-    closeSync(stdio);
-  }
-  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-  child.once("exit", (code, signal) => {
-    exited = { code, signal };
-  });
-  const spawnError = await new Promise<Error | undefined>((resolve) => {
-    child.once("error", resolve);
-    child.once("spawn", () => resolve(undefined));
-  });
-  if (spawnError || child.pid === undefined) {
-    throw new SagaError("broker-start-failed", `could not spawn ${bin}: ${spawnError?.message ?? "no pid"}`, { next: "apt-get install -y nats-server" });
-  }
+  const server = await spawnServer(bin, ["-c", layout.serverConf], { output: layout.stdioLogFile, detached: opts.detach });
+  const child = server.child;
   // Recorded before the wait: a `cotal up` killed while the server restores leaves a server that
   // status and down can see, never one nobody knows about.
   const record = {
-    owner: ownerOf(child.pid, hostname()),
+    owner: ownerOf(server.pid, hostname()),
     url: `nats://${opts.host}:${opts.port}`,
     host: opts.host,
     port: opts.port,
@@ -80,10 +62,10 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
   writeRuntime(layout, record);
   await failpoint("broker-spawned");
   // Only this child's own ready line counts, and only silence (not a long restore) times it out.
-  const ready = await watchLog(layout.logFile, offset, { ready: SERVER_READY }, { timeoutMs: opts.readyTimeoutMs ?? 20_000, idleTimeoutMs: opts.readyTimeoutMs ?? 20_000, pid: child.pid, abort: () => exited !== undefined });
-  if (!ready) {
+  if (!(await untilReady(server, layout.logFile, offset, opts.readyTimeoutMs ?? 20_000))) {
     // Silent for the whole idle window: ask it to stop, and only force a server that ignores that.
-    if (!exited) await stopProcess(child.pid, 15_000);
+    const exited = server.done ? await server.exited : undefined;
+    if (!exited) await stopProcess(server.pid, 15_000, () => server.done);
     clearRuntime(layout);
     const logs = `${tail(readLogSince(layout.logFile, offset))}\n${tail(readLogSince(layout.stdioLogFile, stdioOffset))}`.trim();
     throw new SagaError("broker-start-failed", `nats-server did not become ready${exited ? ` (exited with ${exited.code ?? exited.signal})` : " in time"}:\n${logs}`, {

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pidAlive } from "../lock/process-identity.js";
 import { unsafe } from "../unsafe.js";
+import { stopProcess } from "./stop-process.js";
 import type { RootLayout } from "../root/layout.js";
 
 /** A nats-server process whose config lives under this root, found from /proc, record or not. */
@@ -46,25 +47,6 @@ export function serversOfRoot(layout: RootLayout): RootServer[] {
     if (role && pidAlive(Number(p))) out.push({ pid: Number(p), config, role });
   }
   return out;
-}
-
-/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
-export async function stopProcess(pid: number, graceMs: number): Promise<{ forced: boolean }> {
-  try {
-    process.kill(pid, "SIGTERM");
-  } catch {
-    return { forced: false };
-  }
-  const deadline = Date.now() + graceMs;
-  while (pidAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-  if (!pidAlive(pid)) return { forced: false };
-  try {
-    process.kill(pid, "SIGKILL");
-  } catch {
-    // gone in between
-  }
-  while (pidAlive(pid)) await new Promise((r) => setTimeout(r, 10));
-  return { forced: true };
 }
 
 /**

@@ -4,7 +4,7 @@ export { FEATURE_SINCE, parseServerVersion, serverFeatures, versionAtLeast, type
 export { stopBroker } from "../broker/process.js";
 export { readRuntime, type BrokerRuntime } from "../broker/runtime.js";
 export { serversOfRoot } from "../broker/server-scan.js";
-export { logOffset, readLogSince } from "../broker/log-proof.js";
+export { RELOAD_OK, logOffset, readLogSince } from "../broker/log-proof.js";
 export { connectAsAccount, connectWithCreds } from "../broker/connect.js";
 export { renderRoot } from "../broker/render-root.js";
 export { configDigest, serverConfig } from "../render/server-config.js";

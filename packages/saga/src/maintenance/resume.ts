@@ -2,14 +2,13 @@ import { existsSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { brokerState } from "../broker/runtime.js";
-import { acquireMaintenanceLock, releaseMaintenanceLock } from "../lock/maintenance-lock.js";
 import { ownerStatus } from "../lock/process-identity.js";
 import { RootLayout } from "../root/layout.js";
-import { clearJournal, writeJournal } from "../saga/journal.js";
-import type { UpOptions, UpResult } from "../ops/up.js";
+import { clearJournal, writeJournal, type CutEntry } from "../saga/journal.js";
+import { bootRoot, type BootContext, type BootOptions, type UpResult } from "../ops/boot-root.js";
 import { readCut, storeIdentity } from "./cut.js";
 
-/** Cheap, lock-free probe for up's hook; the decision is re-read under the lock in resumeAfterCut. */
+/** Cheap, lock-free probe (it only names up's lock purpose); the decision is the journal read under the lock. */
 export function cutJournalPresent(root: string): boolean {
   const layout = new RootLayout(root);
   if (!existsSync(layout.journalFile)) return false;
@@ -21,53 +20,46 @@ export function cutJournalPresent(root: string): boolean {
 }
 
 /**
- * A resumed `up` after `down --preserve-state` (002): the recovery takes the lock, journals
- * resume-intent under it and hands that same lock to the re-entry, which never re-acquires. The lock
- * is released only after the journal leaves resume-intent, on success and on refusal alike.
+ * A resumed `up` after `down --preserve-state` (002), under the lock `up`'s preamble holds: journal
+ * resume-intent, then the boot step on the preserved store. The journal leaves resume-intent before
+ * this returns or throws, so the lock (released by the preamble after us) never frees a resume-intent.
  */
-export async function resumeAfterCut(opts: UpOptions, reenter: (o: UpOptions) => Promise<UpResult>): Promise<UpResult> {
-  const layout = new RootLayout(opts.root);
-  const lock = acquireMaintenanceLock(layout.root, "cotal up (resuming a preserve-state cut)");
-  try {
-    const cut = readCut(layout);
-    if (!cut) return await reenter({ ...opts, heldLock: lock }); // cleared between the probe and the lock
-    if (cut.attempt) {
-      const alive = ownerStatus(cut.attempt.owner) !== "dead";
-      throw new SagaError("attempt-pending", `a ${cut.attempt.kind} of space ${cut.attempt.space} (attempt ${cut.attempt.id}) ${alive ? "is running" : "died"} on the preserved store`, {
-        next: alive ? `wait for pid ${cut.attempt.owner.pid}, then cotal up` : `cotal clean restore-attempt --attempt ${cut.attempt.id}   # then cotal up`,
-        details: { attempt: cut.attempt },
+export async function resumeCut(ctx: BootContext, cut: CutEntry, opts: BootOptions): Promise<UpResult> {
+  const { layout, lock } = ctx;
+  if (cut.attempt) {
+    const alive = ownerStatus(cut.attempt.owner) !== "dead";
+    throw new SagaError("attempt-pending", `a ${cut.attempt.kind} of space ${cut.attempt.space} (attempt ${cut.attempt.id}) ${alive ? "is running" : "died"} on the preserved store`, {
+      next: alive ? `wait for pid ${cut.attempt.owner.pid}, then cotal up` : `cotal clean restore-attempt --attempt ${cut.attempt.id}   # then cotal up`,
+      details: { attempt: cut.attempt },
+    });
+  }
+  const running = brokerState(layout).running;
+  // Before cut-committed nothing was stopped by the cut, so there is no preserved store to resume.
+  if (cut.state === "cut-intent" || (cut.state === "cut-committed" && running)) {
+    clearJournal(layout, lock);
+    const r = await bootRoot(ctx, opts);
+    return { ...r, notes: [...r.notes, `abandoned an unfinished cut ${cut.cutId} (${cut.state}); the broker never stopped for it`] };
+  }
+  if (cut.store && existsSync(layout.storeDir)) {
+    const id = storeIdentity(layout);
+    if (id.dev !== cut.store.dev || id.ino !== cut.store.ino) {
+      throw new SagaError("resume-refused", `${layout.storeDir} is not the store inode cut ${cut.cutId} preserved (${cut.store.dev}:${cut.store.ino}, found ${id.dev}:${id.ino})`, {
+        next: `put the preserved store back at ${layout.storeDir}, or inspect and remove ${layout.journalFile} by hand`,
       });
     }
-    const running = brokerState(layout).running;
-    // Before cut-committed nothing was stopped by the cut, so there is no preserved store to resume.
-    if (cut.state === "cut-intent" || (cut.state === "cut-committed" && running)) {
-      clearJournal(layout, lock);
-      const r = await reenter({ ...opts, heldLock: lock });
-      return { ...r, notes: [...r.notes, `abandoned an unfinished cut ${cut.cutId} (${cut.state}); the broker never stopped for it`] };
-    }
-    if (cut.store && existsSync(layout.storeDir)) {
-      const id = storeIdentity(layout);
-      if (id.dev !== cut.store.dev || id.ino !== cut.store.ino) {
-        throw new SagaError("resume-refused", `${layout.storeDir} is not the store inode cut ${cut.cutId} preserved (${cut.store.dev}:${cut.store.ino}, found ${id.dev}:${id.ino})`, {
-          next: `put the preserved store back at ${layout.storeDir}, or inspect and remove ${layout.journalFile} by hand`,
-        });
-      }
-    } else if (cut.store) {
-      throw new SagaError("resume-refused", `the preserved store ${layout.storeDir} is gone`, { next: `restore ${layout.storeDir}, or inspect and remove ${layout.journalFile} by hand` });
-    }
-    writeJournal(layout, lock, { ...cut, state: "resume-intent" });
-    await failpoint("resume-intent");
-    try {
-      const r = await reenter({ ...opts, heldLock: lock });
-      clearJournal(layout, lock);
-      return { ...r, notes: [...r.notes, `resumed the store preserved by cut ${cut.cutId}`] };
-    } catch (err) {
-      // Still under the lock: leave the journal in a state the next `up` acts on, never resume-intent with a free lock.
-      if (brokerState(layout).running) clearJournal(layout, lock);
-      else writeJournal(layout, lock, { ...cut, state: "ready", lastResumeError: (err as Error).message });
-      throw err;
-    }
-  } finally {
-    releaseMaintenanceLock(lock);
+  } else if (cut.store) {
+    throw new SagaError("resume-refused", `the preserved store ${layout.storeDir} is gone`, { next: `restore ${layout.storeDir}, or inspect and remove ${layout.journalFile} by hand` });
+  }
+  writeJournal(layout, lock, { ...cut, state: "resume-intent" });
+  await failpoint("resume-intent");
+  try {
+    const r = await bootRoot(ctx, opts);
+    clearJournal(layout, lock);
+    return { ...r, notes: [...r.notes, `resumed the store preserved by cut ${cut.cutId}`] };
+  } catch (err) {
+    // Still under the lock: leave the journal in a state the next `up` acts on, never resume-intent with a free lock.
+    if (brokerState(layout).running) clearJournal(layout, lock);
+    else writeJournal(layout, lock, { ...cut, state: "ready", lastResumeError: (err as Error).message });
+    throw err;
   }
 }

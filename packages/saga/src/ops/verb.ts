@@ -1,6 +1,6 @@
 import type { VersionedRecord } from "../inventory/authority-store.js";
 import { reapLeakedMaintenanceBrokers } from "../broker/server-scan.js";
-import { acquireMaintenanceLock, assertLockHeld, releaseMaintenanceLock, waitForMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
+import { acquireMaintenanceLock, releaseMaintenanceLock, waitForMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
 import { certainInventory } from "../root/account-store.js";
 import { reapStaleTemps } from "../root/secret-files.js";
 import { pidAlive } from "../lock/process-identity.js";
@@ -20,8 +20,6 @@ export interface VerbOptions {
   journal: JournalPolicy;
   /** Queue behind a live lock holder this long; undefined refuses at once, naming the holder. */
   lockWaitMs?: number;
-  /** A lock handed down by a caller that already holds it: verified, never re-taken or released. */
-  heldLock?: MaintenanceLock;
   /** false: the verb may run on a root without records yet (`up` creating one). */
   certain?: boolean;
 }
@@ -40,18 +38,17 @@ export interface VerbContext {
  */
 export async function withVerb<T>(opts: VerbOptions, fn: (v: VerbContext) => Promise<T>): Promise<T> {
   const layout = new RootLayout(canonicalRoot(opts.root));
-  const lock = opts.heldLock ?? (opts.lockWaitMs === undefined ? acquireMaintenanceLock(layout.root, opts.purpose) : await waitForMaintenanceLock(layout.root, opts.purpose, opts.lockWaitMs));
+  // The one place a verb takes the maintenance lock; what runs under it (the boot step, the cut
+  // resume) receives it in the context and never takes or releases its own.
+  const lock = opts.lockWaitMs === undefined ? acquireMaintenanceLock(layout.root, opts.purpose) : await waitForMaintenanceLock(layout.root, opts.purpose, opts.lockWaitMs);
   try {
-    if (opts.heldLock) assertLockHeld(lock);
-    else {
-      await reapLeakedMaintenanceBrokers(layout);
-      for (const dir of [layout.authDir, layout.brokerSecretsDir]) reapStaleTemps(dir, pidAlive);
-    }
+    await reapLeakedMaintenanceBrokers(layout);
+    for (const dir of [layout.authDir, layout.brokerSecretsDir]) reapStaleTemps(dir, pidAlive);
     const journal = assertJournalAllows(layout, opts.journal);
     const disk = opts.certain === false ? [] : certainInventory(layout);
     return await fn({ layout, lock, journal, disk });
   } finally {
-    if (!opts.heldLock) releaseMaintenanceLock(lock);
+    releaseMaintenanceLock(lock);
   }
 }
 

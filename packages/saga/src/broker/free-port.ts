@@ -21,7 +21,7 @@ function close(srv: Server): Promise<void> {
 
 /**
  * A port the kernel just handed out on `host`. Racy by nature (another process may take it before
- * the server binds), which is why the process backend retries a start that fails with EADDRINUSE.
+ * the server binds), so a caller that picks one retries a start that fails with "address in use".
  */
 export async function freePort(host = "127.0.0.1"): Promise<number> {
   const srv = await listenOnZero(host);

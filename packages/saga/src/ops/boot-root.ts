@@ -1,0 +1,183 @@
+import type { ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { SagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
+import { brokerState } from "../broker/runtime.js";
+import { renderRoot } from "../broker/render-root.js";
+import { startBroker } from "../broker/process.js";
+import { provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import type { MaintenanceLock } from "../lock/maintenance-lock.js";
+import { accountInventory, loadSpaceAccount } from "../root/account-store.js";
+import { digestOfServerConf } from "../saga/digest.js";
+import { finishColdBoot, planColdBoot } from "./boot.js";
+import { writeObserverCreds } from "../saga/materialise.js";
+import { ensureLiveInventory } from "./live-inventory.js";
+import { createRootTrust } from "../root/create-root.js";
+import type { RootLayout } from "../root/layout.js";
+import { writeFileAtomic } from "../root/secret-files.js";
+import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings } from "../root/settings.js";
+import { ensureUserCreds } from "./creds.js";
+import { configPicture } from "./config-picture.js";
+import { mapPool } from "../pool.js";
+import { readProvisioningOwed, settleProvisioning } from "../provision/owed.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import { readTextIfExists } from "../root/secret-files.js";
+
+/** What the boot step needs besides the root; validated by `up` before the lock. */
+export interface BootOptions {
+  host?: string;
+  port?: number;
+  /** The space to create on a new root (default "default"), or to print connect details for. */
+  space?: string;
+  /** Do not retain the system signing seed: later `space add` then needs `up --rotate-sys`. */
+  singleSpace?: boolean;
+  detach: boolean;
+  onProgress?: (message: string) => void;
+}
+
+export interface UpResult {
+  root: string;
+  created: boolean;
+  alreadyRunning: boolean;
+  url: string;
+  pid: number;
+  space: string;
+  spaces: string[];
+  credsFile: string;
+  multiSpace: boolean;
+  provisioned: ProvisionResult[];
+  serverVersion: string;
+  /** What up resolved on the way (resumed or rolled-back mutations). */
+  notes: string[];
+  /** Foreground only: the running nats-server. */
+  child?: ChildProcess;
+}
+
+/** The root and the maintenance lock the caller's verb preamble (ops/verb.ts) took for it. */
+export interface BootContext {
+  layout: RootLayout;
+  lock: MaintenanceLock;
+}
+
+/**
+ * The boot step of `up`, under a lock it never takes or releases: a running broker gets its owed
+ * provisioning; a stopped one is created if new, planned from the KV record (ops/boot.ts), started
+ * and provisioned. `up` calls it, and so does the cut resume (maintenance/resume.ts) on its store.
+ */
+export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions): Promise<UpResult> {
+  const requested = opts.space;
+  const port = opts.port;
+  const progress = opts.onProgress ?? (() => undefined);
+  await failpoint("up-locked");
+  const state = brokerState(layout);
+  if (state.running) {
+    const notes = await ensureLiveInventory(layout, lock, progress);
+    const inv = accountInventory(layout);
+    const space = requested ?? inv.spaces[0]?.name ?? "default";
+    // A verb killed between its commit and its provisioning left its spaces owed (provision/owed.ts):
+    // `up` provisions those it serves, never all N tenants on every call.
+    const served = new Set(configPicture(readTextIfExists(layout.serverConf), inv.spaces, []).preloadedNames);
+    const marker = readProvisioningOwed(layout);
+    const owed = (name: string): boolean => marker !== undefined && (marker.unreadable === true || marker.spaces.includes(name));
+    const broker = loadBrokerTrust(layout);
+    const provisioned = await mapPool(inv.spaces.filter((s) => served.has(s.name) && owed(s.name)), 16, async (acct) => {
+      writeObserverCreds(layout, broker, acct.name);
+      return provisionSpace(state.runtime.url, acct);
+    });
+    settleProvisioning(layout);
+    return {
+      root: layout.root,
+      created: false,
+      alreadyRunning: true,
+      url: state.runtime.url,
+      pid: state.runtime.owner.pid,
+      space,
+      spaces: inv.spaces.map((s) => s.name),
+      credsFile: layout.userCredsFile(space, "admin"),
+      multiSpace: existsSync(layout.systemSigningSeedFile),
+      provisioned,
+      serverVersion: state.runtime.serverVersion,
+      notes,
+    };
+  }
+
+  let created = false;
+  if (!existsSync(layout.brokerFile)) {
+    const inv = accountInventory(layout);
+    if (inv.spaces.length > 0 || inv.corrupt.length > 0 || existsSync(layout.authDir)) {
+      throw new SagaError("missing-broker-trust", `${layout.root} holds account records but no broker trust (${layout.brokerFile})`, {
+        next: `restore ${layout.brokerFile} and ${layout.brokerSecretsDir} from a backup; minting a new operator would orphan every tenant`,
+      });
+    }
+    progress(`creating root ${layout.root}`);
+    if (!loadSettings(layout)) {
+      saveSettings(layout, {
+        format: "cotal.settings/1",
+        host: opts.host ?? DEFAULT_HOST,
+        port: port ?? DEFAULT_PORT,
+        serverName: `cotal-${randomBytes(4).toString("hex")}`,
+        createdAt: new Date().toISOString(),
+      });
+    }
+    createRootTrust(layout, requested ?? "default", { multiSpace: !opts.singleSpace });
+    created = true;
+  } else {
+    const settings = loadSettings(layout);
+    // The listener is fixed for a running broker, but a stopped one may move.
+    if (settings && ((port !== undefined && port !== settings.port) || (opts.host !== undefined && opts.host !== settings.host))) {
+      saveSettings(layout, { ...settings, port: port ?? settings.port, host: opts.host ?? settings.host });
+    }
+  }
+
+  const notes: string[] = [];
+  const plan = await planColdBoot(layout, (m) => {
+    notes.push(m);
+    progress(m);
+  });
+  const records = plan.spaces.map((name) => {
+    const rec = loadSpaceAccount(layout, name);
+    if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
+    return rec;
+  });
+  const rendered = renderRoot(layout, records);
+  const names = rendered.spaces.map((s) => s.name);
+  const space = requested ?? (created ? names[0] : names.includes("default") ? "default" : names[0]) ?? "default";
+  if (!names.includes(space)) {
+    throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root} (it holds: ${names.join(", ")})`, {
+      next: `cotal up --root ${layout.root}   # then: cotal space add ${space}`,
+    });
+  }
+  // A resumed mutation boots the exact promoted bytes; anything else boots a fresh render.
+  if (plan.kind === "seed" || plan.kind === "clean") writeFileAtomic(layout.serverConf, rendered.text);
+  const bootDigest = digestOfServerConf(layout) ?? rendered.digest;
+  await failpoint("up-rendered");
+  progress(`starting nats-server on ${rendered.settings.host}:${rendered.settings.port}`);
+  const started = await startBroker(layout, { host: rendered.settings.host, port: rendered.settings.port, detach: opts.detach });
+  await failpoint("up-started");
+  await finishColdBoot(layout, started.runtime.url, plan, bootDigest);
+  const provisioned: ProvisionResult[] = [];
+  for (const acct of rendered.spaces) {
+    progress(`provisioning space ${acct.name}`);
+    provisioned.push(await provisionSpace(started.runtime.url, acct));
+    writeObserverCreds(layout, rendered.broker, acct.name); // only where missing (multi-space roots)
+  }
+  settleProvisioning(layout); // every booted space was provisioned just above
+  const account = rendered.spaces.find((s) => s.name === space);
+  const credsFile = account ? ensureUserCreds(layout, account, "admin") : layout.userCredsFile(space, "admin");
+  return {
+    root: layout.root,
+    created,
+    alreadyRunning: false,
+    url: started.runtime.url,
+    pid: started.runtime.owner.pid,
+    space,
+    spaces: names,
+    credsFile,
+    multiSpace: rendered.broker.multiSpace,
+    provisioned,
+    serverVersion: started.runtime.serverVersion,
+    notes,
+    ...(started.child ? { child: started.child } : {}),
+  };
+}

@@ -1,0 +1,137 @@
+import { spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { freePort, freePorts, natsServerBinary, spawnServer, stopProcess, untilReady } from "../src/entries/server-process.js";
+import { pidAlive } from "../src/lock/process-identity.js";
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+function dir(): string {
+  const d = mkdtempSync(join(tmpdir(), "cotal-proc-"));
+  dirs.push(d);
+  return d;
+}
+function file(d: string, name: string, mode: number): string {
+  const p = join(d, name);
+  writeFileSync(p, "#!/bin/sh\nexit 0\n");
+  chmodSync(p, mode);
+  return p;
+}
+
+describe("natsServerBinary", () => {
+  it("takes an executable NATS_SERVER_BIN as it is", () => {
+    const bin = file(dir(), "nats-server", 0o755);
+    expect(natsServerBinary({ NATS_SERVER_BIN: bin, PATH: "" }, [])).toBe(bin);
+  });
+
+  it("refuses a NATS_SERVER_BIN that is not executable, naming it, even when another binary exists", () => {
+    const d = dir();
+    const other = file(d, "nats-server", 0o755);
+    const bad = file(d, "not-exec", 0o644);
+    for (const override of [bad, join(d, "missing")]) {
+      let err: unknown;
+      try {
+        natsServerBinary({ NATS_SERVER_BIN: override, PATH: d }, [other]);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toMatchObject({ code: "nats-server-missing", details: { path: override } });
+      expect((err as Error).message).toContain(override);
+    }
+  });
+
+  it("without an override: the distribution paths first, then PATH; nothing found is nats-server-missing", () => {
+    const a = dir();
+    const b = dir();
+    const onPath = file(b, "nats-server", 0o755);
+    const debian = file(a, "nats-server", 0o755);
+    expect(natsServerBinary({ PATH: b }, [join(a, "absent"), debian])).toBe(debian);
+    expect(natsServerBinary({ PATH: `${a}-none:${b}` }, [join(a, "absent")])).toBe(onPath);
+    expect(() => natsServerBinary({ PATH: "" }, [join(a, "absent")])).toThrow(expect.objectContaining({ code: "nats-server-missing" }));
+  });
+});
+
+describe("stopProcess", () => {
+  // A real child that ignores SIGTERM: only the SIGKILL after the grace period ends it.
+  function stubborn(ignoreTerm: boolean): Promise<number> {
+    const code = `${ignoreTerm ? "process.on('SIGTERM', () => {});" : ""} process.stdout.write('up\\n'); setInterval(() => {}, 1000);`;
+    const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "ignore"] });
+    return new Promise((resolve, reject) => {
+      child.once("error", reject);
+      child.stdout.once("data", () => resolve(child.pid as number));
+    });
+  }
+
+  it("escalates to SIGKILL after the grace period when SIGTERM is ignored", async () => {
+    const pid = await stubborn(true);
+    const t0 = Date.now();
+    expect(await stopProcess(pid, 300)).toEqual({ forced: true });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
+    expect(pidAlive(pid)).toBe(false);
+  });
+
+  it("a process that honours SIGTERM is not forced", async () => {
+    const pid = await stubborn(false);
+    expect(await stopProcess(pid, 5_000)).toEqual({ forced: false });
+    expect(pidAlive(pid)).toBe(false);
+  });
+
+  it("a pid that is already gone is nothing to stop", async () => {
+    const pid = await stubborn(false);
+    await stopProcess(pid, 5_000);
+    expect(await stopProcess(pid, 5_000)).toEqual({ forced: false });
+  });
+});
+
+describe("freePort", () => {
+  it("returns a port that can be bound right away", async () => {
+    const port = await freePort();
+    await new Promise<void>((resolve, reject) => {
+      const srv = createServer();
+      srv.once("error", reject);
+      srv.listen(port, "127.0.0.1", () => srv.close(() => resolve()));
+    });
+  });
+
+  it("freePorts hands out distinct ports", async () => {
+    const ports = await freePorts(8);
+    expect(new Set(ports).size).toBe(8);
+  });
+});
+
+describe("spawnServer / untilReady", () => {
+  it("a binary that cannot be spawned is nats-server-missing naming it", async () => {
+    const d = dir();
+    await expect(spawnServer(join(d, "absent"), [], { output: join(d, "out.log") })).rejects.toMatchObject({ code: "nats-server-missing", details: { path: join(d, "absent") } });
+  });
+
+  // A stand-in that logs like nats-server (`[pid] ...`): another pid's ready line must not count.
+  function fake(log: string, script: string): Promise<Awaited<ReturnType<typeof spawnServer>>> {
+    return spawnServer(process.execPath, ["-e", script, log], { output: `${log}.stdio`, privateFiles: false });
+  }
+
+  it("ready only on the child's own ready line; an exit ends the wait at once", async () => {
+    const log = join(dir(), "nats.log");
+    writeFileSync(log, "[1] 2026/12/01 00:00:00.000000 [INF] Server is ready\n");
+    const silent = await fake(log, "setInterval(()=>{},1000)");
+    try {
+      expect(await untilReady(silent, log, 0, 300)).toBe(false); // pid 1's line proves nothing
+    } finally {
+      await stopProcess(silent.pid, 1_000, () => silent.done);
+    }
+    const ready = await fake(log, "const fs=require('fs');setTimeout(()=>fs.appendFileSync(process.argv[1],`[${process.pid}] [INF] Server is ready\\n`),100);setInterval(()=>{},1000)");
+    try {
+      expect(await untilReady(ready, log, 0, 5_000)).toBe(true);
+    } finally {
+      await stopProcess(ready.pid, 1_000, () => ready.done);
+    }
+    const dies = await fake(log, "process.exit(3)");
+    const t0 = Date.now();
+    expect(await untilReady(dies, log, 0, 10_000)).toBe(false);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect((await dies.exited).code).toBe(3);
+  });
+});
