@@ -1,11 +1,14 @@
-import { readFileSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { harnessTeardown } from "@cotal/harness";
+import { freePort, harnessTeardown, natsServerBinary } from "@cotal/harness";
 import { type StatusReport } from "@cotal/saga";
 import { serversOfRoot } from "@cotal/saga/broker";
 import { parseJson } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, liveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
 import { liveRoot } from "../fixtures/live-root.js";
+import { until } from "../fixtures/until.js";
 
 // One server per store, and none that cotal cannot see: a killed `up` or a leaked maintenance
 // broker is found by the next verb, shown by status and stopped by down (docs/refusals.md).
@@ -64,5 +67,25 @@ describe("stray servers", () => {
     expect(serversOfRoot(r.layout).map((s) => s.role)).toEqual(["broker"]);
     const st: StatusReport = await statusOf(r);
     expect(st.state).toBe("clean");
+  });
+  // Chaos backup#10 (seed 20261201): a backup killed between spawning its isolated broker and
+  // recording it, then cleaned, left a server no journal names; `up` refused naming `cotal down`,
+  // and down skipped attempt servers, so the printed way out looped.
+  it.each(["up", "down"] as const)("an attempt broker the journal does not record is stopped by %s, the printed way out", async (verb) => {
+    const { r } = await upRoot();
+    expect((await r.cotal(["down", "--preserve-state"])).code).toBe(0);
+    const dir = join(r.layout.maintenanceDir, "attempt-unrecorded");
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, "backup.conf"), `port: ${await freePort()}\nhost: 127.0.0.1\nserver_name: stray\n`, { mode: 0o600 });
+    const stray = spawn(await natsServerBinary(), ["-c", join(dir, "backup.conf")], { detached: true, stdio: "ignore" });
+    stray.unref();
+    await until("the stray to be seen", () => serversOfRoot(r.layout).some((s) => s.pid === stray.pid) || undefined);
+    expect((await statusOf(r)).broker.strays.map((s) => s.role)).toEqual(["attempt"]); // positive control: it is there, and unrecorded
+    const res = await r.cotal(verb === "up" ? ["up", "--detach"] : ["down"]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(serversOfRoot(r.layout).some((s) => s.pid === stray.pid)).toBe(false);
+    if (verb === "down") expect((await r.cotal(["up", "--detach"])).code).toBe(0);
+    expect(serversOfRoot(r.layout).map((s) => s.role)).toEqual(["broker"]);
+    expect((await statusOf(r)).state).toBe("clean");
   });
 });

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort, freePorts, natsServerBinary, spawnServer, stopProcess, untilReady } from "../src/entries/server-process.js";
 import { pidAlive } from "../src/lock/process-identity.js";
+import { leakedServers, type RootServer } from "../src/broker/server-scan.js";
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -133,5 +134,21 @@ describe("spawnServer / untilReady", () => {
     expect(await untilReady(dies, log, 0, 10_000)).toBe(false);
     expect(Date.now() - t0).toBeLessThan(5_000);
     expect((await dies.exited).code).toBe(3);
+  });
+});
+
+describe("leakedServers (what the preamble and down reap under the lock)", () => {
+  const dir = "/r/maintenance";
+  const s = (role: "broker" | "maintenance" | "attempt", config: string, pid = 1): RootServer => ({ pid, role, config });
+  const servers = [s("broker", "/r/server.conf", 1), s("maintenance", "/r/run/maintenance.conf", 2), s("attempt", `${dir}/attempt-a/backup.conf`, 3), s("attempt", `${dir}/attempt-b/backup.conf`, 4)];
+  it("reaps maintenance brokers and every attempt server when the journal records no attempt", () => {
+    expect(leakedServers(servers, undefined).map((x) => x.pid)).toEqual([2, 3, 4]);
+  });
+  it("keeps the journal's own attempt (clean restore-attempt knows what it installed)", () => {
+    expect(leakedServers(servers, `${dir}/attempt-a`).map((x) => x.pid)).toEqual([2, 4]);
+    expect(leakedServers(servers, `${dir}/attempt-`).map((x) => x.pid)).toEqual([2, 3, 4]); // a prefix is not the dir
+  });
+  it("keeps every attempt server when the journal is unreadable", () => {
+    expect(leakedServers(servers, null).map((x) => x.pid)).toEqual([2]);
   });
 });

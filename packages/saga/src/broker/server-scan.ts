@@ -50,11 +50,19 @@ export function serversOfRoot(layout: RootLayout): RootServer[] {
 }
 
 /**
- * Under the maintenance lock no other verb of this host can be using a maintenance broker, so any
- * that still runs was leaked by a killed verb: stop it before it holds the store any longer.
+ * Which servers of `servers` were leaked, as seen under the maintenance lock (pure). No other verb
+ * of this host can be using a maintenance broker then, nor an attempt's isolated broker outside
+ * the journal's own attempt dir (`keepAttemptDir`): its verb died before recording it, or a clean-up
+ * never knew it. The journal's attempt stays for `cotal clean restore-attempt`, which knows what it
+ * installed; `null` (journal unreadable) keeps every attempt server (docs/refusals.md).
  */
-export async function reapLeakedMaintenanceBrokers(layout: RootLayout): Promise<number[]> {
-  const leaked = serversOfRoot(layout).filter((s) => s.role === "maintenance");
+export function leakedServers(servers: readonly RootServer[], keepAttemptDir: string | undefined | null): RootServer[] {
+  return servers.filter((s) => s.role === "maintenance" || (s.role === "attempt" && keepAttemptDir !== null && (keepAttemptDir === undefined || !s.config.startsWith(`${keepAttemptDir}/`))));
+}
+
+/** Stops every server `leakedServers` names; returns their pids. Call only under the maintenance lock. */
+export async function reapLeakedMaintenanceBrokers(layout: RootLayout, keepAttemptDir: string | undefined | null): Promise<number[]> {
+  const leaked = leakedServers(serversOfRoot(layout), keepAttemptDir);
   for (const s of leaked) await stopProcess(s.pid, 5_000);
   return leaked.map((s) => s.pid);
 }

@@ -18,6 +18,16 @@ export function attemptWorkDir(layout: RootLayout, id: string): string {
   return join(layout.maintenanceDir, `attempt-${id}`);
 }
 
+/** The work dir of the attempt the journal records; undefined when none, null when the journal is unreadable. */
+export function journaledAttemptDir(layout: RootLayout): string | undefined | null {
+  try {
+    const cut = readCut(layout);
+    return cut?.attempt ? attemptWorkDir(layout, cut.attempt.id) : undefined;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The journaled claim of one backup/restore attempt. Every mutation re-reads the cut under the held
  * lock and writes it back whole, so the journal is the single record recovery trusts.

@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import { acquireMaintenanceLock, releaseMaintenanceLock } from "../lock/maintenance-lock.js";
 import { stopBroker } from "../broker/process.js";
+import { reapLeakedMaintenanceBrokers } from "../broker/server-scan.js";
+import { journaledAttemptDir } from "../maintenance/attempt.js";
 import { RootLayout } from "../root/layout.js";
 import { preserveStateCut, type CutResult } from "../maintenance/cut.js";
 
@@ -21,13 +23,16 @@ export async function down(opts: { root: string; graceMs?: number; preserveState
   if (!existsSync(layout.root)) return { root: layout.root, stopped: false, forced: false };
   const lock = acquireMaintenanceLock(layout.root, "cotal down");
   try {
+    // Leaked private brokers first (a killed verb's, never the journal's own attempt): `down` is the
+    // printed way out of a stray, so it must stop every server no live verb owns.
+    const reaped = await reapLeakedMaintenanceBrokers(layout, journaledAttemptDir(layout));
     // Hook (maintenance/cut.ts): the cut journals cut-intent → cut-committed, stops the broker, then ready.
     if (opts.preserveState) {
       const { stopped, pid, forced, ...cut } = await preserveStateCut(layout, lock, opts.graceMs);
       return { root: layout.root, stopped, ...(pid !== undefined ? { pid } : {}), forced, cut };
     }
     const r = await stopBroker(layout, opts.graceMs);
-    return { root: layout.root, ...r };
+    return { root: layout.root, ...r, stopped: r.stopped || reaped.length > 0, strays: [...reaped, ...r.strays] };
   } finally {
     releaseMaintenanceLock(lock);
   }

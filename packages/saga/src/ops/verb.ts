@@ -1,5 +1,6 @@
 import type { VersionedRecord } from "../inventory/authority-store.js";
 import { reapLeakedMaintenanceBrokers } from "../broker/server-scan.js";
+import { journaledAttemptDir } from "../maintenance/attempt.js";
 import { acquireMaintenanceLock, releaseMaintenanceLock, waitForMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
 import { certainInventory } from "../root/account-store.js";
 import { reapStaleTemps } from "../root/secret-files.js";
@@ -42,7 +43,7 @@ export async function withVerb<T>(opts: VerbOptions, fn: (v: VerbContext) => Pro
   // resume) receives it in the context and never takes or releases its own.
   const lock = opts.lockWaitMs === undefined ? acquireMaintenanceLock(layout.root, opts.purpose) : await waitForMaintenanceLock(layout.root, opts.purpose, opts.lockWaitMs);
   try {
-    await reapLeakedMaintenanceBrokers(layout);
+    await reapLeakedMaintenanceBrokers(layout, journaledAttemptDir(layout));
     for (const dir of [layout.authDir, layout.brokerSecretsDir]) reapStaleTemps(dir, pidAlive);
     const journal = assertJournalAllows(layout, opts.journal);
     const disk = opts.certain === false ? [] : certainInventory(layout);
