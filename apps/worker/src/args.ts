@@ -1,8 +1,12 @@
-import type { WorkerOverrides } from "@cotal/jobs";
+import { isLogFormat, type LogFormat, type WorkerOverrides } from "@cotal/jobs";
 
-/** `--concurrency N` and `--root DIR`; everything else comes from the environment. */
-export function workerArgs(argv: readonly string[]): WorkerOverrides & { root?: string } {
-  const out: WorkerOverrides & { root?: string } = {};
+export type WorkerArgs = WorkerOverrides & { root?: string; logFormat?: LogFormat };
+
+const USAGE = "usage: main.js [--concurrency N] [--root DIR] [--log-format json|pretty]";
+
+/** `--concurrency N`, `--root DIR` and `--log-format json|pretty`; everything else comes from the environment. */
+export function workerArgs(argv: readonly string[]): WorkerArgs {
+  const out: WorkerArgs = {};
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
     const value = argv[i + 1];
@@ -12,7 +16,10 @@ export function workerArgs(argv: readonly string[]): WorkerOverrides & { root?: 
     } else if (flag === "--root" && value !== undefined) {
       out.root = value;
       i++;
-    } else throw new Error(`unknown or malformed argument ${JSON.stringify(flag)}: usage: main.js [--concurrency N] [--root DIR]`);
+    } else if (flag === "--log-format" && isLogFormat(value)) {
+      out.logFormat = value;
+      i++;
+    } else throw new Error(`unknown or malformed argument ${JSON.stringify(flag)}: ${USAGE}`);
   }
   return out;
 }

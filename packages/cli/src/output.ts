@@ -1,13 +1,10 @@
 import { CliError } from "./errors.js";
 import { isJobsError } from "@cotal/jobs/errors";
-import { isSagaError } from "@cotal/saga";
+import { isSagaError, redactSeeds } from "@cotal/saga";
 import { EXIT, exitCodeFor, exitCodeForJobs, type ExitCode } from "./exit-codes.js";
 
 /** Last line of defence: no nkeys seed (S + role + base32) ever reaches a terminal or a log. */
-const SEED = /\bS[OAUNC][A-Z2-7]{50,}\b/g;
-export function redact(text: string): string {
-  return text.replace(SEED, "[seed redacted]");
-}
+export const redact = redactSeeds;
 
 export function out(text: string): void {
   process.stdout.write(`${redact(text)}\n`);

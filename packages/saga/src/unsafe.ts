@@ -47,6 +47,8 @@ export const UNSAFE_SWITCHES = [
   "KEEP_LIMITS_RECORD",
   /** Live renders take settings.json's JetStream max as is (a reload nats-server refuses). */
   "RENDER_SETTINGS_MAX",
+  /** Worker and verb log lines are written without the seed scrubber. */
+  "LOG_SEEDS",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];
