@@ -1,4 +1,5 @@
 import { isLogFormat, type LogFormat, type WorkerOverrides } from "@cotal/jobs";
+import { SagaError } from "@cotal/saga";
 
 export type WorkerArgs = WorkerOverrides & { root?: string; logFormat?: LogFormat };
 
@@ -19,7 +20,7 @@ export function workerArgs(argv: readonly string[]): WorkerArgs {
     } else if (flag === "--log-format" && isLogFormat(value)) {
       out.logFormat = value;
       i++;
-    } else throw new Error(`unknown or malformed argument ${JSON.stringify(flag)}: ${USAGE}`);
+    } else throw new SagaError("invalid-argument", `unknown or malformed argument ${JSON.stringify(flag)}`, { exit: USAGE });
   }
   return out;
 }
