@@ -47,7 +47,7 @@ export function registerSpace(program: Command): void {
       const all = [...names, ...(flags.from ? readTenantsFile(flags.from) : [])];
       const quota = quotaFromFlags(flags);
       if (flags.queue) {
-        if (Object.keys(quota).length > 0) throw new UsageError("--queue adds spaces with the template's limits only", `cotal space add ${summariseNames(all) || "<name>"} <limit flags>   # without --queue`);
+        if (Object.keys(quota).length > 0) throw new UsageError("--queue adds spaces with the template's limits only", `cotal space add ${[...names, ...(flags.from ? ["--from", flags.from] : [])].join(" ") || "<name>"} <limit flags>   # without --queue`);
         const { bar, log } = await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" });
         return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait, bar, log });
       }
