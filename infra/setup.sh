@@ -2,6 +2,8 @@
 # Idempotent set-up for a fresh Debian machine with Node 20 and npm: system packages, pnpm, deps, build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# turbo's telemetry (and its first-run notice) stays off in cotal's scripts.
+export TURBO_TELEMETRY_DISABLED=1
 
 PNPM_VERSION=12.4.2
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -4,6 +4,8 @@
 # (infra/nats-server.sh; built with Go by setup). Without Go only Debian's server runs, and it says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# turbo's telemetry (and its first-run notice) stays off in cotal's scripts.
+export TURBO_TELEMETRY_DISABLED=1
 bash infra/setup.sh
 
 results="$PWD/.test-results"

@@ -31,6 +31,7 @@ ROWS=(
   "DASHBOARD_ANY_HOST|dashboard|refuses a non-loopback host|the dashboard binds loopback only unless --allow-remote"
   "DASHBOARD_ANY_HOST_HEADER|dashboard|foreign Host header|the dashboard answers only its own Host (DNS rebinding)"
   "DASHBOARD_CROSS_SITE_WRITES|dashboard|job action from another origin|the dashboard takes job actions only from its own pages (CSRF)"
+  "LOG_SEEDS|jobs-onboarding|worker logs are JSON lines with no seed|the log seed scrubber"
 )
 
 want=("$@")

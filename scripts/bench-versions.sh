@@ -3,6 +3,8 @@
 # Usage: scripts/bench-versions.sh [--tenants 10,100,1000,2000] [--runs 5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# turbo's telemetry (and its first-run notice) stays off in cotal's scripts.
+export TURBO_TELEMETRY_DISABLED=1
 pnpm build --output-logs=errors-only >/dev/null
 servers=("$(command -v nats-server || echo /usr/sbin/nats-server)")
 if command -v go >/dev/null 2>&1; then

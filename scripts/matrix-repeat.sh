@@ -2,6 +2,8 @@
 # Runs the live race/crash matrix N times (default 20) and reports every cell that ever failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# turbo's telemetry (and its first-run notice) stays off in cotal's scripts.
+export TURBO_TELEMETRY_DISABLED=1
 runs="${1:-20}"
 out="test-live/reports/repeat-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$out"

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { harnessTeardown } from "@cotal/harness";
+import { harnessTeardown, parsePromText, promValue, type PromFamily } from "@cotal/harness";
 import { openQueue, queueNameFor, rootKeyFor, type JobsStatusReport } from "@cotal/jobs";
 import { mintSpaceCreds, type SpaceListReport, type StatusReport } from "@cotal/saga";
 import { reloadCount } from "../fixtures/broker-log.js";
@@ -22,6 +22,13 @@ function worker(kind: "cli" | "app", r: LiveRoot, redis: LiveRedis, args: string
   return w;
 }
 
+async function scrape(health: string | undefined): Promise<Map<string, PromFamily>> {
+  expect(health).toBeTruthy();
+  const res = await fetch(`${health}/metrics`);
+  expect(res.status).toBe(200);
+  return parsePromText(await res.text()); // strict: a malformed line fails the test
+}
+
 describe("bulk onboarding through the queue", () => {
   it("1000 tenants from a file through 2 worker processes: all active, provisioned, creds connect, ≤ 10 reloads", async () => {
     const { r, up, redis, env } = await jobsRoot();
@@ -34,6 +41,9 @@ describe("bulk onboarding through the queue", () => {
     await w1.ready();
     const health = await w2.ready();
     const before = reloadCount(r.layout);
+    const idle = await scrape(health);
+    expect(promValue(idle, "cotal_jobs_processed_total", { type: "space-add", outcome: "added" })).toBeUndefined();
+    expect(promValue(idle, "cotal_reloads_total")).toBe(0);
 
     const t0 = performance.now();
     const add = await r.cotal(["space", "add", "--from", file, "--queue", "--json"], { env, timeoutMs: 150_000 });
@@ -66,11 +76,20 @@ describe("bulk onboarding through the queue", () => {
     // the worker service: health and Prometheus metrics on loopback
     expect(health).toBeTruthy();
     expect((await fetch(`${health}/healthz`)).status).toBe(200);
-    const metrics = await (await fetch(`${health}/metrics`)).text();
-    expect(metrics).toMatch(/cotal_jobs_processed_total\{type="space-add",outcome="added"\} \d+/);
-    expect(metrics).toMatch(/cotal_saga_step_seconds_count\{step="reload-proof"\} \d+/);
-    expect(metrics).toMatch(/cotal_inventory_generation \d+/);
-    expect(metrics).toMatch(/cotal_batch_size_count \d+/);
+    // prom-client's exposition, parsed: w2's own share of the work moved its series
+    const busy = await scrape(health);
+    const w2Added = promValue(busy, "cotal_jobs_processed_total", { type: "space-add", outcome: "added" }) ?? 0;
+    expect(w2Added).toBeGreaterThan(0);
+    expect(w2Added).toBeLessThanOrEqual(1000);
+    expect(promValue(busy, "cotal_batch_size_sum")).toBeGreaterThanOrEqual(w2Added);
+    expect(promValue(busy, "cotal_batch_size_count")).toBeGreaterThan(0);
+    expect(promValue(busy, "cotal_saga_step_seconds_count", { step: "reload-proof" })).toBeGreaterThan(0);
+    expect(promValue(busy, "cotal_reloads_total")).toBeGreaterThan(0);
+    expect(promValue(busy, "cotal_inventory_generation")).toBeGreaterThan(0);
+    expect(promValue(busy, "cotal_inventory_applied_generation")).toBeGreaterThan(0);
+    expect(promValue(busy, "cotal_inventory_applied_generation")).toBeLessThanOrEqual(promValue(busy, "cotal_inventory_generation") ?? 0);
+    expect(promValue(busy, "cotal_jobs_active", { type: "space-add" })).toBe(0);
+    expect(busy.get("process_resident_memory_bytes")?.type).toBe("gauge");
 
     // graceful SIGTERM drain: both exit 0
     expect(await w1.stop()).toBe(0);
@@ -127,6 +146,37 @@ describe("bulk onboarding through the queue", () => {
     await rmQ.close();
     await until("gamma removed", async () => parseJson<StatusReport>(await r.cotal(["status", "--json"])).inventory?.spaces.includes("gamma") === false, 30_000, 250);
     expect(await w.stop()).toBe(0);
+  });
+
+  it("worker logs are JSON lines with no seed, even from a job whose payload carries one", async () => {
+    const { r, redis, env } = await jobsRoot();
+    // A seed-shaped token (S + U + base32) in a payload: the root-mismatch refusal quotes the root,
+    // so without the scrubber it would reach the worker's failure log line.
+    const seed = `SU${"B".repeat(56)}`;
+    const q = openQueue("space-add", rootKeyFor(r.root), redis.url);
+    await q.add("space-add", { root: `/tmp/${seed}`, name: "delta" }, { jobId: `space-add.${rootKeyFor(r.root)}.delta`, attempts: 1 });
+    await q.close();
+    const w = worker("app", r, redis, [], { COTAL_JOBS_BATCH_WAIT_MS: "100" });
+    const health = await w.ready();
+    const add = await r.cotal(["space", "add", "beta", "gamma", "--queue", "--json"], { env });
+    expect(add.code, add.stderr).toBe(0);
+    await until("the seed job to fail", async () => /job-failed/.test(w.log()));
+    const metrics = await scrape(health);
+    expect(promValue(metrics, "cotal_jobs_processed_total", { type: "space-add", outcome: "added" })).toBe(2);
+    expect(promValue(metrics, "cotal_jobs_failed_total", { type: "space-add", final: "true" })).toBe(1);
+    expect(await w.stop()).toBe(0);
+
+    const log = w.log();
+    const lines = log.trim().split("\n").map((l) => JSON.parse(l) as { name?: string; event?: string; msg?: string; level?: number });
+    // positive controls: the work is in the log, as structured events
+    expect(lines.every((l) => l.name === "cotal-worker" && typeof l.level === "number")).toBe(true);
+    expect(lines.some((l) => l.event === "serving")).toBe(true);
+    expect(lines.some((l) => l.event === "batch" && /committed/.test(l.msg ?? ""))).toBe(true);
+    const failed = lines.find((l) => l.event === "job-failed");
+    expect(failed?.msg).toMatch(/job for root \/tmp\/\[seed redacted\]/);
+    expect(lines.some((l) => l.event === "drained")).toBe(true);
+    // the guard: no seed prefix followed by a seed's body anywhere in the worker's output
+    expect(log).not.toMatch(/S[UAO][A-Z2-7]{50,}/);
   });
 
   it("without Redis, --queue and jobs verbs refuse with a next step; verbs without --queue still work", async () => {

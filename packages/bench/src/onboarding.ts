@@ -12,7 +12,7 @@ import { performance } from "node:perf_hooks";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { ProcessBackend, SurvivorWatcher, tempRoot, type ProcessBroker } from "@cotal/harness";
-import { enqueueJobs, trackJobs, CotalWorker, workerConfig } from "@cotal/jobs";
+import { createLogger, enqueueJobs, trackJobs, CotalWorker, workerConfig } from "@cotal/jobs";
 import { mapPool, spaceAdd, type SagaTiming } from "@cotal/saga";
 import { connectWithCreds } from "@cotal/saga/broker";
 import { provisionSpace } from "@cotal/saga/provision";
@@ -104,7 +104,9 @@ async function cotalQueue(): Promise<Arm> {
   const reloads0 = reloadCount(br.layout);
   const cfg = workerConfig(br.root, { redisUrl, http: undefined }, {});
   const batches: string[] = [];
-  const worker = await CotalWorker.start({ ...cfg, log: (l) => (l.startsWith("batch") ? batches.push(l) : undefined) });
+  // The worker's JSON log lines, read back: each group commit is one `event: "batch"` line.
+  const logger = createLogger({ format: "json", name: "bench", destination: { write: (line: string) => { const e = JSON.parse(line) as { event?: string; msg?: string }; if (e.event === "batch" && e.msg) batches.push(e.msg); } } });
+  const worker = await CotalWorker.start({ ...cfg, logger });
   onCleanup("close the worker", () => worker.close());
   const list = names("q", 0, N);
   const t0 = performance.now();

@@ -1,4 +1,4 @@
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { registerBroker } from "./commands/broker.js";
 import { registerBackup } from "./commands/backup.js";
 import { registerDashboard } from "./commands/dashboard.js";
@@ -16,6 +16,7 @@ export function buildProgram(): Command {
   const program = new Command("cotal")
     .description("tenant lifecycle for a shared NATS broker (one account per space)")
     .option("--root <dir>", "broker root (default: $COTAL_ROOT or ./.cotal)")
+    .addOption(new Option("--log-format <format>", "structured log lines on stderr (pino) for the worker and long verbs, instead of progress bars").choices(["json", "pretty"]))
     .exitOverride()
     // Usage errors are reported once, by `report`, with a next step; commander stays quiet about them.
     .configureOutput({ writeErr: () => undefined });

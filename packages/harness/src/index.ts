@@ -55,3 +55,4 @@ export { SurvivorWatcher, maxReconnectGapMs, type SurvivorWatcherOptions, type W
 export { cotalCliPath, repoRoot, runCotal, spawnCotal, type CotalResult, type CotalRunOptions } from "./cotal-process.js";
 export { Barrier, barrierEnv, failpointBarrier, parseBarrierEnv, type BarrierSpec } from "./barrier.js";
 export { harnessTeardown } from "./teardown.js";
+export { parsePromText, promValue, type PromFamily, type PromSample } from "./prom-text.js";

@@ -4,10 +4,11 @@ import type { AddressInfo } from "node:net";
 export interface HealthSource {
   /** "ok" while taking jobs; anything else is served as 503 with that text. */
   health(): { ok: boolean; status: string };
-  metricsText(): string;
+  metricsText(): Promise<string>;
+  readonly metricsContentType: string;
 }
 
-/** /healthz and /metrics on a loopback port: health for the supervisor, text format for Prometheus. */
+/** /healthz and /metrics on a loopback port: health for the supervisor, prom-client's exposition for Prometheus. */
 export async function serveHealth(source: HealthSource, opts: { host: string; port: number }): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
@@ -15,7 +16,10 @@ export async function serveHealth(source: HealthSource, opts: { host: string; po
       const h = source.health();
       res.writeHead(h.ok ? 200 : 503, { "content-type": "text/plain; charset=utf-8" }).end(`${h.status}\n`);
     } else if (path === "/metrics") {
-      res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" }).end(source.metricsText());
+      source.metricsText().then(
+        (text) => res.writeHead(200, { "content-type": source.metricsContentType }).end(text),
+        (e: unknown) => res.writeHead(500, { "content-type": "text/plain" }).end(`metrics failed: ${(e as Error)?.message ?? String(e)}\n`),
+      );
     } else res.writeHead(404, { "content-type": "text/plain" }).end("not found: try /healthz or /metrics\n");
   });
   await new Promise<void>((resolve, reject) => {

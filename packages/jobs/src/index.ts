@@ -8,6 +8,7 @@ export * from "./failures.js";
 export * from "./group-commit.js";
 export * from "./space-add-batch.js";
 export * from "./metrics.js";
+export * from "./log.js";
 export * from "./http.js";
 export * from "./worker.js";
 export * from "./service.js";

@@ -1,12 +1,13 @@
 import { workerConfig, type WorkerOverrides } from "./config.js";
 import { redactRedisUrl } from "./connection.js";
+import type { Logger } from "./log.js";
 import { CotalWorker } from "./worker.js";
 
 export interface WorkerServiceOptions {
   root: string;
   overrides?: WorkerOverrides;
   env?: NodeJS.ProcessEnv;
-  log: (line: string) => void;
+  logger: Logger;
   /** Which signals drain the worker (default SIGTERM and SIGINT). */
   signals?: NodeJS.Signals[];
 }
@@ -17,8 +18,9 @@ export interface WorkerServiceOptions {
  */
 export async function runWorkerService(opts: WorkerServiceOptions): Promise<number> {
   const cfg = workerConfig(opts.root, opts.overrides, opts.env);
-  const worker = await CotalWorker.start({ ...cfg, log: opts.log });
-  opts.log(
+  const worker = await CotalWorker.start({ ...cfg, logger: opts.logger });
+  opts.logger.info(
+    { event: "serving", pid: process.pid, root: cfg.root, rootKey: worker.rootKey, concurrency: cfg.concurrency, batchMax: cfg.batch.maxSize, batchWaitMs: cfg.batch.maxWaitMs, health: worker.healthUrl ?? null },
     `worker pid ${process.pid} serving ${cfg.root} (queues *.${worker.rootKey}) from ${redactRedisUrl(cfg.redisUrl)}; concurrency ${cfg.concurrency}, batch ≤ ${cfg.batch.maxSize} within ${cfg.batch.maxWaitMs} ms, lock ${cfg.stall.lockDurationMs} ms` +
       (worker.healthUrl ? `; health ${worker.healthUrl}/healthz, metrics ${worker.healthUrl}/metrics` : ""),
   );
@@ -26,8 +28,8 @@ export async function runWorkerService(opts: WorkerServiceOptions): Promise<numb
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     for (const s of signals) process.once(s, () => resolve(s));
   });
-  opts.log(`${signal}: draining held jobs (deadline ${cfg.drainDeadlineMs} ms)`);
+  opts.logger.info({ event: "draining", signal }, `${signal}: draining held jobs (deadline ${cfg.drainDeadlineMs} ms)`);
   const { forced } = await worker.close();
-  opts.log(forced ? "drain deadline passed: closed by force; held jobs stall and are re-delivered to another worker" : "drained; bye");
+  opts.logger.info({ event: forced ? "drain-forced" : "drained" }, forced ? "drain deadline passed: closed by force; held jobs stall and are re-delivered to another worker" : "drained; bye");
   return forced ? 1 : 0;
 }

@@ -9,6 +9,7 @@ import { runQueuedRestore, runScheduledBackup, type ScheduledBackupResult } from
 import { GroupCommit } from "./group-commit.js";
 import { serveHealth } from "./http.js";
 import { WorkerMetrics } from "./metrics.js";
+import { lineLogger, type Logger } from "./log.js";
 import { queueNameFor, QUEUE_PREFIX, rootKeyFor, type JobType } from "./names.js";
 import { parsePayload } from "./payloads.js";
 import { spaceAddBatchRunner, type SpaceAddItem, type SpaceAddJobResult } from "./space-add-batch.js";
@@ -20,8 +21,8 @@ export interface SpaceRmJobResult {
 }
 
 export interface CotalWorkerOptions extends WorkerConfig {
-  /** One line per event worth a log line (batches, stalls, failures). */
-  log?: (line: string) => void;
+  /** Structured events worth a log line (batches, stalls, failures); silent without one. */
+  logger?: Logger;
 }
 
 /**
@@ -37,13 +38,16 @@ export class CotalWorker {
   private http: Server | undefined;
   private state: "starting" | "running" | "draining" | "closed" = "starting";
   healthUrl: string | undefined;
+  private get log(): Logger | undefined {
+    return this.opts.logger;
+  }
 
   private constructor(
     readonly opts: CotalWorkerOptions,
     readonly rootKey: string,
   ) {
     this.realRoot = realpathSync(opts.root);
-    const log = opts.log ?? (() => undefined);
+    const log = this.log;
     this.adds = new GroupCommit<SpaceAddItem, SpaceAddJobResult>(
       {
         maxBatch: opts.batch.maxSize,
@@ -51,18 +55,15 @@ export class CotalWorker {
         onBatch: ({ size, ms, ok }) => {
           this.metrics.batchSize.observe(size);
           this.metrics.batchSeconds.observe(ms / 1000);
-          log(`batch of ${size} space-add job(s) ${ok ? "committed" : "failed"} in ${Math.round(ms)} ms`);
+          log?.info({ event: "batch", size, ms: Math.round(ms), ok }, `batch of ${size} space-add job(s) ${ok ? "committed" : "failed"} in ${Math.round(ms)} ms`);
         },
       },
       spaceAddBatchRunner({
         root: opts.root,
         lockWaitMs: opts.lockWaitMs,
-        onTiming: (step, ms) => this.metrics.stepSeconds.observe(ms / 1000, { step }),
-        onNotice: (m) => log(`saga: ${m}`),
-        onResult: (r) => {
-          this.metrics.generation.set(r.generation);
-          this.metrics.reloads.inc({}, r.reloads);
-        },
+        onTiming: (step, ms) => this.metrics.stepSeconds.observe({ step }, ms / 1000),
+        onNotice: (m) => log?.info({ event: "saga-notice" }, `saga: ${m}`),
+        onResult: (r) => this.metrics.sagaResult(r),
       }),
     );
   }
@@ -88,7 +89,7 @@ export class CotalWorker {
   }
 
   private consume(type: JobType, concurrency: number, processor: (job: Job) => Promise<unknown>): void {
-    const log = this.opts.log ?? (() => undefined);
+    const log = this.log;
     const worker = new Worker(queueNameFor(type, this.rootKey), processor, {
       connection: connectionOptions(this.opts.redisUrl, "worker"),
       prefix: QUEUE_PREFIX,
@@ -101,18 +102,18 @@ export class CotalWorker {
     });
     worker.on("active", () => this.metrics.active.inc({ type }));
     worker.on("completed", (job) => {
-      this.metrics.active.inc({ type }, -1);
+      this.metrics.active.dec({ type });
       this.metrics.processed.inc({ type, outcome: String((job.returnvalue as { outcome?: string } | undefined)?.outcome ?? "done") });
     });
     worker.on("failed", (job, err) => {
-      if (job) this.metrics.active.inc({ type }, -1);
+      if (job) this.metrics.active.dec({ type });
       const final = !job || err instanceof UnrecoverableError || err.name === "UnrecoverableError" || job.attemptsMade >= (job.opts.attempts ?? 1);
       this.metrics.failed.inc({ type, final: String(final) });
-      log(`${type} job ${job?.id ?? "?"} failed${final ? "" : " (will retry)"}: ${err.message}`);
+      log?.warn({ event: "job-failed", type, jobId: job?.id ?? null, final, reason: err.message }, `${type} job ${job?.id ?? "?"} failed${final ? "" : " (will retry)"}: ${err.message}`);
     });
-    worker.on("stalled", (jobId) => log(`${type} job ${jobId} stalled (its worker died or blocked); it is re-delivered`));
+    worker.on("stalled", (jobId) => log?.warn({ event: "job-stalled", type, jobId }, `${type} job ${jobId} stalled (its worker died or blocked); it is re-delivered`));
     // Connection trouble is reported here; ioredis reconnects by itself (maxRetriesPerRequest: null).
-    worker.on("error", (err) => log(`${type} worker error: ${err.message}`));
+    worker.on("error", (err) => log?.error({ event: "worker-error", type, reason: err.message }, `${type} worker error: ${err.message}`));
     this.workers.set(type, worker);
   }
 
@@ -146,12 +147,9 @@ export class CotalWorker {
         root: p.root,
         name: p.name,
         lockWaitMs: this.opts.lockWaitMs,
-        onTiming: (step, ms) => this.metrics.stepSeconds.observe(ms / 1000, { step }),
+        onTiming: (step, ms) => this.metrics.stepSeconds.observe({ step }, ms / 1000),
       });
-      if (r.saga) {
-        this.metrics.generation.set(r.saga.generation);
-        this.metrics.reloads.inc({}, r.saga.reloads);
-      }
+      if (r.saga) this.metrics.sagaResult(r.saga);
       return { space: r.space, outcome: r.outcome, generation: r.saga?.generation ?? null };
     } catch (err) {
       throw err instanceof UnrecoverableError ? err : toJobFailure(err);
@@ -162,7 +160,7 @@ export class CotalWorker {
     try {
       const p = parsePayload("space-backup", job.data);
       this.checkRoot(p.root);
-      return await runScheduledBackup(p, this.opts.log);
+      return await runScheduledBackup(p, this.log && lineLogger(this.log));
     } catch (err) {
       throw err instanceof UnrecoverableError ? err : toJobFailure(err);
     }
@@ -172,7 +170,7 @@ export class CotalWorker {
     try {
       const p = parsePayload("space-restore", job.data);
       this.checkRoot(p.root);
-      const r = await runQueuedRestore(p, this.opts.log);
+      const r = await runQueuedRestore(p, this.log && lineLogger(this.log));
       return { space: r.space, streams: r.streams.length };
     } catch (err) {
       throw err instanceof UnrecoverableError ? err : toJobFailure(err);
@@ -185,13 +183,16 @@ export class CotalWorker {
     return down.length ? { ok: false, status: `not consuming: ${down.join(", ")}` } : { ok: true, status: "ok" };
   }
 
-  /** Metrics text; BullMQ-independent so a scrape never touches Redis. */
-  renderMetrics(): string {
+  /** Prometheus exposition; BullMQ-independent so a scrape never touches Redis. */
+  renderMetrics(): Promise<string> {
     return this.metrics.render();
   }
 
   // HealthSource
-  metricsText = (): string => this.renderMetrics();
+  metricsText = (): Promise<string> => this.renderMetrics();
+  get metricsContentType(): string {
+    return this.metrics.contentType;
+  }
 
   /**
    * Graceful drain: stop fetching, let held jobs (and their batch) finish, close. Past the deadline

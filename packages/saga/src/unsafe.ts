@@ -53,6 +53,8 @@ export const UNSAFE_SWITCHES = [
   "DASHBOARD_ANY_HOST_HEADER",
   /** The dashboard accepts job actions (POST/PUT/PATCH/DELETE) from pages of any origin (CSRF). */
   "DASHBOARD_CROSS_SITE_WRITES",
+  /** Worker and verb log lines are written without the seed scrubber. */
+  "LOG_SEEDS",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

@@ -5,27 +5,22 @@ import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { json, out } from "../output.js";
 import { UsageError } from "../errors.js";
+import { feedbackFor, type Feedback } from "../feedback.js";
 
-/** A one-line bar on stderr when it is a TTY (and not --json); silent otherwise, so logs stay clean. */
-function progressBar(enabled: boolean): { update: (p: MaintenanceProgress) => void; done: () => void } {
-  if (!enabled || !process.stderr.isTTY) return { update: () => undefined, done: () => undefined };
-  let last = 0;
-  let drawn = false;
+/** Byte progress of backup/restore onto the verb's feedback: the bar per phase, a log line per phase. */
+function maintenanceProgress(fb: Feedback): { update: (p: MaintenanceProgress) => void; done: () => void } {
+  let phase = "";
   return {
     update(p) {
-      const now = Date.now();
-      if (now - last < 80 && p.done < p.total) return;
-      last = now;
-      const frac = p.total > 0 ? Math.min(1, p.done / p.total) : 1;
-      const width = 30;
-      const bar = "#".repeat(Math.round(frac * width)).padEnd(width, ".");
-      const mb = (n: number) => (n / 1_048_576).toFixed(1);
-      process.stderr.write(`\r${p.phase.padEnd(10)} [${bar}] ${mb(p.done)}/${mb(p.total)} MB ${p.stream ?? ""}`.padEnd(100).slice(0, 100));
-      drawn = true;
+      const label = p.stream ? `${p.phase} ${p.stream}` : p.phase;
+      if (label !== phase) {
+        phase = label;
+        fb.bar.phase(p.phase, p.total);
+        fb.log?.info({ event: "phase", phase: p.phase, stream: p.stream ?? null, total: p.total }, `${label}`);
+      }
+      fb.bar.update(p.done, Math.max(p.total, p.done), p.stream ?? "");
     },
-    done() {
-      if (drawn) process.stderr.write("\n");
-    },
+    done: () => fb.bar.stop(),
   };
 }
 
@@ -58,7 +53,7 @@ export function registerBackup(program: Command): void {
     .option("--json", "print the result as JSON")
     .action(async (name: string, flags: { out: string; every?: string; keep?: string; queue?: boolean; json?: boolean }, cmd: Command) => {
       if (flags.queue || flags.every || flags.keep) return scheduleBackupCommand(rootOf(cmd), name, flags);
-      const bar = progressBar(!flags.json);
+      const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space backup", json: flags.json, unit: "bytes" }));
       const t0 = Date.now();
       try {
         const r = await spaceBackup({ root: rootOf(cmd), space: name, out: flags.out, onProgress: bar.update });
@@ -86,7 +81,7 @@ export function registerBackup(program: Command): void {
         const item = { name: assertSpaceName(name), from: resolve(flags.from), ...(flags.rebindAccount ? { rebindAccount: true } : {}) };
         return queuedSingle(root, "space-restore", item, { json: flags.json, wait: flags.wait }, async () => true);
       }
-      const bar = progressBar(!flags.json);
+      const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space restore", json: flags.json, unit: "bytes" }));
       try {
         const r = await spaceRestore({ root: rootOf(cmd), space: name, from: flags.from, ...(flags.rebindAccount ? { rebindAccount: true } : {}), onProgress: bar.update });
         bar.done();

@@ -1,41 +1,17 @@
 import { spaceList, validateBatch } from "@cotal/saga";
-import type { TrackProgress } from "@cotal/jobs";
+import type { Logger } from "@cotal/jobs/log";
+import { summariseNames } from "../batch-summary.js";
+import { countLogger } from "../feedback.js";
 import { err, json, out } from "../output.js";
+import type { Progress } from "../progress.js";
 
 export interface QueuedAddFlags {
   json?: boolean;
   /** false with --no-wait: enqueue and return at once. */
   wait: boolean;
-}
-
-/** A progress bar on a TTY; otherwise a quiet line per 10 % (or per 15 s), so logs stay readable. */
-function progressPrinter(total: number, quiet: boolean): { update(p: TrackProgress): void; end(): void } {
-  if (quiet) return { update: () => undefined, end: () => undefined };
-  if (process.stderr.isTTY) {
-    const width = 30;
-    return {
-      update(p) {
-        const done = p.finished + p.failed;
-        const filled = total === 0 ? width : Math.round((done / total) * width);
-        process.stderr.write(`\r[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} done, ${p.failed} failed, ${p.pending} pending `);
-      },
-      end: () => process.stderr.write("\n"),
-    };
-  }
-  let lastStep = -1;
-  let lastAt = 0;
-  return {
-    update(p) {
-      const done = p.finished + p.failed;
-      const step = total === 0 ? 10 : Math.floor((done / total) * 10);
-      if (step !== lastStep || Date.now() - lastAt > 15_000) {
-        lastStep = step;
-        lastAt = Date.now();
-        err(`cotal: queue progress ${done}/${total} done, ${p.failed} failed, ${p.pending} pending`);
-      }
-    },
-    end: () => undefined,
-  };
+  /** While waiting: a bar on a TTY, log lines with --log-format (cli feedback.ts). */
+  bar?: Progress;
+  log?: Logger | undefined;
 }
 
 /**
@@ -57,9 +33,19 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
     return;
   }
   if (!flags.json) err(`cotal: ${r.jobs.length} space-add job(s) queued (${summary.enqueued} new, ${summary.alreadyQueued} already queued, ${summary.requeued} re-queued); waiting for workers (cotal worker)…`);
-  const progress = progressPrinter(r.jobs.length, flags.json === true);
-  const tracked = await jobs.trackJobs({ redisUrl, queue: r.queue, ids: r.jobs.map((j) => j.id), onProgress: (p) => progress.update(p) });
-  progress.end();
+  const logCount = countLogger(flags.log, "queued space-add jobs finished");
+  flags.bar?.phase("queue", r.jobs.length);
+  const tracked = await jobs.trackJobs({
+    redisUrl,
+    queue: r.queue,
+    ids: r.jobs.map((j) => j.id),
+    onProgress: (p) => {
+      const done = p.finished + p.failed;
+      flags.bar?.update(done, r.jobs.length, `${p.failed} failed, ${p.pending} pending`);
+      logCount({ done, total: r.jobs.length });
+    },
+  });
+  flags.bar?.stop();
 
   // A job gone from Redis either completed (removeOnComplete) or was lost (FLUSHALL): the KV says which.
   const list = await spaceList({ root });
@@ -81,7 +67,7 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
     });
   }
   if (flags.json) return json(result);
-  out(`cotal: ${result.completed} space(s) in the inventory through the queue in ${(result.elapsedMs / 1000).toFixed(1)} s (generation ${list.generation})`);
+  out(`cotal: ${summariseNames(unique)} in the inventory through the queue (${result.completed} completed) in ${(result.elapsedMs / 1000).toFixed(1)} s (generation ${list.generation})`);
   out(`  next: cotal space creds ${unique[0]} --user <name>`);
 }
 

@@ -7,6 +7,8 @@ import { readTenantsFile } from "../tenants-file.js";
 import { QUOTA_FLAGS, quotaFromFlags, type QuotaFlagValues } from "../quota-flags.js";
 import { UsageError } from "../errors.js";
 import { queuedSingle, queuedSpaceAdd } from "./space-queue.js";
+import { FEW_NAMES, summariseNames } from "../batch-summary.js";
+import { countLogger, feedbackFor } from "../feedback.js";
 
 interface CredsFlags {
   user?: string;
@@ -45,13 +47,32 @@ export function registerSpace(program: Command): void {
       const all = [...names, ...(flags.from ? readTenantsFile(flags.from) : [])];
       const quota = quotaFromFlags(flags);
       if (flags.queue) {
-        if (Object.keys(quota).length > 0) throw new UsageError("--queue adds spaces with the template's limits only", `cotal space add ${all.join(" ") || "<name>"} <limit flags>   # without --queue`);
-        return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait });
+        if (Object.keys(quota).length > 0) throw new UsageError("--queue adds spaces with the template's limits only", `cotal space add ${[...names, ...(flags.from ? ["--from", flags.from] : [])].join(" ") || "<name>"} <limit flags>   # without --queue`);
+        const { bar, log } = await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" });
+        return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait, bar, log });
       }
-      const r = await spaceAdd({ root: rootOf(cmd), names: all, quota, onNotice: notice(flags.json) });
+      // A bar only for a batch: a few names provision in a blink.
+      const { bar, log } = all.length > FEW_NAMES ? await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" }) : { bar: undefined, log: undefined };
+      const logCount = countLogger(log, "provisioned");
+      let r;
+      try {
+        r = await spaceAdd({
+          root: rootOf(cmd),
+          names: all,
+          quota,
+          onNotice: (m) => (log ? log.info({ event: "notice" }, m) : notice(flags.json)(m)),
+          onProvision: (p) => {
+            if (p.done === 1) bar?.phase("provision", p.total);
+            bar?.update(p.done, p.total, p.space);
+            logCount(p);
+          },
+        });
+      } finally {
+        bar?.stop();
+      }
       if (flags.json) return json(r);
       if (r.outcome === "noop") out(`cotal: ${r.requested.length === 1 ? `space ${r.requested[0]} already exists` : "every space already exists"}; nothing changed (generation ${r.generation}); provisioning re-checked`);
-      else out(`cotal: added ${r.added.join(", ")} at generation ${r.generation} (${r.reloads} reload${r.reloads === 1 ? "" : "s"}, ${r.attempts} attempt${r.attempts === 1 ? "" : "s"})`);
+      else out(`cotal: added ${summariseNames(r.added)} at generation ${r.generation} (${r.reloads} reload${r.reloads === 1 ? "" : "s"}, ${r.attempts} attempt${r.attempts === 1 ? "" : "s"})`);
       out(`  next: cotal space creds ${r.requested[0]} --user <name>`);
     });
 

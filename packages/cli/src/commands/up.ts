@@ -3,6 +3,8 @@ import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { parsePort } from "../duration.js";
 import { err, json, out } from "../output.js";
+import { compressNames, FEW_NAMES } from "../batch-summary.js";
+import { countLogger, feedbackFor } from "../feedback.js";
 
 interface UpFlags {
   port?: string;
@@ -19,7 +21,7 @@ function printUp(r: UpResult): void {
   out(`cotal: ${headline} (pid ${r.pid}, nats-server ${r.serverVersion})`);
   out(`  root:    ${r.root}`);
   out(`  url:     ${r.url}`);
-  out(`  space:   ${r.space}   (${r.spaces.length} space${r.spaces.length === 1 ? "" : "s"}: ${r.spaces.join(", ")})`);
+  out(`  space:   ${r.space}   (${r.spaces.length} space${r.spaces.length === 1 ? "" : "s"}: ${r.spaces.length > FEW_NAMES ? compressNames(r.spaces) : r.spaces.join(", ")})`);
   out(`  creds:   ${r.credsFile}`);
   out(`  try:     nats --server ${r.url} --creds ${r.credsFile} pub cotal.${r.space}.events.hello hi`);
   for (const n of r.notes) out(`  note:    ${n}`);
@@ -47,6 +49,8 @@ export function registerUp(program: Command): void {
           out(`  warning: ${rotated.warning}`);
         }
       }
+      const { bar, log } = await feedbackFor(cmd, { verb: "up", json: flags.json, unit: "count" });
+      const logCount = countLogger(log, "provisioned");
       const result = await up({
         root: rootOf(cmd),
         detach: Boolean(flags.detach),
@@ -55,9 +59,15 @@ export function registerUp(program: Command): void {
         ...(flags.space !== undefined ? { space: flags.space } : {}),
         ...(flags.singleSpace ? { singleSpace: true } : {}),
         onProgress: (m) => {
-          if (!flags.json && process.stderr.isTTY) err(`… ${m}`);
+          if (log) log.info({ event: "progress" }, m);
+          else if (!flags.json && process.stderr.isTTY) err(`… ${m}`);
         },
-      });
+        onProvision: (p) => {
+          if (p.done === 1) bar.phase("provision", p.total);
+          bar.update(p.done, p.total, p.space);
+          logCount(p);
+        },
+      }).finally(() => bar.stop());
       const { child, ...printable } = result;
       if (flags.json) json(rotated ? { ...printable, rotated } : printable);
       else printUp(result);

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
-import { err } from "../output.js";
+import { logFormatOf } from "../feedback.js";
 import { UsageError } from "../errors.js";
 
 function count(flag: string, min: number) {
@@ -31,7 +31,8 @@ export function registerWorker(program: Command): void {
     .option("--stalled-interval <ms>", "how often to look for stalled jobs", count("--stalled-interval", 200))
     .option("--metrics-port <port>", "serve /healthz and /metrics on 127.0.0.1:<port> (0 = any free port)", count("--metrics-port", 0))
     .action(async (flags: WorkerFlags, cmd: Command) => {
-      const { runWorkerService } = await import("@cotal/jobs"); // lazy: only this verb loads BullMQ
+      const { createLogger, defaultLogFormat, runWorkerService } = await import("@cotal/jobs"); // lazy: only this verb loads BullMQ
+      const logger = createLogger({ name: "cotal worker", format: logFormatOf(cmd) ?? defaultLogFormat(process.stderr.isTTY) });
       process.exitCode = await runWorkerService({
         root: rootOf(cmd),
         overrides: {
@@ -40,7 +41,7 @@ export function registerWorker(program: Command): void {
           stall: { ...(flags.lockDuration !== undefined ? { lockDurationMs: flags.lockDuration } : {}), ...(flags.stalledInterval !== undefined ? { stalledIntervalMs: flags.stalledInterval } : {}) },
           ...(flags.metricsPort !== undefined ? { http: { host: "127.0.0.1", port: flags.metricsPort } } : {}),
         },
-        log: (line) => err(`cotal worker: ${line}`),
+        logger,
       });
     });
 }

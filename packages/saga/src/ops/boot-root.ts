@@ -34,6 +34,8 @@ export interface BootOptions {
   singleSpace?: boolean;
   detach: boolean;
   onProgress?: (message: string) => void;
+  /** Counted provisioning progress (the CLI draws it as a bar): called after each space. */
+  onProvision?: (p: { done: number; total: number; space: string }) => void;
 }
 
 export interface UpResult {
@@ -81,9 +83,13 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
     const marker = readProvisioningOwed(layout);
     const owed = (name: string): boolean => marker !== undefined && (marker.unreadable === true || marker.spaces.includes(name));
     const broker = loadBrokerTrust(layout);
-    const provisioned = await mapPool(inv.spaces.filter((s) => served.has(s.name) && owed(s.name)), 16, async (acct) => {
+    const due = inv.spaces.filter((s) => served.has(s.name) && owed(s.name));
+    let done = 0;
+    const provisioned = await mapPool(due, 16, async (acct) => {
       writeObserverCreds(layout, broker, acct.name);
-      return provisionSpace(state.runtime.url, acct);
+      const r = await provisionSpace(state.runtime.url, acct);
+      opts.onProvision?.({ done: ++done, total: due.length, space: acct.name });
+      return r;
     });
     settleProvisioning(layout);
     return {
@@ -158,9 +164,9 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
   await finishColdBoot(layout, started.runtime.url, plan, bootDigest);
   const provisioned: ProvisionResult[] = [];
   for (const acct of rendered.spaces) {
-    progress(`provisioning space ${acct.name}`);
     provisioned.push(await provisionSpace(started.runtime.url, acct));
     writeObserverCreds(layout, rendered.broker, acct.name); // only where missing (multi-space roots)
+    opts.onProvision?.({ done: provisioned.length, total: rendered.spaces.length, space: acct.name });
   }
   settleProvisioning(layout); // every booted space was provisioned just above
   const account = rendered.spaces.find((s) => s.name === space);

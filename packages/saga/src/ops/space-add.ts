@@ -22,6 +22,8 @@ export interface SpaceAddOptions extends SessionHooks {
   lockWaitMs?: number;
   /** Limits for the new spaces over the template's quota (README "Quotas"); existing spaces keep theirs. */
   quota?: Partial<SpaceQuota>;
+  /** Counted provisioning progress after the commit (the CLI draws it as a bar): called after each space. */
+  onProvision?: (p: { done: number; total: number; space: string }) => void;
 }
 
 export interface SpaceAddResult extends MutationResult {
@@ -78,11 +80,12 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     }
     // Each space is its own account, so provisioning is independent: a bounded pool keeps a
     // 1000-space batch from paying 1000 sequential connect + create round trips.
+    let done = 0;
     const provisioned = await mapPool(names, PROVISION_CONCURRENCY, async (n) => {
       const rec = loadSpaceAccount(layout, n);
-      if (!rec) return undefined;
-      writeObserverCreds(layout, broker, n);
-      return provisionSpace(session.runtime.url, rec);
+      const r = rec ? (writeObserverCreds(layout, broker, n), await provisionSpace(session.runtime.url, rec)) : undefined;
+      opts.onProvision?.({ done: ++done, total: names.length, space: n });
+      return r;
     }).then((rs) => rs.filter((x): x is ProvisionResult => x !== undefined));
     settleProvisioning(layout, names);
     return { ...result, requested: names, provisioned };

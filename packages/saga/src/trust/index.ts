@@ -13,3 +13,4 @@ export { formatCreds, mintSystemUserCreds, mintUserCreds } from "./user.js";
 export type { UserCreds, UserCredsOptions } from "./user.js";
 export * from "./creds-file.js";
 export * from "./permissions.js";
+export { redactSeeds } from "../redact.js";

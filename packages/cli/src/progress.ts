@@ -1,0 +1,60 @@
+import { SingleBar } from "cli-progress";
+
+/** A bar is for a person watching: stderr a TTY, output not --json, no log lines chosen instead. */
+export function progressWanted(o: { isTTY: boolean | undefined; json: boolean; logFormat?: string | undefined }): boolean {
+  return o.isTTY === true && !o.json && o.logFormat === undefined;
+}
+
+export interface Progress {
+  /** (Re)starts the bar for a phase: `label` names it, `total` is its size in the bar's unit. */
+  phase(label: string, total: number): void;
+  update(done: number, total?: number, detail?: string): void;
+  stop(): void;
+}
+
+const QUIET: Progress = { phase: () => undefined, update: () => undefined, stop: () => undefined };
+
+export interface ProgressOptions {
+  enabled: boolean;
+  /** "count" draws done/total; "bytes" draws MB. */
+  unit: "count" | "bytes";
+  /** Default stderr; a test passes a stream claiming to be a TTY. */
+  stream?: NodeJS.WritableStream;
+}
+
+const mb = (n: number): string => (n / 1_048_576).toFixed(1);
+
+/** One cli-progress bar on stderr, or nothing at all when it is not wanted (see progressWanted). */
+export function progressBar(opts: ProgressOptions): Progress {
+  if (!opts.enabled) return QUIET;
+  const bar = new SingleBar({
+    stream: opts.stream ?? process.stderr,
+    format: `{label} [{bar}] {percentage}% {value}/{total}${opts.unit === "bytes" ? " MB" : ""} {detail}`,
+    formatValue: (v, _o, type) => (opts.unit === "bytes" && (type === "value" || type === "total") ? mb(v) : String(v)),
+    barsize: 30,
+    hideCursor: false,
+    clearOnComplete: false,
+    stopOnComplete: false,
+    fps: 12,
+  });
+  let started = false;
+  let label = "";
+  return {
+    phase(next, total) {
+      if (started && next === label) return bar.setTotal(total);
+      if (started) bar.stop();
+      label = next;
+      bar.start(Math.max(total, 0), 0, { label: next.padEnd(12), detail: "" });
+      started = true;
+    },
+    update(done, total, detail) {
+      if (!started) return;
+      if (total !== undefined) bar.setTotal(total);
+      bar.update(done, { detail: detail ?? "" });
+    },
+    stop() {
+      if (started) bar.stop();
+      started = false;
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { repoRoot } from "@cotal/harness";
+
+// The shipped infra files, checked by the tools that will read them: systemd's own verifier for the
+// unit, `docker compose config` (no engine needed) for the compose file. Absent tools skip, saying so.
+const UNIT = join(repoRoot(), "infra", "systemd", "cotal-worker.service");
+const COMPOSE = join(repoRoot(), "infra", "docker", "compose.yml");
+const scratch = mkdtempSync(join(tmpdir(), "cotal-infra-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function has(cmd: string, args: string[]): boolean {
+  return spawnSync(cmd, args, { stdio: "ignore" }).status === 0;
+}
+
+/** Clean means exit 0 and not one line of complaint (unknown keys are only warnings to systemd). */
+function verifyUnit(path: string): { clean: boolean; output: string } {
+  const r = spawnSync("systemd-analyze", ["verify", path], { encoding: "utf8" });
+  const output = `${r.stdout}${r.stderr}`.trim();
+  return { clean: r.status === 0 && output === "", output };
+}
+
+/** A copy of the unit with one line changed, under the same file name (systemd keys on it). */
+function mutantUnit(from: RegExp, to: string): string {
+  const dir = mkdtempSync(join(scratch, "unit-"));
+  const text = readFileSync(UNIT, "utf8");
+  expect(text).toMatch(from);
+  const path = join(dir, "cotal-worker.service");
+  writeFileSync(path, text.replace(from, to));
+  return path;
+}
+
+const systemd = has("systemd-analyze", ["--version"]);
+const compose = has("docker", ["compose", "version"]) ? ["docker", "compose"] : has("docker-compose", ["version"]) ? ["docker-compose"] : undefined;
+if (!systemd) console.log("[infra-files] skipped the unit check: systemd-analyze is not installed here");
+if (!compose) console.log("[infra-files] skipped the compose check: neither `docker compose` nor docker-compose is installed here");
+
+describe("shipped infra files", () => {
+  it.skipIf(!systemd)("systemd-analyze verify: the worker unit is clean; a misspelt key or a missing binary is not", () => {
+    const shipped = verifyUnit(UNIT);
+    expect(shipped.output).toBe("");
+    expect(shipped.clean).toBe(true);
+    // positive controls: the check sees what it is there for
+    const misspelt = verifyUnit(mutantUnit(/^KillMode=mixed$/m, "KillMod=mixed"));
+    expect(misspelt.clean).toBe(false);
+    expect(misspelt.output).toMatch(/Unknown key 'KillMod'/);
+    const missing = verifyUnit(mutantUnit(/^ExecStart=\/usr\/bin\/node /m, "ExecStart=/nonexistent/node "));
+    expect(missing.clean).toBe(false);
+    expect(missing.output).toMatch(/not executable/);
+  });
+
+  it.skipIf(!compose)("docker compose config: the compose file is valid; a broken one is refused", () => {
+    const [cmd = "docker", ...pre] = compose ?? [];
+    const config = execFileSync(cmd, [...pre, "-f", COMPOSE, "config", "--format", "json"], { encoding: "utf8" });
+    const parsed = JSON.parse(config) as { services: Record<string, unknown> };
+    expect(Object.keys(parsed.services).sort()).toEqual(["nats", "redis", "worker"]);
+    const broken = join(scratch, "compose.yml");
+    writeFileSync(broken, readFileSync(COMPOSE, "utf8").replace("pid: \"service:nats\"", "pid: [\"service:nats\"]"));
+    const refused = spawnSync(cmd, [...pre, "-f", broken, "config"], { encoding: "utf8" });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toMatch(/pid/);
+  });
+});
