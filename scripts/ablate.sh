@@ -28,6 +28,7 @@ ROWS=(
   "UNLIMITED_TENANTS|quotas|A is refused at its quota|per-space quotas and the authority reserve"
   "KEEP_LIMITS_RECORD|quotas|crash after the record is re-signed|space limits rollback restores the record"
   "RENDER_SETTINGS_MAX|quotas|is kept by live renders|a running broker keeps its booted JetStream max"
+  "IGNORE_FD_BUDGET|scale-limits|cannot fit in the broker|batch add refused before any write past the broker's open files"
 )
 
 want=("$@")

@@ -61,6 +61,8 @@ const BY_CODE: Record<SagaErrorCode, ExitCode> = {
   "account-mismatch": EXIT.refused,
   "restore-verify-failed": EXIT.refused,
   "quota-overcommit": EXIT.refused,
+  "fd-budget": EXIT.refused,
+  "record-too-large": EXIT.refused,
   "restore-target-not-empty": EXIT.notFound,
   "snapshot-failed": EXIT.broker,
 };

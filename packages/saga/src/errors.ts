@@ -56,6 +56,9 @@ export const SAGA_ERROR_CODES = [
   "snapshot-failed",
   // quotas
   "quota-overcommit",
+  // broker limits
+  "fd-budget",
+  "record-too-large",
 ] as const;
 
 export type SagaErrorCode = (typeof SAGA_ERROR_CODES)[number];

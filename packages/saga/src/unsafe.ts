@@ -47,6 +47,10 @@ export const UNSAFE_SWITCHES = [
   "KEEP_LIMITS_RECORD",
   /** Live renders take settings.json's JetStream max as is (a reload nats-server refuses). */
   "RENDER_SETTINGS_MAX",
+  /** A batch add skips the broker's open-file budget (it fails mid-provisioning instead). */
+  "IGNORE_FD_BUDGET",
+  /** Inventory writes skip the max_payload size guard (the server's refusal then reads as a lost reply). */
+  "IGNORE_RECORD_SIZE",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];
