@@ -29,6 +29,7 @@ ROWS=(
   "KEEP_LIMITS_RECORD|quotas|crash after the record is re-signed|space limits rollback restores the record"
   "RENDER_SETTINGS_MAX|quotas|is kept by live renders|a running broker keeps its booted JetStream max"
   "IGNORE_FD_BUDGET|scale-limits|cannot fit in the broker|batch add refused before any write past the broker's open files"
+  "IGNORE_RECORD_SIZE|scale-limits|larger than the broker|inventory writes refused past max_payload, never a conflict"
 )
 
 want=("$@")

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
 import { brokerState, type StatusReport } from "@cotal/saga";
@@ -64,5 +64,48 @@ describe("file-descriptor budget", () => {
     expect(kv.spaces).toEqual(expect.arrayContaining(names("small", 5)));
     const st = parseJson<StatusReport>(await r.cotal(["status", "--json"]));
     expect(st.provisioningOwed).toEqual([]);
+  });
+});
+
+// A claim carries the whole next list, so a big batch can outgrow one message. The root renders a
+// small max_payload (settings.json "maxPayload") so a 500-space batch cannot fit and 5 can.
+const SMALL_PAYLOAD = 8192;
+
+async function smallPayloadRoot(): Promise<LiveRoot> {
+  const r = await liveRoot("cotal-payload-");
+  roots.push(r);
+  mkdirSync(r.root, { recursive: true, mode: 0o700 });
+  const settings = { format: "cotal.settings/1", host: "127.0.0.1", port: r.port, serverName: `payload-${r.port}`, createdAt: new Date().toISOString(), maxPayload: SMALL_PAYLOAD };
+  writeFileSync(r.layout.settingsFile, `${JSON.stringify(settings, null, 2)}\n`, { mode: 0o600 });
+  await upJson(r);
+  expect(readFileSync(r.layout.serverConf, "utf8")).toContain(`max_payload: ${SMALL_PAYLOAD}\n`);
+  return r;
+}
+
+describe("inventory record size guard", () => {
+  it("a claim larger than the broker's max_payload is refused before any write (record-too-large), never a conflict", async () => {
+    const r = await smallPayloadRoot();
+    const before = { auth: snapshotTree(r.layout.authDir), conf: readFileSync(r.layout.serverConf, "utf8"), kv: await inventoryOf(r) };
+    const res = await r.cotal(["space", "add", ...names("wide", 500), "--json"]);
+    expect(res.code, res.stderr).toBe(3);
+    const err = parseJson<{ error: { code: string; details: { bytes: number; maxPayload: number } } }>(res).error;
+    expect(err.code).toBe("record-too-large");
+    expect(err.details.maxPayload).toBe(SMALL_PAYLOAD);
+    expect(err.details.bytes).toBeGreaterThan(SMALL_PAYLOAD);
+    expect(snapshotTree(r.layout.authDir)).toEqual(before.auth);
+    expect(readFileSync(r.layout.serverConf, "utf8")).toBe(before.conf);
+    expect(await inventoryOf(r)).toEqual(before.kv);
+  });
+
+  it("positive control: a small batch fits; raising maxPayload is rendered and reloaded live, and then the big batch fits", async () => {
+    const r = await smallPayloadRoot();
+    ok(await r.cotal(["space", "add", ...names("few", 5), "--json"]));
+    const settings = JSON.parse(readFileSync(r.layout.settingsFile, "utf8")) as Record<string, unknown>;
+    writeFileSync(r.layout.settingsFile, `${JSON.stringify({ ...settings, maxPayload: 1024 ** 2 }, null, 2)}\n`, { mode: 0o600 });
+    ok(await r.cotal(["space", "add", "one-more", "--json"]));
+    expect(readFileSync(r.layout.serverConf, "utf8")).toContain(`max_payload: ${1024 ** 2}\n`);
+    expect(readFileSync(r.layout.logFile, "utf8")).toContain(`max_payload = ${1024 ** 2}`);
+    ok(await r.cotal(["space", "add", ...names("wide", 500), "--json"]));
+    expect((await inventoryOf(r)).spaces).toEqual(expect.arrayContaining(names("wide", 500)));
   });
 });

@@ -49,7 +49,7 @@ export const UNSAFE_SWITCHES = [
   "RENDER_SETTINGS_MAX",
   /** A batch add skips the broker's open-file budget (it fails mid-provisioning instead). */
   "IGNORE_FD_BUDGET",
-  /** Inventory writes skip the max_payload size guard (the server's refusal then reads as a lost reply). */
+  /** Inventory writes skip the max_payload size guard, and a too-large refusal reads as a lost reply (a retried conflict). */
   "IGNORE_RECORD_SIZE",
 ] as const;
 

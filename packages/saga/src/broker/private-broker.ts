@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { DEFAULT_MAX_PAYLOAD, loadSettings, maxPayloadOf } from "../root/settings.js";
 import { closeSync, openSync, rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { createServer } from "node:net";
@@ -56,6 +57,11 @@ async function freeLoopbackPort(): Promise<number> {
  * while cotal reads the inventory) and isolated backup/restore brokers (one tenant) are both this.
  * The child is SIGKILLed if this process exits without stopping it.
  */
+function rootMaxPayload(layout: RootLayout): number {
+  const settings = loadSettings(layout);
+  return settings ? maxPayloadOf(layout, settings) : DEFAULT_MAX_PAYLOAD;
+}
+
 export async function startPrivateBroker(layout: RootLayout, opts: PrivateBrokerOptions): Promise<PrivateBroker> {
   if (opts.storeDir === layout.storeDir) {
     const holders = serversOfRoot(layout).filter((s) => s.role === "broker" || s.role === "maintenance");
@@ -79,7 +85,8 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
     storeDir: opts.storeDir,
     authority: loadAuthorityAccount(layout),
     logFile,
-    // It writes the inventory too (cold-boot seed, offline sagas): the same durability as the broker.
+    // It writes the inventory too (cold-boot seed, offline sagas): the same record size and durability as the broker.
+    maxPayload: rootMaxPayload(layout),
     syncAlways: serverFeatures(natsServerVersion(bin)).syncAlways,
     ...(opts.spaces.length === 0 ? { maintenance: true } : {}),
   }));
