@@ -14,6 +14,8 @@ const SMALL: [string, string[]][] = [
   ["reload-cost", ["--tenants", "10,100,1000", "--runs", "3"]],
   ["add-latency", ["--tenants", "10,100", "--runs", "5"]],
   ["onboarding", ["--n", "200", "--per-tenant", "5"]],
+  ["validation", ["--tenants", "500", "--runs", "2"]],
+  ["read-verbs", ["--tenants", "100,500", "--runs", "2", "--trust-only"]],
 ];
 
 let failed = 0;
