@@ -32,6 +32,8 @@ ROWS=(
   "DASHBOARD_ANY_HOST_HEADER|dashboard|foreign Host header|the dashboard answers only its own Host (DNS rebinding)"
   "DASHBOARD_CROSS_SITE_WRITES|dashboard|job action from another origin|the dashboard takes job actions only from its own pages (CSRF)"
   "LOG_SEEDS|jobs-onboarding|worker logs are JSON lines with no seed|the log seed scrubber"
+  "IGNORE_FD_BUDGET|scale-limits|cannot fit in the broker|batch add refused before any write past the broker's open files"
+  "IGNORE_RECORD_SIZE|scale-limits|larger than the broker|inventory writes refused past max_payload, never a conflict"
 )
 
 want=("$@")

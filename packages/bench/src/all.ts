@@ -15,6 +15,8 @@ const SMALL: [string, string[]][] = [
   ["add-latency", ["--tenants", "10,100", "--runs", "5"]],
   ["onboarding", ["--n", "200", "--per-tenant", "5"]],
   ["backup", ["16"]], // MB of stream data; its only argument
+  ["validation", ["--tenants", "500", "--runs", "2"]],
+  ["read-verbs", ["--tenants", "100,500", "--runs", "2", "--trust-only"]],
 ];
 
 let failed = 0;

@@ -113,6 +113,9 @@ export const ERROR_TABLE: { readonly [C in ErrorCode]: ErrorEntry } = {
   "restore-verify-failed": { exit: EXIT.refused, retriable: false },
   // quotas
   "quota-overcommit": { exit: EXIT.refused, retriable: false },
+  // broker limits: refused before any write; the fix is the operator's (README "Broker limits")
+  "fd-budget": { exit: EXIT.refused, retriable: false },
+  "record-too-large": { exit: EXIT.refused, retriable: false },
   // queued work that did not finish: the operator reads the reasons and re-runs
   "job-failed": { exit: EXIT.jobs, retriable: false, next: "cotal jobs status" },
   "job-lost": { exit: EXIT.jobs, retriable: false, next: "re-run the same command" },

@@ -58,6 +58,9 @@ export const SAGA_ERROR_CODES = [
   "quota-overcommit",
   // local services (cotal dashboard)
   "port-in-use",
+  // broker limits
+  "fd-budget",
+  "record-too-large",
 ] as const;
 
 export type SagaErrorCode = (typeof SAGA_ERROR_CODES)[number];

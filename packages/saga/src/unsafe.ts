@@ -55,6 +55,10 @@ export const UNSAFE_SWITCHES = [
   "DASHBOARD_CROSS_SITE_WRITES",
   /** Worker and verb log lines are written without the seed scrubber. */
   "LOG_SEEDS",
+  /** A batch add skips the broker's open-file budget (it fails mid-provisioning instead). */
+  "IGNORE_FD_BUDGET",
+  /** Inventory writes skip the max_payload size guard, and a too-large refusal reads as a lost reply (a retried conflict). */
+  "IGNORE_RECORD_SIZE",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

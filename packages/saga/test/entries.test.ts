@@ -15,7 +15,7 @@ const entries = Object.entries(pkg.exports).map(([subpath, t]) => [subpath, sour
 
 describe("the public surface of @cotal/saga", () => {
   it("has the curated entries: the verbs at the root, the lower layers on subpaths", () => {
-    expect(entries.map(([s]) => s).sort()).toEqual(["./errors", "./testing", "./trust", "./broker", "./inventory", "./maintenance", "./provision", "./root", "./server-process", "."].sort());
+    expect(entries.map(([s]) => s).sort()).toEqual(["./errors", "./testing", "./trust", "./broker", "./inventory", "./maintenance", "./provision", "./root", "./server-process", "./saga", "."].sort());
     for (const [subpath, t] of Object.entries(pkg.exports)) expect(t.types, subpath).toBe(t.default.replace(/\.js$/, ".d.ts"));
   });
 

@@ -1,4 +1,5 @@
 import { rmSync } from "node:fs";
+import { DEFAULT_MAX_PAYLOAD, loadSettings, maxPayloadOf } from "../root/settings.js";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { SagaError } from "../errors.js";
@@ -40,6 +41,12 @@ export interface PrivateBrokerOptions {
   onSpawn?: (owner: ProcessOwner) => void;
 }
 
+/** The root's max_payload (settings.json), which the private broker must share: it writes the same records. */
+function rootMaxPayload(layout: RootLayout): number {
+  const settings = loadSettings(layout);
+  return settings ? maxPayloadOf(layout, settings) : DEFAULT_MAX_PAYLOAD;
+}
+
 /**
  * A nats-server of cotal's own on a random loopback port (never the root's real one), preloading
  * only $SYS, the authority account and `spaces`. Maintenance brokers (no tenant: none can connect
@@ -69,7 +76,8 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
     storeDir: opts.storeDir,
     authority: loadAuthorityAccount(layout),
     logFile,
-    // It writes the inventory too (cold-boot seed, offline sagas): the same durability as the broker.
+    // It writes the inventory too (cold-boot seed, offline sagas): the same record size and durability as the broker.
+    maxPayload: rootMaxPayload(layout),
     syncAlways: serverFeatures(natsServerVersion(bin)).syncAlways,
     ...(opts.spaces.length === 0 ? { maintenance: true } : {}),
   }));

@@ -3,7 +3,7 @@ import { loadBrokerTrust, type LoadedBroker } from "../root/broker-store.js";
 import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { loadSettings, type RootSettings } from "../root/settings.js";
+import { loadSettings, maxPayloadOf, type RootSettings } from "../root/settings.js";
 import { configDigest, serverConfig } from "../render/server-config.js";
 import { natsServerVersion } from "./binary.js";
 import { brokerState } from "./runtime.js";
@@ -41,6 +41,7 @@ export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): Render
     port: settings.port,
     serverName: settings.serverName,
     storeDir: layout.storeDir,
+    maxPayload: maxPayloadOf(layout, settings),
     authority,
     logFile: layout.logFile,
     pidFile: layout.pidFile,

@@ -3,11 +3,12 @@
  * broker-authority account. Every write is a revision-pinned CAS; a CAS whose reply is lost is
  * settled by reading the key back, never by a blind retry and never by assuming it failed.
  */
-import type { NatsConnection } from "@nats-io/transport-node";
+import { InvalidArgumentError, type NatsConnection } from "@nats-io/transport-node";
 import { JetStreamApiCodes, JetStreamApiError, StorageType, jetstream, jetstreamManager, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
 import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { connectAsAccount } from "../broker/connect.js";
 import { SagaError, isSagaError } from "../errors.js";
+import { unsafe } from "../unsafe.js";
 import type { AccountRecord } from "../root/records.js";
 import { parseInventoryRecord, type InventoryRecord } from "./record.js";
 import type { InventoryStore, VersionedRecord } from "./inventory-store.js";
@@ -47,6 +48,16 @@ export interface AuthorityStoreOptions {
 }
 
 const CAS_LOSS_CODES: ReadonlySet<number> = new Set([JetStreamApiCodes.StreamWrongLastSequence, JetStreamApiCodes.StreamWrongLastSequenceUnknown]);
+/** nats-server's JSStreamMessageExceedsMaximumErr: the stored message would pass a size limit. */
+const MESSAGE_TOO_LARGE = 10054;
+/** Bytes of a KV put besides the value that count against max_payload (the expected-sequence header). */
+export const PUT_OVERHEAD = 256;
+/**
+ * A claim (pending, not yet staged) grows by the staged digest, then by the proof's digests, before
+ * its commit (which is smaller: the next list replaces `spaces`). Checking the claim with this room
+ * refuses before the first write a saga whose later writes would not fit.
+ */
+export const CLAIM_GROWTH = 512;
 /** A write still queued inside the server when we first read back gets this long to land. */
 const SETTLE_MS = 250;
 /** Re-sends of a CAS whose reply was lost while the key provably stayed at the expected revision. */
@@ -251,6 +262,7 @@ export class AuthorityStore implements InventoryStore {
   /** Create-only (the cold-boot seed); losing means another process seeded first. */
   async create(record: InventoryRecord): Promise<number> {
     const bytes = encodeRecord(record);
+    this.#assertFits(record, bytes, "seed the inventory");
     try {
       return await this.#createOnly(this.#inventory, INVENTORY_KEY, bytes, "seed the inventory");
     } catch (err) {
@@ -265,6 +277,7 @@ export class AuthorityStore implements InventoryStore {
       throw new SagaError("invalid-argument", `an inventory update needs the revision it read (got ${expectedRevision})`, { next: BUG_EXIT });
     }
     const bytes = encodeRecord(record);
+    this.#assertFits(record, bytes, "update the inventory");
     try {
       return await this.#casWrite(this.#inventory, INVENTORY_KEY, bytes, expectedRevision, "update the inventory");
     } catch (err) {
@@ -388,6 +401,20 @@ export class AuthorityStore implements InventoryStore {
     });
   }
 
+  /** The server's max_payload as its INFO on this connection says (undefined before the first INFO). */
+  maxPayload(): number | undefined {
+    const m = this.#nc.info?.max_payload;
+    return typeof m === "number" && m > 0 ? m : undefined;
+  }
+
+  /** Refuses, before sending, a record the server would refuse: a permanent error, never a retried conflict. */
+  #assertFits(record: InventoryRecord, bytes: Uint8Array, what: string): void {
+    if (unsafe("IGNORE_RECORD_SIZE")) return;
+    const max = this.maxPayload();
+    const needed = recordWriteBytes(record, bytes.length);
+    if (max !== undefined && needed > max) throw tooLarge(needed, max, what);
+  }
+
   async close(): Promise<void> {
     if (!this.#nc.isClosed()) await this.#nc.close().catch(() => undefined);
   }
@@ -416,6 +443,7 @@ export class AuthorityStore implements InventoryStore {
       // kv.update is this same put; kv.put accepts previousSeq 0, which kv.update refuses.
       return await kv.put(key, bytes, { previousSeq: expected });
     } catch (err) {
+      if (isTooLarge(err)) throw tooLarge(bytes.length + PUT_OVERHEAD, this.maxPayload(), what, err);
       if (isCasLoss(err) && resends < RESENDS) {
         // A re-send lost its CAS: maybe because the first send landed after all. Only a read-back can say.
         const cur = await this.#readBack(kv, key, what, err);
@@ -521,6 +549,28 @@ function encodeRecord(record: InventoryRecord): Uint8Array {
   const check = parseInventoryRecord(text);
   if (typeof check === "string") throw new SagaError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`, { next: BUG_EXIT });
   return new TextEncoder().encode(text);
+}
+
+/** Pure: the bytes a record write needs under max_payload, with a claim's room to grow. */
+export function recordWriteBytes(record: InventoryRecord, encoded: number): number {
+  const claim = record.pending !== null && record.pending !== undefined && record.pending.stagedDigest === undefined;
+  return encoded + PUT_OVERHEAD + (claim ? CLAIM_GROWTH : 0);
+}
+
+function tooLarge(needed: number, maxPayload: number | undefined, what: string, cause?: unknown): SagaError {
+  const limit = maxPayload === undefined ? "its max_payload" : `max_payload ${maxPayload} B`;
+  return new SagaError("record-too-large", `cannot ${what}: the record needs ${needed} B in one message and the broker takes at most ${limit}; nothing was written`, {
+    next: 'cotal down && cotal up --detach   # after raising "maxPayload" (bytes, at most 67108864) in settings.json; or add fewer spaces per batch',
+    details: { bytes: needed, ...(maxPayload === undefined ? {} : { maxPayload }) },
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/** A permanent size refusal: the client's own max_payload check, or the server's 10054. Never a conflict. */
+function isTooLarge(err: unknown): boolean {
+  if (unsafe("IGNORE_RECORD_SIZE")) return false;
+  if (err instanceof InvalidArgumentError && err.message.includes("max_payload")) return true;
+  return apiErrCode(err) === MESSAGE_TOO_LARGE;
 }
 
 /** The caller's wording for a definite CAS loss; a lost reply keeps its own (it is not a known loss). */

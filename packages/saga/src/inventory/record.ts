@@ -108,7 +108,8 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
       if (typeof l !== "object" || l === null || typeof l.space !== "string" || typeof l.from !== "string" || typeof l.to !== "string") return "pending.limits is malformed";
       if (!(p.nextSpaces as string[]).includes(l.space) || (p.adds as string[]).length > 0 || (p.removes as string[]).length > 0) return "pending.limits names a space outside an unchanged list";
     }
-    if (p.mints !== undefined && (!isNameList(p.mints) || !(p.mints as string[]).every((m) => (p.adds as string[]).includes(m)))) return "pending.mints is not a subset of pending.adds";
+    const adds = new Set(p.adds as string[]);
+    if (p.mints !== undefined && (!isNameList(p.mints) || !(p.mints as string[]).every((m) => adds.has(m)))) return "pending.mints is not a subset of pending.adds";
   }
   return r as unknown as InventoryRecord;
 }
@@ -136,5 +137,6 @@ export function accountedNames(record: InventoryRecord): Set<string> {
 /** Disk vs KV, where records the KV excludes on purpose (reconcile --adopt-kv) are not disk-only. */
 export function diffLists(disk: readonly string[], record: InventoryRecord): { diskOnly: string[]; kvOnly: string[] } {
   const accounted = accountedNames(record);
-  return { diskOnly: disk.filter((s) => !accounted.has(s)), kvOnly: record.spaces.filter((s) => !disk.includes(s)) };
+  const onDisk = new Set(disk);
+  return { diskOnly: disk.filter((s) => !accounted.has(s)), kvOnly: record.spaces.filter((s) => !onDisk.has(s)) };
 }

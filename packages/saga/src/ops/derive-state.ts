@@ -52,7 +52,9 @@ export function deriveState(i: StateInput): { state: DerivedState; why: string }
   }
   if (r && d?.action === "refuse") return { state: "UNPROVEN RELOAD", why: `generation ${r.generation} committed, ${r.appliedGeneration} proven; every writer refuses: cotal broker reconcile` };
   if (i.running) {
-    const evicted = (r ? r.spaces.filter((s) => i.diskNames.includes(s)) : i.diskNames).filter((s) => !i.preloadedNames.includes(s));
+    const onDisk = new Set(i.diskNames);
+    const preloaded = new Set(i.preloadedNames); // Sets: linear at 10,000 tenants
+    const evicted = (r ? r.spaces.filter((s) => onDisk.has(s)) : i.diskNames).filter((s) => !preloaded.has(s));
     if (evicted.length > 0) return { state: "SILENT EVICTION", why: `not preloaded by the running config: ${evicted.join(", ")}` };
     if (i.unknownPreloads > 0) return { state: "RESURRECTION RISK", why: `${i.unknownPreloads} preloaded account(s) that no record vouches for` };
   }

@@ -11,6 +11,9 @@ import { mapPool } from "../pool.js";
 import { oweProvisioning, settleProvisioning } from "../provision/owed.js";
 import { assertBudgetAllows, limitsForQuota } from "./space-limits.js";
 import { withLiveVerb } from "./verb.js";
+import { hostname } from "node:os";
+import { assertFdBudget } from "../broker/fd-budget.js";
+import { parseServerVersion } from "../broker/server-features.js";
 
 const PROVISION_CONCURRENCY = 16;
 
@@ -64,6 +67,9 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     if (committed && committed.unbounded.length > 0) {
       opts.onNotice?.(`space(s) with unbounded storage can still starve the others: ${committed.unbounded.join(", ")} (next: cotal space limits <name> --max-disk ${formatBytes(limits.disk_storage).replace(/ /g, "")})`);
     }
+    // The broker's open files: past its limit stream creation fails after the saga trusted the batch.
+    const rt = session.runtime;
+    if (fresh.length > 0 && rt.owner.host === hostname()) assertFdBudget(rt.owner.pid, parseServerVersion(rt.serverVersion), fresh.length, `cotal space add ${label}`);
     // Owed before the saga trusts them, settled once provisioned: a kill in between stays visible.
     oweProvisioning(layout, names);
     let result: MutationResult;

@@ -104,12 +104,13 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
   } else if (!st.running) inventoryError = "the broker is down; the inventory lives in its store";
 
   const diskNames = inv.spaces.map((s) => s.name);
+  const inKv = inventory ? new Set(inventory.spaces) : undefined; // a Set: 10,000 tenants, no O(n²)
   const spaces = inv.spaces.map((s) => ({
     name: s.name,
     publicKey: s.publicKey,
     createdAt: s.createdAt,
     inConfig: preloaded.has(s.name),
-    inInventory: inventory ? inventory.spaces.includes(s.name) : null,
+    inInventory: inKv ? inKv.has(s.name) : null,
   }));
   let journal: JournalEntry | null = null;
   let journalError: string | undefined;

@@ -61,7 +61,7 @@ export const DEFAULT_SPACE_QUOTA: Readonly<SpaceQuota> = Object.freeze({
   leafnodes: 0,
 });
 
-/** nats-server's default max_payload; cotal renders none, so an account cannot be given more. */
+/** nats-server's default max_payload: a tenant's explicit cap (the rendered max_payload, 8 MiB, is for the authority record). */
 export const SERVER_MAX_PAYLOAD = 1024 ** 2;
 /** Below this a space cannot hold its template's streams and buckets. */
 export const MIN_SPACE_DISK = 1024 ** 2;

@@ -39,6 +39,8 @@ export interface RenderOptions {
   logFile?: string;
   pidFile?: string;
   httpPort?: number;
+  /** `max_payload` in bytes: the largest message (and inventory record) the server takes. */
+  maxPayload?: number;
   /**
    * The server-wide JetStream max (`max_file_store`/`max_memory_store`, bytes): every account's
    * writes stop there, so tenant quotas summed below it leave the authority account its reserve.
@@ -106,6 +108,11 @@ export function serverConfig(broker: RenderBroker, spaces: readonly RenderAccoun
     `server_name: ${confString(opts.serverName, "server name")}`,
     `listen: ${confString(`${opts.host}:${opts.port}`, "listen address")}`,
   ];
+  if (opts.maxPayload !== undefined) {
+    // nats-server refuses a max_payload above max_pending (64 MiB by default).
+    if (!Number.isSafeInteger(opts.maxPayload) || opts.maxPayload < 1 || opts.maxPayload > 64 * 1024 ** 2) refuse(`invalid max_payload ${opts.maxPayload}`);
+    lines.push(`max_payload: ${opts.maxPayload}`);
+  }
   if (opts.httpPort !== undefined) lines.push(`http: ${confString(`${opts.host}:${opts.httpPort}`, "monitor address")}`);
   if (opts.logFile !== undefined) lines.push(`log_file: ${confString(opts.logFile, "log file")}`, "logtime: true");
   if (opts.pidFile !== undefined) lines.push(`pid_file: ${confString(opts.pidFile, "pid file")}`);

@@ -5,24 +5,36 @@ import { SagaError } from "../errors.js";
 import type { AccountTrust } from "../trust/index.js";
 import { spaceFromHex } from "../names.js";
 import type { RootLayout } from "./layout.js";
-import { ACCOUNT_FORMAT, parseAccountRecord, type AccountRecord } from "./records.js";
+import { ACCOUNT_FORMAT, parseAccountRecord, reparseCheckedAccountRecord, type AccountRecord } from "./records.js";
+import { recordDigest, saveValidatedDigests, validatedDigests } from "./record-index.js";
 import { readTextIfExists, writeJsonAtomic } from "./secret-files.js";
 
 /**
- * Validating a record derives its signing key from the seed (~50 µs); one verb reads the same
- * records more than once (checks, then the render), so parsed records are remembered by content.
+ * Validating a record derives its signing key from the seed (~0.2 ms cold); one verb reads the same
+ * records more than once (checks, then the render), so parsed records are remembered by content, and
+ * across processes the root's index of checked bytes (record-index.ts) spares the unchanged ones.
  */
 const parsed = new Map<string, AccountRecord>();
-function parseRemembered(text: string, expect: { kind: "space" | "authority"; name?: string }): AccountRecord | string {
+function parseRemembered(layout: RootLayout, text: string, expect: { kind: "space" | "authority"; name?: string }, seen?: Set<string>): AccountRecord | string {
   const key = `${expect.kind}\0${expect.name ?? ""}\0${text}`;
   const hit = parsed.get(key);
-  if (hit) return hit;
-  const rec = parseAccountRecord(text, expect);
+  const digest = seen || !hit ? recordDigest(expect.kind, expect.name ?? "", text) : "";
+  if (hit) {
+    seen?.add(digest);
+    return hit;
+  }
+  const rec = validatedDigests(layout).has(digest) ? reparseCheckedAccountRecord(text) : parseAccountRecord(text, expect);
   if (typeof rec !== "string") {
     if (parsed.size >= 50_000) parsed.clear();
     parsed.set(key, rec);
+    seen?.add(digest);
   }
   return rec;
+}
+
+/** Test-only: forget every parsed record, as a fresh process would. */
+export function forgetParsedRecords(): void {
+  parsed.clear();
 }
 
 export interface CorruptRecord {
@@ -73,7 +85,7 @@ export function loadAuthorityAccount(layout: RootLayout): AccountRecord {
       next: "restore the root's auth/ directory from a backup",
     });
   }
-  const rec = parseRemembered(text, { kind: "authority" });
+  const rec = parseRemembered(layout, text, { kind: "authority" });
   if (typeof rec === "string") {
     throw new SagaError("corrupt-record", `${layout.authorityFile} is unusable: ${rec}`, {
       next: `restore ${layout.authorityFile} from a backup`,
@@ -88,7 +100,7 @@ export function loadSpaceAccount(layout: RootLayout, space: string): AccountReco
   const path = layout.accountFile(space);
   const text = readTextIfExists(path);
   if (text === undefined) return undefined;
-  const rec = parseRemembered(text, { kind: "space", name: space });
+  const rec = parseRemembered(layout, text, { kind: "space", name: space });
   if (typeof rec === "string") throw corruptError([{ path, reason: rec }]);
   return rec;
 }
@@ -106,6 +118,7 @@ export function accountInventory(layout: RootLayout): AccountInventory {
   }
   const spaces: AccountRecord[] = [];
   const corrupt: CorruptRecord[] = [];
+  const checked = new Set<string>();
   for (const file of names.sort()) {
     if (!file.startsWith("account.")) continue;
     const path = join(layout.authDir, file);
@@ -123,10 +136,12 @@ export function accountInventory(layout: RootLayout): AccountInventory {
       continue;
     }
     if (text === undefined) continue; // removed between readdir and read: not a tenant any more
-    const rec = parseRemembered(text, { kind: "space", name });
+    const rec = parseRemembered(layout, text, { kind: "space", name }, checked);
     if (typeof rec === "string") corrupt.push({ path, reason: rec });
     else spaces.push(rec);
   }
+  // A whole scan: the index becomes exactly the bytes that passed, so removed tenants drop out.
+  saveValidatedDigests(layout, checked);
   spaces.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return { spaces, corrupt };
 }

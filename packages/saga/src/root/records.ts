@@ -82,6 +82,15 @@ export function parseAccountRecord(text: string, expect: { kind: AccountKind; na
   return { ...rec, limits: signed };
 }
 
+/**
+ * The record of bytes that already passed {@link parseAccountRecord} (root/record-index.ts): the
+ * check is pure, so only the parse and the signed limits are redone, not the seed derivation.
+ */
+export function reparseCheckedAccountRecord(text: string): AccountRecord {
+  const rec = JSON.parse(text) as AccountRecord;
+  return { ...rec, limits: limitsOfClaims(decodeJwt(rec.jwt).nats) };
+}
+
 export function parseBrokerRecord(text: string): BrokerRecord | string {
   let raw: unknown;
   try {

@@ -11,6 +11,30 @@ export interface RootSettings {
   createdAt: string;
   /** The JetStream budget (provision/quota-budget.ts); absent fields take its defaults. */
   jetstream?: Record<string, unknown>;
+  /** server.conf `max_payload` in bytes (default {@link DEFAULT_MAX_PAYLOAD}); bounds every inventory record write. */
+  maxPayload?: number;
+}
+
+/**
+ * The inventory record must fit one message: 8 MiB is the most nats-server takes without warning
+ * (its hard cap is max_pending, 64 MiB by default). Tenants keep their own 1 MiB quota (README "Quotas").
+ */
+export const DEFAULT_MAX_PAYLOAD = 8 * 1024 ** 2;
+/** Below this the authority buckets' own API requests stop fitting. */
+export const MIN_MAX_PAYLOAD = 4096;
+export const MAX_MAX_PAYLOAD = 64 * 1024 ** 2;
+
+/** The max_payload a root renders: settings.json's `maxPayload`, checked, or the default. */
+export function maxPayloadOf(layout: RootLayout, s: RootSettings): number {
+  const v = s.maxPayload;
+  if (v === undefined) return DEFAULT_MAX_PAYLOAD;
+  if (!Number.isSafeInteger(v) || v < MIN_MAX_PAYLOAD || v > MAX_MAX_PAYLOAD) {
+    throw new SagaError("corrupt-record", `${layout.settingsFile}: maxPayload ${JSON.stringify(v)} is not a byte count between ${MIN_MAX_PAYLOAD} and ${MAX_MAX_PAYLOAD}`, {
+      next: `set "maxPayload" in ${layout.settingsFile} to bytes between ${MIN_MAX_PAYLOAD} and ${MAX_MAX_PAYLOAD} (or remove it for ${DEFAULT_MAX_PAYLOAD}), then run the command again`,
+      details: { maxPayload: v },
+    });
+  }
+  return v;
 }
 
 export const DEFAULT_HOST = "127.0.0.1";

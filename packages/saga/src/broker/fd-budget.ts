@@ -1,0 +1,87 @@
+import { readFileSync, readdirSync } from "node:fs";
+import { SagaError } from "../errors.js";
+import { unsafe } from "../unsafe.js";
+import { versionAtLeast, type ServerVersion } from "./server-features.js";
+
+/**
+ * Open files nats-server keeps per provisioned tenant (the default template: one stream, two KV
+ * buckets), measured with packages/bench/src/fd-budget.ts on /proc/<pid>/fd (BENCHMARKS.md "File
+ * descriptors"): 2.9.10 keeps two per stream (block + index), 2.10+ one. Unknown versions take the larger.
+ */
+export function fdsPerTenant(version: ServerVersion | undefined): number {
+  return version && versionAtLeast(version, "2.10.0") ? 3 : 6;
+}
+
+/** Clients, the reload, provisioner connections and the server's own files need this much on top. */
+export function fdHeadroom(limit: number): number {
+  return Math.max(256, Math.ceil(limit * 0.05));
+}
+
+export interface FdBudgetInput {
+  /** The broker's soft RLIMIT_NOFILE (what it can open). */
+  limit: number;
+  /** Descriptors it holds now. */
+  open: number;
+  /** Tenants the change adds. */
+  adds: number;
+  perTenant: number;
+}
+
+export interface FdBudget extends FdBudgetInput {
+  headroom: number;
+  /** open + adds × perTenant + headroom. */
+  needed: number;
+  fits: boolean;
+  /** The most tenants this broker can still take (0 when already over). */
+  room: number;
+}
+
+/** Pure: whether `adds` more tenants fit under the broker's open-file limit, with headroom. */
+export function fdBudget(input: FdBudgetInput): FdBudget {
+  const headroom = fdHeadroom(input.limit);
+  const needed = input.open + Math.ceil(input.adds * input.perTenant) + headroom;
+  const room = Math.max(0, Math.floor((input.limit - headroom - input.open) / input.perTenant));
+  return { ...input, headroom, needed, fits: needed <= input.limit, room };
+}
+
+/** The soft and hard "Max open files" of a /proc/<pid>/limits text; "unlimited" is Infinity. */
+export function parseFdLimits(text: string): { soft: number; hard: number } | undefined {
+  const m = /^Max open files\s+(\S+)\s+(\S+)/m.exec(text);
+  if (!m) return undefined;
+  const n = (s: string | undefined): number => (s === "unlimited" ? Number.POSITIVE_INFINITY : Number(s));
+  const soft = n(m[1]);
+  const hard = n(m[2]);
+  return Number.isNaN(soft) || Number.isNaN(hard) ? undefined : { soft, hard };
+}
+
+/** The broker's limits and open count, or undefined when /proc does not show them (another host, no procfs). */
+export function readBrokerFds(pid: number): { soft: number; hard: number; open: number } | undefined {
+  try {
+    const limits = parseFdLimits(readFileSync(`/proc/${pid}/limits`, "utf8"));
+    if (!limits) return undefined;
+    return { ...limits, open: readdirSync(`/proc/${pid}/fd`).length };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refuses, before any write, a change whose tenants would not fit in the broker's file descriptors:
+ * past the limit nats-server fails stream creation mid-provisioning, after the saga trusted them.
+ */
+export function assertFdBudget(pid: number, version: ServerVersion | undefined, adds: number, command: string): FdBudget | undefined {
+  if (adds <= 0 || unsafe("IGNORE_FD_BUDGET")) return undefined;
+  const fds = readBrokerFds(pid);
+  if (!fds) return undefined;
+  const b = fdBudget({ limit: fds.soft, open: fds.open, adds, perTenant: fdsPerTenant(version) });
+  if (b.fits) return b;
+  const want = Math.max(65_536, 2 ** Math.ceil(Math.log2(b.needed)));
+  throw new SagaError(
+    "fd-budget",
+    `${adds} new space(s) need about ${b.needed} open files on the broker (${b.open} open now + ${adds} × ${b.perTenant} per tenant + ${b.headroom} headroom), but nats-server pid ${pid} may open ${b.limit}; it has room for ${b.room} more. Nothing was written.`,
+    {
+      next: `raise the broker's open-file limit, then restart it: LimitNOFILE=${want} in the systemd unit (infra/systemd/cotal-broker.service) or \`ulimit -n ${want}\` in the shell, then \`cotal down && cotal up --detach\`, then re-run ${command}; or add at most ${b.room} space(s) now`,
+      details: { limit: b.limit, hardLimit: fds.hard, open: b.open, adds, perTenant: b.perTenant, headroom: b.headroom, needed: b.needed, room: b.room, pid },
+    },
+  );
+}
