@@ -47,6 +47,8 @@ export const UNSAFE_SWITCHES = [
   "KEEP_LIMITS_RECORD",
   /** Live renders take settings.json's JetStream max as is (a reload nats-server refuses). */
   "RENDER_SETTINGS_MAX",
+  /** An online backup does not quiesce its tenant: its clients stay connected (and may write) while the streams are read. */
+  "SKIP_QUIESCE",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import { liftStandingQuiesces, type LiftReport } from "../maintenance/quiesce.js";
 import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { SagaError } from "../errors.js";
@@ -68,6 +69,11 @@ function validPort(port: number | undefined): number | undefined {
   return port;
 }
 
+function liftNotes(r: LiftReport): string[] {
+  const out = r.recovered ? [`lifted the quiesce of space ${r.recovered.space} left by online backup ${r.recovered.attemptId} (${r.recovered.stage}); its artifact at ${r.recovered.out}: ${r.recovered.artifact}`] : [];
+  return [...out, ...r.lifted.map((s) => `lifted space ${s}: its account JWT revoked every user with no backup journaled`)];
+}
+
 export async function up(opts: UpOptions): Promise<UpResult> {
   // Everything user-supplied is validated before the first write, so a refusal leaves the root untouched.
   const requested = opts.space === undefined ? undefined : assertSpaceName(opts.space);
@@ -78,12 +84,13 @@ export async function up(opts: UpOptions): Promise<UpResult> {
   // Hook (maintenance/resume.ts): after `down --preserve-state` the recovery takes the lock, journals
   // resume-intent and re-enters here with it as heldLock, so a re-entry never comes back this way.
   if (!opts.heldLock && cutJournalPresent(layout.root)) return resumeAfterCut(opts, up);
-  const verb = { root: layout.root, purpose: "cotal up", journal: { verb: "up", cut: opts.heldLock !== undefined }, certain: false, ...(opts.heldLock ? { heldLock: opts.heldLock } : {}) };
+  const verb = { root: layout.root, purpose: "cotal up", journal: { verb: "up", cut: opts.heldLock !== undefined, quiesce: true }, certain: false, ...(opts.heldLock ? { heldLock: opts.heldLock } : {}) };
   return withVerb(verb, async ({ lock }) => {
     await failpoint("up-locked");
     const state = brokerState(layout);
     if (state.running) {
       const notes = await ensureLiveInventory(layout, lock, progress);
+      notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
       const inv = accountInventory(layout);
       const space = requested ?? inv.spaces[0]?.name ?? "default";
       // A verb killed between its commit and its provisioning left its spaces owed (provision/owed.ts):
@@ -167,6 +174,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
     const started = await startBroker(layout, { host: rendered.settings.host, port: rendered.settings.port, detach: opts.detach });
     await failpoint("up-started");
     await finishColdBoot(layout, started.runtime.url, plan, bootDigest);
+    notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
     const provisioned: ProvisionResult[] = [];
     for (const acct of rendered.spaces) {
       progress(`provisioning space ${acct.name}`);

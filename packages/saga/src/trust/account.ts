@@ -3,7 +3,7 @@
  * one signing key. The identity seed is dropped; users are always minted with the signing key.
  */
 import { SagaError } from "../errors.js";
-import { signJwt, verifyJwt } from "./jwt.js";
+import { decodeJwt, signJwt, verifyJwt } from "./jwt.js";
 import { DEFAULT_SPACE_QUOTA } from "../provision/template.js";
 import { UNLIMITED_JETSTREAM, limitsOfClaims, mergeLimits, quotaLimits, type AccountLimits } from "./limits.js";
 import { createKeyPair, isPublicKey } from "./nkeys.js";
@@ -89,9 +89,9 @@ export function resignAccountLimits(operator: { publicKey: string; seed: string 
   return { jwt: resigned, limits: merged };
 }
 
-/** The account's "revoke every user issued at or before T" time (`revocations["*"]`), if any. */
+/** The account's "revoke every user issued at or before T" time (`revocations["*"]`), if any (decoded, not verified: a read for status). */
 export function revokeAllBefore(jwt: string): number | undefined {
-  const rev = verifyJwt(jwt).nats.revocations as Record<string, unknown> | undefined;
+  const rev = decodeJwt(jwt).nats.revocations as Record<string, unknown> | undefined;
   const t = rev?.["*"];
   return typeof t === "number" ? t : undefined;
 }
