@@ -28,6 +28,7 @@ ROWS=(
   "UNLIMITED_TENANTS|quotas|A is refused at its quota|per-space quotas and the authority reserve"
   "KEEP_LIMITS_RECORD|quotas|crash after the record is re-signed|space limits rollback restores the record"
   "RENDER_SETTINGS_MAX|quotas|is kept by live renders|a running broker keeps its booted JetStream max"
+  "SKIP_QUIESCE|backup-online|quiesces only the tenant|online backup quiesce (the tenant's clients refused while its streams are read)"
 )
 
 want=("$@")
