@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, monotonicMs, SurvivorWatcher } from "@cotal/harness";
@@ -117,22 +117,26 @@ describe("online per-space backup", () => {
     expect(revokesAll(r, "alpha")).toBeUndefined();
   });
 
-  const cuts: { point: string; action: "exit" | "kill"; artifact: "complete" | "none"; quiesced: boolean; converge: "up" | "rerun" }[] = [
+  // artifact: what the crash leaves at --out (partial: a directory without manifest.json)
+  const cuts: { point: string; action: "exit" | "kill"; artifact: "complete" | "partial" | "none"; quiesced: boolean; converge: "up" | "rerun" }[] = [
     { point: "backup-quiesce-journaled", action: "exit", artifact: "none", quiesced: false, converge: "up" },
     { point: "backup-quiesced", action: "kill", artifact: "none", quiesced: true, converge: "up" },
-    { point: "backup-first-chunk", action: "kill", artifact: "none", quiesced: true, converge: "rerun" },
-    { point: "backup-manifest", action: "exit", artifact: "none", quiesced: true, converge: "up" },
+    { point: "backup-first-chunk", action: "kill", artifact: "partial", quiesced: true, converge: "up" },
+    { point: "backup-first-chunk", action: "kill", artifact: "partial", quiesced: true, converge: "rerun" },
+    { point: "backup-manifest", action: "exit", artifact: "partial", quiesced: true, converge: "up" },
     { point: "backup-published", action: "kill", artifact: "complete", quiesced: true, converge: "rerun" },
     { point: "backup-lifted", action: "exit", artifact: "complete", quiesced: false, converge: "up" },
   ];
   for (const c of cuts) {
-    it(`${c.action} at ${c.point}: the printed next (${c.converge === "up" ? "cotal up" : "the re-run"}) converges to a lifted tenant and ${c.artifact === "complete" ? "a complete artifact" : "no artifact"}`, async () => {
+    it(`${c.action} at ${c.point}: ${c.converge === "up" ? "the printed next (cotal up)" : "the re-run"} converges to a lifted tenant and ${c.artifact === "complete" || c.converge === "rerun" ? "a complete artifact" : "no artifact"}`, async () => {
       const { r, up, alpha } = await twoSpaces(`cotal-online-${c.point}-`, 200);
       const out = join(r.root, "..", "alpha.cut");
       const cut = await r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: `${c.point}:${c.action}` } });
       expect(cut.code, cut.stderr).not.toBe(0);
       expect(typeof revokesAll(r, "alpha") === "number").toBe(c.quiesced);
       if (c.quiesced) expect(await connects(up.url, alpha)).toBe(false);
+      expect(existsSync(out)).toBe(c.artifact !== "none");
+      expect(existsSync(join(out, "manifest.json"))).toBe(c.artifact === "complete");
 
       // status names the quiesce and the way out; another mutating verb refuses naming it
       const st = await statusOf(r);
@@ -156,13 +160,30 @@ describe("online per-space backup", () => {
     });
   }
 
+  it("while the backup runs (its owner alive) other verbs refuse as busy, and status names the running backup", async () => {
+    const { r, up, alpha } = await twoSpaces("cotal-online-busy-", 10);
+    const out = join(r.root, "..", "alpha.busy");
+    const running = r.cotal(["space", "backup", "alpha", "--out", out, "--json"], { env: { COTAL_FAILPOINT: "backup-quiesced:sleep:6000" } });
+    const deadline = Date.now() + 10_000;
+    while (!(existsSync(r.layout.journalFile) && readFileSync(r.layout.journalFile, "utf8").includes('"quiesced"')) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    const st = await statusOf(r);
+    expect(st.quiesced).toEqual([expect.objectContaining({ space: "alpha", source: "both", owner: expect.objectContaining({ status: "alive" }), next: expect.stringMatching(/^wait for the backup/) })]);
+    const busy = await r.cotal(["space", "add", "gamma"]);
+    expect(busy.code, busy.stderr).toBe(4);
+    expect(busy.stderr).toMatch(/lock-held/);
+    expect(busy.stderr).toMatch(/next: wait for pid/);
+    expect(await connects(up.url, alpha)).toBe(false);
+    ok(await running);
+    expect(await connects(up.url, alpha)).toBe(true);
+    ok(await r.cotal(["space", "add", "gamma"])); // the positive control: the same verb passes once the backup lifted
+  });
+
   it("a tenant whose JWT revokes all users with no entry is shown quiesced, and `cotal up` lifts it", async () => {
     const { r, up, alpha } = await twoSpaces("cotal-online-stray-", 10);
     // a backup killed inside the lift's saga leaves the JWT quiesced; simulate the bare state: the entry cleared by hand
     const cut = await r.cotal(["space", "backup", "alpha", "--out", join(r.root, "..", "x")], { env: { COTAL_FAILPOINT: "backup-quiesced:exit" } });
     expect(cut.code).toBe(86);
-    expect(readFileSync(r.layout.journalFile, "utf8")).toMatch(/"op":"quiesce"/);
-    const { rmSync } = await import("node:fs");
+    expect((JSON.parse(readFileSync(r.layout.journalFile, "utf8")) as { op: string }).op).toBe("quiesce");
     rmSync(r.layout.journalFile);
     const st = await statusOf(r);
     expect(st.quiesced).toEqual([expect.objectContaining({ space: "alpha", source: "jwt", next: expect.stringMatching(/^cotal up/) })]);
