@@ -70,7 +70,7 @@ describe("online per-space backup", () => {
     const report = await poller.stop();
     const t0 = toMono(quiesceProvenAt);
     const t1 = toMono(snapshotsDoneAt);
-    expect(report.failuresBetween(t0, t1, "overlapping"), "the poller was polling during the window").toBeGreaterThan(0);
+    expect(report.attempts.filter((a) => a.startedAt >= t0 && a.endedAt <= t1).length, "the poller was polling during the window").toBeGreaterThan(0);
     expect(report.successesBetween(t0, t1, "within"), "alpha connected while quiesced").toBe(0);
 
     // the sibling: 0 disconnects where a reload keeps JWT clients (2.14.8+); 2.9.10 drops it at each of the two reloads
