@@ -111,7 +111,7 @@ export function resignAccountRevocations(operator: { publicKey: string; seed: st
     throw new SagaError("invalid-argument", `a revocation time is whole unix seconds, got ${String(revokeAllBefore)}`);
   }
   const { revocations, ...rest } = claims.nats;
-  const kept: Record<string, unknown> = { ...((revocations as Record<string, unknown> | undefined) ?? {}) };
+  const kept: Record<string, unknown> = { ...(revocations as Record<string, unknown> | undefined) };
   delete kept["*"];
   if (revokeAllBefore !== undefined) kept["*"] = revokeAllBefore;
   // An empty map is dropped, so a lift of a JWT that had none restores its claims exactly.
