@@ -57,6 +57,7 @@ describe("online per-space backup", () => {
     const poller = new CredentialPoller({ url: up.url, creds: alpha, concurrency: 4, maxDurationMs: 120_000 }).start();
     await poller.waitForAttempt((a) => a.ok, { timeoutMs: 5_000 }); // positive control: alpha connects before
     const watcher = await SurvivorWatcher.start({ url: up.url, creds: beta });
+    const tenant = await SurvivorWatcher.start({ url: up.url, creds: alpha }); // a long-lived client of the quiesced tenant
 
     const out = join(r.root, "..", "alpha.online");
     const res = await r.cotal(["space", "backup", "alpha", "--out", out, "--json"]);
@@ -72,6 +73,12 @@ describe("online per-space backup", () => {
     const t1 = toMono(snapshotsDoneAt);
     expect(report.attempts.filter((a) => a.startedAt >= t0 && a.endedAt <= t1).length, "the poller was polling during the window").toBeGreaterThan(0);
     expect(report.successesBetween(t0, t1, "within"), "alpha connected while quiesced").toBe(0);
+
+    // the tenant's own long-lived client was evicted (on every server: the revocation, not only a 2.9 reload) and got back in only after the lift
+    await tenant.waitFor("reconnect", { since: t1, timeoutMs: 15_000 });
+    const tenantEvents = await tenant.stop();
+    expect(tenantEvents.filter((e) => e.type === "disconnect" && e.at <= t1).length, "the tenant's client was evicted by the quiesce").toBeGreaterThan(0);
+    expect(tenantEvents.filter((e) => e.type === "reconnect" && e.at >= t0 && e.at <= t1)).toEqual([]);
 
     // the sibling: 0 disconnects where a reload keeps JWT clients (2.14.8+); 2.9.10 drops it at each of the two reloads
     if (!liveServer.reloadKeepsJwtClients) await watcher.waitFor("reconnect");
