@@ -167,6 +167,24 @@ describe("online per-space backup", () => {
     });
   }
 
+  it("a plain down while quiesced, then the cold up boots the quiesced JWT and lifts it right after the boot", async () => {
+    const { r, alpha } = await twoSpaces("cotal-online-cold-", 50);
+    const out = join(r.root, "..", "alpha.cold");
+    const cut = await r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: "backup-first-chunk:kill" } });
+    expect(cut.code).not.toBe(0);
+    expect(typeof revokesAll(r, "alpha")).toBe("number");
+    const refusedDown = await r.cotal(["down", "--preserve-state"]);
+    expect(refusedDown.code, refusedDown.stderr).toBe(3); // a cut over a quiesced tenant would preserve it quiesced
+    expect(refusedDown.stderr).toMatch(/next: cotal up/);
+    ok(await r.cotal(["down"]));
+    const again = await upJson(r);
+    expect(again.notes.join("\n")).toMatch(/lifted the quiesce of space alpha/);
+    expect(revokesAll(r, "alpha")).toBeUndefined();
+    expect(await connects(again.url, alpha)).toBe(true);
+    expect(existsSync(out)).toBe(false);
+    expect(existsSync(r.layout.journalFile)).toBe(false);
+  });
+
   it("while the backup runs (its owner alive) other verbs refuse as busy, and status names the running backup", async () => {
     const { r, up, alpha } = await twoSpaces("cotal-online-busy-", 10);
     const out = join(r.root, "..", "alpha.busy");
