@@ -12,6 +12,7 @@ import { SagaError, isSagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
+import { evictAccountConnections } from "../provision/evict-connections.js";
 import { selfOwner } from "../lock/process-identity.js";
 import type { SessionHooks } from "../ops/session.js";
 import { withLiveVerb } from "../ops/verb.js";
@@ -41,6 +42,8 @@ export interface OnlineBackupResult extends SpaceBackupResult {
   mode: "online";
   /** Epoch ms: the quiesce proven, the last snapshot's end marker read, the lift proven. */
   timeline: { quiesceProvenAt: number; snapshotsDoneAt: number; liftProvenAt: number };
+  /** What the evictor found after the quiesce: "none" where the revocation already evicted every client; "skipped" before 2.10. */
+  eviction?: { outcome: string; kicked: number; reason?: string };
   /** A stopped online backup this run lifted first. */
   recovered?: QuiesceRecovery;
 }
@@ -99,6 +102,11 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
       const t = Math.floor(Date.now() / 1000);
       if (!quiesceSkipped()) await resignRevocations(env, space, t, "space backup (quiesce)");
       const quiesceProvenAt = Date.now();
+      // The claims update evicts the tenant's clients itself; the evictor (2.10+) confirms none is left, and cuts a survivor.
+      const eviction = quiesceSkipped() ? undefined : await evictAccountConnections(layout, session.url, account.publicKey);
+      if (eviction?.outcome === "failed") {
+        throw new SagaError("live-process", `space ${space} still has ${eviction.remaining} connection(s) after its quiesce (${eviction.reason ?? "unknown"}); nothing was backed up`, { exit: `cotal space backup ${space} --out ${out}   # run it again` });
+      }
       setQuiesceStage(layout, lock, attemptId, "quiesced");
       await failpoint("backup-quiesced");
       await untilIssuedAfter(t);
@@ -167,7 +175,7 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
       const liftProvenAt = Date.now();
       await failpoint("backup-lifted");
       clearJournal(layout, lock); // only after the lift's proof
-      return { ...resultOf(manifest, out), mode: "online" as const, timeline: { quiesceProvenAt, snapshotsDoneAt, liftProvenAt }, ...(recovered ? { recovered } : {}) };
+      return { ...resultOf(manifest, out), mode: "online" as const, timeline: { quiesceProvenAt, snapshotsDoneAt, liftProvenAt }, ...(eviction ? { eviction: { outcome: eviction.outcome, kicked: eviction.kicked.length, ...(eviction.reason ? { reason: eviction.reason } : {}) } } : {}), ...(recovered ? { recovered } : {}) };
     } catch (err) {
       await nc?.close().catch(() => undefined);
       // Fail closed to lifted: lift (proven), remove the partial artifact, clear the entry.
