@@ -63,8 +63,6 @@ describe("online per-space backup", () => {
     const res = await r.cotal(["space", "backup", "alpha", "--out", out, "--json"]);
     const backup = parseJson<OnlineBackupResult>(ok(res));
     expect(backup.mode).toBe("online");
-    // 2.10+: the evictor found no connection left (the revocation evicted them); 2.9.10 has no KICK and the reload dropped them
-    expect(backup.eviction?.outcome).toBe(liveServer.kick ? "none" : "skipped");
     const { quiesceProvenAt, snapshotsDoneAt, liftProvenAt } = backup.timeline;
     expect(quiesceProvenAt).toBeLessThan(snapshotsDoneAt);
     // positive control after: the same cred connects again once the lift is proven
@@ -75,6 +73,8 @@ describe("online per-space backup", () => {
     const t1 = toMono(snapshotsDoneAt);
     expect(report.attempts.filter((a) => a.startedAt >= t0 && a.endedAt <= t1).length, "the poller was polling during the window").toBeGreaterThan(0);
     expect(report.successesBetween(t0, t1, "within"), "alpha connected while quiesced").toBe(0);
+    // 2.10+: the evictor found no connection left (the revocation evicted them); 2.9.10 has no KICK and the reload dropped them
+    expect(backup.eviction?.outcome).toBe(liveServer.kick ? "none" : "skipped");
 
     // the tenant's own long-lived client was evicted (on every server: the revocation, not only a 2.9 reload) and got back in only after the lift
     await tenant.waitFor("reconnect", { since: t1, timeoutMs: 15_000 });
