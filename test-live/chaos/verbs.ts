@@ -227,6 +227,36 @@ const backup: Scenario = {
   intent: (ctx) => [["down", "--preserve-state"], backup.argv(ctx)],
 };
 
+/** beta's account JWT still revokes every user (`revocations["*"]`): quiesced. */
+function betaQuiesced(root: string): boolean {
+  const rec = JSON.parse(readFileSync(join(root, "auth", `account.${hex("beta")}.json`), "utf8")) as { jwt: string };
+  const claims = JSON.parse(Buffer.from(rec.jwt.split(".")[1] ?? "", "base64url").toString("utf8")) as { nats?: { revocations?: Record<string, number> } };
+  return claims.nats?.revocations?.["*"] !== undefined;
+}
+
+/** The online backup (broker running, only beta quiesced): whatever the cut, beta ends lifted, its pre-backup cred connects. */
+const backupOnline: Scenario = {
+  verb: "backup-online",
+  async setup(d, ctx) {
+    await withBeta(d, ctx);
+    ctx.creds.beta = await credsOf(d, "beta", "setup"); // issued before any quiesce: it must connect again after the lift
+  },
+  argv: (ctx) => ["space", "backup", "beta", "--out", join(ctx.scratch, "beta.bak")],
+  mustServe: () => ["alpha", "beta"],
+  async endState(_d, ctx) {
+    return manifestProblem(join(ctx.scratch, "beta.bak"), "beta", BETA_EVENTS);
+  },
+  async invariant(d, ctx) {
+    const p = manifestProblem(join(ctx.scratch, "beta.bak"), "beta", BETA_EVENTS);
+    if (p && p !== "no manifest") return `published an incomplete backup: ${p}`;
+    if (betaQuiesced(ctx.root)) return "beta's account JWT still revokes every user (not lifted)";
+    const err = await connectError(ctx.url, ctx.creds.beta ?? "");
+    if (err) return `beta's pre-backup cred does not connect after convergence: ${err}`;
+    return alphaIntact(d, ctx);
+  },
+  intent: (ctx) => [backupOnline.argv(ctx)],
+};
+
 const restore: Scenario = {
   verb: "restore",
   async setup(d, ctx) {
@@ -253,4 +283,4 @@ const restore: Scenario = {
   intent: (ctx) => [["down", "--preserve-state"], restore.argv(ctx)],
 };
 
-export const SCENARIOS: readonly Scenario[] = [batchAdd, rm, reconcile, rotateSys, cut, backup, restore];
+export const SCENARIOS: readonly Scenario[] = [batchAdd, rm, reconcile, rotateSys, cut, backup, backupOnline, restore];

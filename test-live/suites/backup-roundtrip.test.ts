@@ -23,10 +23,14 @@ describe("offline per-space backup and restore", () => {
     expect(alphaBefore.streams.cotal_events_alpha?.messages).toBe(300);
     expect(alphaBefore.consumers["cotal_events_alpha/reader"]?.ack_floor).toBe(40);
 
-    // backup refuses without a cut (positive control for the cut requirement)
+    // a running broker is backed up online (backup-online.test.ts); a stopped one without a cut refuses
+    const online = parseJson<SpaceBackupResult>(ok(await r.cotal(["space", "backup", "alpha", "--out", join(r.root, "..", "online"), "--json"])));
+    expect(online.mode).toBe("online");
+    ok(await r.cotal(["down"]));
     const noCut = await r.cotal(["space", "backup", "alpha", "--out", join(r.root, "..", "refused")]);
     expect(noCut.code).toBe(6);
     expect(noCut.stderr).toMatch(/cut-required/);
+    await upJson(r);
 
     ok(await r.cotal(["down", "--preserve-state"]));
     const out = join(r.root, "..", "alpha.bak");

@@ -57,6 +57,8 @@ export interface TenantPageData {
   journal: JournalEntry | null;
   journalError: string | null;
   provisioningOwed: string[];
+  /** Tenants an online backup quiesced (the core's status: journal entry or JWT). */
+  quiesced: StatusReport["quiesced"];
   corrupt: StatusReport["corrupt"];
   spaces: DashboardSpace[];
   queues: QueuesSection;
@@ -140,6 +142,7 @@ export async function readTenantData(opts: { root: string; redisUrl: string }): 
     journal: s.journal,
     journalError: s.journalError ?? null,
     provisioningOwed: s.provisioningOwed,
+    quiesced: s.quiesced,
     corrupt: s.corrupt,
     spaces,
     queues: jobs.section,

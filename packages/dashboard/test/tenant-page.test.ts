@@ -20,6 +20,7 @@ function data(over: Partial<TenantPageData> = {}): TenantPageData {
     journal: { op: "space-rm", space: "beta", startedAt: "t2" },
     journalError: null,
     provisioningOwed: [],
+    quiesced: [],
     corrupt: [{ path: "/r/auth/x.json", reason: EVIL }],
     spaces: [
       { name: "alpha", state: "active", publicKey: "AK", inConfig: true, inInventory: true, createdAt: "t", quota: { disk: 64 * 1024 ** 2, mem: -1, streams: 16, consumers: 256, conns: 128, subs: 10_000, payload: 1024 ** 2, leafnodes: 0 }, lastBackup: { artifact: `/b/${EVIL}`, bytes: 2048, finishedAt: "t3" }, backupSchedule: { every: "0 3 * * *", next: "t4" } },

@@ -35,7 +35,7 @@ export function completeArtifacts(dir: string, space: string): string[] {
 export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string) => void = () => undefined): Promise<ScheduledBackupResult> {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const artifact = join(p.out, `${p.name}-${stamp}`);
-  const bytes = await underCut(p.root, `backup of ${p.name}`, log, async () => (await spaceBackup({ root: p.root, space: p.name, out: artifact })).bytes);
+  const bytes = await underCut(p.root, `backup of ${p.name}`, log, async () => (await spaceBackup({ root: p.root, space: p.name, out: artifact, mode: "offline" })).bytes);
   const all = completeArtifacts(p.out, p.name);
   const keep = p.keep ?? DEFAULT_KEEP;
   const pruned = all.slice(0, Math.max(0, all.length - keep));

@@ -26,6 +26,8 @@ export const FAILPOINTS = [
   // the preserve-state cut, backup and restore
   "cut-intent", "cut-committed", "resume-intent",
   "backup-snapshot-start", "backup-first-chunk", "backup-mid-stream", "backup-snapshot-close", "backup-manifest",
+  // the online backup (maintenance/online-backup.ts): the quiesce journaled, proven; the artifact published; the lift proven
+  "backup-quiesce-journaled", "backup-quiesced", "backup-published", "backup-lifted",
   "restore-quarantine-begin", "restore-quarantine-stream", "restore-quarantine-verified", "restore-quarantine-done",
   "restore-target-begin", "restore-target-stream", "restore-target-verified", "restore-target-done",
 ] as const;

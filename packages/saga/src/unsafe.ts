@@ -59,6 +59,8 @@ export const UNSAFE_SWITCHES = [
   "IGNORE_FD_BUDGET",
   /** Inventory writes skip the max_payload size guard, and a too-large refusal reads as a lost reply (a retried conflict). */
   "IGNORE_RECORD_SIZE",
+  /** An online backup does not quiesce its tenant: its clients stay connected (and may write) while the streams are read. */
+  "SKIP_QUIESCE",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

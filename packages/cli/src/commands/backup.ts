@@ -45,7 +45,7 @@ export function registerBackup(program: Command): void {
   const space = group(program, "space", "per-space lifecycle verbs");
   space
     .command("backup <name>")
-    .description("offline per-space backup after `cotal down --preserve-state`: native stream snapshots, manifest.json written last")
+    .description("per-space backup: online on a running broker (only this tenant quiesced), else offline after `cotal down --preserve-state`; native stream snapshots, manifest.json written last")
     .requiredOption("--out <dir>", "artifact directory to create (must not exist); with --queue, the directory dated artifacts go in")
     .option("--every <cron|duration>", "with --queue: a cron pattern (\"0 3 * * *\") or a duration (6h, 1d)")
     .option("--keep <n>", "with --queue: complete artifacts to keep (default 7)")
@@ -56,12 +56,13 @@ export function registerBackup(program: Command): void {
       const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space backup", json: flags.json, unit: "bytes" }));
       const t0 = Date.now();
       try {
-        const r = await spaceBackup({ root: rootOf(cmd), space: name, out: flags.out, onProgress: bar.update });
+        const r = await spaceBackup({ root: rootOf(cmd), space: name, out: flags.out, onProgress: bar.update, onNotice: (m) => process.stderr.write(`cotal: ${m}\n`) });
         bar.done();
         if (flags.json) return json(r);
-        out(`cotal: backed up space ${r.space} to ${r.out} (${r.streams.length} stream(s), ${(r.bytes / 1_048_576).toFixed(2)} MB in ${((Date.now() - t0) / 1000).toFixed(1)} s; account ${r.accountPublicKey})`);
+        out(`cotal: backed up space ${r.space} to ${r.out} ${r.mode === "online" ? "online " : ""}(${r.streams.length} stream(s), ${(r.bytes / 1_048_576).toFixed(2)} MB in ${((Date.now() - t0) / 1000).toFixed(1)} s; account ${r.accountPublicKey})`);
         if (r.excluded.length > 0) out(`  excluded (ttl, recreated empty on restore): ${r.excluded.join(", ")}`);
-        out("  next: cotal up   # resumes the preserved store");
+        if (r.mode === "online") out(`  the tenant's clients were refused while its streams were read and may connect again now`);
+        else out("  next: cotal up   # resumes the preserved store");
       } finally {
         bar.done();
       }

@@ -5,3 +5,5 @@ export { cleanRestoreAttempt, type CleanAttemptResult } from "../maintenance/cle
 export { cleanOrphanStreams, type OrphanCleanResult } from "../maintenance/orphans.js";
 export type { MaintenanceProgress } from "../maintenance/progress.js";
 export type { CutEntry } from "../saga/journal.js";
+export { verifyArtifact } from "../maintenance/artifact.js";
+export type { OnlineBackupResult } from "../maintenance/online-backup.js";

@@ -21,6 +21,8 @@ import { startIsolatedBroker, typedIsolatedFailure, type IsolatedBroker } from "
 import type { ProgressSink } from "./progress.js";
 import { storeOwners, validateSpaceBackupInventory } from "./store-inventory.js";
 import { snapshotStream } from "./stream-snapshot.js";
+import { brokerState } from "../broker/runtime.js";
+import { spaceBackupOnline } from "./online-backup.js";
 
 export interface SpaceBackupOptions {
   root: string;
@@ -28,9 +30,14 @@ export interface SpaceBackupOptions {
   out: string;
   lockWaitMs?: number;
   onProgress?: ProgressSink;
+  onNotice?: (message: string) => void;
+  /** "offline": refuse unless a ready cut holds the stopped store; default: online when the broker runs. */
+  mode?: "online" | "offline";
 }
 
 export interface SpaceBackupResult {
+  /** online: the running broker, the tenant quiesced (maintenance/online-backup.ts); offline: after a cut. */
+  mode?: "online" | "offline";
   space: string;
   out: string;
   attemptId: string;
@@ -46,7 +53,7 @@ export function ttlStreams(space: string): { name: string; bucket: string }[] {
   return spaceTemplate(space).buckets.filter((b) => b.class === "ttl").map((b) => ({ name: `KV_${b.bucket}`, bucket: b.bucket }));
 }
 
-async function checkpointsOf(jsm: JetStreamManager, stream: string): Promise<ConsumerCheckpoint[]> {
+export async function checkpointsOf(jsm: JetStreamManager, stream: string): Promise<ConsumerCheckpoint[]> {
   const out: ConsumerCheckpoint[] = [];
   for await (const c of jsm.consumers.list(stream)) {
     out.push({
@@ -62,7 +69,8 @@ async function checkpointsOf(jsm: JetStreamManager, stream: string): Promise<Con
 }
 
 /**
- * `cotal space backup <name> --out DIR` (000 §2.3, 004): offline, after a ready cut. Claims the
+ * `cotal space backup <name> --out DIR` (000 §2.3, 004): online on a running broker (online-backup.ts),
+ * else offline, after a ready cut. Claims the
  * attempt in the journal before creating anything, snapshots a clone of the store through an isolated
  * broker, and publishes manifest.json last and atomically. Any failure removes what it provably created.
  */
@@ -70,6 +78,8 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
   const space = assertSpaceName(opts.space);
   const out = resolve(opts.out);
   const layout = new RootLayout(canonicalRoot(opts.root));
+  // A running broker is backed up online (only that tenant quiesced); a stopped one through its cut.
+  if (opts.mode !== "offline" && brokerState(layout).running) return spaceBackupOnline(opts);
   const progress = opts.onProgress ?? (() => undefined);
   assertJournalAllows(layout, { verb: "space backup", cut: true }); // a standing removal names itself before any input check
   if (existsSync(out)) {
@@ -162,6 +172,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
         streams: streams.map((s, i) => ({ name: s.name, messages: s.state.messages, bytes: s.state.bytes, size: files[i]?.size ?? 0 })),
         excluded: excluded.map((e) => e.name),
         bytes: files.reduce((n, f) => n + f.size, 0),
+        mode: "offline",
       };
     } catch (err) {
       // Fail closed to `ready`: remove exactly the inodes this attempt recorded; keep the claim if any cannot be proven.

@@ -7,6 +7,8 @@ export * from "./store-inventory.js";
 export * from "./isolated-broker.js";
 export * from "./attempt.js";
 export * from "./backup.js";
+export * from "./online-backup.js";
+export * from "./quiesce.js";
 export * from "./restore.js";
 export * from "./clean.js";
 export * from "./orphans.js";

@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import { liftStandingQuiesces, type LiftReport } from "../maintenance/quiesce.js";
 import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { SagaError } from "../errors.js";
@@ -62,6 +63,12 @@ export interface BootContext {
   lock: MaintenanceLock;
 }
 
+/** What `up` says about quiesces it lifted (maintenance/quiesce.ts). */
+function liftNotes(r: LiftReport): string[] {
+  const out = r.recovered ? [`lifted the quiesce of space ${r.recovered.space} left by online backup ${r.recovered.attemptId} (${r.recovered.stage}); its artifact at ${r.recovered.out}: ${r.recovered.artifact}`] : [];
+  return [...out, ...r.lifted.map((s) => `lifted space ${s}: its account JWT revoked every user with no backup journaled`)];
+}
+
 /**
  * The boot step of `up`, under a lock it never takes or releases: a running broker gets its owed
  * provisioning; a stopped one is created if new, planned from the KV record (ops/boot.ts), started
@@ -75,6 +82,7 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
   const state = brokerState(layout);
   if (state.running) {
     const notes = await ensureLiveInventory(layout, lock, progress);
+    notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
     const inv = accountInventory(layout);
     const space = requested ?? inv.spaces[0]?.name ?? "default";
     // A verb killed between its commit and its provisioning left its spaces owed (provision/owed.ts):
@@ -162,6 +170,7 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
   const started = await startBroker(layout, { host: rendered.settings.host, port: rendered.settings.port, detach: opts.detach });
   await failpoint("up-started");
   await finishColdBoot(layout, started.runtime.url, plan, bootDigest);
+  notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
   const provisioned: ProvisionResult[] = [];
   for (const acct of rendered.spaces) {
     provisioned.push(await provisionSpace(started.runtime.url, acct));

@@ -11,6 +11,8 @@ import { parseAccountRecord, parseBrokerRecord, type AccountRecord } from "../ro
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
 import { readJournal, type JournalEntry } from "../saga/journal.js";
+import { ownerStatus } from "../lock/process-identity.js";
+import { quiescedOnDisk } from "../maintenance/quiesce.js";
 import { readProvisioningOwed } from "../provision/owed.js";
 import { configPicture } from "./config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
@@ -57,6 +59,42 @@ export interface StatusReport {
   /** Spaces a killed verb may have left trusted but not provisioned; `cotal up` settles them. */
   provisioningOwed: string[];
   lock: ReturnType<typeof readLockOwner> | null;
+  /**
+   * Tenants quiesced by an online backup: named by a quiesce entry, or by their account JWT's
+   * `revocations["*"]` (both, normally). Their clients are refused until the lift.
+   */
+  quiesced: QuiescedTenant[];
+}
+
+export interface QuiescedTenant {
+  space: string;
+  /** journal: the entry, the JWT not (yet) re-signed; jwt: the JWT with no entry; both: a backup in flight or stopped. */
+  source: "journal" | "jwt" | "both";
+  revokeAllBefore?: number;
+  attemptId?: string;
+  stage?: string;
+  owner?: { pid: number; host: string; status: "alive" | "dead" | "unknown" };
+  /** What converges it: nothing while its backup runs, else `cotal up`. */
+  next: string;
+}
+
+/** Pure: the quiesced tenants from the journal entry and the JWTs on disk. */
+export function quiescedTenants(journal: JournalEntry | null, onDisk: { space: string; revokeAllBefore: number }[], ownerState: "alive" | "dead" | "unknown" = "dead"): QuiescedTenant[] {
+  const entry = journal?.op === "quiesce" ? journal : undefined;
+  const out: QuiescedTenant[] = onDisk.map((q) => ({ space: q.space, source: "jwt" as const, revokeAllBefore: q.revokeAllBefore, next: "cotal up   # lifts it" }));
+  if (entry) {
+    const alive = ownerState !== "dead";
+    const found = out.find((q) => q.space === entry.space);
+    const fields = {
+      attemptId: entry.attemptId,
+      stage: entry.stage,
+      owner: { pid: entry.owner.pid, host: entry.owner.host, status: ownerState },
+      next: alive ? `wait for the backup (pid ${entry.owner.pid}) to finish; it lifts the quiesce itself` : "cotal up   # lifts the quiesce and removes a partial artifact",
+    };
+    if (found) Object.assign(found, { source: "both" as const, ...fields });
+    else out.push({ space: entry.space, source: "journal", ...fields });
+  }
+  return out.sort((a, b) => (a.space < b.space ? -1 : 1));
 }
 
 async function readInventory(url: string, authority: AccountRecord): Promise<{ record?: InventoryRecord & { revision: number }; error?: string }> {
@@ -76,7 +114,7 @@ async function readInventory(url: string, authority: AccountRecord): Promise<{ r
 export async function status(opts: { root: string }): Promise<StatusReport> {
   const layout = new RootLayout(opts.root);
   if (!existsSync(layout.root)) {
-    return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, provisioningOwed: [], lock: null };
+    return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, provisioningOwed: [], lock: null, quiesced: [] };
   }
   const st = brokerState(layout);
   const rt = st.runtime;
@@ -162,5 +200,6 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     ...(journalError ? { journalError } : {}),
     provisioningOwed: readProvisioningOwed(layout)?.spaces ?? [],
     lock: lock ?? null,
+    quiesced: quiescedTenants(journal, quiescedOnDisk(layout, inv.spaces), journal?.op === "quiesce" ? ownerStatus(journal.owner) : "dead"),
   };
 }

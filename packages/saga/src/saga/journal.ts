@@ -3,7 +3,7 @@ import { SagaError } from "../errors.js";
 import { isValidSpaceName } from "../names.js";
 import { unsafe } from "../unsafe.js";
 import { assertLockHeld, type MaintenanceLock } from "../lock/maintenance-lock.js";
-import type { ProcessOwner } from "../lock/process-identity.js";
+import { ownerStatus, type ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists, writeJsonAtomic } from "../root/secret-files.js";
 
@@ -71,7 +71,29 @@ export interface RotationEntry {
   space?: undefined;
 }
 
-export type JournalEntry = SpaceRmEntry | CutEntry | RotationEntry;
+/**
+ * An online `space backup`: the tenant's account JWT revokes every user issued before the quiesce
+ * (its clients are evicted and refused) until the lift is proven. Written before the quiesce
+ * mutation, removed only after the lift's proof; `out` is recorded before the directory exists.
+ */
+export interface QuiesceEntry {
+  op: "quiesce";
+  space: string;
+  purpose: "backup";
+  out: string;
+  /** The artifact directory's inode once this attempt created it: only a proven-ours dir is removed. */
+  outIno?: { dev: number; ino: number };
+  attemptId: string;
+  owner: ProcessOwner;
+  startedAt: string;
+  stage: QuiesceStage;
+}
+
+export type QuiesceStage = "journaled" | "quiesced" | "snapshotting" | "published" | "lifting";
+
+export type JournalEntry = SpaceRmEntry | CutEntry | RotationEntry | QuiesceEntry;
+
+const QUIESCE_STAGES: readonly string[] = ["journaled", "quiesced", "snapshotting", "published", "lifting"];
 
 const CUT_STATES: readonly string[] = ["cut-intent", "cut-committed", "ready", "resume-intent"];
 
@@ -91,6 +113,7 @@ export function readJournal(layout: RootLayout): JournalEntry | undefined {
     if (j.op === "space-rm" && typeof j.space === "string" && isValidSpaceName(j.space)) return j;
     if (j.op === "cut" && CUT_STATES.includes(j.state) && typeof j.cutId === "string") return j;
     if (j.op === "rotate-sys" && Number.isInteger(j.generation)) return j;
+    if (j.op === "quiesce" && typeof j.space === "string" && isValidSpaceName(j.space) && typeof j.out === "string" && typeof j.attemptId === "string" && QUIESCE_STAGES.includes(j.stage) && Number.isInteger(j.owner?.pid)) return j;
   } catch {
     // fall through
   }
@@ -122,11 +145,30 @@ export interface JournalPolicy {
   anyRemoval?: boolean;
   /** `up --rotate-sys`: its own unfinished rotation passes (the re-run finishes it). */
   rotation?: boolean;
+  /** `up` and `space backup`: a quiesce whose owner is dead passes (they lift it first). */
+  quiesce?: boolean;
 }
 
+/** Whether a journal entry's owner process still runs ("unknown": another host's, never judged dead). */
+export type OwnerState = "alive" | "dead" | "unknown";
+
 /** Pure: the refusal a journal entry makes for a verb, or undefined when the verb may proceed. */
-export function journalRefusal(entry: JournalEntry | undefined, policy: JournalPolicy): SagaError | undefined {
+export function journalRefusal(entry: JournalEntry | undefined, policy: JournalPolicy, owner: OwnerState = "dead"): SagaError | undefined {
   if (!entry) return undefined;
+  if (entry.op === "quiesce") {
+    // A running backup is busy, not broken: its owner lifts the quiesce itself.
+    if (owner !== "dead") {
+      return new SagaError("lock-held", `an online backup of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${policy.verb} waits for it`, {
+        next: `wait for pid ${entry.owner.pid} to finish (cotal status), then re-run the command`,
+        details: { journal: entry, owner },
+      });
+    }
+    if (policy.quiesce) return undefined;
+    return new SagaError("journal-blocked", `an online backup of space ${entry.space} (started ${entry.startedAt}) stopped while the tenant was quiesced (${entry.stage}); ${policy.verb} waits for the lift`, {
+      next: "cotal up   # lifts the quiesce and removes a partial artifact",
+      details: { journal: entry },
+    });
+  }
   if (entry.op === "rotate-sys") {
     if (policy.rotation) return undefined;
     return new SagaError("journal-blocked", `a system-account rotation to generation ${entry.generation} (started ${entry.startedAt}) is unfinished; ${policy.verb} waits for it`, {
@@ -151,7 +193,7 @@ export function journalRefusal(entry: JournalEntry | undefined, policy: JournalP
 /** Reads the journal and refuses as `journalRefusal` says; an unreadable journal refuses every verb. */
 export function assertJournalAllows(layout: RootLayout, policy: JournalPolicy): JournalEntry | undefined {
   const entry = readJournal(layout);
-  const refusal = unsafe("IGNORE_JOURNAL") ? undefined : journalRefusal(entry, policy);
+  const refusal = unsafe("IGNORE_JOURNAL") ? undefined : journalRefusal(entry, policy, entry?.op === "quiesce" ? ownerStatus(entry.owner) : "dead");
   if (refusal) throw refusal;
   return entry;
 }

@@ -3,7 +3,7 @@
  * one signing key. The identity seed is dropped; users are always minted with the signing key.
  */
 import { SagaError } from "../errors.js";
-import { signJwt, verifyJwt } from "./jwt.js";
+import { decodeJwt, signJwt, verifyJwt } from "./jwt.js";
 import { DEFAULT_SPACE_QUOTA } from "../provision/template.js";
 import { UNLIMITED_JETSTREAM, limitsOfClaims, mergeLimits, quotaLimits, type AccountLimits } from "./limits.js";
 import { createKeyPair, isPublicKey } from "./nkeys.js";
@@ -87,4 +87,34 @@ export function resignAccountLimits(operator: { publicKey: string; seed: string 
   const merged = mergeLimits(limitsOfClaims(claims.nats), limits);
   const resigned = signJwt({ iss: claims.iss, sub: claims.sub, name: claims.name, nats: { ...claims.nats, limits: merged } }, operator.seed);
   return { jwt: resigned, limits: merged };
+}
+
+/** The account's "revoke every user issued at or before T" time (`revocations["*"]`), if any (decoded, not verified: a read for status). */
+export function revokeAllBefore(jwt: string): number | undefined {
+  const rev = decodeJwt(jwt).nats.revocations as Record<string, unknown> | undefined;
+  const t = rev?.["*"];
+  return typeof t === "number" ? t : undefined;
+}
+
+/**
+ * The same account re-signed with `revocations["*"]` set to `revokeAllBefore` (unix seconds) or
+ * removed (undefined): nats-server evicts and refuses every user of the account issued at or before
+ * it. The quiesce and the lift of an online backup (README: backup). Other revocations stay as they are.
+ */
+export function resignAccountRevocations(operator: { publicKey: string; seed: string }, jwt: string, revokeAllBefore: number | undefined): { jwt: string } {
+  const claims = verifyJwt(jwt);
+  if (claims.iss !== operator.publicKey) {
+    throw new SagaError("foreign-operator", `account ${claims.sub} is signed by operator ${claims.iss}, not this broker's ${operator.publicKey}`, { details: { account: claims.sub, issuer: claims.iss } });
+  }
+  if (claims.nats.type !== "account") throw new SagaError("invalid-jwt", `not an account JWT (type ${String(claims.nats.type)})`);
+  if (revokeAllBefore !== undefined && (!Number.isSafeInteger(revokeAllBefore) || revokeAllBefore <= 0)) {
+    throw new SagaError("invalid-argument", `a revocation time is whole unix seconds, got ${String(revokeAllBefore)}`);
+  }
+  const { revocations, ...rest } = claims.nats;
+  const kept: Record<string, unknown> = { ...(revocations as Record<string, unknown> | undefined) };
+  delete kept["*"];
+  if (revokeAllBefore !== undefined) kept["*"] = revokeAllBefore;
+  // An empty map is dropped, so a lift of a JWT that had none restores its claims exactly.
+  const nats = Object.keys(kept).length > 0 ? { ...rest, revocations: kept } : rest;
+  return { jwt: signJwt({ iss: claims.iss, sub: claims.sub, name: claims.name, nats: nats as typeof claims.nats }, operator.seed) };
 }

@@ -1,0 +1,197 @@
+/**
+ * `cotal space backup <name> --out DIR` on a running broker (README: backup): quiesce only that
+ * tenant (its account JWT revokes every user issued before now; docs/resume.md, the quiesce entry),
+ * snapshot its streams through the running broker as a user issued after the quiesce, write the
+ * manifest last, lift. The artifact format is the offline one, so the offline restore reads it.
+ */
+import { existsSync, lstatSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { SagaError, isSagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
+import { assertSpaceName } from "../names.js";
+import { connectAsAccount } from "../broker/connect.js";
+import { evictAccountConnections } from "../provision/evict-connections.js";
+import { selfOwner } from "../lock/process-identity.js";
+import type { SessionHooks } from "../ops/session.js";
+import { withLiveVerb } from "../ops/verb.js";
+import { canonicalRoot } from "../root/canonical-root.js";
+import { RootLayout } from "../root/layout.js";
+import { writeJsonAtomic } from "../root/secret-files.js";
+import { clearJournal, readJournal, writeJournal, type QuiesceEntry } from "../saga/journal.js";
+import { unsafe } from "../unsafe.js";
+import { ARTIFACT_FORMAT, CHECKPOINTS_FILE, MANIFEST_FILE, sha256File, verifyArtifact, type BackupManifest, type Checkpoints, type ConsumerCheckpoint, type ManifestStream } from "./artifact.js";
+import { newAttemptId } from "./attempt.js";
+import { checkpointsOf, ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup.js";
+import { recoverQuiesce, resignRevocations, setQuiesceStage, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
+import { snapshotStream } from "./stream-snapshot.js";
+
+/** What the backup user may do: list and snapshot streams, list consumers, ack chunks; nothing else. */
+export const BACKUP_USER_PERMISSIONS = {
+  allowPub: ["$JS.API.INFO", "$JS.API.STREAM.LIST", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.INFO.*", "$JS.API.STREAM.SNAPSHOT.*", "$JS.API.CONSUMER.LIST.*", "$JS.SNAPSHOT.ACK.>"],
+  allowSub: ["_INBOX.>"],
+};
+
+/** Test-only switch for the quiesce cell's positive control: the tenant stays connected while its streams are read. */
+function quiesceSkipped(): boolean {
+  return unsafe("SKIP_QUIESCE");
+}
+
+export interface OnlineBackupResult extends SpaceBackupResult {
+  mode: "online";
+  /** Epoch ms: the quiesce proven, the last snapshot's end marker read, the lift proven. */
+  timeline: { quiesceProvenAt: number; snapshotsDoneAt: number; liftProvenAt: number };
+  /** What the evictor found after the quiesce: "none" where the revocation already evicted every client; "skipped" before 2.10. */
+  eviction?: { outcome: string; kicked: number; reason?: string };
+  /** A stopped online backup this run lifted first. */
+  recovered?: QuiesceRecovery;
+}
+
+/** nats-server revokes a user issued at or before `revocations["*"]`: ours must be issued after it. */
+async function untilIssuedAfter(t: number): Promise<void> {
+  const at = (t + 1) * 1000 + 20;
+  while (Date.now() < at) await new Promise((r) => setTimeout(r, at - Date.now()));
+}
+
+function resultOf(manifest: BackupManifest, out: string): SpaceBackupResult {
+  const sizes = new Map(manifest.files.map((f) => [f.path, f.size]));
+  return {
+    space: manifest.space,
+    out,
+    attemptId: manifest.attemptId,
+    cutId: manifest.cutId,
+    accountPublicKey: manifest.accountPublicKey,
+    streams: manifest.streams.map((s) => ({ name: s.name, messages: s.state.messages, bytes: s.state.bytes, size: sizes.get(s.file) ?? 0 })),
+    excluded: manifest.excluded.map((e) => e.name),
+    bytes: manifest.files.reduce((n, f) => n + f.size, 0),
+  };
+}
+
+export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks): Promise<OnlineBackupResult | (SpaceBackupResult & { mode: "online"; recovered: QuiesceRecovery })> {
+  const space = assertSpaceName(opts.space);
+  const out = resolve(opts.out);
+  const layout = new RootLayout(canonicalRoot(opts.root));
+  const progress = opts.onProgress ?? (() => undefined);
+  const verb = { root: layout.root, purpose: `cotal space backup ${space}`, journal: { verb: "space backup", quiesce: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
+  return withLiveVerb(verb, async ({ lock, session, journal, disk }) => {
+    const env = session.envWith(lock);
+    let recovered: QuiesceRecovery | undefined;
+    if (journal?.op === "quiesce") {
+      // A backup that stopped while its tenant was quiesced: lift first (journalRefusal let us through: its owner is dead).
+      recovered = await recoverQuiesce(env, journal, "space backup");
+      opts.onNotice?.(`lifted the quiesce of space ${recovered.space} left by backup ${recovered.attemptId} (${recovered.stage}); its artifact: ${recovered.artifact}`);
+      if (recovered.out === out && recovered.artifact === "complete") {
+        return { ...resultOf(verifyArtifact(out).manifest, out), mode: "online" as const, recovered };
+      }
+    }
+    if (existsSync(out)) {
+      throw new SagaError("invalid-argument", `${out} already exists; a backup writes into a directory it creates itself`, { next: `cotal space backup ${space} --out <a new directory>` });
+    }
+    const account = disk.find((t) => t.name === space);
+    if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
+    const kv = await session.store.read();
+    if (!kv?.record.spaces.includes(space)) throw new SagaError("space-not-found", `space ${space} is not in the inventory`, { next: "cotal space list" });
+
+    const attemptId = newAttemptId();
+    const entry: QuiesceEntry = { op: "quiesce", space, purpose: "backup", out, attemptId, owner: selfOwner(), startedAt: new Date().toISOString(), stage: "journaled" };
+    writeJournal(layout, lock, entry); // before the quiesce: a crash from here on resumes to lifted
+    await failpoint("backup-quiesce-journaled");
+    let nc: NatsConnection | undefined;
+    try {
+      const t = Math.floor(Date.now() / 1000);
+      if (!quiesceSkipped()) await resignRevocations(env, space, t, "space backup (quiesce)");
+      const quiesceProvenAt = Date.now();
+      // The claims update evicts the tenant's clients itself; the evictor (2.10+) confirms none is left, and cuts a survivor.
+      const eviction = quiesceSkipped() ? undefined : await evictAccountConnections(layout, session.url, account.publicKey);
+      if (eviction?.outcome === "failed") {
+        throw new SagaError("live-process", `space ${space} still has ${eviction.remaining} connection(s) after its quiesce (${eviction.reason ?? "unknown"}); nothing was backed up`, { next: `cotal space backup ${space} --out ${out}   # run it again` });
+      }
+      setQuiesceStage(layout, lock, attemptId, "quiesced");
+      await failpoint("backup-quiesced");
+      await untilIssuedAfter(t);
+      nc = await connectAsAccount(session.url, account, { name: `cotal-backup-${space}`, reconnect: false, ttlSeconds: 3600, permissions: BACKUP_USER_PERMISSIONS });
+      const jsm = await jetstreamManager(nc);
+      const excluded = ttlStreams(space);
+      const listed = async () => {
+        const infos = [];
+        for await (const si of jsm.streams.list()) infos.push(si);
+        return infos.filter((i) => !excluded.some((e) => e.name === i.config.name)).sort((a, b) => (a.config.name < b.config.name ? -1 : 1));
+      };
+      const durable = await listed();
+      const total = durable.reduce((n, i) => n + i.state.bytes, 0);
+
+      mkdirSync(out, { mode: 0o700 });
+      const st = lstatSync(out);
+      updateQuiesce(layout, lock, attemptId, { stage: "snapshotting", outIno: { dev: st.dev, ino: st.ino } });
+      mkdirSync(join(out, "streams"), { mode: 0o700 });
+      let done = 0;
+      const streams: ManifestStream[] = [];
+      const files: BackupManifest["files"] = [];
+      const consumers: ConsumerCheckpoint[] = [];
+      for (const info of durable) {
+        const name = info.config.name;
+        consumers.push(...(await checkpointsOf(jsm, name)));
+        const rel = `streams/${name}.snap`;
+        const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }));
+        if (snap.state.messages !== info.state.messages || snap.state.last_seq !== info.state.last_seq) {
+          throw new SagaError("store-inventory", `stream ${name} changed during its snapshot (${info.state.messages}→${snap.state.messages} messages) although its tenant is quiesced`, { next: `cotal space backup ${space} --out ${out}   # run it again` });
+        }
+        streams.push({ name, class: "durable", file: rel, config: snap.config, state: snap.state });
+        files.push({ path: rel, size: snap.size, sha256: snap.sha256 });
+      }
+      const snapshotsDoneAt = Date.now();
+      // The same streams, unchanged, after the last snapshot: nothing wrote while we read.
+      const after = await listed();
+      const moved = after.filter((a) => {
+        const b = durable.find((d) => d.config.name === a.config.name);
+        return !b || b.state.messages !== a.state.messages || b.state.last_seq !== a.state.last_seq;
+      });
+      if (moved.length > 0 || after.length !== durable.length) {
+        throw new SagaError("store-inventory", `streams of space ${space} changed during the backup: ${moved.map((m) => m.config.name).join(", ") || "a stream was added or removed"}`, { next: `cotal space backup ${space} --out ${out}   # run it again` });
+      }
+      const checkpoints: Checkpoints = { format: "cotal.checkpoints/1", space, consumers };
+      writeJsonAtomic(join(out, CHECKPOINTS_FILE), checkpoints);
+      files.push({ path: CHECKPOINTS_FILE, ...sha256File(join(out, CHECKPOINTS_FILE)) });
+      const manifest: BackupManifest = {
+        format: ARTIFACT_FORMAT,
+        space,
+        accountPublicKey: account.publicKey,
+        cutId: `online-${attemptId}`,
+        attemptId,
+        createdAt: new Date().toISOString(),
+        streams,
+        excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })),
+        files,
+      };
+      await failpoint("backup-manifest");
+      writeJsonAtomic(join(out, MANIFEST_FILE), manifest); // the completion marker, last
+      setQuiesceStage(layout, lock, attemptId, "published");
+      await failpoint("backup-published");
+      await nc.close();
+      nc = undefined;
+      setQuiesceStage(layout, lock, attemptId, "lifting");
+      await resignRevocations(env, space, undefined, "space backup (lift)");
+      const liftProvenAt = Date.now();
+      await failpoint("backup-lifted");
+      clearJournal(layout, lock); // only after the lift's proof
+      return { ...resultOf(manifest, out), mode: "online" as const, timeline: { quiesceProvenAt, snapshotsDoneAt, liftProvenAt }, ...(eviction ? { eviction: { outcome: eviction.outcome, kicked: eviction.kicked.length, ...(eviction.reason ? { reason: eviction.reason } : {}) } } : {}), ...(recovered ? { recovered } : {}) };
+    } catch (err) {
+      await nc?.close().catch(() => undefined);
+      // Fail closed to lifted: lift (proven), remove the partial artifact, clear the entry.
+      const standing = readJournal(layout);
+      if (standing?.op === "quiesce" && standing.attemptId === attemptId) {
+        try {
+          await recoverQuiesce(env, standing, "space backup");
+        } catch (liftErr) {
+          throw new SagaError("journal-blocked", `the online backup of space ${space} failed (${(err as Error).message}) and its lift failed too (${(liftErr as Error).message}); the tenant stays quiesced`, {
+            next: "cotal up   # lifts the quiesce",
+            cause: err,
+          });
+        }
+      }
+      if (isSagaError(err)) throw err;
+      throw new SagaError("snapshot-failed", `the online backup of space ${space} failed: ${(err as Error).message}; the tenant was lifted and no artifact kept`, { next: `cotal space backup ${space} --out ${out}   # run it again`, cause: err });
+    }
+  });
+}

@@ -1,0 +1,142 @@
+/**
+ * The quiesce of one tenant for an online backup (README: backup): its account JWT re-signed with
+ * `revocations["*"] = T`, which makes nats-server evict and refuse every user of the account issued
+ * at or before T, and the lift that re-signs it without. Both go through the saga's one-account
+ * re-sign (op "limits", docs/resume.md), so each is claimed, reloaded and proven like `space limits`.
+ */
+import { existsSync, lstatSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { SagaError } from "../errors.js";
+import type { MaintenanceLock } from "../lock/maintenance-lock.js";
+import { openLiveSession, type LiveSession } from "../ops/session.js";
+import { certainInventory } from "../root/account-store.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+import { existingSpaceRecord } from "../saga/materialise.js";
+import { clearJournal, readJournal, writeJournal, type QuiesceEntry, type QuiesceStage } from "../saga/journal.js";
+import { runMutation, type SagaEnv } from "../saga/mutation.js";
+import { resignAccountRevocations, revokeAllBefore } from "../trust/account.js";
+import { MANIFEST_FILE } from "./artifact.js";
+
+/** A claim left by a killed writer is settled first, so the re-sign is decided on a settled record. */
+async function settle(env: SagaEnv, verb: string): Promise<void> {
+  const vr = await env.store.read();
+  if (vr && (vr.record.pending || vr.record.appliedGeneration !== vr.record.generation)) {
+    await runMutation(env, { op: "batch", adds: [], removes: [], verb: `${verb} (resume)` });
+  }
+}
+
+function recordOf(layout: RootLayout, space: string) {
+  const broker = loadBrokerTrust(layout);
+  const rec = existingSpaceRecord(layout, broker, space);
+  if (!rec) throw new SagaError("render-refused", `space ${space} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
+  return { broker, rec };
+}
+
+/** Re-signs `space`'s account JWT with `revokeAllBefore` (undefined: removed) through the saga; a no-op when it already carries that. */
+export async function resignRevocations(env: SagaEnv, space: string, at: number | undefined, verb: string): Promise<{ changed: boolean }> {
+  await settle(env, verb);
+  const { broker, rec } = recordOf(env.layout, space);
+  if (revokeAllBefore(rec.jwt) === at) return { changed: false };
+  const to = resignAccountRevocations(broker.operator, rec.jwt, at).jwt;
+  const r = await runMutation(env, { op: "limits", adds: [], removes: [], verb, limitsChange: { space, from: rec.jwt, to } });
+  if (r.outcome !== "committed") {
+    throw new SagaError("reload-unproven", `${verb} of space ${space} was not proven by the broker (${r.outcome})`, { next: "cotal up   # resumes it" });
+  }
+  return { changed: true };
+}
+
+/** Updates the standing quiesce entry of `attemptId` (under the held lock); refuses if it is not ours any more. */
+export function updateQuiesce(layout: RootLayout, lock: MaintenanceLock, attemptId: string, patch: Partial<Pick<QuiesceEntry, "stage" | "outIno">>): QuiesceEntry {
+  const j = readJournal(layout);
+  if (j?.op !== "quiesce" || j.attemptId !== attemptId) {
+    throw new SagaError("lock-lost", `the online backup ${attemptId} is no longer the journal's entry`, { next: "cotal status" });
+  }
+  const next = { ...j, ...patch };
+  writeJournal(layout, lock, next);
+  return next;
+}
+
+export function setQuiesceStage(layout: RootLayout, lock: MaintenanceLock, attemptId: string, stage: QuiesceStage): void {
+  updateQuiesce(layout, lock, attemptId, { stage });
+}
+
+/** An artifact directory this attempt provably created (its inode journaled) and never completed. */
+function removePartialArtifact(entry: QuiesceEntry): "removed" | "complete" | "absent" | "not-ours" {
+  if (!existsSync(entry.out)) return "absent";
+  if (existsSync(join(entry.out, MANIFEST_FILE))) return "complete";
+  const st = lstatSync(entry.out);
+  if (!entry.outIno || !st.isDirectory() || st.dev !== entry.outIno.dev || st.ino !== entry.outIno.ino) return "not-ours";
+  rmSync(entry.out, { recursive: true, force: true });
+  return "removed";
+}
+
+export interface QuiesceRecovery {
+  space: string;
+  attemptId: string;
+  /** The stage the dead backup had reached. */
+  stage: QuiesceStage;
+  lifted: boolean;
+  artifact: "removed" | "complete" | "absent" | "not-ours";
+  out: string;
+}
+
+/**
+ * Resumes a stopped online backup to lifted: the lift (proven), then the partial artifact it
+ * created removed (a complete one is kept), then the entry cleared. Idempotent at every cut.
+ */
+export async function recoverQuiesce(env: SagaEnv, entry: QuiesceEntry, verb: string): Promise<QuiesceRecovery> {
+  setQuiesceStage(env.layout, env.lock, entry.attemptId, "lifting");
+  const { changed } = await resignRevocations(env, entry.space, undefined, `${verb} (lift)`);
+  const artifact = removePartialArtifact(entry);
+  clearJournal(env.layout, env.lock);
+  return { space: entry.space, attemptId: entry.attemptId, stage: entry.stage, lifted: changed, artifact, out: entry.out };
+}
+
+/** Spaces whose record on disk carries a `revocations["*"]`: quiesced, whether or not an entry says so. */
+export function quiescedOnDisk(layout: RootLayout, records: readonly AccountRecord[] = certainInventory(layout)): { space: string; revokeAllBefore: number }[] {
+  const out: { space: string; revokeAllBefore: number }[] = [];
+  for (const rec of records) {
+    let at: number | undefined;
+    try {
+      at = revokeAllBefore(rec.jwt);
+    } catch {
+      continue; // an undecodable JWT is the corrupt-record check's to report
+    }
+    if (at !== undefined) out.push({ space: rec.name, revokeAllBefore: at });
+  }
+  return out;
+}
+
+export interface LiftReport {
+  recovered?: QuiesceRecovery;
+  /** Tenants whose JWT carried "*" with no entry, lifted too. */
+  lifted: string[];
+}
+
+/**
+ * `cotal up`'s hook on a running broker (the caller holds the lock and has passed the journal, so
+ * any quiesce entry left belongs to a dead owner): resume it to lifted, and lift any tenant whose
+ * JWT still revokes all its users without an entry.
+ */
+export async function liftStandingQuiesces(layout: RootLayout, lock: MaintenanceLock, hooks: { onNotice?: (m: string) => void } = {}): Promise<LiftReport> {
+  const entry = readJournal(layout);
+  const pending = entry?.op === "quiesce" ? entry : undefined;
+  const stray = quiescedOnDisk(layout).filter((q) => q.space !== pending?.space);
+  if (!pending && stray.length === 0) return { lifted: [] };
+  let session: LiveSession | undefined;
+  try {
+    session = await openLiveSession(layout, "up (lift)", hooks);
+    const env = session.envWith(lock);
+    const report: LiftReport = { lifted: [] };
+    if (pending) report.recovered = await recoverQuiesce(env, pending, "up");
+    for (const q of stray) {
+      await resignRevocations(env, q.space, undefined, "up (lift)");
+      report.lifted.push(q.space);
+    }
+    return report;
+  } finally {
+    await session?.close();
+  }
+}

@@ -1,0 +1,63 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { journalRefusal, quiescedTenants, readJournal, RootLayout, type QuiesceEntry, type SagaError } from "../src/internal.js";
+
+// The online backup's quiesce entry (docs/resume.md, "the quiesce entry"; docs/refusals.md).
+const entry: QuiesceEntry = {
+  op: "quiesce",
+  space: "alpha",
+  purpose: "backup",
+  out: "/tmp/alpha.bak",
+  attemptId: "20260101000000-abcd0123",
+  owner: { pid: 4242, host: "h" },
+  startedAt: "2026-01-01T00:00:00.000Z",
+  stage: "snapshotting",
+};
+
+describe("the quiesce entry", () => {
+  it("reads back as written; a bad stage or space is corrupt", () => {
+    const root = mkdtempSync(join(tmpdir(), "cotal-quiesce-"));
+    const layout = new RootLayout(root);
+    mkdirSync(layout.maintenanceDir, { recursive: true });
+    writeFileSync(layout.journalFile, JSON.stringify(entry));
+    expect(readJournal(layout)).toEqual(entry);
+    for (const bad of [{ ...entry, stage: "paused" }, { ...entry, space: "../x" }, { ...entry, out: 3 }, { ...entry, owner: {} }]) {
+      writeFileSync(layout.journalFile, JSON.stringify(bad));
+      expect(() => readJournal(layout)).toThrow(/unreadable/);
+    }
+  });
+
+  it("a dead owner's entry blocks every verb but up and space backup, naming `cotal up`", () => {
+    expect(journalRefusal(entry, { verb: "up", quiesce: true }, "dead")).toBeUndefined();
+    for (const policy of [{ verb: "space add" }, { verb: "space rm beta", removal: "beta" }, { verb: "broker reconcile", anyRemoval: true }, { verb: "up --rotate-sys", rotation: true }, { verb: "down --preserve-state", cut: true }]) {
+      const e = journalRefusal(entry, policy, "dead") as SagaError;
+      expect(e.code).toBe("journal-blocked");
+      expect(e.next).toMatch(/^cotal up /);
+      expect(e.message).toContain("space alpha");
+    }
+  });
+
+  it("a live (or another host's) owner is busy for every verb, the backup's own re-run included", () => {
+    for (const owner of ["alive", "unknown"] as const) {
+      for (const policy of [{ verb: "up", quiesce: true }, { verb: "space add" }]) {
+        const e = journalRefusal(entry, policy, owner) as SagaError;
+        expect(e.code).toBe("lock-held");
+        expect(e.next).toMatch(/^wait for pid 4242/);
+      }
+    }
+  });
+});
+
+describe("quiescedTenants", () => {
+  it("joins the entry and the JWTs: both, entry only, JWT only; the next names up unless the owner runs", () => {
+    expect(quiescedTenants(null, [])).toEqual([]);
+    expect(quiescedTenants(entry, [{ space: "alpha", revokeAllBefore: 10 }], "alive")).toEqual([
+      expect.objectContaining({ space: "alpha", source: "both", revokeAllBefore: 10, stage: "snapshotting", next: expect.stringMatching(/^wait for the backup \(pid 4242\)/) }),
+    ]);
+    expect(quiescedTenants(entry, [], "dead")).toEqual([expect.objectContaining({ space: "alpha", source: "journal", next: expect.stringMatching(/^cotal up/) })]);
+    const stray = quiescedTenants(null, [{ space: "beta", revokeAllBefore: 7 }]);
+    expect(stray).toEqual([{ space: "beta", source: "jwt", revokeAllBefore: 7, next: "cotal up   # lifts it" }]);
+  });
+});

@@ -1,0 +1,66 @@
+import { decode as natsDecode } from "@nats-io/jwt";
+import { describe, expect, it } from "vitest";
+import { isSagaError } from "../../src/errors.js";
+import { signJwt } from "../../src/trust/jwt.js";
+import { createAccountTrust, createBrokerTrust, resignAccountLimits, resignAccountRevocations, revokeAllBefore, verifyJwt } from "../../src/trust/index.js";
+
+// The quiesce/lift re-sign of an online backup (README: backup): only revocations["*"] moves.
+const codeOf = (fn: () => unknown): string | undefined => {
+  try {
+    fn();
+  } catch (err) {
+    if (isSagaError(err)) return err.code;
+    throw err;
+  }
+  return undefined;
+};
+
+describe("resignAccountRevocations", () => {
+  const broker = createBrokerTrust({ retainSystemSigningSeed: true });
+  const other = createBrokerTrust({ retainSystemSigningSeed: true });
+  const acct = createAccountTrust(broker.operator, "alpha", { kind: "space" });
+  const withoutJti = (jwt: string) => {
+    const { jti: _j, iat: _i, ...rest } = verifyJwt(jwt);
+    return rest;
+  };
+
+  it("sets '*' and keeps every other claim", () => {
+    const { jwt } = resignAccountRevocations(broker.operator, acct.jwt, 1_800_000_000);
+    const before = verifyJwt(acct.jwt);
+    const after = verifyJwt(jwt);
+    expect(after.nats.revocations).toEqual({ "*": 1_800_000_000 });
+    const { revocations: _r, ...afterRest } = after.nats;
+    expect(afterRest).toEqual(before.nats);
+    expect({ ...after, nats: afterRest, jti: before.jti, iat: before.iat }).toEqual(before);
+    expect(revokeAllBefore(jwt)).toBe(1_800_000_000);
+    expect(revokeAllBefore(acct.jwt)).toBeUndefined();
+    // the upstream decoder reads the same map nats-server does
+    expect((natsDecode(jwt).nats as { revocations?: Record<string, number> }).revocations?.["*"]).toBe(1_800_000_000);
+  });
+
+  it("the lift removes '*' and restores the pre-quiesce claims exactly", () => {
+    const quiesced = resignAccountRevocations(broker.operator, acct.jwt, 1_800_000_000).jwt;
+    const lifted = resignAccountRevocations(broker.operator, quiesced, undefined).jwt;
+    expect(withoutJti(lifted)).toEqual(withoutJti(acct.jwt));
+    expect("revocations" in verifyJwt(lifted).nats).toBe(false);
+    expect(revokeAllBefore(lifted)).toBeUndefined();
+  });
+
+  it("keeps per-user revocations and limits another re-sign set", () => {
+    const limited = verifyJwt(resignAccountLimits(broker.operator, acct.jwt, { conn: 3 }).jwt);
+    const user = "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4";
+    const withUser = signJwt({ iss: limited.iss, sub: limited.sub, name: limited.name, nats: { ...limited.nats, revocations: { [user]: 1_700_000_000 } } }, broker.operator.seed);
+    const quiesced = verifyJwt(resignAccountRevocations(broker.operator, withUser, 1_800_000_000).jwt);
+    expect(quiesced.nats.revocations).toEqual({ [user]: 1_700_000_000, "*": 1_800_000_000 });
+    expect((quiesced.nats.limits as { conn: number }).conn).toBe(3);
+    const lifted = verifyJwt(resignAccountRevocations(broker.operator, resignAccountRevocations(broker.operator, withUser, 1_800_000_000).jwt, undefined).jwt);
+    expect(lifted.nats.revocations).toEqual({ [user]: 1_700_000_000 });
+    expect((lifted.nats.limits as { conn: number }).conn).toBe(3);
+  });
+
+  it("refuses a foreign operator and a time that is not whole seconds", () => {
+    expect(codeOf(() => resignAccountRevocations(other.operator, acct.jwt, 1_800_000_000))).toBe("foreign-operator");
+    expect(codeOf(() => resignAccountRevocations(broker.operator, acct.jwt, 1.5))).toBe("invalid-argument");
+    expect(codeOf(() => resignAccountRevocations(broker.operator, acct.jwt, 0))).toBe("invalid-argument");
+  });
+});
