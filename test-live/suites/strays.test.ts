@@ -88,4 +88,21 @@ describe("stray servers", () => {
     expect(serversOfRoot(r.layout).map((s) => s.role)).toEqual(["broker"]);
     expect((await statusOf(r)).state).toBe("clean");
   });
+  it("clean restore-attempt stops its attempt's isolated broker even when the journal never recorded it", async () => {
+    const { r } = await upRoot();
+    expect((await r.cotal(["down", "--preserve-state"])).code).toBe(0);
+    const killed = await r.cotal(["space", "backup", "alpha", "--out", join(r.root, "..", "alpha.bak")], { env: { COTAL_FAILPOINT: "backup-started:kill" } });
+    expect(killed.code).not.toBe(0);
+    const journal = JSON.parse(readFileSync(r.layout.journalFile, "utf8")) as { attempt: { id: string; brokers: unknown[] } };
+    const stray = serversOfRoot(r.layout).find((s) => s.role === "attempt");
+    expect(stray).toBeDefined(); // positive control: the killed backup left its isolated broker running
+    journal.attempt.brokers = []; // as if the kill came between the spawn and its journal record
+    writeFileSync(r.layout.journalFile, JSON.stringify(journal), { mode: 0o600 });
+    const clean = await r.cotal(["clean", "restore-attempt", "--attempt", journal.attempt.id, "--json"]);
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(parseJson<{ killed: number[] }>(clean).killed).toContain(stray!.pid);
+    expect(serversOfRoot(r.layout).some((s) => s.pid === stray!.pid)).toBe(false);
+    expect((await r.cotal(["up", "--detach"])).code).toBe(0);
+    expect((await statusOf(r)).state).toBe("clean");
+  });
 });

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { SagaError } from "../errors.js";
 import { connectAsAccount } from "../broker/connect.js";
+import { serversOfRoot } from "../broker/server-scan.js";
+import { stopProcess } from "../broker/stop-process.js";
 import { releaseMaintenanceLock, waitForMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
 import { ownerStatus, pidAlive, selfOwner } from "../lock/process-identity.js";
 import { loadSpaceAccount } from "../root/account-store.js";
@@ -28,7 +30,7 @@ function servesAttempt(pid: number, workDir: string): boolean {
   }
 }
 
-async function killBrokers(claim: AttemptClaim, workDir: string): Promise<number[]> {
+async function killBrokers(layout: RootLayout, claim: AttemptClaim, workDir: string): Promise<number[]> {
   const killed: number[] = [];
   for (const b of claim.brokers) {
     if (ownerStatus(b) !== "alive" || !servesAttempt(b.pid, workDir)) continue;
@@ -36,6 +38,12 @@ async function killBrokers(claim: AttemptClaim, workDir: string): Promise<number
     const deadline = Date.now() + 10_000;
     while (pidAlive(b.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     killed.push(b.pid);
+  }
+  // A verb killed between spawning its isolated broker and journaling it leaves one the claim does
+  // not name; /proc still shows it reading a config from this attempt's work dir.
+  for (const srv of serversOfRoot(layout).filter((x) => x.role === "attempt" && x.config.startsWith(`${workDir}/`) && !killed.includes(x.pid))) {
+    await stopProcess(srv.pid, 0);
+    killed.push(srv.pid);
   }
   return killed;
 }
@@ -47,7 +55,7 @@ async function killBrokers(claim: AttemptClaim, workDir: string): Promise<number
  */
 export async function recoverAttempt(layout: RootLayout, lock: MaintenanceLock, claim: AttemptClaim): Promise<CleanAttemptResult> {
   const workDir = attemptWorkDir(layout, claim.id);
-  const killed = await killBrokers(claim, workDir);
+  const killed = await killBrokers(layout, claim, workDir);
   let deletedStreams: string[] = [];
   const installed = claim.installed ?? [];
   if (installed.length > 0) {
