@@ -1,18 +1,14 @@
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
+import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { SagaError } from "../errors.js";
-import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
 import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
 import { spaceTemplate } from "../provision/template.js";
-import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
-import { loadBrokerTrust } from "../root/broker-store.js";
+import { certainInventory } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
-import { writeJsonAtomic } from "../root/secret-files.js";
-import { ARTIFACT_FORMAT, CHECKPOINTS_FILE, MANIFEST_FILE, sha256File, type BackupManifest, type Checkpoints, type ConsumerCheckpoint, type ManifestStream } from "./artifact.js";
 import { Attempt, cloneStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { canonicalRoot } from "../root/canonical-root.js";
@@ -20,7 +16,7 @@ import { assertJournalAllows } from "../saga/journal.js";
 import { startIsolatedBroker, typedIsolatedFailure, type IsolatedBroker } from "./isolated-broker.js";
 import type { ProgressSink } from "./progress.js";
 import { storeOwners, validateSpaceBackupInventory } from "./store-inventory.js";
-import { snapshotStream } from "./stream-snapshot.js";
+import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
 import { brokerState } from "../broker/runtime.js";
 import { spaceBackupOnline } from "./online-backup.js";
 
@@ -51,21 +47,6 @@ export interface SpaceBackupResult {
 /** The ttl-class bucket streams of a space: excluded from the artifact by the template's declared class. */
 export function ttlStreams(space: string): { name: string; bucket: string }[] {
   return spaceTemplate(space).buckets.filter((b) => b.class === "ttl").map((b) => ({ name: `KV_${b.bucket}`, bucket: b.bucket }));
-}
-
-export async function checkpointsOf(jsm: JetStreamManager, stream: string): Promise<ConsumerCheckpoint[]> {
-  const out: ConsumerCheckpoint[] = [];
-  for await (const c of jsm.consumers.list(stream)) {
-    out.push({
-      stream,
-      name: c.name,
-      ack_floor: { consumer_seq: c.ack_floor.consumer_seq, stream_seq: c.ack_floor.stream_seq },
-      delivered: { consumer_seq: c.delivered.consumer_seq, stream_seq: c.delivered.stream_seq },
-      num_ack_pending: c.num_ack_pending,
-      num_pending: c.num_pending,
-    });
-  }
-  return out.sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
 /**
@@ -119,43 +100,12 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
         throw new SagaError("store-inventory", `streams of space ${space} on disk did not load in the isolated broker: ${unloaded.join(", ")}`, { next: `read ${join(work, "backup.log")}` });
       }
       const durable = infos.filter((i) => !excluded.some((e) => e.name === i.config.name)).sort((a, b) => (a.config.name < b.config.name ? -1 : 1));
-      const total = durable.reduce((n, i) => n + i.state.bytes, 0);
-
       attempt.createDir("out", out);
-      mkdirSync(join(out, "streams"), { mode: 0o700 });
       attempt.stage("snapshotting");
-      let done = 0;
-      const streams: ManifestStream[] = [];
-      const files: BackupManifest["files"] = [];
-      const consumers: ConsumerCheckpoint[] = [];
-      for (const info of durable) {
-        const name = info.config.name;
-        consumers.push(...(await checkpointsOf(jsm, name)));
-        const rel = `streams/${name}.snap`;
-        const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }));
-        // Complete: the snapshot saw exactly the state the store reported (the store is quiescent under the cut).
-        if (snap.state.messages !== info.state.messages || snap.state.last_seq !== info.state.last_seq) {
-          throw new SagaError("store-inventory", `stream ${name} changed during its snapshot (${info.state.messages}→${snap.state.messages} messages)`, { next: "cotal down --preserve-state   # then back up again" });
-        }
-        streams.push({ name, class: "durable", file: rel, config: snap.config, state: snap.state });
-        files.push({ path: rel, size: snap.size, sha256: snap.sha256 });
-      }
-      const checkpoints: Checkpoints = { format: "cotal.checkpoints/1", space, consumers };
-      writeJsonAtomic(join(out, CHECKPOINTS_FILE), checkpoints);
-      files.push({ path: CHECKPOINTS_FILE, ...sha256File(join(out, CHECKPOINTS_FILE)) });
-      const manifest: BackupManifest = {
-        format: ARTIFACT_FORMAT,
-        space,
-        accountPublicKey: account.publicKey,
-        cutId: cut.cutId,
-        attemptId: attempt.id,
-        createdAt: new Date().toISOString(),
-        streams,
-        excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })),
-        files,
-      };
-      await failpoint("backup-manifest");
-      writeJsonAtomic(join(out, MANIFEST_FILE), manifest); // the completion marker, last
+      // Complete: each snapshot saw exactly the state the store reported (the store is quiescent under the cut).
+      const set = await snapshotDurableStreams(nc, jsm, out, durable, progress, (name, before, after) =>
+        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages)`, { next: "cotal down --preserve-state   # then back up again" }));
+      const { streams, files } = await publishArtifact(out, set, { space, accountPublicKey: account.publicKey, cutId: cut.cutId, attemptId: attempt.id, excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })) });
       attempt.stage("published");
       await nc.close();
       nc = undefined;

@@ -5,7 +5,7 @@
  * manifest last, lift. The artifact format is the offline one, so the offline restore reads it.
  */
 import { existsSync, lstatSync, mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { SagaError, isSagaError } from "../errors.js";
@@ -18,14 +18,13 @@ import type { SessionHooks } from "../ops/session.js";
 import { withLiveVerb } from "../ops/verb.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
-import { writeJsonAtomic } from "../root/secret-files.js";
 import { clearJournal, readJournal, writeJournal, type QuiesceEntry } from "../saga/journal.js";
 import { unsafe } from "../unsafe.js";
-import { ARTIFACT_FORMAT, CHECKPOINTS_FILE, MANIFEST_FILE, sha256File, verifyArtifact, type BackupManifest, type Checkpoints, type ConsumerCheckpoint, type ManifestStream } from "./artifact.js";
+import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";
-import { checkpointsOf, ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup.js";
+import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup.js";
+import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
 import { recoverQuiesce, resignRevocations, setQuiesceStage, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
-import { snapshotStream } from "./stream-snapshot.js";
 
 /** What the backup user may do: list and snapshot streams, list consumers, ack chunks; nothing else. */
 export const BACKUP_USER_PERMISSIONS = {
@@ -119,27 +118,12 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
         return infos.filter((i) => !excluded.some((e) => e.name === i.config.name)).sort((a, b) => (a.config.name < b.config.name ? -1 : 1));
       };
       const durable = await listed();
-      const total = durable.reduce((n, i) => n + i.state.bytes, 0);
 
       mkdirSync(out, { mode: 0o700 });
       const st = lstatSync(out);
       updateQuiesce(layout, lock, attemptId, { stage: "snapshotting", outIno: { dev: st.dev, ino: st.ino } });
-      mkdirSync(join(out, "streams"), { mode: 0o700 });
-      let done = 0;
-      const streams: ManifestStream[] = [];
-      const files: BackupManifest["files"] = [];
-      const consumers: ConsumerCheckpoint[] = [];
-      for (const info of durable) {
-        const name = info.config.name;
-        consumers.push(...(await checkpointsOf(jsm, name)));
-        const rel = `streams/${name}.snap`;
-        const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }));
-        if (snap.state.messages !== info.state.messages || snap.state.last_seq !== info.state.last_seq) {
-          throw new SagaError("store-inventory", `stream ${name} changed during its snapshot (${info.state.messages}→${snap.state.messages} messages) although its tenant is quiesced`, { next: `cotal space backup ${space} --out ${out}   # run it again` });
-        }
-        streams.push({ name, class: "durable", file: rel, config: snap.config, state: snap.state });
-        files.push({ path: rel, size: snap.size, sha256: snap.sha256 });
-      }
+      const set = await snapshotDurableStreams(nc, jsm, out, durable, progress, (name, before, after) =>
+        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages) although its tenant is quiesced`, { next: `cotal space backup ${space} --out ${out}   # run it again` }));
       const snapshotsDoneAt = Date.now();
       // The same streams, unchanged, after the last snapshot: nothing wrote while we read.
       const after = await listed();
@@ -150,22 +134,7 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
       if (moved.length > 0 || after.length !== durable.length) {
         throw new SagaError("store-inventory", `streams of space ${space} changed during the backup: ${moved.map((m) => m.config.name).join(", ") || "a stream was added or removed"}`, { next: `cotal space backup ${space} --out ${out}   # run it again` });
       }
-      const checkpoints: Checkpoints = { format: "cotal.checkpoints/1", space, consumers };
-      writeJsonAtomic(join(out, CHECKPOINTS_FILE), checkpoints);
-      files.push({ path: CHECKPOINTS_FILE, ...sha256File(join(out, CHECKPOINTS_FILE)) });
-      const manifest: BackupManifest = {
-        format: ARTIFACT_FORMAT,
-        space,
-        accountPublicKey: account.publicKey,
-        cutId: `online-${attemptId}`,
-        attemptId,
-        createdAt: new Date().toISOString(),
-        streams,
-        excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })),
-        files,
-      };
-      await failpoint("backup-manifest");
-      writeJsonAtomic(join(out, MANIFEST_FILE), manifest); // the completion marker, last
+      const manifest = await publishArtifact(out, set, { space, accountPublicKey: account.publicKey, cutId: `online-${attemptId}`, attemptId, excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })) });
       setQuiesceStage(layout, lock, attemptId, "published");
       await failpoint("backup-published");
       await nc.close();

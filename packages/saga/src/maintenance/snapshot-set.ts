@@ -1,0 +1,69 @@
+/**
+ * The artifact body both backup paths write (docs/resume.md: offline after a cut, online while the
+ * tenant is quiesced): each durable stream's snapshot and its consumers' checkpoints, then
+ * manifest.json last and atomically. Only what makes a stream "changed" differs, so the caller says.
+ */
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { JetStreamManager, StreamInfo } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { SagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
+import { writeJsonAtomic } from "../root/secret-files.js";
+import { ARTIFACT_FORMAT, CHECKPOINTS_FILE, MANIFEST_FILE, sha256File, type BackupManifest, type Checkpoints, type ConsumerCheckpoint, type ManifestStream } from "./artifact.js";
+import type { ProgressSink } from "./progress.js";
+import { snapshotStream } from "./stream-snapshot.js";
+
+export interface SnapshotSet {
+  streams: ManifestStream[];
+  files: BackupManifest["files"];
+  consumers: ConsumerCheckpoint[];
+}
+
+export async function checkpointsOf(jsm: JetStreamManager, stream: string): Promise<ConsumerCheckpoint[]> {
+  const out: ConsumerCheckpoint[] = [];
+  for await (const c of jsm.consumers.list(stream)) {
+    out.push({
+      stream,
+      name: c.name,
+      ack_floor: { consumer_seq: c.ack_floor.consumer_seq, stream_seq: c.ack_floor.stream_seq },
+      delivered: { consumer_seq: c.delivered.consumer_seq, stream_seq: c.delivered.stream_seq },
+      num_ack_pending: c.num_ack_pending,
+      num_pending: c.num_pending,
+    });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : 1));
+}
+
+/**
+ * Snapshots `durable` into `out/streams/` (the dir `out` must exist). A snapshot that did not see
+ * exactly the state listed before it is refused with the caller's `changed` error: the artifact
+ * would not be the space at one moment.
+ */
+export async function snapshotDurableStreams(nc: NatsConnection, jsm: JetStreamManager, out: string, durable: readonly StreamInfo[], progress: ProgressSink, changed: (stream: string, before: number, after: number) => SagaError): Promise<SnapshotSet> {
+  mkdirSync(join(out, "streams"), { mode: 0o700 });
+  const total = durable.reduce((n, i) => n + i.state.bytes, 0);
+  let done = 0;
+  const set: SnapshotSet = { streams: [], files: [], consumers: [] };
+  for (const info of durable) {
+    const name = info.config.name;
+    set.consumers.push(...(await checkpointsOf(jsm, name)));
+    const rel = `streams/${name}.snap`;
+    const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }));
+    if (snap.state.messages !== info.state.messages || snap.state.last_seq !== info.state.last_seq) throw changed(name, info.state.messages, snap.state.messages);
+    set.streams.push({ name, class: "durable", file: rel, config: snap.config, state: snap.state });
+    set.files.push({ path: rel, size: snap.size, sha256: snap.sha256 });
+  }
+  return set;
+}
+
+/** checkpoints.json, then (after the `backup-manifest` failpoint) manifest.json: the completion marker, last. */
+export async function publishArtifact(out: string, set: SnapshotSet, head: Pick<BackupManifest, "space" | "accountPublicKey" | "cutId" | "attemptId" | "excluded">): Promise<BackupManifest> {
+  const checkpoints: Checkpoints = { format: "cotal.checkpoints/1", space: head.space, consumers: set.consumers };
+  writeJsonAtomic(join(out, CHECKPOINTS_FILE), checkpoints);
+  const files = [...set.files, { path: CHECKPOINTS_FILE, ...sha256File(join(out, CHECKPOINTS_FILE)) }];
+  const manifest: BackupManifest = { format: ARTIFACT_FORMAT, space: head.space, accountPublicKey: head.accountPublicKey, cutId: head.cutId, attemptId: head.attemptId, createdAt: new Date().toISOString(), streams: set.streams, excluded: head.excluded, files };
+  await failpoint("backup-manifest");
+  writeJsonAtomic(join(out, MANIFEST_FILE), manifest);
+  return manifest;
+}
