@@ -207,6 +207,17 @@ async function withBeta(d: Driver, ctx: RunCtx): Promise<void> {
   await publishEvents(ctx.url, await credsOf(d, "beta", "setup"), "beta", BETA_EVENTS, EVENT_BYTES);
 }
 
+/** What is wrong with beta's backup at `<scratch>/beta.bak` ("no manifest" when none was published). */
+function betaBackupProblem(ctx: RunCtx): string | undefined {
+  return manifestProblem(join(ctx.scratch, "beta.bak"), "beta", BETA_EVENTS);
+}
+
+/** A published manifest that does not describe a complete artifact; none published is not this. */
+function incompleteBetaBackup(ctx: RunCtx): string | undefined {
+  const p = betaBackupProblem(ctx);
+  return p && p !== "no manifest" ? `published an incomplete backup: ${p}` : undefined;
+}
+
 const backup: Scenario = {
   verb: "backup",
   async setup(d, ctx) {
@@ -215,14 +226,10 @@ const backup: Scenario = {
   },
   argv: (ctx) => ["space", "backup", "beta", "--out", join(ctx.scratch, "beta.bak")],
   mustServe: () => ["alpha", "beta"],
-  async endState(_d, ctx) {
-    return manifestProblem(join(ctx.scratch, "beta.bak"), "beta", BETA_EVENTS);
-  },
+  endState: async (_d, ctx) => betaBackupProblem(ctx),
   // a manifest, if one was published at all, describes a complete artifact (issue 12 item 10)
   async invariant(d, ctx) {
-    const p = manifestProblem(join(ctx.scratch, "beta.bak"), "beta", BETA_EVENTS);
-    if (p && p !== "no manifest") return `published an incomplete backup: ${p}`;
-    return alphaIntact(d, ctx);
+    return incompleteBetaBackup(ctx) ?? alphaIntact(d, ctx);
   },
   intent: (ctx) => [["down", "--preserve-state"], backup.argv(ctx)],
 };
@@ -243,12 +250,10 @@ const backupOnline: Scenario = {
   },
   argv: (ctx) => ["space", "backup", "beta", "--out", join(ctx.scratch, "beta.bak")],
   mustServe: () => ["alpha", "beta"],
-  async endState(_d, ctx) {
-    return manifestProblem(join(ctx.scratch, "beta.bak"), "beta", BETA_EVENTS);
-  },
+  endState: async (_d, ctx) => betaBackupProblem(ctx),
   async invariant(d, ctx) {
-    const p = manifestProblem(join(ctx.scratch, "beta.bak"), "beta", BETA_EVENTS);
-    if (p && p !== "no manifest") return `published an incomplete backup: ${p}`;
+    const incomplete = incompleteBetaBackup(ctx);
+    if (incomplete) return incomplete;
     if (betaQuiesced(ctx.root)) return "beta's account JWT still revokes every user (not lifted)";
     const err = await connectError(ctx.url, ctx.creds.beta ?? "");
     if (err) return `beta's pre-backup cred does not connect after convergence: ${err}`;

@@ -22,21 +22,12 @@ import {
   verifyJwt,
   type InventoryRecord,
   type PendingMutation,
-  type SagaErrorCode,
 } from "../src/internal.js";
 import { describePending } from "../src/saga/finish.js";
+import { codeOf } from "./fixtures/code-of.js";
 
 const MiB = 1024 ** 2;
 
-function codeOf(fn: () => unknown): SagaErrorCode | undefined {
-  try {
-    fn();
-  } catch (err) {
-    if (isSagaError(err)) return err.code;
-    throw err;
-  }
-  return undefined;
-}
 
 describe("parseBytes / parseQuota", () => {
   it("reads binary units, plain byte counts and -1", () => {

@@ -1,19 +1,10 @@
 import { decode as natsDecode } from "@nats-io/jwt";
 import { describe, expect, it } from "vitest";
-import { isSagaError } from "../../src/errors.js";
 import { signJwt } from "../../src/trust/jwt.js";
 import { createAccountTrust, createBrokerTrust, resignAccountLimits, resignAccountRevocations, revokeAllBefore, verifyJwt } from "../../src/trust/index.js";
+import { codeOf } from "../fixtures/code-of.js";
 
 // The quiesce/lift re-sign of an online backup (README: backup): only revocations["*"] moves.
-const codeOf = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (err) {
-    if (isSagaError(err)) return err.code;
-    throw err;
-  }
-  return undefined;
-};
 
 describe("resignAccountRevocations", () => {
   const broker = createBrokerTrust({ retainSystemSigningSeed: true });
