@@ -19,8 +19,24 @@ export class WorkerMetrics {
   readonly appliedGeneration = new Gauge({ name: "cotal_inventory_applied_generation", help: "Generation the broker was last proven to run, from this worker's last committed saga call.", registers: this.registers });
   readonly reloads = new Counter({ name: "cotal_reloads_total", help: "Broker reloads this worker's saga calls performed.", registers: this.registers });
 
-  constructor() {
+  /**
+   * @param quiesced how many tenants stand quiesced on the root (journal + JWTs: files, not Redis),
+   *   read at scrape time at most every `quiescedEveryMs`, since it reads every account record.
+   */
+  constructor(quiesced?: () => number, quiescedEveryMs = 30_000) {
     collectDefaultMetrics({ register: this.registry });
+    if (quiesced) {
+      let cached: { at: number; n: number } | undefined;
+      new Gauge({
+        name: "cotal_quiesced_tenants",
+        help: "Tenants an online backup holds quiesced on this root (as cotal status lists them).",
+        registers: this.registers,
+        collect() {
+          if (!cached || Date.now() - cached.at >= quiescedEveryMs) cached = { at: Date.now(), n: quiesced() };
+          this.set(cached.n);
+        },
+      });
+    }
   }
 
   /** After a saga call: a commit means the proof CAS ran, so appliedGeneration reached generation. */

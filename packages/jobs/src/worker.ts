@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import type { Server } from "node:http";
-import { SagaError, spaceRm } from "@cotal/saga";
+import { RootLayout, SagaError, spaceRm } from "@cotal/saga";
+import { quiescedCount } from "@cotal/saga/maintenance";
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import type { WorkerConfig } from "./config.js";
 import { connectionOptions, probeRedis } from "./connection.js";
@@ -31,7 +32,7 @@ export interface CotalWorkerOptions extends WorkerConfig {
  * delivery after a stall re-runs an idempotent verb.
  */
 export class CotalWorker {
-  readonly metrics = new WorkerMetrics();
+  readonly metrics: WorkerMetrics;
   private readonly workers = new Map<JobType, Worker>();
   private readonly adds: GroupCommit<SpaceAddItem, SpaceAddJobResult>;
   private readonly realRoot: string;
@@ -47,6 +48,8 @@ export class CotalWorker {
     readonly rootKey: string,
   ) {
     this.realRoot = realpathSync(opts.root);
+    const layout = new RootLayout(this.realRoot);
+    this.metrics = new WorkerMetrics(() => quiescedCount(layout));
     const log = this.log;
     this.adds = new GroupCommit<SpaceAddItem, SpaceAddJobResult>(
       {

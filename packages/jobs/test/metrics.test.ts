@@ -73,3 +73,23 @@ describe("worker metrics through prom-client", () => {
     expect(promValue(await scrape(a), "cotal_reloads_total")).toBe(3);
   });
 });
+
+describe("cotal_quiesced_tenants", () => {
+  it("reads its source at scrape time, at most once per interval", async () => {
+    let n = 0;
+    let reads = 0;
+    const m = new WorkerMetrics(() => (reads++, n), 0);
+    expect(promValue(await scrape(m), "cotal_quiesced_tenants")).toBe(0);
+    n = 1;
+    expect(promValue(await scrape(m), "cotal_quiesced_tenants")).toBe(1); // moves with the root
+    const slow = new WorkerMetrics(() => (reads++, n), 60_000);
+    await scrape(slow);
+    n = 2;
+    expect(promValue(await scrape(slow), "cotal_quiesced_tenants")).toBe(1); // cached within the interval
+    expect(reads).toBe(3);
+  });
+
+  it("is absent without a source (no root to read)", async () => {
+    expect((await scrape(new WorkerMetrics())).get("cotal_quiesced_tenants")).toBeUndefined();
+  });
+});

@@ -2,7 +2,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { selfOwner } from "../src/lock/process-identity.js";
-import { recoverQuiesce, resignRevocations } from "../src/maintenance/quiesce.js";
+import { quiescedCount, recoverQuiesce, resignRevocations } from "../src/maintenance/quiesce.js";
 import { loadSpaceAccount } from "../src/root/account-store.js";
 import { readJournal, writeJournal, type QuiesceEntry } from "../src/saga/journal.js";
 import { runMutation } from "../src/saga/mutation.js";
@@ -74,5 +74,23 @@ describe("quiesce and lift through the saga", () => {
     expect((await recoverQuiesce(s.env, readJournal(s.root.layout) as QuiesceEntry, "up")).artifact).toBe("not-ours");
     expect(existsSync(foreign)).toBe(true);
     expect(revokeAllBefore(jwtOf("beta"))).toBeUndefined();
+  });
+});
+
+describe("quiescedCount (the worker's cotal_quiesced_tenants)", () => {
+  it("counts a revoking JWT and a journaled quiesce once each, and nothing after the lift", async () => {
+    s = memorySaga();
+    await runMutation(s.env, add("beta"));
+    await runMutation(s.env, add("gamma"));
+    expect(quiescedCount(s.root.layout)).toBe(0);
+    await resignRevocations(s.env, "beta", 1_800_000_000, "space backup (quiesce)");
+    expect(quiescedCount(s.root.layout)).toBe(1);
+    writeJournal(s.root.layout, s.env.lock, entryFor(join(s.root.layout.root, "..", "beta.bak"))); // the same tenant: still one
+    expect(quiescedCount(s.root.layout)).toBe(1);
+    await resignRevocations(s.env, "gamma", 1_800_000_000, "space backup (quiesce)");
+    expect(quiescedCount(s.root.layout)).toBe(2);
+    await resignRevocations(s.env, "beta", undefined, "space backup (lift)");
+    await resignRevocations(s.env, "gamma", undefined, "space backup (lift)");
+    expect(quiescedCount(s.root.layout)).toBe(1); // the entry still stands until its lift clears it
   });
 });

@@ -7,3 +7,4 @@ export type { MaintenanceProgress } from "../maintenance/progress.js";
 export type { CutEntry } from "../saga/journal.js";
 export { verifyArtifact } from "../maintenance/artifact.js";
 export type { OnlineBackupResult } from "../maintenance/online-backup.js";
+export { quiescedCount } from "../maintenance/quiesce.js";

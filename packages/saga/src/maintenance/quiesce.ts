@@ -109,6 +109,26 @@ export function quiescedOnDisk(layout: RootLayout, records: readonly AccountReco
   return out;
 }
 
+/**
+ * How many tenants stand quiesced on this root right now: the one a quiesce journal entry names plus
+ * every account JWT that revokes all users (what `cotal status` lists). For the worker's gauge.
+ */
+export function quiescedCount(layout: RootLayout): number {
+  const names = new Set<string>();
+  try {
+    for (const q of quiescedOnDisk(layout)) names.add(q.space);
+  } catch {
+    // a corrupt record is status's to report; the gauge counts what it can read
+  }
+  try {
+    const j = readJournal(layout);
+    if (j?.op === "quiesce") names.add(j.space);
+  } catch {
+    // an unreadable journal is status's to report; the gauge counts what it can read
+  }
+  return names.size;
+}
+
 export interface LiftReport {
   recovered?: QuiesceRecovery;
   /** Tenants whose JWT carried "*" with no entry, lifted too. */
