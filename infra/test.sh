@@ -16,6 +16,7 @@ export COTAL_TEST_REPORT_DIR="$results/units"
 mkdir -p "$COTAL_TEST_REPORT_DIR"
 pnpm typecheck --output-logs=errors-only || status=1
 pnpm lint --output-logs=errors-only || status=1
+pnpm check:cycles || status=1   # no import circle (issue 17)
 pnpm test --concurrency=1 || status=1
 # Mutation testing (README "Mutation testing"): the safety core's score must stay >= 90 %.
 pnpm test:mutation || status=1

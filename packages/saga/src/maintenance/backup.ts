@@ -6,7 +6,6 @@ import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
 import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
-import { spaceTemplate } from "../provision/template.js";
 import { certainInventory } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
 import { Attempt, cloneStore } from "./attempt.js";
@@ -14,40 +13,13 @@ import { requireReadyCut } from "./cut.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { assertJournalAllows } from "../saga/journal.js";
 import { startIsolatedBroker, typedIsolatedFailure, type IsolatedBroker } from "./isolated-broker.js";
-import type { ProgressSink } from "./progress.js";
 import { storeOwners, validateSpaceBackupInventory } from "./store-inventory.js";
 import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
+import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 import { brokerState } from "../broker/runtime.js";
 import { spaceBackupOnline } from "./online-backup.js";
 
-export interface SpaceBackupOptions {
-  root: string;
-  space: string;
-  out: string;
-  lockWaitMs?: number;
-  onProgress?: ProgressSink;
-  onNotice?: (message: string) => void;
-  /** "offline": refuse unless a ready cut holds the stopped store; default: online when the broker runs. */
-  mode?: "online" | "offline";
-}
-
-export interface SpaceBackupResult {
-  /** online: the running broker, the tenant quiesced (maintenance/online-backup.ts); offline: after a cut. */
-  mode?: "online" | "offline";
-  space: string;
-  out: string;
-  attemptId: string;
-  cutId: string;
-  accountPublicKey: string;
-  streams: { name: string; messages: number; bytes: number; size: number }[];
-  excluded: string[];
-  bytes: number;
-}
-
-/** The ttl-class bucket streams of a space: excluded from the artifact by the template's declared class. */
-export function ttlStreams(space: string): { name: string; bucket: string }[] {
-  return spaceTemplate(space).buckets.filter((b) => b.class === "ttl").map((b) => ({ name: `KV_${b.bucket}`, bucket: b.bucket }));
-}
+export { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 
 /**
  * `cotal space backup <name> --out DIR` (000 §2.3, 004): online on a running broker (online-backup.ts),

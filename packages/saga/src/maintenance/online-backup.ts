@@ -22,7 +22,7 @@ import { clearJournal, readJournal, writeJournal, type QuiesceEntry } from "../s
 import { unsafe } from "../unsafe.js";
 import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";
-import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup.js";
+import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
 import { recoverQuiesce, resignRevocations, setQuiesceStage, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
 
