@@ -1,5 +1,6 @@
-export * from "./html.js";
-export * from "./loopback.js";
-export * from "./tenant-data.js";
-export * from "./tenant-page.js";
-export * from "./server.js";
+// `@cotal/dashboard`: the server `cotal dashboard` starts and the page data it renders, listed on purpose.
+export { Html, escapeHtml, html } from "./html.js";
+export { anyHostAllowed, hostHeaderAllowed, isLoopbackHost, writeOriginAllowed } from "./loopback.js";
+export { readTenantData, type BackupRecord, type BackupSchedule, type DashboardSpace, type LockHolder, type QueuesSection, type TenantPageData } from "./tenant-data.js";
+export { renderTenantPage } from "./tenant-page.js";
+export { DEFAULT_DASHBOARD_PORT, assertServable, startDashboard, type Dashboard, type DashboardOptions } from "./server.js";
