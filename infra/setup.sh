@@ -13,6 +13,8 @@ if [ -z "${NATS_SERVER_BIN:-}" ] && ! command -v nats-server >/dev/null 2>&1 && 
 if ! command -v redis-server >/dev/null 2>&1; then missing+=(redis-server); fi
 # Debian's Chromium drives the dashboard's browser test (playwright-core never downloads a browser).
 if [ ! -x /usr/bin/chromium ]; then missing+=(chromium); fi
+# A Compose client validates infra/docker/compose.yml (`config` needs no engine); Debian's is 1.29.
+if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1; then missing+=(docker-compose); fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing ${missing[*]} from Debian" >&2
   as_root apt-get update -qq
