@@ -39,10 +39,12 @@ if (!systemd) console.log("[infra-files] skipped the unit check: systemd-analyze
 if (!compose) console.log("[infra-files] skipped the compose check: neither `docker compose` nor docker-compose is installed here");
 
 describe("shipped infra files", () => {
-  it.skipIf(!systemd)("systemd-analyze verify: the worker unit is clean; a misspelt key or a missing binary is not", () => {
+  it.skipIf(!systemd)("systemd-analyze verify: the worker and broker units are clean; a misspelt key or a missing binary is not", () => {
     const shipped = verifyUnit(UNIT);
     expect(shipped.output).toBe("");
     expect(shipped.clean).toBe(true);
+    const broker = verifyUnit(join(repoRoot(), "infra", "systemd", "cotal-broker.service")); // the LimitNOFILE= unit (README "Broker limits")
+    expect(broker.output).toBe("");
     // positive controls: the check sees what it is there for
     const misspelt = verifyUnit(mutantUnit(/^KillMode=mixed$/m, "KillMod=mixed"));
     expect(misspelt.clean).toBe(false);
