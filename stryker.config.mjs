@@ -9,11 +9,11 @@ export default {
   vitest: { configFile: "vitest.mutation.config.ts", related: false },
   mutate: [
     "packages/saga/src/inventory/record.ts",
-    "packages/saga/src/inventory/resume.ts",
+    "packages/saga/src/inventory/resume-decision.ts",
     "packages/saga/src/inventory/lease.ts",
     "packages/saga/src/render/*.ts",
     "packages/saga/src/names.ts",
-    "packages/saga/src/saga/journal.ts",
+    "packages/saga/src/maintenance/journal.ts",
     "packages/saga/src/ops/derive-state.ts",
     "packages/cli/src/exit-codes.ts",
   ],

@@ -16,7 +16,7 @@ export { RootLayout, resolveRoot } from "./root/layout.js";
 export { up, type UpOptions, type UpResult } from "./ops/up.js";
 export { down, type DownResult } from "./ops/down.js";
 export { status, type SpaceStatus, type StatusReport } from "./ops/status.js";
-export type { JournalEntry } from "./saga/journal.js";
+export type { JournalEntry } from "./maintenance/journal.js";
 export type { PendingMutation } from "./inventory/record.js";
 export { brokerState, clearRuntime, type BrokerRuntime, type BrokerState } from "./broker/runtime.js";
 export { leaseKeyFor, type SessionHooks } from "./ops/session.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideResume, type ResumeDecision } from "../src/inventory/resume.js";
+import { decideResume, type ResumeDecision } from "../src/inventory/resume-decision.js";
 import type { InventoryRecord } from "../src/inventory/record.js";
 
 // The crash-resume table of docs/resume.md, with the reason each row prints: a refusal's `why` is

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decideResume } from "../src/inventory/resume.js";
+import { decideResume } from "../src/inventory/resume-decision.js";
 import { parseInventoryRecord } from "../src/inventory/record.js";
 
 import { NEW, OLD, OTHER, pending, rec } from "./fixtures/records.js";

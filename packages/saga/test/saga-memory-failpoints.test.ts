@@ -4,7 +4,7 @@
  * committed list, its render at server.conf, no staged file, and exactly the records it names.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ResumeAction } from "../src/inventory/resume.js";
+import type { ResumeAction } from "../src/inventory/resume-decision.js";
 import { runMutation } from "../src/saga/mutation.js";
 import { SAGA_STEPS, type SagaFailpoint } from "../src/saga/steps.js";
 import { memorySaga, type MemorySaga } from "../src/testing/index.js";

@@ -7,7 +7,7 @@ import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { selfOwner, type ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir } from "../root/secret-files.js";
-import { writeJournal, type AttemptClaim, type CutEntry, type OwnedPath } from "../saga/journal.js";
+import { writeJournal, type AttemptClaim, type CutEntry, type OwnedPath } from "./journal.js";
 import { readCut } from "./cut.js";
 
 export function newAttemptId(): string {

@@ -11,7 +11,7 @@ import { RootLayout } from "../root/layout.js";
 import { Attempt, cloneStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { canonicalRoot } from "../root/canonical-root.js";
-import { assertJournalAllows } from "../saga/journal.js";
+import { assertJournalAllows } from "./journal.js";
 import { startIsolatedBroker, typedIsolatedFailure, type IsolatedBroker } from "./isolated-broker.js";
 import { storeOwners, validateSpaceBackupInventory } from "./store-inventory.js";
 import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";

@@ -8,7 +8,7 @@ import { releaseMaintenanceLock, waitForMaintenanceLock, type MaintenanceLock } 
 import { ownerStatus, pidAlive, selfOwner } from "../lock/process-identity.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
-import { writeJournal, type AttemptClaim, type OwnedPath } from "../saga/journal.js";
+import { writeJournal, type AttemptClaim, type OwnedPath } from "./journal.js";
 import { attemptWorkDir, removeProvenPath } from "./attempt.js";
 import { readCut } from "./cut.js";
 import { startIsolatedBroker } from "./isolated-broker.js";

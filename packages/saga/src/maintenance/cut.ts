@@ -9,7 +9,7 @@ import { ownerStatus } from "../lock/process-identity.js";
 import { certainInventory } from "../root/account-store.js";
 import { ensureSecretDir } from "../root/secret-files.js";
 import type { RootLayout } from "../root/layout.js";
-import { assertJournalAllows, readJournal, writeJournal, type CutEntry } from "../saga/journal.js";
+import { assertJournalAllows, readJournal, writeJournal, type CutEntry } from "./journal.js";
 
 export interface CutResult {
   cutId: string;

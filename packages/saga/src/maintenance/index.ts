@@ -1,6 +1,6 @@
 export * from "./progress.js";
 export * from "./cut.js";
-export * from "./resume.js";
+export * from "./cut-resume.js";
 export * from "./artifact.js";
 export * from "./stream-snapshot.js";
 export * from "./store-inventory.js";

@@ -18,7 +18,7 @@ import type { SessionHooks } from "../ops/session.js";
 import { withLiveVerb } from "../ops/verb.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
-import { clearJournal, readJournal, writeJournal, type QuiesceEntry } from "../saga/journal.js";
+import { clearJournal, readJournal, writeJournal, type QuiesceEntry } from "./journal.js";
 import { unsafe } from "../unsafe.js";
 import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";

@@ -14,7 +14,7 @@ import { loadBrokerTrust } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { existingSpaceRecord } from "../saga/materialise.js";
-import { clearJournal, readJournal, writeJournal, type QuiesceEntry, type QuiesceStage } from "../saga/journal.js";
+import { clearJournal, readJournal, writeJournal, type QuiesceEntry, type QuiesceStage } from "./journal.js";
 import { runMutation, type SagaEnv } from "../saga/mutation.js";
 import { resignAccountRevocations, revokeAllBefore } from "../trust/account.js";
 import { MANIFEST_FILE } from "./artifact.js";

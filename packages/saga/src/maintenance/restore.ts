@@ -11,7 +11,7 @@ import { Attempt, cloneStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { typedIsolatedFailure } from "./isolated-broker.js";
 import { canonicalRoot } from "../root/canonical-root.js";
-import { assertJournalAllows } from "../saga/journal.js";
+import { assertJournalAllows } from "./journal.js";
 import type { ProgressSink } from "./progress.js";
 import { runRestorePass } from "./restore-pass.js";
 import { recoverAttempt } from "./clean.js";

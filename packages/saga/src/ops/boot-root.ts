@@ -72,7 +72,7 @@ function liftNotes(r: LiftReport): string[] {
 /**
  * The boot step of `up`, under a lock it never takes or releases: a running broker gets its owed
  * provisioning; a stopped one is created if new, planned from the KV record (ops/boot.ts), started
- * and provisioned. `up` calls it, and so does the cut resume (maintenance/resume.ts) on its store.
+ * and provisioned. `up` calls it, and so does the cut resume (maintenance/cut-resume.ts) on its store.
  */
 export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions): Promise<UpResult> {
   const requested = opts.space;

@@ -1,5 +1,5 @@
 import { diffLists, type InventoryRecord } from "../inventory/record.js";
-import { decideResume } from "../inventory/resume.js";
+import { decideResume } from "../inventory/resume-decision.js";
 
 /** The operator-facing state, in the torn-write vocabulary of the inventory design (001 §8). */
 export type DerivedState =

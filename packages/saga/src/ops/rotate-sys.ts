@@ -9,7 +9,7 @@ import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists, writeJsonAtomic } from "../root/secret-files.js";
 import { rotateSystemAccount, type BrokerTrust } from "../trust/index.js";
 import { withLease } from "../saga/lease-holder.js";
-import { clearJournal, writeJournal, type RotationEntry } from "../saga/journal.js";
+import { clearJournal, writeJournal, type RotationEntry } from "../maintenance/journal.js";
 import { writeObserverCreds } from "../saga/materialise.js";
 import { openOfflineSession, leaseKeyFor } from "./session.js";
 import { withVerb } from "./verb.js";

@@ -10,7 +10,7 @@ import { RootLayout } from "../root/layout.js";
 import { parseAccountRecord, parseBrokerRecord, type AccountRecord } from "../root/records.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
-import { readJournal, type JournalEntry } from "../saga/journal.js";
+import { readJournal, type JournalEntry } from "../maintenance/journal.js";
 import { ownerStatus } from "../lock/process-identity.js";
 import { quiescedOnDisk } from "../maintenance/quiesce.js";
 import { readProvisioningOwed } from "../provision/owed.js";

@@ -1,7 +1,7 @@
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { canonicalRoot } from "../root/canonical-root.js";
-import { cutJournalPresent, resumeCut } from "../maintenance/resume.js";
+import { cutJournalPresent, resumeCut } from "../maintenance/cut-resume.js";
 import { bootRoot, type BootOptions, type UpResult } from "./boot-root.js";
 import { withVerb } from "./verb.js";
 
@@ -21,7 +21,7 @@ function validPort(port: number | undefined): number | undefined {
 
 /**
  * `cotal up`: the verb preamble takes the lock (once, for both paths); a preserve-state cut in the
- * journal is resumed (maintenance/resume.ts, which boots the preserved store), anything else boots.
+ * journal is resumed (maintenance/cut-resume.ts, which boots the preserved store), anything else boots.
  */
 export async function up(opts: UpOptions): Promise<UpResult> {
   // Everything user-supplied is validated before the first write, so a refusal leaves the root untouched.

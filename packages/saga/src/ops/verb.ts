@@ -8,7 +8,7 @@ import { pidAlive } from "../lock/process-identity.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { assertJournalAllows, type JournalEntry, type JournalPolicy } from "../saga/journal.js";
+import { assertJournalAllows, type JournalEntry, type JournalPolicy } from "../maintenance/journal.js";
 import { decisionRead } from "../saga/mutation.js";
 import { openLiveSession, type LiveSession, type SessionHooks } from "./session.js";
 

@@ -7,7 +7,7 @@ import { assertLockHeld } from "../lock/maintenance-lock.js";
 import type { LeaseHolder } from "../inventory/lease.js";
 import type { InventoryStore, VersionedRecord } from "../inventory/inventory-store.js";
 import { sortedNames, type InventoryRecord, type LimitsChange, type MutationOp, type PendingMutation } from "../inventory/record.js";
-import type { ResumeDecision } from "../inventory/resume.js";
+import type { ResumeDecision } from "../inventory/resume-decision.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountLimits } from "../trust/limits.js";

@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import type { VersionedRecord } from "../inventory/inventory-store.js";
 import type { InventoryRecord, PendingMutation } from "../inventory/record.js";
-import { decideResume, type ResumeDecision } from "../inventory/resume.js";
+import { decideResume, type ResumeDecision } from "../inventory/resume-decision.js";
 import type { RootLayout } from "../root/layout.js";
 import { writeFileAtomic } from "../root/secret-files.js";
 import { digestOfServerConf } from "./digest.js";

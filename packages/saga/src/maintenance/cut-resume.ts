@@ -4,7 +4,7 @@ import { failpoint } from "../failpoints.js";
 import { brokerState } from "../broker/runtime.js";
 import { ownerStatus } from "../lock/process-identity.js";
 import { RootLayout } from "../root/layout.js";
-import { clearJournal, writeJournal, type CutEntry } from "../saga/journal.js";
+import { clearJournal, writeJournal, type CutEntry } from "./journal.js";
 import { bootRoot, type BootContext, type BootOptions, type UpResult } from "../ops/boot-root.js";
 import { readCut, storeIdentity } from "./cut.js";
 
