@@ -15,6 +15,8 @@ import { assertJournalAllows } from "../saga/journal.js";
 import type { ProgressSink } from "./progress.js";
 import { runRestorePass } from "./restore-pass.js";
 import { recoverAttempt } from "./clean.js";
+import { brokerState } from "../broker/runtime.js";
+import { spaceRestoreOnline } from "./online-restore.js";
 
 export interface SpaceRestoreOptions {
   root: string;
@@ -23,9 +25,17 @@ export interface SpaceRestoreOptions {
   rebindAccount?: boolean;
   lockWaitMs?: number;
   onProgress?: ProgressSink;
+  onNotice?: (message: string) => void;
+  /** "offline": refuse unless a ready cut holds the stopped store; default: online when the broker runs. */
+  mode?: "online" | "offline";
+  /** Online only: restore over the tenant's streams the artifact names; needs `yes`. */
+  replace?: boolean;
+  yes?: boolean;
 }
 
 export interface SpaceRestoreResult {
+  /** online: the running broker, the tenant quiesced (maintenance/online-restore.ts); offline: after a cut. */
+  mode?: "online" | "offline";
   space: string;
   from: string;
   attemptId: string;
@@ -46,6 +56,11 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
   const space = assertSpaceName(opts.space);
   const from = resolve(opts.from);
   const layout = new RootLayout(canonicalRoot(opts.root));
+  // A running broker restores online (only that tenant quiesced); a stopped one through its cut.
+  if (opts.mode !== "offline" && brokerState(layout).running) return spaceRestoreOnline(opts);
+  if (opts.replace) {
+    throw new SagaError("invalid-argument", "--replace restores over a space's streams on a running broker only", { next: `cotal up --detach && cotal space restore ${space} --from ${from} --replace --yes` });
+  }
   const progress = opts.onProgress ?? (() => undefined);
   assertJournalAllows(layout, { verb: "space restore", cut: true }); // a standing removal names itself before any input check
   // Read-only verification first: a truncated or tampered artifact refuses before any write.
@@ -95,6 +110,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       rmSync(attempt.workDir, { recursive: true, force: true });
       attempt.release();
       return {
+        mode: "offline" as const,
         space,
         from,
         attemptId: attempt.id,
