@@ -17,7 +17,7 @@ import { withLiveVerb } from "../ops/verb.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { clearJournal, readJournal, restoreRerun, writeJournal, type QuiesceEntry } from "../saga/journal.js";
+import { assertJournalAllows, clearJournal, readJournal, restoreRerun, writeJournal, type QuiesceEntry } from "../saga/journal.js";
 import { unsafe } from "../unsafe.js";
 import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";
@@ -90,6 +90,7 @@ export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<On
   const overData = overDataAllowed();
   const flags = `${opts.rebindAccount ? " --rebind-account" : ""}${opts.replace ? " --replace --yes" : ""}`;
   const rerun = `cotal space restore ${space} --from ${from}${flags}`;
+  assertJournalAllows(layout, { verb: "space restore", restoreOf: space }); // a standing removal names itself before any input check
   if (opts.replace && !opts.yes) {
     throw new SagaError("confirmation-required", `--replace deletes space ${space}'s streams that the backup at ${from} holds, then restores them from it; confirm with --yes`, { next: `cotal space restore ${space} --from ${from}${opts.rebindAccount ? " --rebind-account" : ""} --replace --yes` });
   }
