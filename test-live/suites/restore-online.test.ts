@@ -107,6 +107,7 @@ describe("online per-space restore", () => {
   // data: what the tenant holds once converged. pre: its data before the restore; artifact: the backup's
   const cuts: { point: string; replace: boolean; converge: "up" | "rerun"; data: "pre" | "artifact" | "none"; unfinished?: boolean }[] = [
     { point: "restore-online-quiesced", replace: false, converge: "up", data: "pre" },
+    { point: "restore-online-quiesced", replace: false, converge: "rerun", data: "artifact" },
     { point: "restore-online-installed", replace: false, converge: "up", data: "pre" },
     { point: "restore-online-installed", replace: false, converge: "rerun", data: "artifact" },
     { point: "restore-online-quiesced", replace: true, converge: "up", data: "pre" },
@@ -155,4 +156,24 @@ describe("online per-space restore", () => {
       expect(existsSync(r.layout.journalFile)).toBe(false);
     });
   }
+
+  it("a plain down after a killed --replace, then the cold up: lifted right after the boot, its partial streams deleted, the restore left journaled for the printed re-run", async () => {
+    const { r, up, alpha, out, atBackup } = await backedUp("cotal-restore-cold-", 80);
+    const args = ["space", "restore", "alpha", "--from", out, "--replace", "--yes"];
+    const cut = await r.cotal(args, { env: { COTAL_FAILPOINT: "restore-online-installed:kill" } });
+    expect(cut.code, cut.stderr).not.toBe(0);
+    expect(typeof revokesAll(r, "alpha")).toBe("number");
+    ok(await r.cotal(["down"]));
+    const again = parseJson<{ url: string; notes: string[] }>(ok(await r.cotal(["up", "--detach", "--port", String(r.port), "--json"])));
+    expect(again.notes.join("\n")).toMatch(/lifted the quiesce of space alpha left by online restore .*deleted its partially restored streams KV_cotal_state_alpha/);
+    await expectLifted(r, again.url, alpha);
+    // no data of either side: the cold boot re-provisioned the template streams, empty
+    const empty = durableFacts(await spaceFacts(again.url, alpha));
+    expect(empty.consumers).toEqual({});
+    expect(Object.values(empty.streams).map((f) => f.messages)).toEqual(Object.values(empty.streams).map(() => 0));
+    expect((await statusOf(r)).restoreUnfinished?.next).toBe(`cotal space restore alpha --from ${out} --replace --yes`);
+    ok(await r.cotal(args));
+    expect(durableFacts(await spaceFacts(up.url, alpha))).toEqual(atBackup);
+    expect(existsSync(r.layout.journalFile)).toBe(false);
+  });
 });
