@@ -1,57 +1,20 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { CredentialPoller, harnessTeardown, monotonicMs, SurvivorWatcher } from "@cotal/harness";
-import { type StatusReport } from "@cotal/saga";
+import { CredentialPoller, harnessTeardown, SurvivorWatcher } from "@cotal/harness";
 import { verifyArtifact, type OnlineBackupResult } from "@cotal/saga/maintenance";
-import { loadSpaceAccount } from "@cotal/saga/root";
-import { decodeJwt } from "@cotal/saga/trust";
-import { liveRoot, parseJson, type LiveRoot } from "../fixtures/live-root.js";
-import { connectCreds } from "../fixtures/nats.js";
+import { parseJson } from "../fixtures/live-root.js";
+import { revokesAll, toMono, twoSpaces } from "../fixtures/online.js";
 import { liveServer } from "../fixtures/server-version.js";
-import { ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
-import { credsText } from "../fixtures/tenants.js";
+import { ok, spaceFacts, upJson } from "../fixtures/space-data.js";
+import { connects, credsText, disposeLiveRoots, statusOf } from "../fixtures/tenants.js";
 
 // The online per-space backup (README: backup): only the tenant is quiesced (its JWT revokes every
 // user issued before the quiesce), the artifact is the offline format, a crash resumes to lifted.
-const roots: LiveRoot[] = [];
-afterEach(async () => {
-  await Promise.all(roots.splice(0).map((r) => r.dispose()));
-});
+afterEach(disposeLiveRoots);
 afterAll(async () => {
   await harnessTeardown();
 });
-
-/** A root running alpha (with data) and beta; alpha's tester cred. */
-async function twoSpaces(prefix: string, messages = 400) {
-  const r = await liveRoot(prefix);
-  roots.push(r);
-  const up = await upJson(r, ["--space", "alpha"]);
-  ok(await r.cotal(["space", "add", "beta"]));
-  const alpha = await credsText(r, "alpha");
-  const beta = await credsText(r, "beta");
-  await seedSpace(up.url, alpha, "alpha", messages, 25, 2048);
-  await seedSpace(up.url, beta, "beta", 20, 3);
-  return { r, up, alpha, beta };
-}
-
-const revokesAll = (r: LiveRoot, space: string): unknown => (decodeJwt(loadSpaceAccount(r.layout, space)?.jwt ?? "").nats.revocations as Record<string, unknown> | undefined)?.["*"];
-
-async function connects(url: string, creds: string): Promise<boolean> {
-  try {
-    await (await connectCreds(url, creds)).close();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Epoch ms of the child's timeline, on this process's monotonic clock (the poller's). */
-const toMono = (epoch: number): number => epoch - (Date.now() - monotonicMs());
-
-async function statusOf(r: LiveRoot): Promise<StatusReport> {
-  return parseJson<StatusReport>(ok(await r.cotal(["status", "--json"])));
-}
 
 describe("online per-space backup", () => {
   it("quiesces only the tenant: its polled cred never connects from the quiesce proof to the last snapshot, connects after the lift; the sibling keeps working; the artifact restores offline", async () => {

@@ -15,8 +15,10 @@ afterEach(async () => {
 afterAll(harnessTeardown);
 
 describe("scheduled per-space backups (BullMQ job scheduler)", () => {
-  it("run on their cadence through a worker, keep only K dated artifacts, and leave the broker serving", async () => {
+  it("run online on their cadence through a worker (the broker never stops), keep only K dated artifacts; a run finding the tenant quiesced by another backup skips with its reason", async () => {
     const { r, up } = await upRoot();
+    const pidBefore = (await statusOf(r)).broker.pid;
+    expect(pidBefore).toBeGreaterThan(0);
     const alpha = await credsText(r, "alpha");
     const nc = await connectCreds(up.url, alpha);
     await (await jetstreamManager(nc)).jetstream().publish("cotal.alpha.events.hello", "before the backups");
@@ -38,9 +40,23 @@ describe("scheduled per-space backups (BullMQ job scheduler)", () => {
     const w: LiveWorker = startWorker("cli", { root: r.root, redisUrl: redis.url });
     cleanups.push(() => w.stop());
     await w.ready();
-    const runs = () => (w.log().match(/backup of alpha: broker resumed/g) ?? []).length;
+    const runs = () => (w.log().match(/backup of alpha: online, \d+ bytes/g) ?? []).length;
     await until("three scheduled runs", async () => runs() >= 3 || undefined, 90_000, 250);
+    // another backup holds alpha quiesced for 8 s: the scheduled runs in that window skip, naming it
+    const manual = r.cotal(["space", "backup", "alpha", "--out", `${out.path}/manual`], { env: { COTAL_FAILPOINT: "backup-quiesced:sleep:8000" } });
+    await until("a skipped run", async () => /backup of alpha: skipped: space alpha stands quiesced by an online backup/.test(w.log()) || undefined, 30_000, 250);
+    expect((await manual).code).toBe(0);
+    const done = runs();
+    await until("a run after the other backup lifted", async () => runs() > done || undefined, 30_000, 250);
     expect(await w.stop()).toBe(0);
+    // the skip is the job's result, not a failure
+    const keys = (await redis.cli("--scan", "--pattern", "cotal:*")).split("\n").filter((k) => /:\w[\w-]*$/.test(k));
+    const results: string[] = [];
+    for (const k of keys) if ((await redis.cli("type", k)) === "hash") results.push(await redis.cli("hget", k, "returnvalue"));
+    const skipped = results.filter((v) => v.includes('"outcome":"skipped"'));
+    expect(skipped.length, results.join("\n")).toBeGreaterThan(0);
+    expect(skipped[0]).toMatch(/"reason":"space alpha stands quiesced by an online backup/);
+    expect((await statusOf(r)).broker.pid, "the broker was never stopped").toBe(pidBefore);
 
     const kept = completeArtifacts(out.path, "alpha");
     expect(kept.length).toBe(2); // K, although at least three ran

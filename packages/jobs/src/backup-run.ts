@@ -1,16 +1,20 @@
 import { readdirSync, rmSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { brokerState, down, RootLayout, SagaError, spaceBackup, spaceRestore, up, type SpaceRestoreResult } from "@cotal/saga";
+import { brokerState, down, isSagaError, RootLayout, SagaError, spaceBackup, spaceRestore, up, type SpaceRestoreResult } from "@cotal/saga";
 import type { SpaceBackupPayload, SpaceRestorePayload } from "./payloads.js";
 
 export const DEFAULT_KEEP = 7;
 
 export interface ScheduledBackupResult {
   space: string;
-  artifact: string;
+  /** "done": an online artifact written; "skipped": the tenant stood quiesced by another backup or restore (not a failure). */
+  outcome: "done" | "skipped";
+  artifact?: string;
   bytes: number;
   kept: string[];
   pruned: string[];
+  /** Why the run skipped: the quiesce it found. */
+  reason?: string;
 }
 
 /** Complete artifacts of `space` under `dir` (a manifest marks completion), oldest first. */
@@ -27,20 +31,40 @@ export function completeArtifacts(dir: string, space: string): string[] {
     .sort();
 }
 
+/** The quiesce a live backup or restore of `space` holds, as the verb's refusal names it (saga/journal.ts). */
+function quiescedByOther(err: unknown, space: string): string | undefined {
+  if (!isSagaError(err, "lock-held")) return undefined;
+  const j = err.details?.journal as { op?: string; space?: string; purpose?: string; attemptId?: string; owner?: { pid?: number } } | undefined;
+  if (j?.op !== "quiesce" || j.space !== space) return undefined;
+  return `space ${space} stands quiesced by an online ${j.purpose ?? "backup"} (${j.attemptId ?? "?"}, pid ${j.owner?.pid ?? "?"}); this run skipped`;
+}
+
 /**
- * One scheduled run: cut (the broker stops for every tenant, by design: the artifact needs a
- * consistent store), back up into a dated directory, resume the broker whatever happened, then keep
- * the newest `keep` complete artifacts. Incomplete ones are left for `cotal clean restore-attempt`.
+ * One scheduled run, online (maintenance/online-backup.ts: only this tenant quiesced, no broker
+ * stop): back up into a dated directory, then keep the newest `keep` complete artifacts. A run that
+ * finds the tenant quiesced by another live backup or restore skips with the reason as its result.
  */
 export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string) => void = () => undefined): Promise<ScheduledBackupResult> {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const artifact = join(p.out, `${p.name}-${stamp}`);
-  const bytes = await underCut(p.root, `backup of ${p.name}`, log, async () => (await spaceBackup({ root: p.root, space: p.name, out: artifact, mode: "offline" })).bytes);
+  if (!brokerState(new RootLayout(p.root)).running) {
+    throw new SagaError("broker-not-running", `the scheduled backup of ${p.name} runs online on the running broker; this one is stopped`, { next: "cotal up --detach   # then the job can run" });
+  }
+  let bytes: number;
+  try {
+    bytes = (await spaceBackup({ root: p.root, space: p.name, out: artifact, mode: "online" })).bytes;
+  } catch (err) {
+    const reason = quiescedByOther(err, p.name);
+    if (!reason) throw err;
+    log(`backup of ${p.name}: skipped: ${reason}`);
+    return { space: p.name, outcome: "skipped", bytes: 0, kept: completeArtifacts(p.out, p.name), pruned: [], reason };
+  }
+  log(`backup of ${p.name}: online, ${bytes} bytes into ${artifact}`);
   const all = completeArtifacts(p.out, p.name);
   const keep = p.keep ?? DEFAULT_KEEP;
   const pruned = all.slice(0, Math.max(0, all.length - keep));
   for (const n of pruned) rmSync(join(p.out, n), { recursive: true, force: true });
-  return { space: p.name, artifact, bytes, kept: all.slice(-keep), pruned };
+  return { space: p.name, outcome: "done", artifact, bytes, kept: all.slice(-keep), pruned };
 }
 
 /**

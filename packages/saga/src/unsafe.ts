@@ -61,6 +61,8 @@ export const UNSAFE_SWITCHES = [
   "IGNORE_RECORD_SIZE",
   /** An online backup does not quiesce its tenant: its clients stay connected (and may write) while the streams are read. */
   "SKIP_QUIESCE",
+  /** An online restore does not refuse a namespace holding the artifact's streams with data: it restores over them as --replace would. */
+  "RESTORE_OVER_DATA",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { journalRefusal, quiescedTenants, readJournal, RootLayout, type QuiesceEntry, type SagaError } from "../src/internal.js";
+import { journalRefusal, quiescedTenants, readJournal, restoreRerun, RootLayout, type QuiesceEntry, type SagaError } from "../src/internal.js";
 
 // The online backup's quiesce entry (docs/resume.md, "the quiesce entry"; docs/refusals.md).
 const entry: QuiesceEntry = {
@@ -59,5 +59,44 @@ describe("quiescedTenants", () => {
     expect(quiescedTenants(entry, [], "dead")).toEqual([expect.objectContaining({ space: "alpha", source: "journal", next: expect.stringMatching(/^cotal up/) })]);
     const stray = quiescedTenants(null, [{ space: "beta", revokeAllBefore: 7 }]);
     expect(stray).toEqual([{ space: "beta", source: "jwt", revokeAllBefore: 7, next: "cotal up   # lifts it" }]);
+  });
+});
+
+// The online restore's entry (maintenance/online-restore.ts): the same op, purpose "restore".
+const restoring: QuiesceEntry = { ...entry, purpose: "restore", out: "/tmp/alpha.bak", streams: ["cotal_events_alpha"], stage: "restoring", replace: { streams: ["cotal_events_alpha"], deletionBegan: true } };
+
+describe("the restore's quiesce entry", () => {
+  it("a dead owner's entry passes up and the re-run of that space's restore only; every other verb is told the re-run", () => {
+    expect(journalRefusal(restoring, { verb: "up", quiesce: true, liftsRestore: true }, "dead")).toBeUndefined();
+    expect(journalRefusal(restoring, { verb: "space restore", restoreOf: "alpha" }, "dead")).toBeUndefined();
+    for (const policy of [{ verb: "space add" }, { verb: "space backup", quiesce: true }, { verb: "space restore", restoreOf: "beta" }]) {
+      const e = journalRefusal(restoring, policy, "dead") as SagaError;
+      expect(e.code).toBe("journal-blocked");
+      expect(e.next).toMatch(/^cotal space restore alpha --from \/tmp\/alpha\.bak --replace --yes /);
+    }
+    // a dead backup's entry lets a restore through (it lifts it first)
+    expect(journalRefusal(entry, { verb: "space restore", restoreOf: "beta" }, "dead")).toBeUndefined();
+  });
+
+  it("a running restore is busy, its own re-run included; the unfinished stage (lifted by up) is not", () => {
+    const e = journalRefusal(restoring, { verb: "space restore", restoreOf: "alpha" }, "alive") as SagaError;
+    expect(e.code).toBe("lock-held");
+    expect(journalRefusal({ ...restoring, stage: "unfinished" }, { verb: "space restore", restoreOf: "alpha" }, "alive")).toBeUndefined();
+  });
+
+  it("restoreRerun carries the flags; status lists an unfinished restore as not quiesced", () => {
+    expect(restoreRerun({ ...restoring, replace: undefined, rebindAccount: true })).toBe("cotal space restore alpha --from /tmp/alpha.bak --rebind-account");
+    expect(quiescedTenants(restoring, [], "dead")).toEqual([expect.objectContaining({ space: "alpha", next: expect.stringMatching(/^cotal space restore alpha --from \/tmp\/alpha\.bak --replace --yes/) })]);
+    expect(quiescedTenants({ ...restoring, stage: "unfinished" }, [], "dead")).toEqual([]);
+  });
+
+  it("reads back as written; an unknown purpose is corrupt", () => {
+    const root = mkdtempSync(join(tmpdir(), "cotal-quiesce-"));
+    const layout = new RootLayout(root);
+    mkdirSync(layout.maintenanceDir, { recursive: true });
+    writeFileSync(layout.journalFile, JSON.stringify(restoring));
+    expect(readJournal(layout)).toEqual(restoring);
+    writeFileSync(layout.journalFile, JSON.stringify({ ...restoring, purpose: "copy" }));
+    expect(() => readJournal(layout)).toThrow(/unreadable/);
   });
 });

@@ -70,26 +70,39 @@ export function registerBackup(program: Command): void {
 
   space
     .command("restore <name>")
-    .description("offline restore into the empty namespace of an existing space, after `cotal down --preserve-state`")
+    .description("per-space restore: online on a running broker (only this tenant quiesced), into its empty namespace or with --replace over its streams; else offline after `cotal down --preserve-state`")
     .requiredOption("--from <dir>", "artifact directory written by `cotal space backup`")
     .option("--rebind-account", "accept an artifact pinned to a different account key for this space")
+    .option("--replace", "online: delete the space's streams the artifact holds, then restore them (needs --yes)")
+    .option("--yes", "confirm --replace")
     .option("--queue", "run it through `cotal worker` (it cuts the running broker, restores, resumes) and follow it")
     .option("--no-wait", "with --queue: return once the job is enqueued")
     .option("--json", "print the result as JSON")
-    .action(async (name: string, flags: { from: string; rebindAccount?: boolean; queue?: boolean; wait: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (name: string, flags: { from: string; rebindAccount?: boolean; replace?: boolean; yes?: boolean; queue?: boolean; wait: boolean; json?: boolean }, cmd: Command) => {
       if (flags.queue) {
+        if (flags.replace) throw new UsageError("--replace runs interactively, not through the queue", `cotal space restore ${name} --from ${flags.from} --replace --yes`);
         const root = rootOf(cmd);
         const item = { name: assertSpaceName(name), from: resolve(flags.from), ...(flags.rebindAccount ? { rebindAccount: true } : {}) };
         return queuedSingle(root, "space-restore", item, { json: flags.json, wait: flags.wait }, async () => true);
       }
       const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space restore", json: flags.json, unit: "bytes" }));
       try {
-        const r = await spaceRestore({ root: rootOf(cmd), space: name, from: flags.from, ...(flags.rebindAccount ? { rebindAccount: true } : {}), onProgress: bar.update });
+        const r = await spaceRestore({
+          root: rootOf(cmd),
+          space: name,
+          from: flags.from,
+          ...(flags.rebindAccount ? { rebindAccount: true } : {}),
+          ...(flags.replace ? { replace: true } : {}),
+          ...(flags.yes ? { yes: true } : {}),
+          onProgress: bar.update,
+          onNotice: (m) => process.stderr.write(`cotal: ${m}\n`),
+        });
         bar.done();
         if (flags.json) return json(r);
-        out(`cotal: restored space ${r.space} from ${r.from}${r.rebound ? ` (rebound from account ${r.artifactAccountPublicKey} to ${r.accountPublicKey})` : ""}`);
+        out(`cotal: restored space ${r.space} from ${r.from}${r.mode === "online" ? " online" : ""}${r.rebound ? ` (rebound from account ${r.artifactAccountPublicKey} to ${r.accountPublicKey})` : ""}`);
         for (const s of r.streams) out(`  ${s.name.padEnd(32)} ${s.messages} messages, last seq ${s.last_seq}, ${s.consumers} consumer(s)`);
-        out("  next: cotal up   # resumes the broker on the restored store");
+        if (r.mode === "online") out("  the tenant's clients were refused while its streams were restored and may connect again now");
+        else out("  next: cotal up   # resumes the broker on the restored store");
       } finally {
         bar.done();
       }

@@ -30,9 +30,13 @@ function printStatus(s: StatusReport): void {
     out(j.state === "ready" ? "  next: cotal space backup <name> --out <dir>   # or: cotal up   # resumes the preserved store" : "  next: cotal up   # recovers the cut by its journal state");
   }
   for (const q of s.quiesced ?? []) {
-    const who = q.owner ? `online backup ${q.attemptId} (${q.stage}, pid ${q.owner.pid} ${q.owner.status})` : "no backup journaled";
+    const who = q.owner ? `online backup/restore ${q.attemptId} (${q.stage}, pid ${q.owner.pid} ${q.owner.status})` : "no backup journaled";
     out(`quiesced: space ${q.space} — its clients are refused (${who}${q.revokeAllBefore ? `; users issued at or before ${new Date(q.revokeAllBefore * 1000).toISOString()} revoked` : ""})`);
     out(`  next: ${q.next}`);
+  }
+  if (s.restoreUnfinished) {
+    out(`restore: space ${s.restoreUnfinished.space} is lifted but its restore from ${s.restoreUnfinished.from} is unfinished (its --replace deleted the old streams)`);
+    out(`  next: ${s.restoreUnfinished.next}`);
   }
   for (const c of s.corrupt) out(`  CORRUPT ${c.path}: ${c.reason}`);
   for (const k of s.configOnly) out(`  server.conf preloads ${k}, which no record on disk vouches for`);

@@ -1,6 +1,7 @@
 /**
- * What `cotal space backup` takes and returns, whichever path runs it (online: online-backup.ts;
- * offline after a cut: backup.ts), and which streams an artifact never carries.
+ * What `cotal space backup` and `cotal space restore` take and return, whichever path runs them
+ * (online: online-backup.ts / online-restore.ts; offline after a cut: backup.ts / restore.ts), and
+ * which streams an artifact never carries.
  */
 import { spaceTemplate } from "../provision/template.js";
 import type { ProgressSink } from "./progress.js";
@@ -32,4 +33,32 @@ export interface SpaceBackupResult {
 /** The ttl-class bucket streams of a space: excluded from the artifact by the template's declared class. */
 export function ttlStreams(space: string): { name: string; bucket: string }[] {
   return spaceTemplate(space).buckets.filter((b) => b.class === "ttl").map((b) => ({ name: `KV_${b.bucket}`, bucket: b.bucket }));
+}
+
+export interface SpaceRestoreOptions {
+  root: string;
+  space: string;
+  from: string;
+  rebindAccount?: boolean;
+  lockWaitMs?: number;
+  onProgress?: ProgressSink;
+  onNotice?: (message: string) => void;
+  /** "offline": refuse unless a ready cut holds the stopped store; default: online when the broker runs. */
+  mode?: "online" | "offline";
+  /** Online only: restore over the tenant's streams the artifact names; needs `yes`. */
+  replace?: boolean;
+  yes?: boolean;
+}
+
+export interface SpaceRestoreResult {
+  /** online: the running broker, the tenant quiesced (maintenance/online-restore.ts); offline: after a cut. */
+  mode?: "online" | "offline";
+  space: string;
+  from: string;
+  attemptId: string;
+  accountPublicKey: string;
+  artifactAccountPublicKey: string;
+  rebound: boolean;
+  streams: { name: string; messages: number; last_seq: number; consumers: number }[];
+  recreatedEmpty: string[];
 }

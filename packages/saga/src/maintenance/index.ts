@@ -10,5 +10,7 @@ export * from "./backup.js";
 export * from "./online-backup.js";
 export * from "./quiesce.js";
 export * from "./restore.js";
+export * from "./online-restore.js";
+export * from "./restore-streams.js";
 export * from "./clean.js";
 export * from "./orphans.js";

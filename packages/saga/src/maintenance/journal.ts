@@ -79,8 +79,16 @@ export interface RotationEntry {
 export interface QuiesceEntry {
   op: "quiesce";
   space: string;
-  purpose: "backup";
+  /** backup: an online `space backup`; restore: an online `space restore` (maintenance/online-restore.ts). */
+  purpose: "backup" | "restore";
+  /** backup: the artifact it writes; restore: the artifact it reads (never removed by a recovery). */
   out: string;
+  /** restore: the artifact's durable streams (a recovery deletes them where partially installed). */
+  streams?: string[];
+  /** restore --replace: the tenant's streams it deletes, recorded before the first deletion. */
+  replace?: { streams: string[]; deletionBegan: boolean };
+  /** restore: the account key the artifact pins differs and --rebind-account accepted it. */
+  rebindAccount?: boolean;
   /** The artifact directory's inode once this attempt created it: only a proven-ours dir is removed. */
   outIno?: { dev: number; ino: number };
   attemptId: string;
@@ -89,11 +97,21 @@ export interface QuiesceEntry {
   stage: QuiesceStage;
 }
 
-export type QuiesceStage = "journaled" | "quiesced" | "snapshotting" | "published" | "lifting";
+/**
+ * backup: journaled → quiesced → snapshotting → published → lifting. restore: journaled → quiesced →
+ * (replace: deleting) → restoring → verified → lifting; `unfinished`: `cotal up` lifted a restore
+ * whose deletion had begun, emptied of its partial streams, and left the entry for the re-run.
+ */
+export type QuiesceStage = "journaled" | "quiesced" | "snapshotting" | "published" | "lifting" | "deleting" | "restoring" | "verified" | "unfinished";
 
 export type JournalEntry = SpaceRmEntry | CutEntry | RotationEntry | QuiesceEntry;
 
-const QUIESCE_STAGES: readonly string[] = ["journaled", "quiesced", "snapshotting", "published", "lifting"];
+const QUIESCE_STAGES: readonly string[] = ["journaled", "quiesced", "snapshotting", "published", "lifting", "deleting", "restoring", "verified", "unfinished"];
+
+/** The command that finishes a stopped online restore (printed by refusals and `status`). */
+export function restoreRerun(entry: QuiesceEntry): string {
+  return `cotal space restore ${entry.space} --from ${entry.out}${entry.rebindAccount ? " --rebind-account" : ""}${entry.replace ? " --replace --yes" : ""}`;
+}
 
 const CUT_STATES: readonly string[] = ["cut-intent", "cut-committed", "ready", "resume-intent"];
 
@@ -113,7 +131,7 @@ export function readJournal(layout: RootLayout): JournalEntry | undefined {
     if (j.op === "space-rm" && typeof j.space === "string" && isValidSpaceName(j.space)) return j;
     if (j.op === "cut" && CUT_STATES.includes(j.state) && typeof j.cutId === "string") return j;
     if (j.op === "rotate-sys" && Number.isInteger(j.generation)) return j;
-    if (j.op === "quiesce" && typeof j.space === "string" && isValidSpaceName(j.space) && typeof j.out === "string" && typeof j.attemptId === "string" && QUIESCE_STAGES.includes(j.stage) && Number.isInteger(j.owner?.pid)) return j;
+    if (j.op === "quiesce" && typeof j.space === "string" && isValidSpaceName(j.space) && (j.purpose === "backup" || j.purpose === "restore") && typeof j.out === "string" && typeof j.attemptId === "string" && QUIESCE_STAGES.includes(j.stage) && Number.isInteger(j.owner?.pid)) return j;
   } catch {
     // fall through
   }
@@ -145,8 +163,12 @@ export interface JournalPolicy {
   anyRemoval?: boolean;
   /** `up --rotate-sys`: its own unfinished rotation passes (the re-run finishes it). */
   rotation?: boolean;
-  /** `up` and `space backup`: a quiesce whose owner is dead passes (they lift it first). */
+  /** `up` and `space backup`: a backup's quiesce whose owner is dead passes (they lift it first). */
   quiesce?: boolean;
+  /** `up`: a stopped restore's entry passes too (it lifts it; an unfinished --replace stays journaled). */
+  liftsRestore?: boolean;
+  /** `space restore <name>`: a stopped restore of that space, or any stopped backup, passes (the re-run finishes it). */
+  restoreOf?: string;
 }
 
 /** Whether a journal entry's owner process still runs ("unknown": another host's, never judged dead). */
@@ -155,6 +177,19 @@ export type OwnerState = "alive" | "dead" | "unknown";
 /** Pure: the refusal a journal entry makes for a verb, or undefined when the verb may proceed. */
 export function journalRefusal(entry: JournalEntry | undefined, policy: JournalPolicy, owner: OwnerState = "dead"): SagaError | undefined {
   if (!entry) return undefined;
+  if (entry.op === "quiesce" && entry.purpose === "restore") {
+    if (owner !== "dead" && entry.stage !== "unfinished") {
+      return new SagaError("lock-held", `an online restore of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${policy.verb} waits for it`, {
+        next: `wait for pid ${entry.owner.pid} to finish (cotal status), then re-run the command`,
+        details: { journal: entry, owner },
+      });
+    }
+    if (policy.liftsRestore || policy.restoreOf === entry.space) return undefined;
+    return new SagaError("journal-blocked", `an online restore of space ${entry.space} from ${entry.out} (started ${entry.startedAt}) is unfinished (${entry.stage}); ${policy.verb} waits for it`, {
+      next: `${restoreRerun(entry)}   # re-running it finishes the restore`,
+      details: { journal: entry },
+    });
+  }
   if (entry.op === "quiesce") {
     // A running backup is busy, not broken: its owner lifts the quiesce itself.
     if (owner !== "dead") {
@@ -163,7 +198,7 @@ export function journalRefusal(entry: JournalEntry | undefined, policy: JournalP
         details: { journal: entry, owner },
       });
     }
-    if (policy.quiesce) return undefined;
+    if (policy.quiesce || policy.restoreOf !== undefined) return undefined;
     return new SagaError("journal-blocked", `an online backup of space ${entry.space} (started ${entry.startedAt}) stopped while the tenant was quiesced (${entry.stage}); ${policy.verb} waits for the lift`, {
       next: "cotal up   # lifts the quiesce and removes a partial artifact",
       details: { journal: entry },

@@ -12,7 +12,6 @@ import { SagaError, isSagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
-import { evictAccountConnections } from "../provision/evict-connections.js";
 import { selfOwner } from "../lock/process-identity.js";
 import type { SessionHooks } from "../ops/session.js";
 import { withLiveVerb } from "../ops/verb.js";
@@ -24,7 +23,7 @@ import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";
 import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
-import { recoverQuiesce, resignRevocations, setQuiesceStage, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
+import { quiesceTenant, recoverQuiesce, resignRevocations, setQuiesceStage, untilIssuedAfter, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
 
 /** What the backup user may do: list and snapshot streams, list consumers, ack chunks; nothing else. */
 export const BACKUP_USER_PERMISSIONS = {
@@ -45,12 +44,6 @@ export interface OnlineBackupResult extends SpaceBackupResult {
   eviction?: { outcome: string; kicked: number; reason?: string };
   /** A stopped online backup this run lifted first. */
   recovered?: QuiesceRecovery;
-}
-
-/** nats-server revokes a user issued at or before `revocations["*"]`: ours must be issued after it. */
-async function untilIssuedAfter(t: number): Promise<void> {
-  const at = (t + 1) * 1000 + 20;
-  while (Date.now() < at) await new Promise((r) => setTimeout(r, at - Date.now()));
 }
 
 function resultOf(manifest: BackupManifest, out: string): SpaceBackupResult {
@@ -78,7 +71,7 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
     let recovered: QuiesceRecovery | undefined;
     if (journal?.op === "quiesce") {
       // A backup that stopped while its tenant was quiesced: lift first (journalRefusal let us through: its owner is dead).
-      recovered = await recoverQuiesce(env, journal, "space backup");
+      recovered = await recoverQuiesce(env, journal, "space backup", session.url);
       opts.onNotice?.(`lifted the quiesce of space ${recovered.space} left by backup ${recovered.attemptId} (${recovered.stage}); its artifact: ${recovered.artifact}`);
       if (recovered.out === out && recovered.artifact === "complete") {
         return { ...resultOf(verifyArtifact(out).manifest, out), mode: "online" as const, recovered };
@@ -98,14 +91,11 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
     await failpoint("backup-quiesce-journaled");
     let nc: NatsConnection | undefined;
     try {
-      const t = Math.floor(Date.now() / 1000);
-      if (!quiesceSkipped()) await resignRevocations(env, space, t, "space backup (quiesce)");
-      const quiesceProvenAt = Date.now();
       // The claims update evicts the tenant's clients itself; the evictor (2.10+) confirms none is left, and cuts a survivor.
-      const eviction = quiesceSkipped() ? undefined : await evictAccountConnections(layout, session.url, account.publicKey);
-      if (eviction?.outcome === "failed") {
-        throw new SagaError("live-process", `space ${space} still has ${eviction.remaining} connection(s) after its quiesce (${eviction.reason ?? "unknown"}); nothing was backed up`, { next: `cotal space backup ${space} --out ${out}   # run it again` });
-      }
+      const q = quiesceSkipped() ? undefined : await quiesceTenant(env, session.url, account, "space backup", `cotal space backup ${space} --out ${out}   # run it again`);
+      const t = q?.t ?? Math.floor(Date.now() / 1000);
+      const quiesceProvenAt = q?.provenAt ?? Date.now();
+      const eviction = q?.eviction;
       setQuiesceStage(layout, lock, attemptId, "quiesced");
       await failpoint("backup-quiesced");
       await untilIssuedAfter(t);
@@ -144,14 +134,14 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
       const liftProvenAt = Date.now();
       await failpoint("backup-lifted");
       clearJournal(layout, lock); // only after the lift's proof
-      return { ...resultOf(manifest, out), mode: "online" as const, timeline: { quiesceProvenAt, snapshotsDoneAt, liftProvenAt }, ...(eviction ? { eviction: { outcome: eviction.outcome, kicked: eviction.kicked.length, ...(eviction.reason ? { reason: eviction.reason } : {}) } } : {}), ...(recovered ? { recovered } : {}) };
+      return { ...resultOf(manifest, out), mode: "online" as const, timeline: { quiesceProvenAt, snapshotsDoneAt, liftProvenAt }, ...(eviction ? { eviction } : {}), ...(recovered ? { recovered } : {}) };
     } catch (err) {
       await nc?.close().catch(() => undefined);
       // Fail closed to lifted: lift (proven), remove the partial artifact, clear the entry.
       const standing = readJournal(layout);
       if (standing?.op === "quiesce" && standing.attemptId === attemptId) {
         try {
-          await recoverQuiesce(env, standing, "space backup");
+          await recoverQuiesce(env, standing, "space backup", session.url);
         } catch (liftErr) {
           throw new SagaError("journal-blocked", `the online backup of space ${space} failed (${(err as Error).message}) and its lift failed too (${(liftErr as Error).message}); the tenant stays quiesced`, {
             next: "cotal up   # lifts the quiesce",

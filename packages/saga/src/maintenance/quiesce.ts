@@ -17,7 +17,48 @@ import { existingSpaceRecord } from "../saga/materialise.js";
 import { clearJournal, readJournal, writeJournal, type QuiesceEntry, type QuiesceStage } from "./journal.js";
 import { runMutation, type SagaEnv } from "../saga/mutation.js";
 import { resignAccountRevocations, revokeAllBefore } from "../trust/account.js";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connectAsAccount } from "../broker/connect.js";
+import { evictAccountConnections } from "../provision/evict-connections.js";
 import { MANIFEST_FILE } from "./artifact.js";
+import { deleteStreams } from "./restore-streams.js";
+
+/** nats-server revokes a user issued at or before `revocations["*"]`: ours must be issued after it. */
+export async function untilIssuedAfter(t: number): Promise<void> {
+  const at = (t + 1) * 1000 + 20;
+  while (Date.now() < at) await new Promise((r) => setTimeout(r, at - Date.now()));
+}
+
+/**
+ * The quiesce both online verbs share: `revocations["*"] = now` proven through the saga, then the
+ * evictor (2.10+) confirms no client is left. Refuses `live-process` (the caller lifts) on a survivor.
+ */
+export async function quiesceTenant(env: SagaEnv, url: string, account: AccountRecord, verb: string, next: string): Promise<{ t: number; provenAt: number; eviction: { outcome: string; kicked: number; reason?: string } }> {
+  const t = Math.floor(Date.now() / 1000);
+  await resignRevocations(env, account.name, t, `${verb} (quiesce)`);
+  const provenAt = Date.now();
+  const ev = await evictAccountConnections(env.layout, url, account.publicKey);
+  if (ev.outcome === "failed") {
+    throw new SagaError("live-process", `space ${account.name} still has ${ev.remaining} connection(s) after its quiesce (${ev.reason ?? "unknown"}); nothing was changed`, { next });
+  }
+  return { t, provenAt, eviction: { outcome: ev.outcome, kicked: ev.kicked.length, ...(ev.reason ? { reason: ev.reason } : {}) } };
+}
+
+/** What a recovery's user may do in a quiesced namespace: list and delete streams. */
+const RECOVERY_USER_PERMISSIONS = { allowPub: ["$JS.API.INFO", "$JS.API.STREAM.LIST", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.DELETE.*"], allowSub: ["_INBOX.>"] };
+
+/** Deletes the artifact's streams a stopped restore may have half installed, as a user issued after the quiesce. */
+async function dropPartialRestore(env: SagaEnv, url: string, entry: QuiesceEntry): Promise<string[]> {
+  const { rec } = recordOf(env.layout, entry.space);
+  const t = revokeAllBefore(rec.jwt);
+  if (t !== undefined) await untilIssuedAfter(t);
+  const nc = await connectAsAccount(url, rec, { name: `cotal-restore-recovery-${entry.space}`, reconnect: false, ttlSeconds: 600, permissions: RECOVERY_USER_PERMISSIONS });
+  try {
+    return await deleteStreams(await jetstreamManager(nc), entry.streams ?? []);
+  } finally {
+    await nc.close();
+  }
+}
 
 /** A claim left by a killed writer is settled first, so the re-sign is decided on a settled record. */
 async function settle(env: SagaEnv, verb: string): Promise<void> {
@@ -48,7 +89,7 @@ export async function resignRevocations(env: SagaEnv, space: string, at: number 
 }
 
 /** Updates the standing quiesce entry of `attemptId` (under the held lock); refuses if it is not ours any more. */
-export function updateQuiesce(layout: RootLayout, lock: MaintenanceLock, attemptId: string, patch: Partial<Pick<QuiesceEntry, "stage" | "outIno">>): QuiesceEntry {
+export function updateQuiesce(layout: RootLayout, lock: MaintenanceLock, attemptId: string, patch: Partial<Pick<QuiesceEntry, "stage" | "outIno" | "replace">>): QuiesceEntry {
   const j = readJournal(layout);
   if (j?.op !== "quiesce" || j.attemptId !== attemptId) {
     throw new SagaError("lock-lost", `the online backup ${attemptId} is no longer the journal's entry`, { next: "cotal status" });
@@ -73,6 +114,7 @@ function removePartialArtifact(entry: QuiesceEntry): "removed" | "complete" | "a
 }
 
 export interface QuiesceRecovery {
+  purpose: "backup" | "restore";
   space: string;
   attemptId: string;
   /** The stage the dead backup had reached. */
@@ -80,18 +122,46 @@ export interface QuiesceRecovery {
   lifted: boolean;
   artifact: "removed" | "complete" | "absent" | "not-ours";
   out: string;
+  /** restore: the partially installed streams it deleted so the lifted tenant never sees a mix. */
+  dropped?: string[];
+  /** restore --replace after its deletion began: lifted, the entry left for the re-run. */
+  unfinished?: boolean;
+}
+
+/**
+ * Resumes a stopped online restore to lifted (docs/resume.md): a namespace it changed is emptied of
+ * the artifact's streams first (pre-restore data, or none for --replace); a finished one is kept.
+ * A --replace whose deletion began keeps its entry, stage `unfinished`: only the re-run restores the data.
+ */
+async function recoverRestore(env: SagaEnv, url: string, entry: QuiesceEntry, verb: string): Promise<QuiesceRecovery> {
+  const base = { purpose: "restore" as const, space: entry.space, attemptId: entry.attemptId, stage: entry.stage, out: entry.out, artifact: "complete" as const };
+  if (entry.stage === "unfinished") return { ...base, lifted: false, unfinished: true };
+  const finished = entry.stage === "verified" || entry.stage === "lifting";
+  const touched = entry.stage === "deleting" || entry.stage === "restoring" || entry.replace?.deletionBegan === true;
+  const dropped = !finished && touched ? await dropPartialRestore(env, url, entry) : [];
+  const { changed } = await resignRevocations(env, entry.space, undefined, `${verb} (lift)`);
+  if (!finished && entry.replace?.deletionBegan) {
+    updateQuiesce(env.layout, env.lock, entry.attemptId, { stage: "unfinished" });
+    return { ...base, lifted: changed, dropped, unfinished: true };
+  }
+  clearJournal(env.layout, env.lock);
+  return { ...base, lifted: changed, dropped };
 }
 
 /**
  * Resumes a stopped online backup to lifted: the lift (proven), then the partial artifact it
  * created removed (a complete one is kept), then the entry cleared. Idempotent at every cut.
  */
-export async function recoverQuiesce(env: SagaEnv, entry: QuiesceEntry, verb: string): Promise<QuiesceRecovery> {
+export async function recoverQuiesce(env: SagaEnv, entry: QuiesceEntry, verb: string, url?: string): Promise<QuiesceRecovery> {
+  if (entry.purpose === "restore") {
+    if (url === undefined) throw new SagaError("broker-not-running", `the stopped restore of space ${entry.space} is recovered through the running broker`, { next: "cotal up" });
+    return recoverRestore(env, url, entry, verb);
+  }
   setQuiesceStage(env.layout, env.lock, entry.attemptId, "lifting");
   const { changed } = await resignRevocations(env, entry.space, undefined, `${verb} (lift)`);
   const artifact = removePartialArtifact(entry);
   clearJournal(env.layout, env.lock);
-  return { space: entry.space, attemptId: entry.attemptId, stage: entry.stage, lifted: changed, artifact, out: entry.out };
+  return { purpose: "backup", space: entry.space, attemptId: entry.attemptId, stage: entry.stage, lifted: changed, artifact, out: entry.out };
 }
 
 /** Spaces whose record on disk carries a `revocations["*"]`: quiesced, whether or not an entry says so. */
@@ -122,7 +192,7 @@ export function quiescedCount(layout: RootLayout): number {
   }
   try {
     const j = readJournal(layout);
-    if (j?.op === "quiesce") names.add(j.space);
+    if (j?.op === "quiesce" && j.stage !== "unfinished") names.add(j.space);
   } catch {
     // an unreadable journal is status's to report; the gauge counts what it can read
   }
@@ -142,7 +212,7 @@ export interface LiftReport {
  */
 export async function liftStandingQuiesces(layout: RootLayout, lock: MaintenanceLock, hooks: { onNotice?: (m: string) => void } = {}): Promise<LiftReport> {
   const entry = readJournal(layout);
-  const pending = entry?.op === "quiesce" ? entry : undefined;
+  const pending = entry?.op === "quiesce" && entry.stage !== "unfinished" ? entry : undefined;
   const stray = quiescedOnDisk(layout).filter((q) => q.space !== pending?.space);
   if (!pending && stray.length === 0) return { lifted: [] };
   let session: LiveSession | undefined;
@@ -150,7 +220,7 @@ export async function liftStandingQuiesces(layout: RootLayout, lock: Maintenance
     session = await openLiveSession(layout, "up (lift)", hooks);
     const env = session.envWith(lock);
     const report: LiftReport = { lifted: [] };
-    if (pending) report.recovered = await recoverQuiesce(env, pending, "up");
+    if (pending) report.recovered = await recoverQuiesce(env, pending, "up", session.url);
     for (const q of stray) {
       await resignRevocations(env, q.space, undefined, "up (lift)");
       report.lifted.push(q.space);

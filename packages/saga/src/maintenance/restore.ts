@@ -12,29 +12,13 @@ import { requireReadyCut } from "./cut.js";
 import { typedIsolatedFailure } from "./isolated-broker.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { assertJournalAllows } from "./journal.js";
-import type { ProgressSink } from "./progress.js";
 import { runRestorePass } from "./restore-pass.js";
 import { recoverAttempt } from "./clean.js";
+import { brokerState } from "../broker/runtime.js";
+import { spaceRestoreOnline } from "./online-restore.js";
+import type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
 
-export interface SpaceRestoreOptions {
-  root: string;
-  space: string;
-  from: string;
-  rebindAccount?: boolean;
-  lockWaitMs?: number;
-  onProgress?: ProgressSink;
-}
-
-export interface SpaceRestoreResult {
-  space: string;
-  from: string;
-  attemptId: string;
-  accountPublicKey: string;
-  artifactAccountPublicKey: string;
-  rebound: boolean;
-  streams: { name: string; messages: number; last_seq: number; consumers: number }[];
-  recreatedEmpty: string[];
-}
+export type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
 
 /**
  * `cotal space restore <name> --from DIR` (000 §2.3, 004): offline after a ready cut, into an empty
@@ -46,6 +30,11 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
   const space = assertSpaceName(opts.space);
   const from = resolve(opts.from);
   const layout = new RootLayout(canonicalRoot(opts.root));
+  // A running broker restores online (only that tenant quiesced); a stopped one through its cut.
+  if (opts.mode !== "offline" && brokerState(layout).running) return spaceRestoreOnline(opts);
+  if (opts.replace) {
+    throw new SagaError("invalid-argument", "--replace restores over a space's streams on a running broker only", { next: `cotal up --detach && cotal space restore ${space} --from ${from} --replace --yes` });
+  }
   const progress = opts.onProgress ?? (() => undefined);
   assertJournalAllows(layout, { verb: "space restore", cut: true }); // a standing removal names itself before any input check
   // Read-only verification first: a truncated or tampered artifact refuses before any write.
@@ -95,6 +84,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       rmSync(attempt.workDir, { recursive: true, force: true });
       attempt.release();
       return {
+        mode: "offline" as const,
         space,
         from,
         attemptId: attempt.id,

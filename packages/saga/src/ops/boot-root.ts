@@ -65,7 +65,9 @@ export interface BootContext {
 
 /** What `up` says about quiesces it lifted (maintenance/quiesce.ts). */
 function liftNotes(r: LiftReport): string[] {
-  const out = r.recovered ? [`lifted the quiesce of space ${r.recovered.space} left by online backup ${r.recovered.attemptId} (${r.recovered.stage}); its artifact at ${r.recovered.out}: ${r.recovered.artifact}`] : [];
+  const rec = r.recovered;
+  const out = !rec ? [] : rec.purpose === "backup" ? [`lifted the quiesce of space ${rec.space} left by online backup ${rec.attemptId} (${rec.stage}); its artifact at ${rec.out}: ${rec.artifact}`]
+    : [`lifted the quiesce of space ${rec.space} left by online restore ${rec.attemptId} (${rec.stage})${rec.dropped?.length ? `; deleted its partially restored streams ${rec.dropped.join(", ")}` : ""}${rec.unfinished ? `; the restore is unfinished (its --replace deleted the old streams): cotal space restore ${rec.space} --from ${rec.out} --replace --yes` : ""}`];
   return [...out, ...r.lifted.map((s) => `lifted space ${s}: its account JWT revoked every user with no backup journaled`)];
 }
 

@@ -10,7 +10,7 @@ import { RootLayout } from "../root/layout.js";
 import { parseAccountRecord, parseBrokerRecord, type AccountRecord } from "../root/records.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
-import { readJournal, type JournalEntry } from "../maintenance/journal.js";
+import { readJournal, restoreRerun, type JournalEntry } from "../maintenance/journal.js";
 import { ownerStatus } from "../lock/process-identity.js";
 import { quiescedOnDisk } from "../maintenance/quiesce.js";
 import { readProvisioningOwed } from "../provision/owed.js";
@@ -64,6 +64,8 @@ export interface StatusReport {
    * `revocations["*"]` (both, normally). Their clients are refused until the lift.
    */
   quiesced: QuiescedTenant[];
+  /** An online `space restore --replace` that `cotal up` lifted after its deletion began: the tenant's data is gone until the re-run. */
+  restoreUnfinished?: { space: string; from: string; attemptId: string; next: string };
 }
 
 export interface QuiescedTenant {
@@ -80,7 +82,7 @@ export interface QuiescedTenant {
 
 /** Pure: the quiesced tenants from the journal entry and the JWTs on disk. */
 export function quiescedTenants(journal: JournalEntry | null, onDisk: { space: string; revokeAllBefore: number }[], ownerState: "alive" | "dead" | "unknown" = "dead"): QuiescedTenant[] {
-  const entry = journal?.op === "quiesce" ? journal : undefined;
+  const entry = journal?.op === "quiesce" && journal.stage !== "unfinished" ? journal : undefined;
   const out: QuiescedTenant[] = onDisk.map((q) => ({ space: q.space, source: "jwt" as const, revokeAllBefore: q.revokeAllBefore, next: "cotal up   # lifts it" }));
   if (entry) {
     const alive = ownerState !== "dead";
@@ -89,7 +91,9 @@ export function quiescedTenants(journal: JournalEntry | null, onDisk: { space: s
       attemptId: entry.attemptId,
       stage: entry.stage,
       owner: { pid: entry.owner.pid, host: entry.owner.host, status: ownerState },
-      next: alive ? `wait for the backup (pid ${entry.owner.pid}) to finish; it lifts the quiesce itself` : "cotal up   # lifts the quiesce and removes a partial artifact",
+      next: entry.purpose === "restore"
+        ? alive ? `wait for the restore (pid ${entry.owner.pid}) to finish; it lifts the quiesce itself` : `${restoreRerun(entry)}   # finishes the restore; cotal up only lifts it`
+        : alive ? `wait for the backup (pid ${entry.owner.pid}) to finish; it lifts the quiesce itself` : "cotal up   # lifts the quiesce and removes a partial artifact",
     };
     if (found) Object.assign(found, { source: "both" as const, ...fields });
     else out.push({ space: entry.space, source: "journal", ...fields });
@@ -201,5 +205,6 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     provisioningOwed: readProvisioningOwed(layout)?.spaces ?? [],
     lock: lock ?? null,
     quiesced: quiescedTenants(journal, quiescedOnDisk(layout, inv.spaces), journal?.op === "quiesce" ? ownerStatus(journal.owner) : "dead"),
+    ...(journal?.op === "quiesce" && journal.stage === "unfinished" ? { restoreUnfinished: { space: journal.space, from: journal.out, attemptId: journal.attemptId, next: restoreRerun(journal) } } : {}),
   };
 }

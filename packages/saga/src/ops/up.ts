@@ -31,7 +31,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
   const boot: BootOptions = { ...opts, ...(space !== undefined ? { space } : {}), ...(port !== undefined ? { port } : {}) };
   // The probe only names the lock's purpose for `cotal status`; the journal read under the lock decides.
   const purpose = cutJournalPresent(root) ? "cotal up (resuming a preserve-state cut)" : "cotal up";
-  return withVerb({ root, purpose, journal: { verb: "up", cut: true, quiesce: true }, certain: false }, async (v) => {
+  return withVerb({ root, purpose, journal: { verb: "up", cut: true, quiesce: true, liftsRestore: true }, certain: false }, async (v) => {
     if (v.journal?.op === "cut") return resumeCut(v, v.journal, boot);
     return bootRoot(v, boot);
   });

@@ -1,0 +1,97 @@
+/**
+ * Installing an artifact's streams into a namespace through a connection as the tenant: the code
+ * both restores share, the offline one through an isolated broker (restore-pass.ts) and the online
+ * one through the running broker while the tenant is quiesced (online-restore.ts).
+ */
+import { join } from "node:path";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { StorageType, type JetStreamManager, type StreamInfo } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { SagaError } from "../errors.js";
+import { failpoint, type FailpointName } from "../failpoints.js";
+import { spaceTemplate } from "../provision/template.js";
+import type { BackupManifest, Checkpoints } from "./artifact.js";
+import type { MaintenanceProgress, ProgressSink } from "./progress.js";
+import { effectiveFirstSeq, restoreStream } from "./stream-snapshot.js";
+
+/**
+ * A stream the restore may replace: a ttl-class bucket (recreated empty anyway) or a freshly
+ * provisioned, never-used template stream (`space add` provisions them). Anything holding data or
+ * consumers means the namespace is not empty, and restore does not merge.
+ */
+export function replaceable(info: StreamInfo, space: string, ttl: readonly string[]): boolean {
+  if (ttl.includes(info.config.name)) return true;
+  const tpl = spaceTemplate(space);
+  const names = [...tpl.streams.map((s) => s.name), ...tpl.buckets.map((b) => `KV_${b.bucket}`)];
+  return names.includes(info.config.name) && info.state.messages === 0 && info.state.last_seq === 0 && info.state.consumer_count === 0;
+}
+
+export async function listStreams(jsm: JetStreamManager): Promise<StreamInfo[]> {
+  const out: StreamInfo[] = [];
+  for await (const si of jsm.streams.list()) out.push(si);
+  return out;
+}
+
+/** The refusal for a namespace that holds data a restore would overwrite; `next` is the caller's way out. */
+export function targetNotEmpty(space: string, occupied: readonly StreamInfo[], next: string): SagaError {
+  return new SagaError("restore-target-not-empty", `space ${space} already has streams: ${occupied.map((i) => `${i.config.name} (${i.state.messages} messages, ${i.state.consumer_count} consumers)`).join(", ")}; restore fills an empty namespace only`, {
+    next,
+    details: { streams: occupied.map((i) => i.config.name) },
+  });
+}
+
+export interface InstallHooks {
+  phase: MaintenanceProgress["phase"];
+  /** Called before each stream's upload (the offline target journals it). */
+  onInstalling?: (stream: string) => void;
+  /** Armed before each stream's upload, and (when set) after each stream is installed and verified. */
+  streamFailpoint: FailpointName;
+  installedFailpoint?: FailpointName;
+  verifyFailed: (why: string) => SagaError;
+}
+
+/**
+ * Uploads every snapshot (each chunk acked), then asserts messages, bytes, first/last sequence and
+ * consumer counts per stream and each consumer's ack floor against the artifact, then recreates the
+ * ttl buckets empty where they are absent. The namespace must hold none of the artifact's streams.
+ */
+export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamManager, artifactDir: string, m: BackupManifest, checkpoints: Checkpoints, progress: ProgressSink, hooks: InstallHooks): Promise<void> {
+  const total = m.files.reduce((n, f) => n + f.size, 0);
+  let done = 0;
+  for (const s of m.streams) {
+    hooks.onInstalling?.(s.name);
+    await failpoint(hooks.streamFailpoint);
+    const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config: s.config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }));
+    const st = (await jsm.streams.info(s.name)).state;
+    for (const k of ["messages", "bytes", "first_seq", "last_seq", "consumer_count"] as const) {
+      const differs = k === "first_seq" ? effectiveFirstSeq(st) !== effectiveFirstSeq(s.state) : st[k] !== s.state[k];
+      if (differs) throw hooks.verifyFailed(`stream ${s.name} ${k} is ${st[k]}, the artifact holds ${s.state[k]} (restore reported ${got.state[k]})`);
+    }
+    if (hooks.installedFailpoint) await failpoint(hooks.installedFailpoint);
+  }
+  for (const c of checkpoints.consumers) {
+    const ci = await jsm.consumers.info(c.stream, c.name);
+    if (ci.ack_floor.stream_seq !== c.ack_floor.stream_seq || ci.delivered.stream_seq !== c.delivered.stream_seq) {
+      throw hooks.verifyFailed(`consumer ${c.stream}/${c.name} ack floor ${ci.ack_floor.stream_seq} (delivered ${ci.delivered.stream_seq}), checkpoint ${c.ack_floor.stream_seq} (${c.delivered.stream_seq})`);
+    }
+  }
+  const present = new Set((await listStreams(jsm)).map((i) => i.config.name));
+  const kvm = new Kvm(nc);
+  const tpl = spaceTemplate(m.space);
+  for (const e of m.excluded) {
+    const b = tpl.buckets.find((x) => x.bucket === e.bucket);
+    if (b && !present.has(e.name)) await kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description });
+  }
+}
+
+/** Deletes those of `names` the namespace holds; what it deleted. */
+export async function deleteStreams(jsm: JetStreamManager, names: readonly string[]): Promise<string[]> {
+  const present = new Set((await listStreams(jsm)).map((i) => i.config.name));
+  const gone: string[] = [];
+  for (const n of names) {
+    if (!present.has(n)) continue;
+    await jsm.streams.delete(n);
+    gone.push(n);
+  }
+  return gone;
+}

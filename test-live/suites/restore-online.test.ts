@@ -1,0 +1,179 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { CredentialPoller, harnessTeardown } from "@cotal/harness";
+import type { OnlineRestoreResult } from "@cotal/saga";
+import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import { dropStreams, revokesAll, toMono, twoSpaces } from "../fixtures/online.js";
+import { ok, seedSpace, spaceFacts, type SpaceFacts } from "../fixtures/space-data.js";
+import { connects, disposeLiveRoots, statusOf } from "../fixtures/tenants.js";
+
+// The online per-space restore (README: restore; docs/resume.md, the quiesce entry): the backup's
+// quiesce, the artifact's streams restored through the running broker, verified, lifted.
+afterEach(disposeLiveRoots);
+afterAll(async () => {
+  await harnessTeardown();
+});
+
+const DURABLE = ["KV_cotal_state_alpha", "cotal_events_alpha"];
+
+/** Only the artifact's streams and the consumers on them: what a restore promises to reproduce. */
+function durableFacts(f: SpaceFacts): SpaceFacts {
+  return {
+    streams: Object.fromEntries(Object.entries(f.streams).filter(([k]) => DURABLE.includes(k))),
+    consumers: Object.fromEntries(Object.entries(f.consumers).filter(([k]) => DURABLE.some((d) => k.startsWith(`${d}/`)))),
+  };
+}
+
+/** alpha and beta running, alpha backed up online; alpha's facts at the backup. */
+async function backedUp(prefix: string, messages = 300) {
+  const t = await twoSpaces(prefix, messages);
+  const out = join(t.r.root, "..", "alpha.bak");
+  ok(await t.r.cotal(["space", "backup", "alpha", "--out", out]));
+  return { ...t, out, atBackup: durableFacts(await spaceFacts(t.up.url, t.alpha)) };
+}
+
+/** The tenant lifted, no quiesce standing, its cred connects. */
+async function expectLifted(r: LiveRoot, url: string, creds: string): Promise<void> {
+  expect(revokesAll(r, "alpha")).toBeUndefined();
+  expect((await statusOf(r)).quiesced).toEqual([]);
+  expect(await connects(url, creds)).toBe(true);
+}
+
+describe("online per-space restore", () => {
+  it("restores into the emptied namespace of the same account with no flag: the polled cred never connects from the quiesce proof until the lift, connects after; the sibling keeps working", async () => {
+    const { r, up, alpha, beta, out, atBackup } = await backedUp("cotal-restore-online-");
+    await dropStreams(r, up.url, "alpha", DURABLE);
+    expect(durableFacts(await spaceFacts(up.url, alpha)).streams).toEqual({});
+    const betaBefore = await spaceFacts(up.url, beta);
+    const poller = new CredentialPoller({ url: up.url, creds: alpha, concurrency: 4, maxDurationMs: 120_000 }).start();
+    await poller.waitForAttempt((a) => a.ok, { timeoutMs: 5_000 }); // positive control: alpha connects before
+
+    const res = parseJson<OnlineRestoreResult>(ok(await r.cotal(["space", "restore", "alpha", "--from", out, "--json"])));
+    expect(res.mode).toBe("online");
+    expect(res.rebound).toBe(false);
+    const { quiesceProvenAt, restoredAt, liftProvenAt } = res.timeline;
+    expect(quiesceProvenAt).toBeLessThan(restoredAt);
+    await poller.waitForAttempt((a) => a.ok && a.startedAt > toMono(liftProvenAt), { timeoutMs: 10_000 }); // positive control after the lift
+    const report = await poller.stop();
+    const [t0, t1] = [toMono(quiesceProvenAt), toMono(restoredAt)];
+    expect(report.attempts.filter((a) => a.startedAt >= t0 && a.endedAt <= t1).length, "the poller was polling during the window").toBeGreaterThan(0);
+    expect(report.successesBetween(t0, t1, "within"), "alpha connected while quiesced").toBe(0);
+
+    expect(durableFacts(await spaceFacts(up.url, alpha))).toEqual(atBackup);
+    await expectLifted(r, up.url, alpha);
+    expect(existsSync(r.layout.journalFile)).toBe(false);
+    expect(await spaceFacts(up.url, beta)).toEqual(betaBefore);
+    expect(await connects(up.url, beta)).toBe(true);
+  });
+
+  it("refuses restore-target-not-empty over data without --replace and changes nothing; COTAL_TEST_UNSAFE_RESTORE_OVER_DATA makes the same command overwrite it", async () => {
+    const { r, up, alpha, out } = await backedUp("cotal-restore-occupied-", 100);
+    await seedSpace(up.url, alpha, "alpha", 7, 0); // the data moved on after the backup
+    const before = await spaceFacts(up.url, alpha);
+    const refused = await r.cotal(["space", "restore", "alpha", "--from", out]);
+    expect(refused.code, refused.stderr).toBe(5);
+    expect(refused.stderr).toMatch(/restore-target-not-empty/);
+    expect(refused.stderr).toContain(`next: cotal space restore alpha --from ${out} --replace --yes`);
+    expect(await spaceFacts(up.url, alpha)).toEqual(before);
+    expect(existsSync(r.layout.journalFile)).toBe(false);
+    await expectLifted(r, up.url, alpha);
+
+    const ablated = await r.cotal(["space", "restore", "alpha", "--from", out], { env: { COTAL_TEST_UNSAFE_RESTORE_OVER_DATA: "1" } });
+    expect(ablated.code, ablated.stderr).toBe(0);
+    expect(await spaceFacts(up.url, alpha)).not.toEqual(before);
+  });
+
+  it("--replace without --yes refuses confirmation-required; with --yes it restores the artifact's data exactly over modified data", async () => {
+    const { r, up, alpha, beta, out, atBackup } = await backedUp("cotal-restore-replace-", 200);
+    await seedSpace(up.url, alpha, "alpha", 9, 0);
+    const modified = await spaceFacts(up.url, alpha);
+    expect(durableFacts(modified)).not.toEqual(atBackup);
+    const betaBefore = await spaceFacts(up.url, beta);
+
+    const unconfirmed = await r.cotal(["space", "restore", "alpha", "--from", out, "--replace"]);
+    expect(unconfirmed.code, unconfirmed.stderr).toBe(3);
+    expect(unconfirmed.stderr).toMatch(/confirmation-required/);
+    expect(unconfirmed.stderr).toContain(`next: cotal space restore alpha --from ${out} --replace --yes`);
+    expect(await spaceFacts(up.url, alpha)).toEqual(modified);
+
+    const res = parseJson<OnlineRestoreResult>(ok(await r.cotal(["space", "restore", "alpha", "--from", out, "--replace", "--yes", "--json"])));
+    expect(res.replaced.sort()).toEqual(DURABLE);
+    expect(durableFacts(await spaceFacts(up.url, alpha))).toEqual(atBackup);
+    await expectLifted(r, up.url, alpha);
+    expect(await spaceFacts(up.url, beta)).toEqual(betaBefore);
+  });
+
+  // data: what the tenant holds once converged. pre: its data before the restore; artifact: the backup's
+  const cuts: { point: string; replace: boolean; converge: "up" | "rerun"; data: "pre" | "artifact" | "none"; unfinished?: boolean }[] = [
+    { point: "restore-online-quiesced", replace: false, converge: "up", data: "pre" },
+    { point: "restore-online-quiesced", replace: false, converge: "rerun", data: "artifact" },
+    { point: "restore-online-installed", replace: false, converge: "up", data: "pre" },
+    { point: "restore-online-installed", replace: false, converge: "rerun", data: "artifact" },
+    { point: "restore-online-quiesced", replace: true, converge: "up", data: "pre" },
+    { point: "restore-online-deletion-began", replace: true, converge: "up", data: "none", unfinished: true },
+    { point: "restore-online-deletion-began", replace: true, converge: "rerun", data: "artifact" },
+    { point: "restore-online-deleted", replace: true, converge: "up", data: "none", unfinished: true },
+    { point: "restore-online-installed", replace: true, converge: "rerun", data: "artifact" },
+  ];
+  for (const c of cuts) {
+    it(`kill at ${c.point}${c.replace ? " (--replace)" : ""}: ${c.converge === "up" ? "cotal up" : "the printed re-run"} converges to a lifted tenant with ${c.data === "pre" ? "its pre-restore data" : c.data === "artifact" ? "the artifact's data" : "no data and the restore still journaled"}`, async () => {
+      const { r, up, alpha, out, atBackup } = await backedUp(`cotal-restore-${c.point}-`, 120);
+      if (c.replace) await seedSpace(up.url, alpha, "alpha", 5, 0);
+      else await dropStreams(r, up.url, "alpha", DURABLE);
+      const pre = durableFacts(await spaceFacts(up.url, alpha));
+      const args = ["space", "restore", "alpha", "--from", out, ...(c.replace ? ["--replace", "--yes"] : [])];
+      const cut = await r.cotal(args, { env: { COTAL_FAILPOINT: `${c.point}:kill` } });
+      expect(cut.code, cut.stderr).not.toBe(0);
+      expect(typeof revokesAll(r, "alpha")).toBe("number");
+      expect(await connects(up.url, alpha)).toBe(false);
+
+      // status and the refusal of another verb name the re-run
+      const rerun = `cotal space restore alpha --from ${out}${c.replace ? " --replace --yes" : ""}`;
+      const st = await statusOf(r);
+      expect(st.quiesced.map((q) => [q.space, q.next.split("   #")[0]])).toEqual([["alpha", rerun]]);
+      const refused = await r.cotal(["space", "add", "gamma"]);
+      expect(refused.code, refused.stderr).toBe(3);
+      expect(refused.stderr).toMatch(/journal-blocked/);
+      expect(refused.stderr).toContain(`next: ${rerun}`);
+
+      if (c.converge === "up") ok(await r.cotal(["up", "--detach", "--port", String(r.port)]));
+      else ok(await r.cotal(args));
+      await expectLifted(r, up.url, alpha);
+      const got = durableFacts(await spaceFacts(up.url, alpha));
+      if (c.data === "artifact") expect(got).toEqual(atBackup);
+      else if (c.data === "pre") expect(got).toEqual(pre);
+      else expect(got).toEqual({ streams: {}, consumers: {} });
+
+      if (c.unfinished) {
+        // `up` lifted but left the journal at the unfinished restore; status says so; the printed next finishes it
+        const after = await statusOf(r);
+        expect(after.restoreUnfinished?.next).toBe(rerun);
+        ok(await r.cotal(args));
+        expect(durableFacts(await spaceFacts(up.url, alpha))).toEqual(atBackup);
+        await expectLifted(r, up.url, alpha);
+      }
+      expect(existsSync(r.layout.journalFile)).toBe(false);
+    });
+  }
+
+  it("a plain down after a killed --replace, then the cold up: lifted right after the boot, its partial streams deleted, the restore left journaled for the printed re-run", async () => {
+    const { r, up, alpha, out, atBackup } = await backedUp("cotal-restore-cold-", 80);
+    const args = ["space", "restore", "alpha", "--from", out, "--replace", "--yes"];
+    const cut = await r.cotal(args, { env: { COTAL_FAILPOINT: "restore-online-installed:kill" } });
+    expect(cut.code, cut.stderr).not.toBe(0);
+    expect(typeof revokesAll(r, "alpha")).toBe("number");
+    ok(await r.cotal(["down"]));
+    const again = parseJson<{ url: string; notes: string[] }>(ok(await r.cotal(["up", "--detach", "--port", String(r.port), "--json"])));
+    expect(again.notes.join("\n")).toMatch(/lifted the quiesce of space alpha left by online restore .*deleted its partially restored streams KV_cotal_state_alpha/);
+    await expectLifted(r, again.url, alpha);
+    // no data of either side: the cold boot re-provisioned the template streams, empty
+    const empty = durableFacts(await spaceFacts(again.url, alpha));
+    expect(empty.consumers).toEqual({});
+    expect(Object.values(empty.streams).map((f) => f.messages)).toEqual(Object.values(empty.streams).map(() => 0));
+    expect((await statusOf(r)).restoreUnfinished?.next).toBe(`cotal space restore alpha --from ${out} --replace --yes`);
+    ok(await r.cotal(args));
+    expect(durableFacts(await spaceFacts(up.url, alpha))).toEqual(atBackup);
+    expect(existsSync(r.layout.journalFile)).toBe(false);
+  });
+});
