@@ -14,7 +14,7 @@ import { attempt, client, reportIsolation, rowPasses, sleep, type Client, type I
 import { disposeLiveRoots, upRoot } from "../fixtures/tenants.js";
 import { ok } from "../fixtures/space-data.js";
 
-// SPEC §11 / issue 11: one root with tenants alpha (A) and beta (B). Every attempt by one of A's creds
+// docs/lifecycle.md "Minted users" / issue 11: one root with tenants alpha (A) and beta (B). Every attempt by one of A's creds
 // on B, on $SYS data about B, on the authority account or on others' replies is refused, while B's
 // own cred doing the same succeeds (the positive control of each row). Printed as a table.
 

@@ -8,7 +8,7 @@ import { cell, expectPollRate, recordPoll, type CellMetrics } from "../fixtures/
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, untilStatus, upRoot } from "../fixtures/tenants.js";
 import { connectCreds } from "../fixtures/nats.js";
 
-// The live race/crash matrix (001 §5). Every cell carries a positive control, so it cannot pass
+// The live race/crash matrix (docs/saga.md "The race/crash matrix"). Every cell carries a positive control, so it cannot pass
 // because nothing happened; the table and reports/matrix.json are written by global-setup.ts.
 
 afterEach(disposeLiveRoots);
@@ -153,7 +153,7 @@ describe("bootstrap", () => {
     }));
 });
 
-describe("crash windows (001 §5): kill the writer at a named point; the next writer follows the resume table", () => {
+describe("crash windows (docs/saga.md "The race/crash matrix"): kill the writer at a named point; the next writer follows the resume table", () => {
   const rows = [
     { point: "after-claim", state: "PENDING", next: "rollback", cellName: "crash: step 3 → staging CAS" },
     { point: "after-stage", state: "PENDING", next: "rollback", cellName: "crash: staging CAS → rename" },

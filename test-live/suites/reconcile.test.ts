@@ -19,7 +19,7 @@ function handAddRecord(r: LiveRoot, name: string): void {
   saveSpaceAccount(r.layout, toAccountRecord(createAccountTrust(broker.operator, name, { kind: "space" })));
 }
 
-describe("cotal broker reconcile (001 §7)", () => {
+describe("cotal broker reconcile (docs/refusals.md)", () => {
   it("the cold-boot wedge: up refuses, bare reconcile prints both lists and refuses, --adopt-disk --yes converges", () =>
     cell("cold-boot wedge (reconcile)", async () => {
     const { r, up } = await upRoot();

@@ -37,7 +37,7 @@ export function versionAtLeast(v: ServerVersion, min: string): boolean {
  */
 export interface ServerFeatures {
   version: string;
-  /** `jetstream { sync_interval: always }` (2.10.0): fsync every write, closing the OS-crash window of SPEC §4. */
+  /** `jetstream { sync_interval: always }` (2.10.0): fsync every write, closing the OS-crash window (docs/resume.md, row 6). */
   syncAlways: boolean;
   /** `$SYS.REQ.SERVER.<id>.RELOAD` (2.10.0): a reload whose reply is the proof, or the server's error text. */
   reloadRequest: boolean;

@@ -1,5 +1,5 @@
 /**
- * The authority store (001 §3.2): the inventory record and the writer lease, two KV buckets in the
+ * The authority store (docs/saga.md, "The authority store"): the inventory record and the writer lease, two KV buckets in the
  * broker-authority account. Every write is a revision-pinned CAS; a CAS whose reply is lost is
  * settled by reading the key back, never by a blind retry and never by assuming it failed.
  */
@@ -30,7 +30,7 @@ import {
 export { LEASE_BUCKET, LEASE_TTL_MS, type Lease, type LeaseHolder } from "./lease.js";
 export type { InventoryStore, VersionedRecord } from "./inventory-store.js";
 
-/** No space token in either bucket name, on purpose: whole-broker resources (001 §3.2). */
+/** No space token in either bucket name, on purpose: whole-broker resources (docs/saga.md, "The authority store"). */
 export const INVENTORY_BUCKET = "cotal_broker_inventory";
 export const INVENTORY_KEY = "inventory";
 

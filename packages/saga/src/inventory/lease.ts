@@ -1,11 +1,11 @@
 /**
- * The writer lease (001 §3.4 step 0): one key per broker root in a TTL bucket. This module is the
+ * The writer lease (docs/saga.md, step 0): one key per broker root in a TTL bucket. This module is the
  * pure half (value codec, TTL arithmetic, refusals); the CAS I/O lives in authority-store.ts.
  */
 import { randomUUID } from "node:crypto";
 import { SagaError } from "../errors.js";
 
-/** No space token on purpose: a whole-broker resource no tenant may reach (001 §3.2). */
+/** No space token on purpose: a whole-broker resource no tenant may reach (docs/saga.md, "The authority store"). */
 export const LEASE_BUCKET = "cotal_broker_cfgwriter";
 export const LEASE_TTL_MS = 10_000;
 

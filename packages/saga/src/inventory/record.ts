@@ -12,7 +12,7 @@ export interface LimitsChange {
   to: string;
 }
 
-/** The in-flight claim (001 §3.3): durable from step 3 until the step-8 commit clears it. */
+/** The in-flight claim (docs/saga.md, step 3): durable from step 3 until the step-8 commit clears it. */
 export interface PendingMutation {
   /** g+1: the generation this mutation commits. */
   generation: number;

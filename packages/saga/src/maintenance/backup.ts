@@ -22,7 +22,7 @@ import { spaceBackupOnline } from "./online-backup.js";
 export { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 
 /**
- * `cotal space backup <name> --out DIR` (000 §2.3, 004): online on a running broker (online-backup.ts),
+ * `cotal space backup <name> --out DIR` (docs/lifecycle.md "Backup and restore"): online on a running broker (online-backup.ts),
  * else offline, after a ready cut. Claims the
  * attempt in the journal before creating anything, snapshots a clone of the store through an isolated
  * broker, and publishes manifest.json last and atomically. Any failure removes what it provably created.

@@ -30,7 +30,7 @@ export interface OwnedPath {
   ino?: number;
 }
 
-/** A backup or restore running against a ready cut. Ownership precedes existence (004). */
+/** A backup or restore running against a ready cut. Ownership precedes existence (docs/lifecycle.md "Backup and restore"). */
 export interface AttemptClaim {
   id: string;
   kind: "backup" | "restore";

@@ -21,7 +21,7 @@ import type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.
 export type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
 
 /**
- * `cotal space restore <name> --from DIR` (000 §2.3, 004): offline after a ready cut, into an empty
+ * `cotal space restore <name> --from DIR` (docs/lifecycle.md "Backup and restore"): offline after a ready cut, into an empty
  * namespace of an existing space (trust comes from `space add`, never from the artifact). Verifies
  * the artifact, pins its bytes into the attempt's work dir, rehearses on a quarantine clone, then
  * installs on the real store through an isolated broker.

@@ -42,7 +42,7 @@ export function orphanStreams(storeDir: string, owners: Map<string, string>): { 
 }
 
 /**
- * 000 §2.3, multi-tenant form: partition the store's streams across the known accounts (tenants,
+ * docs/lifecycle.md "Backup and restore", multi-tenant form: partition the store's streams across the known accounts (tenants,
  * authority, system); refuse any stream in an account no tenant owns, and require the named space's
  * template streams to be present. Returns the named space's streams on disk.
  */

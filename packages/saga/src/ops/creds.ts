@@ -56,7 +56,7 @@ export function ensureUserCreds(layout: RootLayout, account: AccountRecord, user
 /**
  * Mints a user of one space, signed by that space's signing key: it connects only to that space. A
  * default user may use the space's streams and buckets but not create, delete or reconfigure them
- * (SPEC §11); `admin` gets the account's full JetStream API. The default file names differ
+ * (docs/lifecycle.md "Minted users"); `admin` gets the account's full JetStream API. The default file names differ
  * (`user` / `admin`), so minting a default cred never replaces the admin cred `up` printed.
  */
 export function mintSpaceCreds(opts: CredsOptions): CredsResult {

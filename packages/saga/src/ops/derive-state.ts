@@ -1,7 +1,7 @@
 import { diffLists, type InventoryRecord } from "../inventory/record.js";
 import { decideResume } from "../inventory/resume-decision.js";
 
-/** The operator-facing state, in the torn-write vocabulary of the inventory design (001 §8). */
+/** The operator-facing state, in the torn-write vocabulary of the inventory design (docs/vocabulary.md). */
 export type DerivedState =
   | "absent"
   | "uncertain"

@@ -52,7 +52,7 @@ export interface ReconcileOptions {
   root: string;
   direction?: Direction;
   yes?: boolean;
-  /** Called before any refusal or action: the operator always sees the picture (001 §7.2). */
+  /** Called before any refusal or action: the operator always sees the picture (docs/refusals.md). */
   onReport: (report: ReconcileReport) => void;
   /** Interactive confirmation (a TTY): must return true only for a typed answer restating the count. */
   confirm?: (plan: ReconcilePlan) => Promise<boolean>;
@@ -90,7 +90,7 @@ export function planReconcile(direction: Direction, disk: readonly string[], rec
 }
 
 /**
- * 001 §7: print disk list, KV list, both diffs and the derived state, always; refuse without a
+ * docs/refusals.md: print disk list, KV list, both diffs and the derived state, always; refuse without a
  * direction; print the blast radius by name and require --yes (or a typed confirmation); then run
  * the saga with the claim fenced at the revision that was printed. Never touches an account record.
  */
@@ -114,7 +114,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
   const { store } = session;
   const { report, inv, disk, kv, diff, digest } = await readReport(layout, store, running);
 
-  // §7.6: an unreadable record makes every resolution a guess; refuse before offering one.
+  // an unreadable record makes every resolution a guess; refuse before offering one.
   if (inv.corrupt.length > 0) {
     opts.onReport(report);
     throw corruptError(inv.corrupt);
@@ -167,7 +167,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
     saga = await runMutation(session.envWith(lock), { op: "reconcile", adds: [], removes: [], target: plan.target, excluded: plan.excluded, expectRevision: kv.revision, verb: `broker reconcile --adopt-${opts.direction}` });
   } catch (err) {
     if (!isSagaError(err, "conflict")) throw err;
-    // §7.5: the decision was made against a state that no longer holds; show the new one and stop.
+    // the decision was made against a state that no longer holds; show the new one and stop.
     const again = await readReport(layout, store, running);
     opts.onReport(again.report);
     throw new SagaError("conflict", `the inventory moved since it was printed (revision ${kv.revision} → ${again.kv?.revision ?? "none"}); nothing was changed, and the new state is printed above`, {

@@ -55,7 +55,7 @@ function applySuccessor(layout: RootLayout, next: BrokerTrust): void {
 }
 
 /**
- * Broker-wide system-account rotation (000 §5), offline and resumable: the successor trust is
+ * Broker-wide system-account rotation (docs/lifecycle.md), offline and resumable: the successor trust is
  * staged and journaled before any live trust file changes; then seed, record, and every $SYS cred
  * re-minted; the journal clears last. Every other verb refuses while it stands (docs/refusals.md).
  */

@@ -47,7 +47,7 @@ export function validateBatch(names: readonly string[]): string[] {
 }
 
 /**
- * 000 §2.1 through the saga: one generation (one reload) for the whole batch. Forward-idempotent:
+ * docs/lifecycle.md: through the saga: one generation (one reload) for the whole batch. Forward-idempotent:
  * present spaces are a no-op in the inventory and are provisioned again, which completes a crashed add.
  */
 export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {

@@ -115,7 +115,7 @@ interface RemovalSteps {
 }
 
 /**
- * 000 §2.2 from whatever state the last attempt was cut in: journal → delete streams (the point of
+ * docs/lifecycle.md, from whatever state the last attempt was cut in: journal → delete streams (the point of
  * no return) → saga → reap → clear. Everything it needs after the point of no return is loaded first.
  */
 async function runRemoval({ v, space, session, running, decided, notes }: RemovalSteps): Promise<SpaceRmResult> {

@@ -10,7 +10,7 @@ import { unsafe } from "../unsafe.js";
 /** `$SYS.REQ.SERVER.<id>.KICK` arrived in nats-server 2.10.0; 2.9.10 cannot cut one connection. */
 export const KICK_MIN_VERSION = FEATURE_SINCE.kick;
 
-/** The broker's one connection evictor (000 §5): broker-scoped $SYS material, beside the seeds it derives from. */
+/** The broker's one connection evictor (docs/lifecycle.md): broker-scoped $SYS material, beside the seeds it derives from. */
 export function evictorCredsFile(layout: RootLayout): string {
   return join(layout.brokerSecretsDir, "sys.evictor.creds");
 }

@@ -5,9 +5,9 @@ import type { AccountRecord } from "../root/records.js";
 import { mintUserCreds, teardownPermissions } from "../trust/index.js";
 
 /**
- * The lifecycle-scoped teardown user of a removal (000 §2.2 step 5): minted in memory, expiring on
+ * The lifecycle-scoped teardown user of a removal (docs/lifecycle.md, `space rm` step 3): minted in memory, expiring on
  * its own, allowed to list and delete streams and nothing else. Default space users are denied
- * STREAM.DELETE (SPEC §11), so within a removal this is the only holder of it.
+ * STREAM.DELETE (docs/lifecycle.md "Minted users"), so within a removal this is the only holder of it.
  */
 export function mintTeardownCreds(account: AccountRecord): string {
   return mintUserCreds(account, { name: `cotal-teardown-${account.name}`, expiresInSeconds: 300, ...teardownPermissions() }).creds;

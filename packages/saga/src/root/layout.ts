@@ -7,7 +7,7 @@ export function resolveRoot(explicit?: string): string {
   return canonicalRoot(resolve(explicit ?? process.env.COTAL_ROOT ?? ".cotal"));
 }
 
-/** Every path cotal reads or writes under a root, in one place (SPEC §1). */
+/** Every path cotal reads or writes under a root, in one place (docs/lifecycle.md "The root"). */
 export class RootLayout {
   constructor(readonly root: string) {}
 

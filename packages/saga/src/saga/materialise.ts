@@ -39,7 +39,7 @@ export async function materialiseAdds(layout: RootLayout, broker: LoadedBroker, 
   return { minted: fresh.map((r) => r.name), reused };
 }
 
-/** A fresh `$SYS` membership observer for one space (SPEC §11: its own reply prefix, its own account only). */
+/** A fresh `$SYS` membership observer for one space (docs/lifecycle.md "Minted users": its own reply prefix, its own account only). */
 export function mintObserverCreds(system: LoadedBroker["system"], rec: Pick<AccountRecord, "name" | "publicKey">): UserCreds {
   const { ownInbox, ...perms } = observerPermissions(rec.publicKey);
   return mintSystemUserCreds(system, { name: `${rec.name}/observer`, ...perms, ownInbox });

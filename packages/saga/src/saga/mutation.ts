@@ -356,7 +356,7 @@ class Mutation {
 }
 
 /**
- * The mutation saga (001 §3.4): read, lease, decide/resume, claim, materialise, stage, fence +
+ * The mutation saga (docs/saga.md): read, lease, decide/resume, claim, materialise, stage, fence +
  * promote, prove, commit, release. A lost CAS re-reads and re-decides, at most `maxAttempts` times.
  */
 export async function runMutation(env: SagaEnv, intent: MutationIntent, decided?: VersionedRecord): Promise<MutationResult> {

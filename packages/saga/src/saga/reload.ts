@@ -46,7 +46,7 @@ export interface ReloadOptions {
 const SECOND_WITNESS_MS = 2_000;
 
 /**
- * Reloads the broker and proves it (001 §3.4 step 7). Only the log written after our request counts.
+ * Reloads the broker and proves it (docs/saga.md, step 7). Only the log written after our request counts.
  * On 2.10+ the RELOAD reply is the proof (or the server's error text) and the success line after the
  * offset a second witness; a server without the reload fix drops our connection with the reply, and
  * then the line alone proves it, as on 2.9.10 where SIGHUP and the line are all there is. 2.9.10's

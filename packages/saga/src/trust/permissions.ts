@@ -1,5 +1,5 @@
 /**
- * The one home for what each kind of cotal-minted user may do (SPEC §11). Pure: each function returns
+ * The one home for what each kind of cotal-minted user may do (docs/lifecycle.md "Minted users"). Pure: each function returns
  * the publish/subscribe lists a user JWT carries; `mintUserCreds` signs them.
  */
 import { decodeJwt } from "./jwt.js";
@@ -65,7 +65,7 @@ export function spaceUserPermissions(role: SpaceUserRole): SubjectPermissions {
   return { denyPub: [...STREAM_ADMIN_SUBJECTS] };
 }
 
-/** The teardown user of `space rm` (000 §2.2 step 5): lists the account's streams and deletes them, nothing else. */
+/** The teardown user of `space rm` (docs/lifecycle.md, `space rm` step 3): lists the account's streams and deletes them, nothing else. */
 export function teardownPermissions(): SubjectPermissions {
   return {
     allowPub: ["$JS.API.INFO", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.LIST", "$JS.API.STREAM.INFO.*", "$JS.API.STREAM.DELETE.*"],
@@ -92,7 +92,7 @@ export function observerPermissions(accountPublicKey: string): SubjectPermission
 }
 
 /**
- * The broker's connection evictor (000 §5): lists a server's connections and kicks them by id. The
+ * The broker's connection evictor (docs/lifecycle.md): lists a server's connections and kicks them by id. The
  * server-wide CONNZ is needed because an account the broker just dropped no longer answers its own.
  */
 export function evictorPermissions(): SubjectPermissions & { ownInbox: boolean } {
