@@ -1,0 +1,108 @@
+/**
+ * The online per-space backup and restore (issue 16) against natscli's `nats account backup` /
+ * `nats account restore` on the same streams, in the same run, and against store size: the space
+ * is backed up alone, then again next to a sibling holding `--sibling-mb` of its own data.
+ *
+ *   node packages/bench/dist/backup-online.js [--mb 32] [--sibling-mb 256] [--runs 3]
+ *
+ * natscli is the one `infra/nats-server.sh cli-path` prints (NATS_CLI overrides). Its backup also
+ * carries the two KV buckets cotal leaves out (ttl class, empty here), so its bytes are a little more.
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { jetstream } from "@nats-io/jetstream";
+import { mintSpaceCreds, spaceAdd, spaceBackup, spaceRestore } from "@cotal/saga";
+import { connectAsAccount } from "@cotal/saga/broker";
+import { deleteSpaceStreams } from "@cotal/saga/provision";
+import { loadSpaceAccount } from "@cotal/saga/root";
+import { parseArgs } from "./lib/args.js";
+import { runBench } from "./lib/cleanup.js";
+import { startCotalRoot, type BenchRoot } from "./lib/cotal-root.js";
+import { REPO_ROOT, writeResult } from "./lib/out.js";
+import { median, round, table } from "./lib/stats.js";
+
+const args = parseArgs();
+const mb = args.int("mb", 32);
+const siblingMb = args.int("sibling-mb", 256);
+const runs = args.int("runs", 3);
+const natsCli = process.env.NATS_CLI ?? execFileSync("bash", [join(REPO_ROOT, "infra", "nats-server.sh"), "cli-path"], { encoding: "utf8" }).trim();
+
+const seconds = async (fn: () => Promise<unknown> | unknown): Promise<number> => {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e9;
+};
+
+/** `size` MB of random 16 KiB events (the snapshot is compressed: constant bytes would time the compressor). */
+async function fill(r: BenchRoot, space: string, size: number): Promise<void> {
+  const account = loadSpaceAccount(r.layout, space);
+  if (!account) throw new Error(`no account ${space}`);
+  const nc = await connectAsAccount(r.started.url, account, { name: `bench-fill-${space}` });
+  const js = jetstream(nc);
+  const pool = Array.from({ length: 64 }, () => randomBytes(16 * 1024));
+  const acks = [];
+  for (let i = 0; i < (size * 1024) / 16; i++) {
+    acks.push(js.publish(`cotal.${space}.events.x`, pool[i % 64] ?? new Uint8Array(0)));
+    if (acks.length >= 256) await Promise.all(acks.splice(0));
+  }
+  await Promise.all(acks);
+  await nc.close();
+}
+
+async function emptyNamespace(r: BenchRoot, space: string): Promise<void> {
+  const account = loadSpaceAccount(r.layout, space);
+  if (!account) throw new Error(`no account ${space}`);
+  await deleteSpaceStreams(r.started.url, account);
+}
+
+interface Arm {
+  cotalBackup: number[];
+  natsBackup: number[];
+  cotalRestore: number[];
+  natsRestore: number[];
+}
+
+await runBench(async () => {
+  const r = await startCotalRoot("backup-online");
+  await spaceAdd({ root: r.root, names: ["bench", "sibling"], quota: { disk: (mb + siblingMb + 64) * 1024 * 1024 } });
+  await fill(r, "bench", mb);
+  const creds = mintSpaceCreds({ root: r.root, space: "bench", user: "natscli", admin: true, out: join(r.root, "..", "natscli.creds") }).path;
+  const nats = (...a: string[]) => execFileSync(natsCli, ["--server", r.started.url, "--creds", creds, ...a], { stdio: ["ignore", "ignore", "pipe"] });
+
+  const arms: Record<"alone" | "sibling", Arm> = { alone: { cotalBackup: [], natsBackup: [], cotalRestore: [], natsRestore: [] }, sibling: { cotalBackup: [], natsBackup: [], cotalRestore: [], natsRestore: [] } };
+  let artifactBytes = 0;
+  for (const arm of ["alone", "sibling"] as const) {
+    if (arm === "sibling") await fill(r, "sibling", siblingMb);
+    for (let i = 0; i < runs; i++) {
+      const out = join(r.root, "..", `cotal-${arm}-${i}`);
+      const peer = join(r.root, "..", `natscli-${arm}-${i}`);
+      // The two arms run back to back on the same streams, alternating which goes first.
+      const order = i % 2 === 0 ? ["cotal", "nats"] : ["nats", "cotal"];
+      for (const who of order) {
+        if (who === "cotal") arms[arm].cotalBackup.push(await seconds(async () => (artifactBytes = (await spaceBackup({ root: r.root, space: "bench", out })).bytes)));
+        else arms[arm].natsBackup.push(await seconds(() => nats("account", "backup", "--force", peer)));
+      }
+      for (const who of order) {
+        await emptyNamespace(r, "bench");
+        if (who === "cotal") arms[arm].cotalRestore.push(await seconds(() => spaceRestore({ root: r.root, space: "bench", from: out })));
+        else arms[arm].natsRestore.push(await seconds(() => nats("account", "restore", peer)));
+      }
+      rmSync(out, { recursive: true, force: true });
+      rmSync(peer, { recursive: true, force: true });
+    }
+  }
+
+  const m = (xs: number[]) => median(xs);
+  const mbps = (s: number) => `${(mb / s).toFixed(1)} MB/s`;
+  const rows = (["alone", "sibling"] as const).flatMap((arm) => [
+    [`backup, ${arm === "alone" ? "alone" : `next to ${siblingMb} MB`}`, `${m(arms[arm].cotalBackup).toFixed(2)} s (${mbps(m(arms[arm].cotalBackup))})`, `${m(arms[arm].natsBackup).toFixed(2)} s (${mbps(m(arms[arm].natsBackup))})`, (m(arms[arm].natsBackup) / m(arms[arm].cotalBackup)).toFixed(2)],
+    [`restore, ${arm === "alone" ? "alone" : `next to ${siblingMb} MB`}`, `${m(arms[arm].cotalRestore).toFixed(2)} s (${mbps(m(arms[arm].cotalRestore))})`, `${m(arms[arm].natsRestore).toFixed(2)} s (${mbps(m(arms[arm].natsRestore))})`, (m(arms[arm].natsRestore) / m(arms[arm].cotalRestore)).toFixed(2)],
+  ]);
+  console.log(`space bench: ${mb} MB of 16 KiB random events; artifact ${(artifactBytes / 1_048_576).toFixed(1)} MB; ${runs} run(s) per arm, medians`);
+  console.log(table(["what", "cotal (online)", "nats account backup/restore", "cotal throughput ÷ natscli's"], rows));
+  const siblingRatio = m(arms.sibling.cotalBackup) / m(arms.alone.cotalBackup);
+  console.log(`cotal backup next to a ${siblingMb} MB sibling ÷ alone: ${siblingRatio.toFixed(2)} (target ≤ 1.2)`);
+  writeResult("backup-online", { mb, siblingMb, runs, artifactBytes, arms, siblingRatio: round(siblingRatio, 3) });
+});
