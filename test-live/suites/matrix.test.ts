@@ -153,7 +153,7 @@ describe("bootstrap", () => {
     }));
 });
 
-describe("crash windows (docs/saga.md "The race/crash matrix"): kill the writer at a named point; the next writer follows the resume table", () => {
+describe("crash windows (docs/saga.md, the race/crash matrix): kill the writer at a named point; the next writer follows the resume table", () => {
   const rows = [
     { point: "after-claim", state: "PENDING", next: "rollback", cellName: "crash: step 3 → staging CAS" },
     { point: "after-stage", state: "PENDING", next: "rollback", cellName: "crash: staging CAS → rename" },

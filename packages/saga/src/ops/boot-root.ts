@@ -7,7 +7,7 @@ import { failpoint } from "../failpoints.js";
 import { brokerState } from "../broker/runtime.js";
 import { renderRoot } from "../broker/render-root.js";
 import { startBroker } from "../broker/process.js";
-import { provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { accountInventory, loadSpaceAccount } from "../root/account-store.js";
 import { digestOfServerConf } from "../saga/digest.js";
@@ -95,7 +95,7 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
     const broker = loadBrokerTrust(layout);
     const due = inv.spaces.filter((s) => served.has(s.name) && owed(s.name));
     let done = 0;
-    const provisioned = await mapPool(due, 16, async (acct) => {
+    const provisioned = await mapPool(due, PROVISION_CONCURRENCY, async (acct) => {
       writeObserverCreds(layout, broker, acct.name);
       const r = await provisionSpace(state.runtime.url, acct);
       opts.onProvision?.({ done: ++done, total: due.length, space: acct.name });
@@ -173,12 +173,13 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
   await failpoint("up-started");
   await finishColdBoot(layout, started.runtime.url, plan, bootDigest);
   notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
-  const provisioned: ProvisionResult[] = [];
-  for (const acct of rendered.spaces) {
-    provisioned.push(await provisionSpace(started.runtime.url, acct));
+  let done = 0;
+  const provisioned: ProvisionResult[] = await mapPool(rendered.spaces, PROVISION_CONCURRENCY, async (acct) => {
+    const r = await provisionSpace(started.runtime.url, acct);
     writeObserverCreds(layout, rendered.broker, acct.name); // only where missing (multi-space roots)
-    opts.onProvision?.({ done: provisioned.length, total: rendered.spaces.length, space: acct.name });
-  }
+    opts.onProvision?.({ done: ++done, total: rendered.spaces.length, space: acct.name });
+    return r;
+  });
   settleProvisioning(layout); // every booted space was provisioned just above
   const account = rendered.spaces.find((s) => s.name === space);
   const credsFile = account ? ensureUserCreds(layout, account, "admin") : layout.userCredsFile(space, "admin");

@@ -1,6 +1,6 @@
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
-import { provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { assertCanMintSysCreds, existingSpaceRecord, writeObserverCreds } from "../saga/materialise.js";
@@ -15,7 +15,6 @@ import { hostname } from "node:os";
 import { assertFdBudget } from "../broker/fd-budget.js";
 import { parseServerVersion } from "../broker/server-features.js";
 
-const PROVISION_CONCURRENCY = 16;
 
 
 export interface SpaceAddOptions extends SessionHooks {

@@ -5,6 +5,10 @@ import { SagaError } from "../errors.js";
 import type { AccountRecord } from "../root/records.js";
 import { spaceTemplate } from "./template.js";
 
+/** Spaces provisioned at once: each is its own account, so they are independent; the bound keeps
+ * a large batch or a cold boot from opening thousands of connections together. */
+export const PROVISION_CONCURRENCY = 16;
+
 export interface ProvisionResult {
   space: string;
   streams: string[];
