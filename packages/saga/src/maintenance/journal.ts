@@ -232,3 +232,8 @@ export function assertJournalAllows(layout: RootLayout, policy: JournalPolicy): 
   if (refusal) throw refusal;
   return entry;
 }
+
+/** The quiesce entry that holds its tenant quiesced now: an `unfinished` restore has already been lifted. */
+export function standingQuiesce(journal: JournalEntry | null | undefined): QuiesceEntry | undefined {
+  return journal?.op === "quiesce" && journal.stage !== "unfinished" ? journal : undefined;
+}

@@ -14,7 +14,7 @@ import { loadBrokerTrust } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { existingSpaceRecord } from "../saga/materialise.js";
-import { clearJournal, readJournal, writeJournal, type QuiesceEntry, type QuiesceStage } from "./journal.js";
+import { clearJournal, readJournal, standingQuiesce, writeJournal, type QuiesceEntry, type QuiesceStage } from "./journal.js";
 import { runMutation, type SagaEnv } from "../saga/mutation.js";
 import { resignAccountRevocations, revokeAllBefore } from "../trust/account.js";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -191,8 +191,8 @@ export function quiescedCount(layout: RootLayout): number {
     // a corrupt record is status's to report; the gauge counts what it can read
   }
   try {
-    const j = readJournal(layout);
-    if (j?.op === "quiesce" && j.stage !== "unfinished") names.add(j.space);
+    const entry = standingQuiesce(readJournal(layout));
+    if (entry) names.add(entry.space);
   } catch {
     // an unreadable journal is status's to report; the gauge counts what it can read
   }

@@ -10,7 +10,7 @@ import { RootLayout } from "../root/layout.js";
 import { parseAccountRecord, parseBrokerRecord, type AccountRecord } from "../root/records.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
-import { readJournal, restoreRerun, type JournalEntry } from "../maintenance/journal.js";
+import { readJournal, restoreRerun, standingQuiesce, type JournalEntry } from "../maintenance/journal.js";
 import { ownerStatus } from "../lock/process-identity.js";
 import { quiescedOnDisk } from "../maintenance/quiesce.js";
 import { readProvisioningOwed } from "../provision/owed.js";
@@ -82,7 +82,7 @@ export interface QuiescedTenant {
 
 /** Pure: the quiesced tenants from the journal entry and the JWTs on disk. */
 export function quiescedTenants(journal: JournalEntry | null, onDisk: { space: string; revokeAllBefore: number }[], ownerState: "alive" | "dead" | "unknown" = "dead"): QuiescedTenant[] {
-  const entry = journal?.op === "quiesce" && journal.stage !== "unfinished" ? journal : undefined;
+  const entry = standingQuiesce(journal);
   const out: QuiescedTenant[] = onDisk.map((q) => ({ space: q.space, source: "jwt" as const, revokeAllBefore: q.revokeAllBefore, next: "cotal up   # lifts it" }));
   if (entry) {
     const alive = ownerState !== "dead";
