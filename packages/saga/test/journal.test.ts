@@ -136,6 +136,11 @@ describe("journalRefusal", () => {
     }
   });
 
+  it("`down` (policy any) passes every entry: stopping is the way out of each, and each resumes from disk", () => {
+    for (const entry of [cut, rm, { ...rm, streamsDeleted: true }]) expect(journalRefusal(entry, { verb: "down", any: true })).toBeUndefined();
+    expect(journalRefusal(rm, { verb: "down" })?.code).toBe("journal-blocked");
+  });
+
   it("a removal past its commit point says its streams are gone", () => {
     const e = journalRefusal({ ...rm, streamsDeleted: true }, { verb: "space add" }) as SagaError;
     expect(e.message).toBe(`a removal of space beta (started ${rm.startedAt}, its streams already deleted) is unfinished; space add waits for it`);

@@ -169,6 +169,8 @@ export interface JournalPolicy {
   liftsRestore?: boolean;
   /** `space restore <name>`: a stopped restore of that space, or any stopped backup, passes (the re-run finishes it). */
   restoreOf?: string;
+  /** `down`: stopping is the way out of every entry, so none refuses it (each resumes from disk later). */
+  any?: boolean;
 }
 
 /** Whether a journal entry's owner process still runs ("unknown": another host's, never judged dead). */
@@ -176,7 +178,7 @@ export type OwnerState = "alive" | "dead" | "unknown";
 
 /** Pure: the refusal a journal entry makes for a verb, or undefined when the verb may proceed. */
 export function journalRefusal(entry: JournalEntry | undefined, policy: JournalPolicy, owner: OwnerState = "dead"): SagaError | undefined {
-  if (!entry) return undefined;
+  if (!entry || policy.any) return undefined;
   if (entry.op === "quiesce" && entry.purpose === "restore") {
     if (owner !== "dead" && entry.stage !== "unfinished") {
       return new SagaError("lock-held", `an online restore of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${policy.verb} waits for it`, {

@@ -1,10 +1,8 @@
 import { existsSync } from "node:fs";
-import { acquireMaintenanceLock, releaseMaintenanceLock } from "../lock/maintenance-lock.js";
 import { stopBroker } from "../broker/process.js";
-import { reapLeakedMaintenanceBrokers } from "../broker/server-scan.js";
-import { journaledAttemptDir } from "../maintenance/attempt.js";
 import { RootLayout } from "../root/layout.js";
 import { preserveStateCut, type CutResult } from "../maintenance/cut.js";
+import { withVerb } from "./verb.js";
 
 export interface DownResult {
   root: string;
@@ -17,15 +15,15 @@ export interface DownResult {
   cut?: Omit<CutResult, "stopped" | "pid" | "forced">;
 }
 
-/** Stops the root's broker under the maintenance lock; stopping a stopped broker is a no-op success. */
+/**
+ * Stops the root's broker through the one verb preamble; stopping a stopped broker is a no-op success.
+ * No journal entry refuses it: `down` is the printed way out of a stray, and every entry resumes from disk.
+ */
 export async function down(opts: { root: string; graceMs?: number; preserveState?: boolean }): Promise<DownResult> {
-  const layout = new RootLayout(opts.root);
-  if (!existsSync(layout.root)) return { root: layout.root, stopped: false, forced: false };
-  const lock = acquireMaintenanceLock(layout.root, "cotal down");
-  try {
-    // Leaked private brokers first (a killed verb's, never the journal's own attempt): `down` is the
-    // printed way out of a stray, so it must stop every server no live verb owns.
-    const reaped = await reapLeakedMaintenanceBrokers(layout, journaledAttemptDir(layout));
+  const root = new RootLayout(opts.root).root;
+  if (!existsSync(root)) return { root, stopped: false, forced: false };
+  // The preamble has already stopped leaked private brokers (a killed verb's, never the journal's own attempt).
+  return withVerb({ root, purpose: "cotal down", journal: { verb: "down", any: true }, certain: false }, async ({ layout, lock, reaped }) => {
     // Hook (maintenance/cut.ts): the cut journals cut-intent → cut-committed, stops the broker, then ready.
     if (opts.preserveState) {
       const { stopped, pid, forced, ...cut } = await preserveStateCut(layout, lock, opts.graceMs);
@@ -33,7 +31,5 @@ export async function down(opts: { root: string; graceMs?: number; preserveState
     }
     const r = await stopBroker(layout, opts.graceMs);
     return { root: layout.root, ...r, stopped: r.stopped || reaped.length > 0, strays: [...reaped, ...r.strays] };
-  } finally {
-    releaseMaintenanceLock(lock);
-  }
+  });
 }

@@ -31,6 +31,8 @@ export interface VerbContext {
   journal: JournalEntry | undefined;
   /** The certain tenant list on disk (empty when `certain: false`). */
   disk: AccountRecord[];
+  /** Pids of leaked maintenance brokers the preamble stopped (`down` reports them as strays). */
+  reaped: number[];
 }
 
 /**
@@ -43,11 +45,11 @@ export async function withVerb<T>(opts: VerbOptions, fn: (v: VerbContext) => Pro
   // resume) receives it in the context and never takes or releases its own.
   const lock = opts.lockWaitMs === undefined ? acquireMaintenanceLock(layout.root, opts.purpose) : await waitForMaintenanceLock(layout.root, opts.purpose, opts.lockWaitMs);
   try {
-    await reapLeakedMaintenanceBrokers(layout, journaledAttemptDir(layout));
+    const reaped = await reapLeakedMaintenanceBrokers(layout, journaledAttemptDir(layout));
     for (const dir of [layout.authDir, layout.brokerSecretsDir]) reapStaleTemps(dir, pidAlive);
     const journal = assertJournalAllows(layout, opts.journal);
     const disk = opts.certain === false ? [] : certainInventory(layout);
-    return await fn({ layout, lock, journal, disk });
+    return await fn({ layout, lock, journal, disk, reaped });
   } finally {
     releaseMaintenanceLock(lock);
   }

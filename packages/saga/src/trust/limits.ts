@@ -27,45 +27,19 @@ export interface AccountLimits {
   max_bytes_required: boolean;
 }
 
+/** Core NATS unlimited: what every account cotal signs allows outside JetStream. */
+const CORE_UNLIMITED = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1 } as const;
+
+/** Every JetStream limit set to one value: -1 unlimited, 0 off. */
+function jetstreamAll(n: -1 | 0) {
+  return { mem_storage: n, disk_storage: n, streams: n, consumer: n, max_ack_pending: n, mem_max_stream_bytes: n, disk_max_stream_bytes: n, max_bytes_required: false };
+}
+
 /** Everything unlimited, JetStream on: the default for space and authority accounts. */
-export const UNLIMITED_JETSTREAM: Readonly<AccountLimits> = Object.freeze({
-  subs: -1,
-  data: -1,
-  payload: -1,
-  imports: -1,
-  exports: -1,
-  wildcards: true,
-  conn: -1,
-  leaf: -1,
-  mem_storage: -1,
-  disk_storage: -1,
-  streams: -1,
-  consumer: -1,
-  max_ack_pending: -1,
-  mem_max_stream_bytes: -1,
-  disk_max_stream_bytes: -1,
-  max_bytes_required: false,
-});
+export const UNLIMITED_JETSTREAM: Readonly<AccountLimits> = Object.freeze({ ...CORE_UNLIMITED, ...jetstreamAll(-1) });
 
 /** Core NATS unlimited, JetStream off (storage 0): the system account. */
-export const NO_JETSTREAM: Readonly<AccountLimits> = Object.freeze({
-  subs: -1,
-  data: -1,
-  payload: -1,
-  imports: -1,
-  exports: -1,
-  wildcards: true,
-  conn: -1,
-  leaf: -1,
-  mem_storage: 0,
-  disk_storage: 0,
-  streams: 0,
-  consumer: 0,
-  max_ack_pending: 0,
-  mem_max_stream_bytes: 0,
-  disk_max_stream_bytes: 0,
-  max_bytes_required: false,
-});
+export const NO_JETSTREAM: Readonly<AccountLimits> = Object.freeze({ ...CORE_UNLIMITED, ...jetstreamAll(0) });
 
 const BOOLEAN_LIMITS: ReadonlySet<string> = new Set(["wildcards", "max_bytes_required"]);
 
