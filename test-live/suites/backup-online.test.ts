@@ -161,11 +161,11 @@ describe("online per-space backup", () => {
     const deadline = Date.now() + 10_000;
     while (!(existsSync(r.layout.journalFile) && readFileSync(r.layout.journalFile, "utf8").includes('"quiesced"')) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
     const st = await statusOf(r);
-    expect(st.quiesced).toEqual([expect.objectContaining({ space: "alpha", source: "both", owner: expect.objectContaining({ status: "alive" }), next: expect.stringMatching(/^wait for the backup/) })]);
+    expect(st.quiesced).toEqual([expect.objectContaining({ space: "alpha", source: "both", owner: expect.objectContaining({ status: "alive" }), next: expect.stringMatching(/^while kill -0 \d+ 2>\/dev\/null; do sleep 1; done; cotal status/) })]);
     const busy = await r.cotal(["space", "add", "gamma"]);
     expect(busy.code, busy.stderr).toBe(4);
     expect(busy.stderr).toMatch(/lock-held/);
-    expect(busy.stderr).toMatch(/next: wait for pid/);
+    expect(busy.stderr).toMatch(/next: while kill -0 \d+ 2>\/dev\/null; do sleep 1; done; cotal space add gamma/);
     expect(await connects(up.url, alpha)).toBe(false);
     ok(await running);
     expect(await connects(up.url, alpha)).toBe(true);

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, spawnCotal } from "@cotal/harness";
-import { type ReconcileReport, type StatusReport, type UpResult } from "@cotal/saga";
+import { type ReconcileReport, type UpResult } from "@cotal/saga";
 import { loadBrokerTrust, saveSpaceAccount, toAccountRecord } from "@cotal/saga/root";
 import { createAccountTrust, decodeJwt, parseCreds } from "@cotal/saga/trust";
 import { parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";

@@ -5,7 +5,6 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, SurvivorWatcher } from "@cotal/harness";
-import { type UpResult } from "@cotal/saga";
 import { FEATURE_SINCE } from "@cotal/saga/broker";
 import { reloadCount } from "../fixtures/broker-log.js";
 import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker, tenantNames } from "../fixtures/jobs.js";

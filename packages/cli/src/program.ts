@@ -9,7 +9,7 @@ import { registerStatus } from "./commands/status.js";
 import { registerUp } from "./commands/up.js";
 import { registerWorker } from "./commands/worker.js";
 import { EXIT } from "./exit-codes.js";
-import { report } from "./output.js";
+import { report, setInvocation } from "./output.js";
 import { UsageError } from "./errors.js";
 
 export function buildProgram(): Command {
@@ -35,6 +35,7 @@ export function buildProgram(): Command {
 /** Runs the CLI and returns the exit code; output goes through `report` exactly once per failure. */
 export async function main(argv: string[]): Promise<number> {
   const asJson = argv.includes("--json");
+  setInvocation(argv);
   const program = buildProgram();
   try {
     await program.parseAsync(argv, { from: "user" });

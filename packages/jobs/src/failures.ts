@@ -10,9 +10,12 @@ export function isRetriable(err: unknown): boolean {
   return describeError(err).retriable;
 }
 
-/** The error a processor throws: "[code] message (next: …)"; UnrecoverableError skips BullMQ's retries. */
+/**
+ * The error a processor throws: "[code] message (next: …)"; UnrecoverableError skips BullMQ's retries.
+ * A job has no command line of its own to re-run: its status is where the operator picks it up.
+ */
 export function toJobFailure(err: unknown): Error {
-  const e = describeError(err);
+  const e = describeError(err, { rerun: "cotal jobs status" });
   const text = `[${e.code}] ${e.message}${e.next ? ` (next: ${e.next})` : ""}`;
   return e.retriable ? new Error(text) : new UnrecoverableError(text);
 }

@@ -17,7 +17,7 @@ describe("job failures", () => {
 
   it("words the failure as [code] message (next: …), the table's default when the error has none", () => {
     expect(toJobFailure(new SagaError("lock-held", "locked", { next: "wait" })).message).toBe("[lock-held] locked (next: wait)");
-    expect(toJobFailure(new SagaError("conflict", "moved")).message).toBe("[conflict] moved (next: re-run the command)");
+    expect(toJobFailure(new SagaError("conflict", "moved")).message).toBe("[conflict] moved (next: cotal jobs status)");
     expect(toJobFailure(new SagaError("invalid-seed", "bad seed")).message).toBe("[invalid-seed] bad seed");
   });
 

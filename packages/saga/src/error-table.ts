@@ -1,4 +1,4 @@
-import type { SagaErrorCode } from "./errors.js";
+import { RERUN as THE_COMMAND, type SagaErrorCode } from "./errors.js";
 
 /**
  * The error contract in one home (docs/refusals.md): for every code cotal can report, the exit
@@ -51,7 +51,7 @@ export interface ErrorEntry {
   readonly next?: string;
 }
 
-const RERUN = "re-run the command";
+const RERUN = THE_COMMAND;
 
 // Keyed by every code: a code added to SAGA_ERROR_CODES without a row here does not compile.
 export const ERROR_TABLE: { readonly [C in ErrorCode]: ErrorEntry } = {
@@ -73,7 +73,7 @@ export const ERROR_TABLE: { readonly [C in ErrorCode]: ErrorEntry } = {
   "space-exists": { exit: EXIT.notFound, retriable: false, next: "cotal space list" },
   "restore-target-not-empty": { exit: EXIT.notFound, retriable: false },
   // the file system: a full disk or a permission may be fixed between attempts
-  "io": { exit: EXIT.io, retriable: true, next: "check the named path (permissions, free space), then run the command again" },
+  "io": { exit: EXIT.io, retriable: true, next: `${THE_COMMAND}   # once the named path's permissions or free space are fixed` },
   "reap-incomplete": { exit: EXIT.io, retriable: false },
   // the maintenance lock and the writer lease: another writer, so wait and retry
   "lock-held": { exit: EXIT.busy, retriable: true, next: RERUN },
@@ -118,9 +118,9 @@ export const ERROR_TABLE: { readonly [C in ErrorCode]: ErrorEntry } = {
   "record-too-large": { exit: EXIT.refused, retriable: false },
   // queued work that did not finish: the operator reads the reasons and re-runs
   "job-failed": { exit: EXIT.jobs, retriable: false, next: "cotal jobs status" },
-  "job-lost": { exit: EXIT.jobs, retriable: false, next: "re-run the same command" },
+  "job-lost": { exit: EXIT.jobs, retriable: false, next: THE_COMMAND },
   // nobody typed it: may be transient, so the jobs retry it (attempts bound that)
-  "internal": { exit: EXIT.internal, retriable: true, next: "run the command again with COTAL_DEBUG=1 and report the output" },
+  "internal": { exit: EXIT.internal, retriable: true, next: `COTAL_DEBUG=1 ${THE_COMMAND}   # and report its output` },
 };
 
 export function isErrorCode(code: unknown): code is ErrorCode {

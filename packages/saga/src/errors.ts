@@ -65,6 +65,17 @@ export const SAGA_ERROR_CODES = [
 
 export type SagaErrorCode = (typeof SAGA_ERROR_CODES)[number];
 
+/**
+ * Stands in a `next` for the very command that failed (with every flag the operator gave it): the
+ * CLI prints its own command line there, so "run it again" is a line to paste (error-shape.ts).
+ */
+export const RERUN = "{rerun}";
+
+/** `next` for a refusal that clears once pid `pid` is gone: wait for it, then the same command. */
+export function afterPid(pid: number): string {
+  return `while kill -0 ${pid} 2>/dev/null; do sleep 1; done; ${RERUN}`;
+}
+
 export interface SagaErrorOptions {
   /** The command an operator should run next (printed as-is by the CLI). */
   next?: string;

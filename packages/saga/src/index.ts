@@ -4,9 +4,9 @@
 // ./testing. Every name is listed here on purpose: no `export *` (test/entries.test.ts).
 
 // the error contract
-export { SAGA_ERROR_CODES, SagaError, isSagaError, type SagaErrorCode, type SagaErrorOptions } from "./errors.js";
+export { RERUN, SAGA_ERROR_CODES, SagaError, afterPid, isSagaError, type SagaErrorCode, type SagaErrorOptions } from "./errors.js";
 export { ERROR_TABLE, EXIT, errorEntry, type ErrorCode, type ErrorEntry, type ExitCode } from "./error-table.js";
-export { describeError, errorDocument, type ErrorShape } from "./error-shape.js";
+export { describeError, errorDocument, type ErrorShape, type ReportContext } from "./error-shape.js";
 
 // names and the root
 export { SPACE_NAME_RULE, assertSpaceName, isValidSpaceName, spaceHex } from "./names.js";

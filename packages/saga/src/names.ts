@@ -13,7 +13,7 @@ export function isValidSpaceName(name: string): boolean {
 export function assertSpaceName(name: string): string {
   if ((typeof name !== "string" || !isValidSpaceName(name)) && !unsafe("SKIP_NAME_VALIDATION")) {
     throw new SagaError("invalid-space-name", `invalid space name ${JSON.stringify(name)}: a space name is ${SPACE_NAME_RULE}`, {
-      next: "choose a name like `team-a` or `tenant_42` and run the command again",
+      next: "choose a name like `team-a` or `tenant_42`",
       details: { name, rule: SPACE_NAME_RULE },
     });
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeError, errorDocument, SagaError } from "../src/entries/errors.js";
+import { afterPid, describeError, errorDocument, RERUN, SagaError } from "../src/entries/errors.js";
 
 const KEYS = ["code", "details", "exit", "message", "next", "retriable"];
 
@@ -37,9 +37,17 @@ describe("the one JSON error shape", () => {
   });
 
   it("anything else is internal (exit 1), including an error whose code merely looks like one of ours", () => {
-    expect(describeError(new TypeError("x is undefined"))).toEqual({ code: "internal", message: "x is undefined", next: "run the command again with COTAL_DEBUG=1 and report the output", exit: 1, retriable: true, details: null });
+    expect(describeError(new TypeError("x is undefined"))).toEqual({ code: "internal", message: "x is undefined", next: "COTAL_DEBUG=1 <the same command>   # and report its output", exit: 1, retriable: true, details: null });
     expect(describeError(Object.assign(new Error("nats timeout"), { code: "timeout" })).code).toBe("internal");
     expect(describeError("a thrown string").message).toBe("a thrown string");
+  });
+
+  it("prints the failed command itself where a next says to run it again", () => {
+    const e = new SagaError("conflict", "moved", { next: `${RERUN}   # re-reads and re-decides` });
+    expect(describeError(e, { rerun: "cotal space add 'a b' --root /r" }).next).toBe("cotal space add 'a b' --root /r   # re-reads and re-decides");
+    expect(describeError(e).next).toBe("<the same command>   # re-reads and re-decides");
+    expect(describeError(new SagaError("lock-held", "busy", { next: afterPid(42) }), { rerun: "cotal down" }).next).toBe("while kill -0 42 2>/dev/null; do sleep 1; done; cotal down");
+    expect(describeError(new SagaError("conflict", "moved"), { rerun: "cotal up" }).next).toBe("cotal up");
   });
 
   it("rides alongside a command's own document", () => {

@@ -76,7 +76,7 @@ describe("the error table", () => {
   it("every default next is a runnable line, not an empty or vague one", () => {
     for (const code of ALL) {
       const next = ERROR_TABLE[code].next;
-      if (next !== undefined) expect(next, code).toMatch(/^(cotal [a-z-]|bash infra\/|re-run the|run the command|check the named path)/);
+      if (next !== undefined) expect(next, code).toMatch(/^(cotal [a-z-]|bash infra\/|\{rerun\}|COTAL_DEBUG=1 \{rerun\})/);
     }
     expect(ALL.filter((c) => ERROR_TABLE[c].next !== undefined).length).toBeGreaterThan(20);
   });

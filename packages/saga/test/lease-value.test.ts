@@ -95,7 +95,7 @@ describe("lease refusals", () => {
     const e = leaseHeldError("k", held, 2_300, cause);
     expect(e.code).toBe("lease-held");
     expect(e.message).toBe("the broker writer lease k is held by pid 7 on h2 (space rm); its TTL ends in about 3s unless the holder renews it");
-    expect(e.next).toBe("re-run the command in 3s (a crashed holder's lease expires by itself); `cotal status` shows the holder");
+    expect(e.next).toBe("sleep 3 && {rerun}   # a crashed holder's lease expires by itself; cotal status shows the holder");
     expect(e.details).toEqual({ leaseKey: "k", holder: { pid: 7, host: "h2", verb: "space rm", acquiredAt: held.acquiredAt }, remainingMs: 2_300 });
     expect(e.cause).toBe(cause);
   });
@@ -104,11 +104,11 @@ describe("lease refusals", () => {
     const unknown = leaseHeldError("k", undefined, 0);
     expect(unknown.message).toContain("held by a writer whose lease value cotal cannot read;");
     expect(unknown.message).toContain("in about 0s");
-    expect(unknown.next).toMatch(/^re-run the command in 1s /);
+    expect(unknown.next).toMatch(/^sleep 1 && \{rerun\} /);
     expect(unknown.details).toEqual({ leaseKey: "k", holder: null, remainingMs: 0 });
     const churn = leaseHeldError("k", "churn", 10_000);
     expect(churn.message).toContain("held by other writers (it changed hands on every attempt);");
-    expect(churn.next).toMatch(/^re-run the command in 10s /);
+    expect(churn.next).toMatch(/^sleep 10 && \{rerun\} /);
     expect(churn.details).toEqual({ leaseKey: "k", holder: null, remainingMs: 10_000 });
   });
 
@@ -118,7 +118,7 @@ describe("lease refusals", () => {
     const e = leaseLostError(lease, "the value changed", cause);
     expect(e.code).toBe("lease-lost");
     expect(e.message).toBe("the broker writer lease k is no longer ours: the value changed");
-    expect(e.next).toBe("cotal status   # shows who holds the lease now; then re-run the command");
+    expect(e.next).toBe("{rerun}   # cotal status shows who holds the lease now");
     expect(e.details).toEqual({ leaseKey: "k", leaseId: "L1", revision: 9 });
     expect(e.cause).toBe(cause);
   });

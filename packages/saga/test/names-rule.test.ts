@@ -16,7 +16,7 @@ describe("space-name refusal", () => {
     const e = refusal("Bad Name");
     expect(e.message).toBe(`invalid space name "Bad Name": a space name is ${SPACE_NAME_RULE}`);
     expect(e.details).toEqual({ name: "Bad Name", rule: SPACE_NAME_RULE });
-    expect(e.next).toBe("choose a name like `team-a` or `tenant_42` and run the command again");
+    expect(e.next).toBe("choose a name like `team-a` or `tenant_42`");
   });
 
   it("refuses a non-string with the same typed error instead of a TypeError", () => {

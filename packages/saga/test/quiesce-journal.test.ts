@@ -44,7 +44,7 @@ describe("the quiesce entry", () => {
       for (const policy of [{ verb: "up", quiesce: true }, { verb: "space add" }]) {
         const e = journalRefusal(entry, policy, owner) as SagaError;
         expect(e.code).toBe("lock-held");
-        expect(e.next).toMatch(/^wait for pid 4242/);
+        expect(e.next).toBe("while kill -0 4242 2>/dev/null; do sleep 1; done; {rerun}");
       }
     }
   });
@@ -54,7 +54,7 @@ describe("quiescedTenants", () => {
   it("joins the entry and the JWTs: both, entry only, JWT only; the next names up unless the owner runs", () => {
     expect(quiescedTenants(null, [])).toEqual([]);
     expect(quiescedTenants(entry, [{ space: "alpha", revokeAllBefore: 10 }], "alive")).toEqual([
-      expect.objectContaining({ space: "alpha", source: "both", revokeAllBefore: 10, stage: "snapshotting", next: expect.stringMatching(/^wait for the backup \(pid 4242\)/) }),
+      expect.objectContaining({ space: "alpha", source: "both", revokeAllBefore: 10, stage: "snapshotting", next: expect.stringMatching(/^while kill -0 4242 2>\/dev\/null; do sleep 1; done; cotal status/) }),
     ]);
     expect(quiescedTenants(entry, [], "dead")).toEqual([expect.objectContaining({ space: "alpha", source: "journal", next: expect.stringMatching(/^cotal up/) })]);
     const stray = quiescedTenants(null, [{ space: "beta", revokeAllBefore: 7 }]);

@@ -3,7 +3,7 @@ import { isSagaError, reconcile, type ReconcilePlan, type ReconcileReport } from
 import { errorDocument } from "@cotal/saga/errors";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
-import { err, json, out } from "../output.js";
+import { err, json, out, reportContext } from "../output.js";
 import { UsageError } from "../errors.js";
 
 function printReport(r: ReconcileReport): void {
@@ -76,7 +76,7 @@ export function registerBroker(program: Command): void {
         else out(`cotal: reconciled at generation ${r.saga.generation}; the broker preloads ${r.saga.spaces.join(", ")}`);
       } catch (e) {
         if (!flags.json || !report || !isSagaError(e)) throw e;
-        const doc = errorDocument(e, { report });
+        const doc = errorDocument(e, { report }, reportContext());
         json(doc);
         process.exitCode = doc.error.exit;
       }

@@ -12,7 +12,9 @@ function printJobsStatus(s: JobsStatusReport): void {
   for (const q of s.queues) for (const f of q.failed) out(`  FAILED ${q.type} ${f.space ?? f.id} after ${f.attemptsMade} attempt(s)${f.failedAt ? ` at ${f.failedAt}` : ""}: ${f.reason}`);
   const failed = s.queues.reduce((n, q) => n + q.counts.failed, 0);
   const pending = s.queues.reduce((n, q) => n + q.counts.waiting + q.counts.active + q.counts.delayed + q.counts.prioritized, 0);
-  if (failed > 0) out("  next: fix the cause, then re-run the enqueuing command (failed jobs are re-queued)");
+  const failedAdds = s.queues.filter((q) => q.type === "space-add").flatMap((q) => q.failed.map((f) => f.space)).filter((x): x is string => x !== null);
+  if (failedAdds.length > 0) out(`  next: cotal space add ${[...new Set(failedAdds)].join(" ")} --queue   # once the cause above is fixed; present spaces are no-op successes`);
+  else if (failed > 0) out("  next: cotal jobs status --json   # reasons in full; fix the cause, then re-run the enqueuing command (it re-queues only what failed)");
   else if (pending > 0 && s.queues.every((q) => q.workers === 0)) out("  next: cotal worker   # jobs are waiting and no worker is attached");
 }
 

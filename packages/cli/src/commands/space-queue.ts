@@ -1,4 +1,4 @@
-import { spaceList, validateBatch } from "@cotal/saga";
+import { RERUN, spaceList, validateBatch } from "@cotal/saga";
 import type { Logger } from "@cotal/jobs/log";
 import { summariseNames } from "../batch-summary.js";
 import { countLogger } from "../feedback.js";
@@ -62,7 +62,7 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
   }
   if (lost.length > 0) {
     throw new jobs.JobsError("job-lost", `${lost.length} job(s) vanished from Redis without their space reaching the inventory (was Redis flushed or restarted?)`, {
-      next: "re-run the same command: present spaces are no-op successes, the rest are queued again",
+      next: `${RERUN}   # present spaces are no-op successes, the rest are queued again`,
       details: result,
     });
   }
@@ -96,7 +96,7 @@ export async function queuedSingle(
   const failed = tracked.failed[0];
   if (failed) throw new jobs.JobsError("job-failed", `${type} of ${item.name} failed: ${failed.reason}`, { next: "cotal jobs status   # then fix the cause and re-run the command" });
   if (!(await confirm())) {
-    throw new jobs.JobsError("job-lost", `the ${type} job of ${item.name} vanished from Redis without its effect on the root (was Redis flushed?)`, { next: "re-run the same command" });
+    throw new jobs.JobsError("job-lost", `the ${type} job of ${item.name} vanished from Redis without its effect on the root (was Redis flushed?)`, { next: RERUN });
   }
   if (flags.json) return json({ queue: r.queue, job, waited: true, elapsedMs: tracked.elapsedMs });
   out(`cotal: ${type} of ${item.name} done through the queue in ${(tracked.elapsedMs / 1000).toFixed(1)} s`);

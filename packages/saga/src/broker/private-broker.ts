@@ -2,7 +2,7 @@ import { rmSync } from "node:fs";
 import { DEFAULT_MAX_PAYLOAD, loadSettings, maxPayloadOf } from "../root/settings.js";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import type { ProcessOwner } from "../lock/process-identity.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -58,7 +58,7 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
     const holders = serversOfRoot(layout).filter((s) => s.role === "broker" || s.role === "maintenance");
     if (holders.length > 0) {
       throw new SagaError("broker-running", `the store ${opts.storeDir} is held by nats-server ${holders.map((h) => `pid ${h.pid} (${h.config})`).join(", ")}; one server per store`, {
-        next: "cotal down   # stops every server of this root, then run the command again",
+        next: `cotal down && ${RERUN}   # down stops every server of this root`,
         details: { holders },
       });
     }

@@ -7,7 +7,7 @@ import { InvalidArgumentError, type NatsConnection } from "@nats-io/transport-no
 import { JetStreamApiCodes, JetStreamApiError, StorageType, jetstream, jetstreamManager, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
 import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { connectAsAccount } from "../broker/connect.js";
-import { SagaError, isSagaError } from "../errors.js";
+import { isSagaError, RERUN, SagaError } from "../errors.js";
 import { unsafe } from "../unsafe.js";
 import type { AccountRecord } from "../root/records.js";
 import { parseInventoryRecord, type InventoryRecord } from "./record.js";
@@ -63,7 +63,7 @@ const SETTLE_MS = 250;
 /** Re-sends of a CAS whose reply was lost while the key provably stayed at the expected revision. */
 const RESENDS = 3;
 const ACQUIRE_ATTEMPTS = 3;
-const UNREACHABLE_NEXT = "cotal status   # is the broker running? then re-run the command";
+const UNREACHABLE_NEXT = `cotal status && ${RERUN}   # is the broker running? cotal up --detach starts it`;
 /** For refusals only a caller bug can reach: nothing was written, and there is nothing to repair. */
 const BUG_EXIT = "nothing was written; report this message as a cotal bug";
 
@@ -105,7 +105,7 @@ function unreachable(what: string, cause: unknown): SagaError {
 
 function busy(what: string, cause: unknown): SagaError {
   return new SagaError("inventory-busy", `cannot ${what} yet: ${describe(cause)}`, {
-    next: "re-run the command (the broker was busy reloading; nothing was decided on a missing answer)",
+    next: `${RERUN}   # the broker was busy reloading; nothing was decided on a missing answer`,
     cause,
   });
 }
@@ -267,7 +267,7 @@ export class AuthorityStore implements InventoryStore {
       return await this.#createOnly(this.#inventory, INVENTORY_KEY, bytes, "seed the inventory");
     } catch (err) {
       if (!isSagaError(err, "conflict")) throw err;
-      throw refined(err, "the inventory record already exists: another process seeded this broker first", "cotal status   # shows the record that won; re-run the command to act on it");
+      throw refined(err, "the inventory record already exists: another process seeded this broker first", `${RERUN}   # acts on the record that won (cotal status shows it)`);
     }
   }
 
@@ -285,7 +285,7 @@ export class AuthorityStore implements InventoryStore {
       throw refined(
         err,
         `the inventory moved past revision ${expectedRevision}: another writer changed it first`,
-        "cotal status   # shows the concurrent mutation; re-run the command to re-read and re-decide",
+        `${RERUN}   # re-reads and re-decides (cotal status shows the concurrent mutation)`,
       );
     }
   }
@@ -451,7 +451,7 @@ export class AuthorityStore implements InventoryStore {
       }
       if (isCasLoss(err)) {
         throw new SagaError("conflict", `${what}: lost the compare-and-swap at revision ${expected}`, {
-          next: "cotal status   # then re-run the command; it re-reads and re-decides",
+          next: `${RERUN}   # re-reads and re-decides`,
           details: { expectedRevision: expected },
           cause: err,
         });
@@ -481,7 +481,7 @@ export class AuthorityStore implements InventoryStore {
     if (unchanged && resends > 0) return this.#casWrite(kv, key, bytes, expected, what, resends - 1);
     const where = cur === null ? "the key is absent" : `the key is at revision ${cur.revision} without our write`;
     throw new SagaError("conflict", `${what}: the reply to the CAS at revision ${expected} was lost (${describe(lost)}) and ${where}`, {
-      next: "cotal status   # then re-run the command; it re-reads and re-decides",
+      next: `${RERUN}   # re-reads and re-decides`,
       details: { expectedRevision: expected, storedRevision: cur?.revision ?? null, lostReply: true },
       cause: lost,
     });
@@ -494,7 +494,7 @@ export class AuthorityStore implements InventoryStore {
     } catch (err) {
       if (!isSagaError(err, "inventory-unreachable")) throw err;
       throw new SagaError("inventory-unreachable", `${what}: the reply was lost (${describe(lost)}) and the key could not be read back, so whether the write landed is unknown`, {
-        next: "cotal status   # once the broker answers, it shows whether the write landed; then re-run the command",
+        next: `cotal status && ${RERUN}   # status shows whether the write landed once the broker answers`,
         details: { key },
         cause: err,
       });

@@ -3,7 +3,7 @@
  * pure half (value codec, TTL arithmetic, refusals); the CAS I/O lives in authority-store.ts.
  */
 import { randomUUID } from "node:crypto";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 
 /** No space token on purpose: a whole-broker resource no tenant may reach (docs/saga.md, "The authority store"). */
 export const LEASE_BUCKET = "cotal_broker_cfgwriter";
@@ -82,7 +82,7 @@ export function leaseHeldError(key: string, holder: LeaseValue | undefined | "ch
         ? `pid ${holder.pid} on ${holder.host} (${holder.verb})`
         : "a writer whose lease value cotal cannot read";
   return new SagaError("lease-held", `the broker writer lease ${key} is held by ${who}; its TTL ends in about ${secs}s unless the holder renews it`, {
-    next: `re-run the command in ${Math.max(secs, 1)}s (a crashed holder's lease expires by itself); \`cotal status\` shows the holder`,
+    next: `sleep ${Math.max(secs, 1)} && ${RERUN}   # a crashed holder's lease expires by itself; cotal status shows the holder`,
     details: {
       leaseKey: key,
       holder: holder && holder !== "churn" ? { pid: holder.pid, host: holder.host, verb: holder.verb, acquiredAt: holder.acquiredAt } : null,
@@ -94,7 +94,7 @@ export function leaseHeldError(key: string, holder: LeaseValue | undefined | "ch
 
 export function leaseLostError(lease: Lease, why: string, cause?: unknown): SagaError {
   return new SagaError("lease-lost", `the broker writer lease ${lease.key} is no longer ours: ${why}`, {
-    next: "cotal status   # shows who holds the lease now; then re-run the command",
+    next: `${RERUN}   # cotal status shows who holds the lease now`,
     details: { leaseKey: lease.key, leaseId: lease.leaseId, revision: lease.revision },
     cause,
   });

@@ -1,7 +1,7 @@
 import { unsafe } from "../unsafe.js";
 import { linkSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { SagaError } from "../errors.js";
+import { afterPid, RERUN, SagaError } from "../errors.js";
 import { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, writeDurable } from "../root/secret-files.js";
 import { ownerStatus, selfOwner, type ProcessOwner } from "./process-identity.js";
@@ -101,11 +101,11 @@ export function acquireMaintenanceLock(root: string, purpose: string): Maintenan
     throw new SagaError("lock-held", `the root ${root} is locked by ${describe(held)}`, {
       next: status === "unknown"
         ? `the owner runs on another host; wait for it, or confirm it is gone and rm ${path}`
-        : `wait for pid ${held.pid} to finish (or stop it), then run the command again`,
+        : afterPid(held.pid),
       details: { owner: held },
     });
   }
-  throw new SagaError("lock-held", `could not take the maintenance lock ${path}: it kept changing hands`, { next: "run the command again" });
+  throw new SagaError("lock-held", `could not take the maintenance lock ${path}: it kept changing hands`, { next: RERUN });
 }
 
 /** Verifies the lock on disk is still this holder's; a helper that journals calls this before writing. */
@@ -114,7 +114,7 @@ export function assertLockHeld(lock: MaintenanceLock): void {
   const held = readOwner(lock.path);
   if (held === undefined || held === "corrupt" || held.token !== lock.owner.token) {
     throw new SagaError("lock-lost", `the maintenance lock ${lock.path} is no longer held by this process`, {
-      next: "run the command again; another process reaped or replaced the lock",
+      next: `${RERUN}   # another process reaped or replaced the lock`,
       details: { expected: lock.owner.token },
     });
   }

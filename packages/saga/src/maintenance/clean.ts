@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { SagaError } from "../errors.js";
+import { afterPid, SagaError } from "../errors.js";
 import { connectAsAccount } from "../broker/connect.js";
 import { serversOfRoot } from "../broker/server-scan.js";
 import { stopProcess } from "../broker/stop-process.js";
@@ -110,7 +110,7 @@ export async function cleanRestoreAttempt(opts: { root: string; attempt: string;
     if (!claim || claim.id !== opts.attempt) return { attemptId: opts.attempt, outcome: "absent", removed: [], killed: [], deletedStreams: [] };
     const me = selfOwner();
     if (claim.owner.pid !== me.pid && ownerStatus(claim.owner) !== "dead") {
-      throw new SagaError("attempt-pending", `attempt ${claim.id} is owned by live pid ${claim.owner.pid}`, { next: `wait for pid ${claim.owner.pid} to finish, then run the command again` });
+      throw new SagaError("attempt-pending", `attempt ${claim.id} is owned by live pid ${claim.owner.pid}`, { next: afterPid(claim.owner.pid) });
     }
     return await recoverAttempt(layout, lock, claim);
   } finally {

@@ -29,7 +29,7 @@ export async function resumeCut(ctx: BootContext, cut: CutEntry, opts: BootOptio
   if (cut.attempt) {
     const alive = ownerStatus(cut.attempt.owner) !== "dead";
     throw new SagaError("attempt-pending", `a ${cut.attempt.kind} of space ${cut.attempt.space} (attempt ${cut.attempt.id}) ${alive ? "is running" : "died"} on the preserved store`, {
-      next: alive ? `wait for pid ${cut.attempt.owner.pid}, then cotal up` : `cotal clean restore-attempt --attempt ${cut.attempt.id}   # then cotal up`,
+      next: alive ? `while kill -0 ${cut.attempt.owner.pid} 2>/dev/null; do sleep 1; done; cotal up` : `cotal clean restore-attempt --attempt ${cut.attempt.id}   # then cotal up`,
       details: { attempt: cut.attempt },
     });
   }

@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { SagaError } from "../errors.js";
+import { afterPid, SagaError } from "../errors.js";
 import { isValidSpaceName } from "../names.js";
 import { unsafe } from "../unsafe.js";
 import { assertLockHeld, type MaintenanceLock } from "../lock/maintenance-lock.js";
@@ -182,7 +182,7 @@ export function journalRefusal(entry: JournalEntry | undefined, policy: JournalP
   if (entry.op === "quiesce" && entry.purpose === "restore") {
     if (owner !== "dead" && entry.stage !== "unfinished") {
       return new SagaError("lock-held", `an online restore of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${policy.verb} waits for it`, {
-        next: `wait for pid ${entry.owner.pid} to finish (cotal status), then re-run the command`,
+        next: afterPid(entry.owner.pid),
         details: { journal: entry, owner },
       });
     }
@@ -196,7 +196,7 @@ export function journalRefusal(entry: JournalEntry | undefined, policy: JournalP
     // A running backup is busy, not broken: its owner lifts the quiesce itself.
     if (owner !== "dead") {
       return new SagaError("lock-held", `an online backup of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${policy.verb} waits for it`, {
-        next: `wait for pid ${entry.owner.pid} to finish (cotal status), then re-run the command`,
+        next: afterPid(entry.owner.pid),
         details: { journal: entry, owner },
       });
     }

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import { brokerState, type BrokerRuntime } from "../broker/runtime.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
@@ -47,7 +47,7 @@ export async function openLiveSession(layout: RootLayout, verb: string, hooks: S
   const st = brokerState(layout);
   if (!st.running) {
     throw new SagaError("broker-not-running", `the broker of ${layout.root} is not running; the inventory lives in its store`, {
-      next: `cotal up --detach${layout.root === undefined ? "" : ` --root ${layout.root}`}   # then re-run the command`,
+      next: `cotal up --detach${layout.root === undefined ? "" : ` --root ${layout.root}`} && ${RERUN}`,
     });
   }
   const store = await AuthorityStore.connect(st.runtime.url, loadAuthorityAccount(layout), { name: `cotal ${verb}` });

@@ -93,7 +93,7 @@ export function quiescedTenants(journal: JournalEntry | null, onDisk: { space: s
       owner: { pid: entry.owner.pid, host: entry.owner.host, status: ownerState },
       next: entry.purpose === "restore"
         ? alive ? `wait for the restore (pid ${entry.owner.pid}) to finish; it lifts the quiesce itself` : `${restoreRerun(entry)}   # finishes the restore; cotal up only lifts it`
-        : alive ? `wait for the backup (pid ${entry.owner.pid}) to finish; it lifts the quiesce itself` : "cotal up   # lifts the quiesce and removes a partial artifact",
+        : alive ? `while kill -0 ${entry.owner.pid} 2>/dev/null; do sleep 1; done; cotal status   # the backup lifts the quiesce itself` : "cotal up   # lifts the quiesce and removes a partial artifact",
     };
     if (found) Object.assign(found, { source: "both" as const, ...fields });
     else out.push({ space: entry.space, source: "journal", ...fields });

@@ -1,7 +1,7 @@
 import { unsafe } from "../unsafe.js";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import type { AccountTrust } from "../trust/index.js";
 import { spaceFromHex } from "../names.js";
 import type { RootLayout } from "./layout.js";
@@ -152,7 +152,7 @@ export function corruptError(corrupt: CorruptRecord[]): SagaError {
     "corrupt-record",
     `the tenant list is uncertain; ${corrupt.length} unreadable record(s):\n${list}\nAn unreadable record may be a live tenant, so nothing is rendered.`,
     {
-      next: `repair or move aside ${corrupt.map((c) => c.path).join(" ")}, then run the command again`,
+      next: `repair or move aside ${corrupt.map((c) => c.path).join(" ")}, then: ${RERUN}`,
       details: { corrupt },
     },
   );

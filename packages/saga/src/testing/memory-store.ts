@@ -5,7 +5,7 @@
  * a chosen call of a chosen operation, so a test can put a lost reply, a CAS loss or a concurrent
  * writer exactly where it wants one.
  */
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import type { InventoryStore, VersionedRecord } from "../inventory/inventory-store.js";
 import { LEASE_TTL_MS, assertLeaseKey, leaseHeldError, leaseLostError, leaseRemainingMs, newLeaseValue, type Lease, type LeaseHolder, type LeaseValue } from "../inventory/lease.js";
 import { parseInventoryRecord, type InventoryRecord } from "../inventory/record.js";
@@ -111,7 +111,7 @@ export class MemoryInventoryStore implements InventoryStore {
     return this.#write("create", record, fault, () => {
       if (this.#inventory) {
         throw new SagaError("conflict", "the inventory record already exists: another process seeded this broker first", {
-          next: "cotal status   # shows the record that won; re-run the command to act on it",
+          next: `${RERUN}   # acts on the record that won (cotal status shows it)`,
           details: { expectedRevision: 0 },
         });
       }
@@ -126,7 +126,7 @@ export class MemoryInventoryStore implements InventoryStore {
     return this.#write("update", record, fault, () => {
       if (this.#inventory?.revision !== expectedRevision) {
         throw new SagaError("conflict", `the inventory moved past revision ${expectedRevision}: another writer changed it first`, {
-          next: "cotal status   # shows the concurrent mutation; re-run the command to re-read and re-decide",
+          next: `${RERUN}   # re-reads and re-decides (cotal status shows the concurrent mutation)`,
           details: { expectedRevision },
         });
       }
@@ -204,13 +204,13 @@ export class MemoryInventoryStore implements InventoryStore {
     const check = parseInventoryRecord(JSON.stringify(record));
     if (typeof check === "string") throw new SagaError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`);
     if (fault?.kind === "cas-loss") {
-      throw new SagaError("conflict", `${op} the inventory: lost the compare-and-swap (injected)`, { next: "cotal status   # then re-run the command; it re-reads and re-decides" });
+      throw new SagaError("conflict", `${op} the inventory: lost the compare-and-swap (injected)`, { next: `${RERUN}   # re-reads and re-decides` });
     }
     cas();
     if (fault?.kind === "lost-reply-unread") {
       if (fault.landed) this.#store(record, op);
       throw new SagaError("inventory-unreachable", `${op} the inventory: the reply was lost and the key could not be read back, so whether the write landed is unknown`, {
-        next: "cotal status   # once the broker answers, it shows whether the write landed; then re-run the command",
+        next: `cotal status && ${RERUN}   # status shows whether the write landed once the broker answers`,
       });
     }
     // `lost-reply` lands and is settled by the read-back: from the caller's side, an ordinary success.
