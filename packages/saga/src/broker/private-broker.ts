@@ -98,7 +98,7 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
   await failpoint(`${opts.label}-started`);
   if (!ready) {
     await stop();
-    throw new SagaError("broker-start-failed", `the ${opts.label} broker on ${opts.storeDir} did not start:\n${tail(readLogSince(logFile, offset))}`, { next: `read ${logFile}` });
+    throw new SagaError("broker-start-failed", `the ${opts.label} broker on ${opts.storeDir} did not start:\n${tail(readLogSince(logFile, offset))}`, { next: `tail -n 40 ${logFile}   # the server's reason; then ${RERUN}` });
   }
   return { url: `nats://127.0.0.1:${port}`, owner: ownerOf(pid, hostname()), stop };
 }

@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { hostname } from "node:os";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
@@ -69,7 +69,7 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
     clearRuntime(layout);
     const logs = `${tail(readLogSince(layout.logFile, offset))}\n${tail(readLogSince(layout.stdioLogFile, stdioOffset))}`.trim();
     throw new SagaError("broker-start-failed", `nats-server did not become ready${exited ? ` (exited with ${exited.code ?? exited.signal})` : " in time"}:\n${logs}`, {
-      next: `read ${layout.logFile}; if the port is taken, stop what holds ${opts.host}:${opts.port} and run \`cotal up\` again`,
+      next: `tail -n 40 ${layout.logFile}   # the server's reason; a taken port: stop what holds ${opts.host}:${opts.port}, then ${RERUN}`,
       details: { logFile: layout.logFile },
     });
   }
