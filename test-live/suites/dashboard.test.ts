@@ -114,6 +114,15 @@ describe("cotal dashboard in headless Chromium", () => {
     expect(await page.locator('#queues tr[data-queue="space-add"] td').nth(2).textContent()).toBe("0");
     await page.screenshot({ path: join(SHOTS, "dashboard-tenants.png"), fullPage: true });
 
+    // the filter form, submitted by the browser: only the matching space is listed, the others stay a click away
+    await page.locator('#filter input[name="q"]').fill("amm");
+    await page.locator('#filter button[type="submit"]').click();
+    await page.waitForURL(/\/tenants\?q=amm/);
+    expect(await page.locator("#spaces tr[data-space]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-space")))).toEqual(["gamma"]);
+    expect(await page.locator("#pager").textContent()).toMatch(/showing 1–1 of 1 \(of 3 spaces\)/);
+    await page.locator("#states a", { hasText: "active" }).click();
+    expect(await page.locator("#spaces tr[data-space]").count()).toBe(1); // the state link keeps the name filter
+
     // the JSON endpoint carries the same read: the core's state, generations and each space's quota
     const data = await tenantsJson();
     expect(data.state).toBe("clean");

@@ -3,4 +3,5 @@ export { Html, escapeHtml, html } from "./html.js";
 export { anyHostAllowed, hostHeaderAllowed, isLoopbackHost, writeOriginAllowed } from "./loopback.js";
 export { readTenantData, type BackupRecord, type BackupSchedule, type DashboardSpace, type LockHolder, type QueuesSection, type TenantPageData } from "./tenant-data.js";
 export { renderTenantPage } from "./tenant-page.js";
+export { PAGE_SIZES, pageHref, pageOfSpaces, parseSpaceQuery, type SpacePage, type SpaceQuery } from "./paging.js";
 export { DEFAULT_DASHBOARD_PORT, assertServable, startDashboard, type Dashboard, type DashboardOptions } from "./server.js";

@@ -8,6 +8,7 @@ import { bullBoardFor } from "./bull-board.js";
 import { anyHostAllowed, hostHeaderAllowed, isLoopbackHost, writeOriginAllowed } from "./loopback.js";
 import { readTenantData } from "./tenant-data.js";
 import { renderTenantPage } from "./tenant-page.js";
+import { parseSpaceQuery } from "./paging.js";
 
 export const DEFAULT_DASHBOARD_PORT = 8090;
 
@@ -70,9 +71,9 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
     res.status(403).type("text/plain").send("job actions are taken only from this dashboard's own pages\n");
   });
   app.get("/", (_req, res) => res.redirect("/tenants"));
-  app.get("/tenants", async (_req, res) => {
+  app.get("/tenants", async (req, res) => {
     const data = await readTenantData(opts);
-    res.type("html").set("cache-control", "no-store").send(redactSeeds(renderTenantPage(data)));
+    res.type("html").set("cache-control", "no-store").send(redactSeeds(renderTenantPage(data, parseSpaceQuery(req.query as Record<string, unknown>))));
   });
   app.get("/api/tenants", async (_req, res) => {
     res.type("json").set("cache-control", "no-store").send(redactSeeds(JSON.stringify(await readTenantData(opts))));

@@ -1,6 +1,7 @@
 import { formatBytes, QUOTA_FIELDS, type SpaceQuota } from "@cotal/saga";
 import { Html, html } from "./html.js";
 import type { DashboardSpace, QueuesSection, TenantPageData } from "./tenant-data.js";
+import { PAGE_SIZES, pageHref, pageOfSpaces, parseSpaceQuery, type SpacePage, type SpaceQuery } from "./paging.js";
 
 const BYTE_FIELDS = new Set<keyof SpaceQuota>(["disk", "mem", "payload"]);
 
@@ -60,17 +61,38 @@ th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}.mono{font-family:monospace;font-size:12px}
 .muted{color:#777}.warn{color:#a40}.state-active,.state-clean{color:#070}.quota{font-size:12px}nav a{margin-right:1rem}`;
 
-/** The tenant page: server-rendered, every value escaped by the `html` tag, no script. */
-export function renderTenantPage(d: TenantPageData): string {
+function pager(p: SpacePage, query: SpaceQuery): Html {
+  const first = p.matched === 0 ? 0 : (p.page - 1) * query.size + 1;
+  const last = Math.min(p.page * query.size, p.matched);
+  return html`<p class="pager" id="pager">showing ${first}–${last} of ${p.matched}${p.matched !== p.total ? ` (of ${p.total} spaces)` : ""}, page ${p.page} of ${p.pages}
+${p.page > 1 ? html` <a rel="prev" href="${pageHref(query, { page: p.page - 1 })}">previous</a>` : ""}${p.page < p.pages ? html` <a rel="next" href="${pageHref(query, { page: p.page + 1 })}">next</a>` : ""}</p>`;
+}
+
+function spacesBlock(d: TenantPageData, query: SpaceQuery): Html {
+  const p = pageOfSpaces(d.spaces, query);
+  return html`<section id="spaces"><h2>Spaces (${d.spaces.length})</h2>
+<form method="get" action="tenants" id="filter"><input type="search" name="q" value="${query.q}" placeholder="name contains">
+<select name="state"><option value="">every state</option>${p.byState.map(([st, n]) => html`<option value="${st}"${st === query.state ? html` selected` : ""}>${st} (${n})</option>`)}</select>
+<select name="size">${PAGE_SIZES.map((n) => html`<option value="${n}"${n === query.size ? html` selected` : ""}>${n} a page</option>`)}</select>
+<button type="submit">show</button></form>
+<p class="muted" id="states">${p.byState.map(([st, n], i) => html`${i > 0 ? " · " : ""}<a href="${pageHref(query, { state: st, page: 1 })}">${st} ${n}</a>`)}</p>
+${pager(p, query)}
+<table><thead><tr><th>name</th><th>state</th><th>in server.conf</th><th>in KV</th><th>account</th><th>created</th><th>quota</th><th>last queued backup</th></tr></thead>
+<tbody>${p.rows.map(spaceRow)}</tbody></table>
+${d.spaces.length === 0 ? html`<p class="muted" id="no-spaces">no spaces yet: cotal space add NAME</p>` : p.matched === 0 ? html`<p class="muted" id="no-match">no space matches this filter</p>` : ""}
+</section>`;
+}
+
+/**
+ * The tenant page: server-rendered, every value escaped by the `html` tag, no script. `query` picks
+ * one page of the spaces (`?q=&state=&size=&page=`); the JSON endpoint keeps every space.
+ */
+export function renderTenantPage(d: TenantPageData, query: SpaceQuery = parseSpaceQuery({})): string {
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>cotal: ${d.root}</title><style>${new Html(STYLE)}</style></head>
 <body><nav><a href="tenants">Tenants</a><a href="queues">Queues (Bull Board)</a><a href="api/tenants">JSON</a></nav>
 <h1>cotal tenants</h1><p class="muted">read at ${d.readAt}; reload the page to read again</p>
 ${summary(d)}
-<section id="spaces"><h2>Spaces (${d.spaces.length})</h2>
-<table><thead><tr><th>name</th><th>state</th><th>in server.conf</th><th>in KV</th><th>account</th><th>created</th><th>quota</th><th>last queued backup</th></tr></thead>
-<tbody>${d.spaces.map(spaceRow)}</tbody></table>
-${d.spaces.length === 0 ? html`<p class="muted" id="no-spaces">no spaces yet: cotal space add NAME</p>` : ""}
-</section>
+${spacesBlock(d, query)}
 ${queuesBlock(d.queues)}
 </body></html>`.text;
 }
