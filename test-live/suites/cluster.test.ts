@@ -181,6 +181,51 @@ describe("a node killed during a removal", () => {
       expect(await connects(n3.url, await credsText(r, "default"))).toBe(true);
     }));
 
+  it("SIGSTOP of node 3 during a removal (a partition): the writer refuses cluster-unproven, never commits; after SIGCONT the re-run completes it", () =>
+    cell("cluster: SIGSTOP a node during a removal", async () => {
+      const { r, up } = await upCluster();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const n3 = up.nodes?.[2];
+      if (!n3) throw new Error("no third node");
+      const pollers = pollEveryNode(up, beta).slice(0, 2); // node 3 accepts no handshake while stopped
+      await Promise.all(pollers.map((p) => p.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 })));
+      const paused = await pausedRemoval(r, "beta");
+      process.kill(n3.pid, "SIGSTOP");
+      try {
+        paused.release();
+        const rm = await paused.run;
+        const refusedAt = monotonicMs();
+        expect(rm.code, rm.stderr).toBe(7);
+        expect(rm.stderr).toMatch(/\[cluster-unproven\]/);
+        expect(rm.stderr).toContain(n3.name);
+        const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+        expect(st.inventory?.generation).toBe(2); // a live node has not proven it: never committed
+        expect(st.inventory?.pending?.removes).toEqual(["beta"]);
+        await new Promise((res) => setTimeout(res, 500));
+        const reports = await stopAll(pollers);
+        for (const [i, report] of reports.entries()) {
+          expect(report.successes).toBeGreaterThan(0);
+          expect(report.successesBetween(refusedAt, Number.POSITIVE_INFINITY, "within"), `node ${i + 1} admitted beta after the refusal`).toBe(0);
+        }
+      } finally {
+        process.kill(n3.pid, "SIGCONT");
+      }
+      // The partition heals: the printed re-run finishes the removal, proven on all three nodes. While the
+      // returning node rejoins, JetStream may answer "temporarily unavailable" (retriable): re-run until it answers.
+      const fin = await until("the re-run past the rejoin", async () => {
+        const res = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+        if (res.code !== 0 && /\[(inventory-unreachable|inventory-busy)\]/.test(res.stderr)) return undefined;
+        return res;
+      }, 45_000, 1_000);
+      expect(fin.code, fin.stderr).toBe(0);
+      const st = await untilStatus(r, (s) => s.inventory !== null && s.inventory.pending === null, 30_000);
+      expect(st.inventory?.spaces).toEqual(["default"]);
+      expect(nodesOf(st).map((n) => n.appliedGeneration)).toEqual([3, 3, 3]);
+      expect(await connects(n3.url, beta)).toBe(false);
+      expect(await connects(n3.url, await credsText(r, "default"))).toBe(true); // control: node 3 serves again
+    }));
+
   it("control: with COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN the removal commits while node 3 never proved it", () =>
     cell("cluster: kill -9 control (commit unproven)", async () => {
       const { r, up } = await upCluster();

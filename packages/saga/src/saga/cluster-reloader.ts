@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
+import { createConnection } from "node:net";
 import { SagaError } from "../errors.js";
 import { unsafe } from "../unsafe.js";
 import { renderNode } from "../broker/render-root.js";
@@ -96,12 +97,37 @@ async function applyToNode(layout: RootLayout, runtime: BrokerRuntime, node: Nod
   if (!nodeAlive(node)) return { outcome: "unproven", via: "signal", logTail: `node ${node.name} (pid ${node.owner.pid}) is not running`, ms: Date.now() - t0 };
   const nodeRuntime: BrokerRuntime = { ...runtime, owner: node.owner, url: node.url, port: node.port, configPath: node.configPath, logFile: node.logFile };
   delete nodeRuntime.nodes;
-  return reloadAndProve(nodeRuntime, { layout, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+  // A node that sends no INFO (stopped, partitioned) is signalled, not asked: a NATS client whose
+  // connect times out keeps its socket (and this process) alive; the signal path needs no socket.
+  const answers = await sendsInfo(node.port, runtime.host, INFO_PROBE_MS);
+  return reloadAndProve(nodeRuntime, { ...(answers ? { layout } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+}
+
+const INFO_PROBE_MS = 2_000;
+
+/** Does a server on host:port send its INFO line within `ms`? Our own socket, always destroyed. */
+function sendsInfo(port: number, host: string, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = createConnection({ host, port });
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), ms);
+    let seen = "";
+    sock.on("data", (b: Buffer) => {
+      seen += b.toString("latin1");
+      if (seen.startsWith("INFO ")) done(true);
+    });
+    sock.on("error", () => done(false));
+    sock.on("close", () => done(false));
+  });
 }
 
 function unprovenError(done: readonly NodeVerdict[], unproven: readonly NodeVerdict[]): SagaError {
   const names = unproven.map((d) => d.node.name);
-  const why = unproven.map((d) => `  ${d.node.name}: ${d.verdict.outcome} (${"logTail" in d.verdict ? d.verdict.logTail.trim().split("\n").slice(-1)[0] : ""})`).join("\n");
+  const why = unproven.map((d) => `  ${d.node.name}: ${d.verdict.outcome} (${"logTail" in d.verdict ? (d.verdict.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "no log line after the reload") : ""})`).join("\n");
   const proven = done.filter((d) => d.verdict.outcome === "reloaded").map((d) => d.node.name);
   return new SagaError("cluster-unproven", `node${names.length > 1 ? "s" : ""} ${names.join(", ")} did not prove the new config; nothing was committed (proven on: ${proven.join(", ") || "none"}):\n${why}`, {
     next: "cotal up   # restarts a stopped node with no tenant preloaded; then re-run the command, which completes the change on every node",
