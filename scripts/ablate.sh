@@ -36,6 +36,7 @@ ROWS=(
   "IGNORE_RECORD_SIZE|scale-limits|larger than the broker|inventory writes refused past max_payload, never a conflict"
   "SKIP_QUIESCE|backup-online|quiesces only the tenant|online backup quiesce (the tenant's clients refused while its streams are read)"
   "RESTORE_OVER_DATA|restore-online|refuses restore-target-not-empty|online restore refuses a namespace holding the artifact's streams with data"
+  "CLUSTER_COMMIT_UNPROVEN|cluster|kill -9 of node 3|a cluster root commits only what every member node proved"
 )
 
 want=("$@")

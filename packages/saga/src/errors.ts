@@ -36,6 +36,7 @@ export const SAGA_ERROR_CODES = [
   "lease-held",
   "lease-lost",
   "reload-unproven",
+  "cluster-unproven",
   "digest-mismatch",
   "resume-refused",
   "divergence",

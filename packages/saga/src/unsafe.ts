@@ -63,6 +63,8 @@ export const UNSAFE_SWITCHES = [
   "SKIP_QUIESCE",
   /** An online restore does not refuse a namespace holding the artifact's streams with data: it restores over them as --replace would. */
   "RESTORE_OVER_DATA",
+  /** A cluster root commits a generation some member node has not proven (and the cluster reload reports such a node as proven). */
+  "CLUSTER_COMMIT_UNPROVEN",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

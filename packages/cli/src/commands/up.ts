@@ -2,6 +2,7 @@ import { clearRuntime, resolveRoot, RootLayout, rotateSys, up, type RotateSysRes
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { parsePort } from "../duration.js";
+import { UsageError } from "../errors.js";
 import { err, json, out } from "../output.js";
 import { compressNames, FEW_NAMES } from "../batch-summary.js";
 import { countLogger, feedbackFor } from "../feedback.js";
@@ -13,7 +14,13 @@ interface UpFlags {
   singleSpace?: boolean;
   rotateSys?: boolean;
   detach?: boolean;
+  cluster?: string;
   json?: boolean;
+}
+
+function parseClusterSize(text: string): number {
+  if (!/^\d+$/.test(text)) throw new UsageError(`invalid cluster size ${JSON.stringify(text)}: expected a node count`, "cotal up --cluster 3 --detach");
+  return Number(text);
 }
 
 function printUp(r: UpResult): void {
@@ -24,6 +31,7 @@ function printUp(r: UpResult): void {
   out(`  space:   ${r.space}   (${r.spaces.length} space${r.spaces.length === 1 ? "" : "s"}: ${r.spaces.length > FEW_NAMES ? compressNames(r.spaces) : r.spaces.join(", ")})`);
   out(`  creds:   ${r.credsFile}`);
   out(`  try:     nats --server ${r.url} --creds ${r.credsFile} pub cotal.${r.space}.events.hello hi`);
+  for (const n of r.nodes ?? []) out(`  node:    ${n.name}  pid ${n.pid}  ${n.url}  routes :${n.clusterPort}`);
   for (const n of r.notes) out(`  note:    ${n}`);
   if (!r.multiSpace) out("  note:    single-space root: `cotal space add` needs `cotal up --rotate-sys` first");
   out(`  stop:    cotal down${r.root === resolveRoot() ? "" : ` --root ${r.root}`}`);
@@ -39,6 +47,7 @@ export function registerUp(program: Command): void {
     .option("--single-space", "do not retain the system signing seed (later `space add` needs `up --rotate-sys`)")
     .option("--rotate-sys", "with the broker stopped: mint a successor system account, re-mint every tenant's $SYS creds, retain its signing seed; then start")
     .option("--detach", "start nats-server in the background and return")
+    .option("--cluster <n>", "a new root as an N-node cluster on loopback (3-5; routes, JetStream and R3 inventory; needs --detach; docs/cluster.md)")
     .option("--json", "print the result as JSON")
     .action(async (flags: UpFlags, cmd: Command) => {
       let rotated: RotateSysResult | undefined;
@@ -58,6 +67,7 @@ export function registerUp(program: Command): void {
         ...(flags.host !== undefined ? { host: flags.host } : {}),
         ...(flags.space !== undefined ? { space: flags.space } : {}),
         ...(flags.singleSpace ? { singleSpace: true } : {}),
+        ...(flags.cluster !== undefined ? { cluster: parseClusterSize(flags.cluster) } : {}),
         onProgress: (m) => {
           if (log) log.info({ event: "progress" }, m);
           else if (!flags.json && process.stderr.isTTY) err(`… ${m}`);

@@ -6,7 +6,7 @@ import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
 import { natsServerBinary, natsServerVersion } from "./binary.js";
 import { logOffset, readLogSince, tail } from "./log-proof.js";
-import { brokerState, clearRuntime, ownerOf, writeRuntime, type BrokerRuntime } from "./runtime.js";
+import { brokerState, clearRuntime, nodeAlive, ownerOf, writeRuntime, type BrokerRuntime, type NodeRuntime } from "./runtime.js";
 import { serversOfRoot } from "./server-scan.js";
 import { spawnServer, untilReady } from "./spawn-server.js";
 import { stopProcess } from "./stop-process.js";
@@ -86,11 +86,21 @@ export async function stopBroker(layout: RootLayout, graceMs = 15_000): Promise<
   const state = brokerState(layout);
   const pid = state.running ? state.runtime.owner.pid : undefined;
   let forced = false;
-  if (pid !== undefined) forced = (await stopProcess(pid, graceMs)).forced;
-  const strays = serversOfRoot(layout).filter((s) => s.role !== "attempt" && s.pid !== pid);
+  // A cluster root (docs/cluster.md): every recorded node that still runs its own config, together.
+  const nodes = await stopClusterNodes(state.runtime?.nodes, graceMs);
+  forced ||= nodes.forced;
+  if (pid !== undefined && !nodes.pids.includes(pid)) forced = (await stopProcess(pid, graceMs)).forced;
+  const strays = serversOfRoot(layout).filter((s) => s.role !== "attempt" && s.pid !== pid && !nodes.pids.includes(s.pid));
   for (const s of strays) forced = (await stopProcess(s.pid, graceMs)).forced || forced;
   clearRuntime(layout);
-  return { stopped: pid !== undefined || strays.length > 0, ...(pid !== undefined ? { pid } : {}), forced, strays: strays.map((s) => s.pid) };
+  return { stopped: pid !== undefined || nodes.pids.length > 0 || strays.length > 0, ...(pid !== undefined ? { pid } : {}), forced, strays: strays.map((s) => s.pid) };
+}
+
+/** Stops the recorded cluster nodes that are alive; returns their pids. */
+async function stopClusterNodes(nodes: readonly NodeRuntime[] | undefined, graceMs: number): Promise<{ pids: number[]; forced: boolean }> {
+  const alive = (nodes ?? []).filter(nodeAlive);
+  const results = await Promise.all(alive.map((n) => stopProcess(n.owner.pid, graceMs)));
+  return { pids: alive.map((n) => n.owner.pid), forced: results.some((r) => r.forced) };
 }
 
 export function readPidFile(layout: RootLayout): number | undefined {

@@ -4,7 +4,8 @@ import { certainInventory, loadAuthorityAccount } from "../root/account-store.js
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { loadSettings, maxPayloadOf, type RootSettings } from "../root/settings.js";
-import { configDigest, serverConfig } from "../render/server-config.js";
+import { configDigest, serverConfig, type RenderOptions } from "../render/server-config.js";
+import { clusterOf, routesFor } from "../root/cluster-settings.js";
 import { natsServerVersion } from "./binary.js";
 import { brokerState } from "./runtime.js";
 import { serverFeatures, type ServerFeatures } from "./server-features.js";
@@ -34,21 +35,47 @@ export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): Render
       next: "restore an auth/account.<hex>.json record from a backup, or start a fresh root with `cotal up --root <new dir>`",
     });
   }
-  const features = renderFeatures(layout);
-  const { render: jetstreamMax } = effectiveBudget(layout);
   const text = serverConfig(broker, list, {
     host: settings.host,
     port: settings.port,
     serverName: settings.serverName,
     storeDir: layout.storeDir,
-    maxPayload: maxPayloadOf(layout, settings),
-    authority,
     logFile: layout.logFile,
     pidFile: layout.pidFile,
-    syncAlways: features.syncAlways,
-    ...(jetstreamMax ? { jetstreamMax } : {}),
+    ...sharedOptions(layout, settings, authority),
   });
   return { text, digest: configDigest(text), broker, authority, spaces: list, settings };
+}
+
+/** What every server of a root renders alike, the single broker and each cluster node. */
+function sharedOptions(layout: RootLayout, settings: RootSettings, authority: AccountRecord): Pick<RenderOptions, "maxPayload" | "authority" | "syncAlways" | "jetstreamMax"> {
+  const features = renderFeatures(layout);
+  const { render: jetstreamMax } = effectiveBudget(layout);
+  return { maxPayload: maxPayloadOf(layout, settings), authority, syncAlways: features.syncAlways, ...(jetstreamMax ? { jetstreamMax } : {}) };
+}
+
+/**
+ * One cluster node's config (docs/cluster.md): the same trust and tenant list as the root's
+ * server.conf, that node's listener, store, log and `cluster {}` block. `maintenance` preloads no
+ * tenant (the boot before the node has read the committed record).
+ */
+export function renderNode(layout: RootLayout, node: string, spaces: AccountRecord[], opts: { maintenance?: boolean } = {}): { text: string; digest: string } {
+  const settings = loadSettings(layout);
+  const cluster = clusterOf(layout, settings);
+  const self = cluster?.nodes.find((n) => n.name === node);
+  if (!settings || !cluster || !self) throw new SagaError("corrupt-record", `${layout.settingsFile} names no cluster node ${node}`, { next: `cotal status --root ${layout.root}` });
+  const text = serverConfig(loadBrokerTrust(layout), spaces, {
+    host: settings.host,
+    port: self.port,
+    serverName: self.name,
+    storeDir: layout.nodeStoreDir(node),
+    logFile: layout.nodeLogFile(node),
+    pidFile: layout.nodePidFile(node),
+    cluster: { name: cluster.name, port: self.clusterPort, routes: routesFor(cluster, settings.host, node) },
+    ...(opts.maintenance ? { maintenance: true } : {}),
+    ...sharedOptions(layout, settings, loadAuthorityAccount(layout)),
+  });
+  return { text, digest: configDigest(text) };
 }
 
 /**

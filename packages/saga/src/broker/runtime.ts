@@ -15,6 +15,27 @@ export interface BrokerRuntime {
   serverVersion: string;
   detached: boolean;
   startedAt: string;
+  /**
+   * A cluster root only (docs/cluster.md): every node's process. The fields above then describe the
+   * first node, the one verbs connect through.
+   */
+  nodes?: NodeRuntime[];
+}
+
+/** One cluster node's nats-server, as run/broker.json records it. */
+export interface NodeRuntime {
+  name: string;
+  owner: ProcessOwner;
+  url: string;
+  port: number;
+  clusterPort: number;
+  configPath: string;
+  logFile: string;
+}
+
+/** Is this node's recorded process alive and reading its own config (pids get recycled)? */
+export function nodeAlive(node: NodeRuntime): boolean {
+  return ownerStatus(node.owner) === "alive" && servesConfig(node.owner.pid, node.configPath);
 }
 
 export function writeRuntime(layout: RootLayout, rt: Omit<BrokerRuntime, "format">): BrokerRuntime {

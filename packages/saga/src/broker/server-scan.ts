@@ -9,7 +9,7 @@ import type { RootLayout } from "../root/layout.js";
 export interface RootServer {
   pid: number;
   config: string;
-  role: "broker" | "maintenance" | "attempt";
+  role: "broker" | "maintenance" | "attempt" | "node";
 }
 
 /** The `-c <config>` of a nats-server command line, or undefined when it is not one. */
@@ -21,7 +21,7 @@ export function serverConfigOf(argv: readonly string[]): string | undefined {
 
 /**
  * Every live nats-server reading a config of this root: the broker (server.conf), a maintenance
- * broker (run/maintenance.conf) or an attempt's isolated broker. One server per store is the rule,
+ * broker (run/maintenance.conf), an attempt's isolated broker, or a cluster node (nodes/<name>/). One server per store is the rule,
  * so a process here that no record names is a stray the next verb must see (docs/refusals.md).
  */
 export function serversOfRoot(layout: RootLayout): RootServer[] {
@@ -43,7 +43,7 @@ export function serversOfRoot(layout: RootLayout): RootServer[] {
     }
     const config = serverConfigOf(argv);
     if (!config) continue;
-    const role = config === layout.serverConf ? "broker" : config === maintenanceConf ? "maintenance" : config.startsWith(`${layout.maintenanceDir}/`) ? "attempt" : undefined;
+    const role = config === layout.serverConf ? "broker" : config === maintenanceConf ? "maintenance" : config.startsWith(`${layout.maintenanceDir}/`) ? "attempt" : config.startsWith(`${layout.nodesDir}/`) ? "node" : undefined;
     if (role && pidAlive(Number(p))) out.push({ pid: Number(p), config, role });
   }
   return out;

@@ -22,10 +22,11 @@ export class SystemClient {
     readonly serverId: string,
   ) {}
 
-  static async connect(url: string, system: BrokerTrust["system"], opts: { timeoutMs?: number } = {}): Promise<SystemClient> {
+  static async connect(url: string, system: BrokerTrust["system"], opts: { timeoutMs?: number; jsz?: boolean } = {}): Promise<SystemClient> {
     const user = mintSystemUserCreds(system, {
       name: "cotal-reload",
-      allowPub: ["$SYS.REQ.SERVER.*.RELOAD", "$SYS.REQ.SERVER.*.VARZ"],
+      // JSZ only for the cluster's readiness check (ops/cluster-ready.ts), which asks nothing else.
+      allowPub: opts.jsz ? ["$SYS.REQ.SERVER.*.JSZ"] : ["$SYS.REQ.SERVER.*.RELOAD", "$SYS.REQ.SERVER.*.VARZ"],
       allowSub: ["_INBOX.>"],
       expiresInSeconds: 300,
     });
@@ -61,6 +62,15 @@ export class SystemClient {
     if (reply?.error) throw new SagaError("broker-unreachable", `VARZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
     const d = reply?.data?.config_digest;
     return typeof d === "string" && d !== "" ? d : undefined;
+  }
+
+  /** `$SYS.REQ.SERVER.<id>.JSZ`: this server's view of the JetStream meta group (cluster readiness). */
+  async metaCluster(timeoutMs: number): Promise<{ leader?: string; size?: number; peers: { name: string; current: boolean }[] }> {
+    const msg = await this.nc.request(`$SYS.REQ.SERVER.${this.serverId}.JSZ`, "", { timeout: timeoutMs });
+    const reply = parseReply<{ meta_cluster?: { leader?: string; cluster_size?: number; replicas?: { name?: string; current?: boolean }[] } }>(msg.string());
+    if (reply?.error) throw new SagaError("broker-unreachable", `JSZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
+    const m = reply?.data?.meta_cluster;
+    return { ...(m?.leader ? { leader: m.leader } : {}), ...(m?.cluster_size !== undefined ? { size: m.cluster_size } : {}), peers: (m?.replicas ?? []).map((p) => ({ name: p.name ?? "", current: p.current === true })) };
   }
 
   get closedByServer(): boolean {

@@ -45,6 +45,11 @@ export interface AuthorityStoreOptions {
   leaseTtlMs?: number;
   /** Lifetime of the in-memory user minted for this connection. Default: connectAsAccount's. */
   userTtlSeconds?: number;
+  /**
+   * Replicas of both buckets: created with, and an existing bucket checked for, this many (a cluster
+   * root's settings, root/cluster-settings.ts). Absent: the server's default, and not checked (one broker).
+   */
+  replicas?: number;
 }
 
 const CAS_LOSS_CODES: ReadonlySet<number> = new Set([JetStreamApiCodes.StreamWrongLastSequence, JetStreamApiCodes.StreamWrongLastSequenceUnknown]);
@@ -120,6 +125,7 @@ interface BucketSpec {
   bucket: string;
   /** max_age in ms; 0 = never expires. */
   ttlMs: number;
+  replicas?: number;
 }
 
 /** Why an existing bucket's stream is not the shape cotal creates (empty when it is). */
@@ -134,6 +140,7 @@ function shapeProblems(cfg: StreamConfig, spec: BucketSpec): string[] {
   if (!Array.isArray(cfg.subjects) || cfg.subjects.length !== 1 || cfg.subjects[0] !== subject) problems.push(`subjects are ${JSON.stringify(cfg.subjects)}, not ["${subject}"]`);
   if (cfg.mirror || (cfg.sources?.length ?? 0) > 0) problems.push("it mirrors or sources another stream");
   if (cfg.sealed === true) problems.push("it is sealed");
+  if (spec.replicas !== undefined && cfg.num_replicas !== spec.replicas) problems.push(`replicas is ${cfg.num_replicas}, not ${spec.replicas}`);
   return problems;
 }
 
@@ -152,7 +159,7 @@ async function ensureBucket(kvm: Kvm, jsm: JetStreamManager, spec: BucketSpec): 
   let cfg = await streamConfig(jsm, stream);
   if (cfg === undefined) {
     try {
-      await kvm.create(spec.bucket, { history: 1, storage: StorageType.File, allow_direct: false, ...(spec.ttlMs > 0 ? { ttl: spec.ttlMs } : {}) });
+      await kvm.create(spec.bucket, { history: 1, storage: StorageType.File, allow_direct: false, ...(spec.ttlMs > 0 ? { ttl: spec.ttlMs } : {}), ...(spec.replicas !== undefined ? { replicas: spec.replicas } : {}) });
     } catch (err) {
       // A concurrent creator with another config wins the add; its shape is judged below.
       if (apiErrCode(err) === undefined) throw err;
@@ -234,8 +241,9 @@ export class AuthorityStore implements InventoryStore {
     try {
       const jsm = await jetstreamManager(nc, { timeout: timeoutMs });
       const kvm = new Kvm(jetstream(nc, { timeout: timeoutMs }));
-      const inventory = await ensureBucket(kvm, jsm, { bucket: INVENTORY_BUCKET, ttlMs: 0 });
-      const lease = await ensureBucket(kvm, jsm, { bucket: LEASE_BUCKET, ttlMs: leaseTtlMs });
+      const replicas = opts.replicas !== undefined ? { replicas: opts.replicas } : {};
+      const inventory = await ensureBucket(kvm, jsm, { bucket: INVENTORY_BUCKET, ttlMs: 0, ...replicas });
+      const lease = await ensureBucket(kvm, jsm, { bucket: LEASE_BUCKET, ttlMs: leaseTtlMs, ...replicas });
       return new AuthorityStore(nc, inventory, lease, { reconnectWaitMs: opts.reconnectWaitMs ?? 15_000, leaseTtlMs });
     } catch (err) {
       await nc.close().catch(() => undefined);

@@ -44,6 +44,16 @@ export interface ServerConfigDigest {
   forConfigDigest: string;
 }
 
+/** One cluster node's own proof (docs/cluster.md "The record"): what that server was proven to load. */
+export interface NodeProof {
+  appliedGeneration: number;
+  /** sha256 of that node's own server.conf bytes. */
+  configDigest: string;
+  /** The node's own `config_digest` (2.11+), read with the proof. */
+  serverConfigDigest?: string;
+  provenAt: string;
+}
+
 /** The single `inventory` key of `cotal_broker_inventory`. */
 export interface InventoryRecord {
   /** Last COMMITTED generation: the CAS subject. Not a count of anything. */
@@ -64,6 +74,10 @@ export interface InventoryRecord {
    * divergence; `space add <name>` re-admits one (its record is reused).
    */
   excluded?: string[];
+  /** A cluster root only: the nodes (`server_name`) that must prove a removal before it commits. */
+  members?: string[];
+  /** A cluster root only: each node's latest proof, by node name (docs/cluster.md). */
+  nodes?: Record<string, NodeProof>;
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
@@ -93,6 +107,8 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
     }
   }
   if (r.excluded !== undefined && !isNameList(r.excluded)) return "excluded is not a list of distinct valid space names";
+  const cluster = clusterFieldsProblem(r);
+  if (cluster) return cluster;
   if (r.pending !== null) {
     const p = r.pending as Record<string, unknown> | undefined;
     if (typeof p !== "object" || p === null) return "pending is not an object or null";
@@ -112,6 +128,24 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
     if (p.mints !== undefined && (!isNameList(p.mints) || !(p.mints as string[]).every((m) => adds.has(m)))) return "pending.mints is not a subset of pending.adds";
   }
   return r as unknown as InventoryRecord;
+}
+
+/** Why `members`/`nodes` are malformed (a cluster root's fields), or undefined. */
+function clusterFieldsProblem(r: Record<string, unknown>): string | undefined {
+  if (r.members !== undefined && !(Array.isArray(r.members) && r.members.every((m) => typeof m === "string" && m !== "") && new Set(r.members).size === r.members.length)) return "members is not a list of distinct node names";
+  if (r.nodes === undefined) return undefined;
+  if (typeof r.nodes !== "object" || r.nodes === null || Array.isArray(r.nodes)) return "nodes is not an object";
+  for (const [name, v] of Object.entries(r.nodes as Record<string, unknown>)) {
+    const n = v as Record<string, unknown> | null;
+    if (typeof n !== "object" || n === null || !Number.isInteger(n.appliedGeneration) || typeof n.configDigest !== "string" || !DIGEST.test(n.configDigest) || typeof n.provenAt !== "string") return `nodes.${name} is not {appliedGeneration, configDigest, provenAt}`;
+    if (n.serverConfigDigest !== undefined && typeof n.serverConfigDigest !== "string") return `nodes.${name}.serverConfigDigest is not a string`;
+  }
+  return undefined;
+}
+
+/** The record's cluster fields, carried unchanged through a commit (absent on a single-broker root). */
+export function clusterFields(r: InventoryRecord): Pick<InventoryRecord, "members" | "nodes"> {
+  return { ...(r.members ? { members: r.members } : {}), ...(r.nodes ? { nodes: r.nodes } : {}) };
 }
 
 export function sortedNames(names: Iterable<string>): string[] {

@@ -55,6 +55,8 @@ export interface UpResult {
   notes: string[];
   /** Foreground only: the running nats-server. */
   child?: ChildProcess;
+  /** A cluster root only (ops/boot-cluster.ts): every node. */
+  nodes?: { name: string; pid: number; url: string; port: number; clusterPort: number }[];
 }
 
 /** The root and the maintenance lock the caller's verb preamble (ops/verb.ts) took for it. */

@@ -16,6 +16,7 @@ import { quiescedOnDisk } from "../maintenance/quiesce.js";
 import { readProvisioningOwed } from "../provision/owed.js";
 import { configPicture } from "./config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
+import { clusterNodesStatus, type NodeStatus } from "./cluster-status.js";
 
 export interface SpaceStatus {
   name: string;
@@ -42,6 +43,8 @@ export interface StatusReport {
     staleRuntime: boolean;
     /** Servers of this root that no runtime record names (a killed `up`, a leaked maintenance broker). */
     strays: RootServer[];
+    /** A cluster root only: every node, its process and its own proof (ops/cluster-status.ts). */
+    nodes?: NodeStatus[];
   };
   operator?: string;
   multiSpace?: boolean;
@@ -180,7 +183,8 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     }
   })();
   const lock = readLockOwner(layout.root);
-  const strays = serversOfRoot(layout).filter((p) => p.pid !== rt?.owner.pid);
+  const nodePids = new Set((rt?.nodes ?? []).map((n) => n.owner.pid));
+  const strays = serversOfRoot(layout).filter((p) => p.pid !== rt?.owner.pid && !nodePids.has(p.pid));
   return {
     root: layout.root,
     exists: true,
@@ -191,6 +195,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
       ...(rt ? { pid: rt.owner.pid, url: rt.url, host: rt.host, port: rt.port, serverVersion: rt.serverVersion, startedAt: rt.startedAt, detached: rt.detached } : settings ? { host: settings.host, port: settings.port } : {}),
       staleRuntime: !st.running && st.stale,
       strays,
+      ...(rt?.nodes ? { nodes: clusterNodesStatus(rt.nodes, inventory) } : {}),
     },
     ...(typeof brokerRec === "object" ? { operator: brokerRec.operator.publicKey, multiSpace: brokerRec.multiSpace } : {}),
     spaces,

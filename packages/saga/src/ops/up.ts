@@ -2,12 +2,14 @@ import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { cutJournalPresent, resumeCut } from "../maintenance/cut-resume.js";
-import { bootRoot, type BootOptions, type UpResult } from "./boot-root.js";
+import { bootRoot, type UpResult } from "./boot-root.js";
 import { withVerb } from "./verb.js";
+import { bootCluster, isClusterRoot, validClusterSize, type ClusterBootOptions } from "./boot-cluster.js";
+import { RootLayout } from "../root/layout.js";
 
 export type { BootOptions, UpResult } from "./boot-root.js";
 
-export interface UpOptions extends BootOptions {
+export interface UpOptions extends ClusterBootOptions {
   root: string;
 }
 
@@ -27,11 +29,19 @@ export async function up(opts: UpOptions): Promise<UpResult> {
   // Everything user-supplied is validated before the first write, so a refusal leaves the root untouched.
   const space = opts.space === undefined ? undefined : assertSpaceName(opts.space);
   const port = validPort(opts.port);
+  const cluster = validClusterSize(opts.cluster, opts.detach, opts.singleSpace);
   const root = canonicalRoot(opts.root);
-  const boot: BootOptions = { ...opts, ...(space !== undefined ? { space } : {}), ...(port !== undefined ? { port } : {}) };
+  const boot: ClusterBootOptions = { ...opts, ...(space !== undefined ? { space } : {}), ...(port !== undefined ? { port } : {}) };
+  // A cluster root boots its nodes (docs/cluster.md); `--cluster` on a new root makes one.
+  const clustered = cluster !== undefined || isClusterRoot(new RootLayout(root));
   // The probe only names the lock's purpose for `cotal status`; the journal read under the lock decides.
   const purpose = cutJournalPresent(root) ? "cotal up (resuming a preserve-state cut)" : "cotal up";
-  return withVerb({ root, purpose, journal: { verb: "up", cut: true, quiesce: true, liftsRestore: true }, certain: false }, async (v) => {
+  return withVerb({ root, purpose, journal: { verb: "up", cut: true, quiesce: true, liftsRestore: true, ...(clustered ? { anyRemoval: true } : {}) }, certain: false }, async (v) => {
+    if (clustered) {
+      // A removal stuck on a stopped node passes: `up` restarts that node so the re-run can finish it.
+      if (v.journal && v.journal.op !== "space-rm") throw new SagaError("journal-blocked", `a ${v.journal.op} entry stands in the maintenance journal; a cluster root does not resume it yet`, { next: "cotal status" });
+      return bootCluster(v, { ...boot, ...(v.journal ? { removing: v.journal.space } : {}) });
+    }
     if (v.journal?.op === "cut") return resumeCut(v, v.journal, boot);
     return bootRoot(v, boot);
   });

@@ -53,6 +53,15 @@ export interface RenderOptions {
    * connect while cotal reads the inventory. Only then may `spaces` be empty.
    */
   maintenance?: boolean;
+  /** A node of a cluster root (docs/cluster.md): its `cluster {}` block; absent on a single broker. */
+  cluster?: ClusterBlock;
+}
+
+/** `cluster { name, listen, routes }` of one node; `routes` are the other nodes' route URLs. */
+export interface ClusterBlock {
+  name: string;
+  port: number;
+  routes: readonly string[];
 }
 
 function refuse(message: string, details?: Record<string, unknown>): never {
@@ -125,6 +134,7 @@ export function serverConfig(broker: RenderBroker, spaces: readonly RenderAccoun
   }
   if (opts.syncAlways) lines.push("  sync_interval: always");
   lines.push("}");
+  if (opts.cluster) lines.push(...clusterLines(opts.cluster, opts.host));
   lines.push(`operator: "${confToken(broker.operator.jwt, "operator JWT", JWT_TEXT)}"`);
   lines.push(`system_account: ${sys.publicKey}`);
   lines.push("resolver: MEMORY");
@@ -134,6 +144,22 @@ export function serverConfig(broker: RenderBroker, spaces: readonly RenderAccoun
   lines.push(`  # system account`, `  ${sys.publicKey}: "${sys.jwt}"`);
   lines.push("}");
   return `${lines.join("\n")}\n`;
+}
+
+function clusterLines(c: ClusterBlock, host: string): string[] {
+  if (!Number.isInteger(c.port) || c.port < 1 || c.port > 65535) refuse(`invalid cluster port ${c.port}`);
+  if (c.routes.length === 0) refuse("a cluster node needs at least one route");
+  const routes = [...new Set(c.routes)].sort();
+  if (routes.length !== c.routes.length) refuse("a cluster node's routes repeat");
+  return [
+    "cluster {",
+    `  name: ${confString(c.name, "cluster name")}`,
+    `  listen: ${confString(`${host}:${c.port}`, "cluster listen address")}`,
+    "  routes: [",
+    ...routes.map((r) => `    ${confString(r, "route URL")}`),
+    "  ]",
+    "}",
+  ];
 }
 
 export function configDigest(text: string | Uint8Array): string {

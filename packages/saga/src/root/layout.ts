@@ -40,6 +40,17 @@ export class RootLayout {
   get logFile(): string { return join(this.logDir, "nats-server.log"); }
   get stdioLogFile(): string { return join(this.logDir, "nats-server.stdio.log"); }
 
+  /** One cluster node's own files (`cotal up --cluster N`, docs/cluster.md); a single-broker root has none. */
+  get nodesDir(): string { return join(this.root, "nodes"); }
+  nodeDir(node: string): string { return join(this.nodesDir, node); }
+  nodeServerConf(node: string): string { return join(this.nodeDir(node), "server.conf"); }
+  /** A node's next config, beside its server.conf (one file system for the rename); `tag` keeps two writers' files apart. */
+  nodeStagedConf(node: string, tag: string): string { return join(this.nodeDir(node), `server.conf.next.${tag.replace(/[^A-Za-z0-9]/g, "").slice(0, 24)}`); }
+  nodeStoreDir(node: string): string { return join(this.nodeDir(node), "store"); }
+  nodeLogFile(node: string): string { return join(this.nodeDir(node), "log", "nats-server.log"); }
+  nodeStdioLogFile(node: string): string { return join(this.nodeDir(node), "log", "nats-server.stdio.log"); }
+  nodePidFile(node: string): string { return join(this.nodeDir(node), "nats-server.pid"); }
+
   spaceDir(space: string): string { return join(this.root, `space.${spaceHex(space)}`); }
   /** Pid files of processes that serve one space (daemons a deployment runs per tenant). */
   spaceRunDir(space: string): string { return join(this.spaceDir(space), "run"); }

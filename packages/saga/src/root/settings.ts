@@ -1,5 +1,6 @@
 import { RERUN, SagaError } from "../errors.js";
 import type { RootLayout } from "./layout.js";
+import type { ClusterSettings } from "./cluster-settings.js";
 import { readTextIfExists, writeJsonAtomic } from "./secret-files.js";
 
 /** Listener settings of a root: fixed at creation (nats-server cannot change them on reload). */
@@ -13,6 +14,8 @@ export interface RootSettings {
   jetstream?: Record<string, unknown>;
   /** server.conf `max_payload` in bytes (default {@link DEFAULT_MAX_PAYLOAD}); bounds every inventory record write. */
   maxPayload?: number;
+  /** A cluster root only (`cotal up --cluster N`): its nodes and ports, fixed at creation (root/cluster-settings.ts). */
+  cluster?: ClusterSettings;
 }
 
 /**

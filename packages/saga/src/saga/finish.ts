@@ -3,7 +3,7 @@ import { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { unsafe } from "../unsafe.js";
 import type { VersionedRecord } from "../inventory/inventory-store.js";
-import { accountedNames, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
+import { accountedNames, clusterFields, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
 import type { RootLayout } from "../root/layout.js";
 import { digestOfServerConf } from "./digest.js";
 import { preloadedAccounts } from "../render/preloaded-accounts.js";
@@ -22,12 +22,27 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
       details: { onDisk, proven: record.configDigest, pending },
     });
   }
+  assertMembersProven(record, pending.generation);
   // A space that is listed again is no longer excluded; a reconcile sets the exclusions it decided.
   const excluded = (pending.excluded ?? record.excluded ?? []).filter((n) => !pending.nextSpaces.includes(n));
-  const committed: InventoryRecord = { generation: pending.generation, spaces: pending.nextSpaces, appliedGeneration: pending.generation, configDigest: record.configDigest, pending: null, ...(record.serverConfigDigest ? { serverConfigDigest: record.serverConfigDigest } : {}), ...(excluded.length > 0 ? { excluded } : {}) };
+  const committed: InventoryRecord = { generation: pending.generation, spaces: pending.nextSpaces, appliedGeneration: pending.generation, configDigest: record.configDigest, pending: null, ...(record.serverConfigDigest ? { serverConfigDigest: record.serverConfigDigest } : {}), ...(excluded.length > 0 ? { excluded } : {}), ...clusterFields(record) };
   const rev = await cas(committed, revision);
   await failpoint("after-commit");
   return { record: committed, revision: rev };
+}
+
+/**
+ * A cluster root commits only what every member node proved (docs/cluster.md invariant 2): the
+ * record's `nodes` entry of each member must carry this generation. No `members`: a single broker.
+ */
+export function assertMembersProven(record: InventoryRecord, generation: number): void {
+  if (!record.members || unsafe("CLUSTER_COMMIT_UNPROVEN")) return;
+  const behind = record.members.filter((m) => record.nodes?.[m]?.appliedGeneration !== generation);
+  if (behind.length === 0) return;
+  throw new SagaError("cluster-unproven", `generation ${generation} is not proven on node${behind.length > 1 ? "s" : ""} ${behind.join(", ")}; nothing was committed`, {
+    next: "cotal up   # restarts a stopped node with no tenant preloaded; then re-run the command, which completes the change on every node",
+    details: { behind, generation },
+  });
 }
 
 /**

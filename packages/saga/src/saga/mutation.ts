@@ -114,6 +114,8 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 class Mutation {
   reloads = 0;
   resumed: ResumeDecision["action"] | undefined;
+  /** The lease re-check, once held: a cluster reload fences each node's rename with it (docs/cluster.md). */
+  fence: (() => Promise<boolean>) | undefined;
   readonly holder: LeaseHolder;
 
   constructor(
@@ -155,7 +157,7 @@ class Mutation {
     const reloader = this.env.reloader;
     if (!reloader) throw new SagaError("broker-not-running", "a reload needs the running broker", { next: "cotal up --detach" });
     const signalledAt = performance.now();
-    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs }));
+    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence } : {}) }));
     if (unsafe("PROOF_WITHOUT_LOG")) verdict = { outcome: "reloaded", via: verdict.via, line: "(unproven: test-only switch)", ms: verdict.ms };
     this.reloads++;
     if (verdict.outcome === "reloaded") await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
@@ -217,6 +219,7 @@ class Mutation {
     if (!pre) throw missingRecord();
     if (!decided) await failpoint("after-read");
     const keeper = await this.timed("lease", () => this.acquireLease());
+    this.fence = () => keeper.held();
     let release = true;
     try {
       await failpoint("after-lease");

@@ -3,7 +3,7 @@ import type { BrokerRuntime } from "../broker/runtime.js";
 import { unsafe } from "../unsafe.js";
 import { serverFeatures, type ServerFeatures } from "../broker/server-features.js";
 import { SystemClient } from "../broker/system-client.js";
-import type { InventoryRecord } from "../inventory/record.js";
+import type { InventoryRecord, NodeProof } from "../inventory/record.js";
 import type { RootLayout } from "../root/layout.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import type { BrokerTrust } from "../trust/index.js";
@@ -20,6 +20,8 @@ export type ReloadVerdict =
       /** The server's own digest of the config it now runs (VARZ, else the log line; 2.11+). */
       serverConfigDigest?: string;
       notes?: string[];
+      /** A cluster reload (saga/cluster-reloader.ts): every member node's own proof. */
+      nodes?: Record<string, Omit<NodeProof, "appliedGeneration">>;
     }
   | {
       outcome: "failed";

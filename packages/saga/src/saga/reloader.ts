@@ -1,5 +1,6 @@
 import type { BrokerRuntime } from "../broker/runtime.js";
 import type { RootLayout } from "../root/layout.js";
+import { clusterReloader } from "./cluster-reloader.js";
 import { reloadAndProve, type ReloadVerdict } from "./reload.js";
 
 /**
@@ -7,10 +8,20 @@ import { reloadAndProve, type ReloadVerdict } from "./reload.js";
  * server's own verdict on it (docs/resume.md). Never the proof CAS: the saga writes that.
  */
 export interface Reloader {
-  reload(opts?: { timeoutMs?: number }): Promise<ReloadVerdict>;
+  reload(opts?: ReloaderOptions): Promise<ReloadVerdict>;
 }
 
-/** The running broker of a root: the RELOAD request (2.10+) or SIGHUP, proven as saga/reload.ts says. */
+export interface ReloaderOptions {
+  timeoutMs?: number;
+  /** The writer's lease re-check. A cluster reload calls it before each node's rename and renames nothing without it. */
+  fence?: () => Promise<boolean>;
+}
+
+/**
+ * The running broker of a root: the RELOAD request (2.10+) or SIGHUP, proven as saga/reload.ts says;
+ * on a cluster root, the same for every node in turn (saga/cluster-reloader.ts).
+ */
 export function brokerReloader(runtime: BrokerRuntime, layout?: RootLayout): Reloader {
+  if (runtime.nodes && layout) return clusterReloader(runtime, runtime.nodes, layout);
   return { reload: (opts = {}) => reloadAndProve(runtime, { ...opts, ...(layout ? { layout } : {}) }) };
 }

@@ -49,8 +49,15 @@ function refusal(decision: Extract<ResumeDecision, { action: "refuse" }>, record
  * 2.11+ server, its own config_digest is kept beside cotal's byte digest.
  */
 export async function recordProof(cas: CasWrite, base: VersionedRecord, pending: PendingMutation, verdict?: ReloadVerdict): Promise<VersionedRecord> {
-  const proven: InventoryRecord = { ...base.record, appliedGeneration: pending.generation, configDigest: pending.stagedDigest ?? null, pending, ...(verdict ? serverDigestField(verdict, pending.stagedDigest) : {}) };
+  const proven: InventoryRecord = { ...base.record, appliedGeneration: pending.generation, configDigest: pending.stagedDigest ?? null, pending, ...(verdict ? serverDigestField(verdict, pending.stagedDigest) : {}), ...nodeProofsOf(base.record, verdict, pending.generation) };
   return { record: proven, revision: await cas(proven, base.revision) };
+}
+
+/** A cluster reload's per-node proofs, stamped with the generation they prove, over the record's older ones. */
+function nodeProofsOf(record: InventoryRecord, verdict: ReloadVerdict | undefined, generation: number): Pick<InventoryRecord, "nodes"> {
+  if (verdict?.outcome !== "reloaded" || !verdict.nodes) return {};
+  const fresh = Object.fromEntries(Object.entries(verdict.nodes).map(([name, p]) => [name, { ...p, appliedGeneration: generation }]));
+  return { nodes: { ...record.nodes, ...fresh } };
 }
 
 /**

@@ -1,0 +1,268 @@
+import { existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { SagaError, isSagaError } from "../errors.js";
+import { natsServerVersion } from "../broker/binary.js";
+import { startNodes, waitForMetaLeader } from "../broker/cluster-process.js";
+import { freePorts } from "../broker/free-port.js";
+import { renderNode } from "../broker/render-root.js";
+import { nodeAlive, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { serversOfRoot } from "../broker/server-scan.js";
+import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
+import { diffLists, seedRecord, type InventoryRecord, type NodeProof } from "../inventory/record.js";
+import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import { settleProvisioning } from "../provision/owed.js";
+import { mapPool } from "../pool.js";
+import { accountInventory, certainInventory, loadAuthorityAccount } from "../root/account-store.js";
+import { clusterOf, newClusterSettings, CLUSTER_MAX, CLUSTER_MIN, type ClusterSettings } from "../root/cluster-settings.js";
+import { createRootTrust } from "../root/create-root.js";
+import type { RootLayout } from "../root/layout.js";
+import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
+import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings, type RootSettings } from "../root/settings.js";
+import { clusterReloader } from "../saga/cluster-reloader.js";
+import { digestOfServerConf } from "../saga/digest.js";
+import { executeResume } from "../saga/resume-executor.js";
+import { acquireLeaseWaiting } from "../saga/lease-holder.js";
+import { LeaseKeeper } from "../saga/lease-keeper.js";
+import { writeObserverCreds } from "../saga/materialise.js";
+import { renderList } from "../saga/render-list.js";
+import { seedInventory } from "../saga/seed.js";
+import type { ReloadVerdict } from "../saga/reload.js";
+import type { BootContext, BootOptions, UpResult } from "./boot-root.js";
+import { ensureUserCreds } from "./creds.js";
+import { leaseKeyFor } from "./session.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+
+/** `cotal up --cluster N`'s own options, validated by `up` before the lock. */
+export interface ClusterBootOptions extends BootOptions {
+  /** The node count of a new cluster root; on an existing one it must match (or be absent). */
+  cluster?: number;
+  /** A journaled `space rm` still standing (up.ts): that space's record may outlive its listing, so it is no divergence. */
+  removing?: string;
+}
+
+/** Validates `--cluster N` before anything is written (docs/cluster.md). */
+export function validClusterSize(n: number | undefined, detach: boolean, singleSpace: boolean | undefined): number | undefined {
+  if (n === undefined) return undefined;
+  if (!Number.isInteger(n) || n < CLUSTER_MIN || n > CLUSTER_MAX) {
+    throw new SagaError("invalid-argument", `invalid cluster size ${n}: expected ${CLUSTER_MIN}-${CLUSTER_MAX} nodes`, { next: "cotal up --cluster 3 --detach" });
+  }
+  if (!detach) throw new SagaError("invalid-argument", "a cluster runs its nodes in the background: add --detach", { next: `cotal up --cluster ${n} --detach` });
+  if (singleSpace) throw new SagaError("invalid-argument", "a cluster root needs the system signing seed (each node is proven through it): drop --single-space", { next: `cotal up --cluster ${n} --detach` });
+  return n;
+}
+
+/** Does this root run as a cluster (settings.json `cluster`)? `up` routes it here with or without the flag. */
+export function isClusterRoot(layout: RootLayout): boolean {
+  return clusterOf(layout, loadSettings(layout)) !== undefined;
+}
+
+/** run/broker.json for a cluster: the first node's fields on top (what verbs connect through), every node below. */
+function clusterRuntime(nodes: NodeRuntime[], host: string, serverVersion: string, startedAt: string): Omit<BrokerRuntime, "format"> {
+  const first = nodes[0] as NodeRuntime;
+  return { owner: first.owner, url: first.url, host, port: first.port, configPath: first.configPath, logFile: first.logFile, serverVersion, detached: true, startedAt, nodes };
+}
+
+/** The proofs a cluster reload returned, stamped with the generation they prove. */
+function stamped(verdict: ReloadVerdict, generation: number): Record<string, NodeProof> {
+  const nodes = verdict.outcome === "reloaded" ? (verdict.nodes ?? {}) : {};
+  return Object.fromEntries(Object.entries(nodes).map(([name, p]) => [name, { ...p, appliedGeneration: generation }]));
+}
+
+/** A new cluster root: settings with every node's ports (node 1 on --port), then the trust. */
+async function createClusterRoot(layout: RootLayout, size: number, opts: ClusterBootOptions): Promise<void> {
+  const inv = accountInventory(layout);
+  if (inv.spaces.length > 0 || inv.corrupt.length > 0 || existsSync(layout.authDir)) {
+    throw new SagaError("missing-broker-trust", `${layout.root} holds account records but no broker trust (${layout.brokerFile})`, {
+      next: `restore ${layout.brokerFile} and ${layout.brokerSecretsDir} from a backup; minting a new operator would orphan every tenant`,
+    });
+  }
+  const host = opts.host ?? DEFAULT_HOST;
+  const first = opts.port ?? DEFAULT_PORT;
+  const free = (await freePorts(2 * size, host)).filter((p) => p !== first).slice(0, 2 * size - 1);
+  const serverName = `cotal-${randomBytes(4).toString("hex")}`;
+  const settings: RootSettings = {
+    format: "cotal.settings/1",
+    host,
+    port: first,
+    serverName,
+    createdAt: new Date().toISOString(),
+    cluster: newClusterSettings(serverName, [first, ...free.slice(0, size - 1)], free.slice(size - 1)),
+  };
+  saveSettings(layout, settings);
+  createRootTrust(layout, opts.space ?? "default", { multiSpace: true });
+}
+
+async function connectReplicated(url: string, layout: RootLayout, replicas: number, timeoutMs = 30_000): Promise<AuthorityStore> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: "cotal up (cluster)", replicas });
+    } catch (err) {
+      // Right after the election a peer may not count as current yet, so an R3 create can fail; its shape never heals.
+      if (isSagaError(err, "inventory-corrupt") || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+/**
+ * `cotal up` on a cluster root (docs/cluster.md): start every node that is not running — a new
+ * root's with its first list, any other with no tenant preloaded (invariant 3) — wait for the routes
+ * and a JetStream meta leader, then, holding the writer lease, seed or resume the R3 record and
+ * apply the committed list to every node (fence, rename, reload, prove from that node), recording each
+ * node's proof. Only then are tenants provisioned.
+ */
+export async function bootCluster({ layout }: BootContext, opts: ClusterBootOptions): Promise<UpResult> {
+  const progress = opts.onProgress ?? (() => undefined);
+  let created = false;
+  if (!existsSync(layout.brokerFile)) {
+    if (opts.cluster === undefined) throw new SagaError("invalid-argument", "not a cluster root", { next: "cotal up" });
+    progress(`creating cluster root ${layout.root} (${opts.cluster} nodes)`);
+    await createClusterRoot(layout, opts.cluster, opts);
+    created = true;
+  }
+  const settings = loadSettings(layout);
+  const cluster = clusterOf(layout, settings);
+  if (!settings || !cluster) {
+    throw new SagaError("invalid-argument", `${layout.root} is a single-broker root; --cluster applies only to a new root`, { next: "cotal up --root <new dir> --cluster 3 --detach" });
+  }
+  if (opts.cluster !== undefined && opts.cluster !== cluster.nodes.length) {
+    throw new SagaError("invalid-argument", `${layout.root} is a ${cluster.nodes.length}-node cluster, not ${opts.cluster}; its nodes are fixed at creation`, { next: `cotal up --root ${layout.root} --detach` });
+  }
+  if (!created && ((opts.port !== undefined && opts.port !== settings.port) || (opts.host !== undefined && opts.host !== settings.host))) {
+    throw new SagaError("invalid-argument", "a cluster root's listeners are fixed at creation (every node's routes name them)", { next: `cotal up --root ${layout.root} --detach` });
+  }
+
+  const nodes = await ensureNodes(layout, settings, cluster, created, progress);
+  const runtime = readRuntime(layout) as BrokerRuntime;
+  progress(`waiting for the cluster's JetStream meta leader (${nodes.length} nodes)`);
+  await waitForMetaLeader(layout, nodes);
+  const notes: string[] = [];
+  const record = await applyRecord(layout, runtime, cluster, (m) => (notes.push(m), progress(m)), opts.removing);
+  if (opts.removing) notes.push(`the removal of space ${opts.removing} is unfinished: cotal space rm ${opts.removing}   # finishes it on every node`);
+
+  // A space being removed is never provisioned again: its streams are already (being) deleted.
+  const inv = certainInventory(layout).filter((s) => record.spaces.includes(s.name) && s.name !== opts.removing);
+  let done = 0;
+  const broker = loadBrokerTrust(layout);
+  const provisioned: ProvisionResult[] = await mapPool(inv, PROVISION_CONCURRENCY, async (acct) => {
+    const r = await provisionSpace(runtime.url, acct);
+    writeObserverCreds(layout, broker, acct.name);
+    opts.onProvision?.({ done: ++done, total: inv.length, space: acct.name });
+    return r;
+  });
+  settleProvisioning(layout);
+  const names = record.spaces;
+  const space = opts.space ?? (names.includes("default") ? "default" : names[0]) ?? "default";
+  const account = inv.find((s) => s.name === space);
+  if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root} (it holds: ${names.join(", ")})`, { next: "cotal space list" });
+  return {
+    root: layout.root,
+    created,
+    alreadyRunning: false,
+    url: runtime.url,
+    pid: runtime.owner.pid,
+    space,
+    spaces: names,
+    credsFile: ensureUserCreds(layout, account, "admin"),
+    multiSpace: true,
+    provisioned,
+    serverVersion: runtime.serverVersion,
+    notes,
+    nodes: nodes.map((n) => ({ name: n.name, pid: n.owner.pid, url: n.url, port: n.port, clusterPort: n.clusterPort })),
+  };
+}
+
+/**
+ * Starts every node that does not run, recording all of them in run/broker.json before the wait.
+ * A new root's nodes boot its first list (there is no record yet, so nothing can be removed);
+ * every other start preloads no tenant until the committed record is applied.
+ */
+async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: ClusterSettings, created: boolean, progress: (m: string) => void): Promise<NodeRuntime[]> {
+  const prior = readRuntime(layout);
+  const alive = new Map((prior?.nodes ?? []).filter(nodeAlive).map((n) => [n.name, n] as const));
+  const livePids = new Set([...alive.values()].map((n) => n.owner.pid));
+  const strays = serversOfRoot(layout).filter((s) => !livePids.has(s.pid));
+  if (strays.length > 0) {
+    throw new SagaError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
+      next: "cotal down   # stops every server of this root, recorded or not",
+      details: { strays },
+    });
+  }
+  const toStart = cluster.nodes.filter((n) => !alive.has(n.name));
+  const firstList = created ? certainInventory(layout) : [];
+  if (created) writeFileAtomic(layout.serverConf, renderList(layout, firstList.map((s) => s.name)).text);
+  for (const n of toStart) {
+    ensureSecretDir(layout.nodeDir(n.name));
+    writeFileAtomic(layout.nodeServerConf(n.name), renderNode(layout, n.name, firstList, created ? {} : { maintenance: true }).text);
+  }
+  const version = natsServerVersion().raw;
+  const startedAt = prior?.nodes && alive.size > 0 ? prior.startedAt : new Date().toISOString();
+  const ordered = (spawned: NodeRuntime[]): NodeRuntime[] => cluster.nodes.map((n) => alive.get(n.name) ?? spawned.find((s) => s.name === n.name)).filter((n): n is NodeRuntime => n !== undefined);
+  if (toStart.length > 0) {
+    progress(`starting ${toStart.length === cluster.nodes.length ? "every node" : `node${toStart.length > 1 ? "s" : ""} ${toStart.map((n) => n.name).join(", ")}`}${created ? "" : " with no tenant preloaded"}`);
+    await startNodes(layout, settings.host, toStart, (spawned) => writeRuntime(layout, clusterRuntime(ordered(spawned), settings.host, version, startedAt)));
+  }
+  const nodes = ordered(readRuntime(layout)?.nodes ?? []);
+  writeRuntime(layout, clusterRuntime(nodes, settings.host, version, startedAt));
+  return nodes;
+}
+
+/**
+ * Under the writer lease: seed the record (a new root), or resume it by the crash-resume table
+ * with every node as the live broker; then apply the committed list to every node and record
+ * each node's proof. Whatever a node booted with, it serves the committed list only after this.
+ */
+async function applyRecord(layout: RootLayout, runtime: BrokerRuntime, cluster: ClusterSettings, onNotice: (m: string) => void, removing?: string): Promise<InventoryRecord> {
+  const members = cluster.nodes.map((n) => n.name);
+  const store = await connectReplicated(runtime.url, layout, cluster.replicas);
+  try {
+    const keeper = new LeaseKeeper(store, await acquireLeaseWaiting(store, leaseKeyFor(layout), "cotal up (cluster)"));
+    try {
+      const fence = (): Promise<boolean> => keeper.held();
+      const reloader = clusterReloader(runtime, runtime.nodes ?? [], layout);
+      const reload = (): Promise<ReloadVerdict> => reloader.reload({ fence });
+      const read = await store.read();
+      if (!read) {
+        const disk = certainInventory(layout).map((s) => s.name);
+        const list = renderList(layout, disk);
+        writeFileAtomic(layout.serverConf, list.text);
+        const verdict = await reload();
+        const rec: InventoryRecord = { ...seedRecord(disk, digestOfServerConf(layout) ?? list.digest, true), members, nodes: stamped(verdict, 1) };
+        await seedInventory(store, rec);
+        onNotice(`seeded the replicated inventory (R${cluster.replicas}): ${disk.join(", ")}`);
+        return rec;
+      }
+      const out = await executeResume(read, { layout, cas: (r, rev) => store.update(r, rev), onNotice, live: { reload, leaseHeld: fence } });
+      if (out.kind === "boot") throw new SagaError("resume-refused", "a live resume asked for a boot", { next: "cotal broker reconcile" });
+      const base: VersionedRecord = out.base;
+      const after = certainInventory(layout).map((s) => s.name).filter((s) => s !== removing || base.record.spaces.includes(s));
+      const diff = diffLists(after, base.record);
+      if (diff.diskOnly.length + diff.kvOnly.length > 0) {
+        throw new SagaError("divergence", `the tenant list on disk and the cluster's inventory disagree (disk-only: [${diff.diskOnly.join(", ")}], kv-only: [${diff.kvOnly.join(", ")}]); no node was given tenants`, {
+          next: "cotal broker reconcile   # prints both lists and asks you to adopt one",
+          details: { ...diff },
+        });
+      }
+      // Every node now gets the committed list, proven from that node; a node booted without tenants admits them only here.
+      const committed = renderList(layout, base.record.spaces);
+      if (!(await fence())) throw new SagaError("lease-lost", "the writer lease expired before the committed list was applied; nothing was renamed", { next: "re-run the command" });
+      writeFileAtomic(layout.serverConf, committed.text);
+      const verdict = await reload();
+      const proven: InventoryRecord = {
+        ...base.record,
+        appliedGeneration: base.record.generation,
+        configDigest: committed.digest,
+        serverConfigDigest: undefined,
+        members,
+        nodes: { ...base.record.nodes, ...stamped(verdict, base.record.generation) },
+      };
+      await store.update(proven, base.revision);
+      return proven;
+    } finally {
+      await keeper.stop(true);
+    }
+  } finally {
+    await store.close();
+  }
+}

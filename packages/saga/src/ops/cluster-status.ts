@@ -1,0 +1,35 @@
+import { nodeAlive, type NodeRuntime } from "../broker/runtime.js";
+import type { InventoryRecord } from "../inventory/record.js";
+
+/** One cluster node as `cotal status` shows it: its process, and its own proof from the record. */
+export interface NodeStatus {
+  name: string;
+  pid: number;
+  url: string;
+  port: number;
+  clusterPort: number;
+  running: boolean;
+  /** The generation this node was last proven to load (null: no proof recorded, or the record is unread). */
+  appliedGeneration: number | null;
+  configDigest: string | null;
+  /** Behind the committed generation: it may still run an older list (docs/cluster.md invariant 1). */
+  behind: boolean | null;
+}
+
+/** Pure but for the liveness read of each recorded pid: the nodes, in the record's order. */
+export function clusterNodesStatus(nodes: readonly NodeRuntime[], record: InventoryRecord | null): NodeStatus[] {
+  return nodes.map((n) => {
+    const proof = record?.nodes?.[n.name];
+    return {
+      name: n.name,
+      pid: n.owner.pid,
+      url: n.url,
+      port: n.port,
+      clusterPort: n.clusterPort,
+      running: nodeAlive(n),
+      appliedGeneration: proof?.appliedGeneration ?? null,
+      configDigest: proof?.configDigest ?? null,
+      behind: record ? (proof?.appliedGeneration ?? 0) < record.generation : null,
+    };
+  });
+}

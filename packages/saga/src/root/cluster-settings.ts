@@ -1,0 +1,66 @@
+import { SagaError } from "../errors.js";
+import type { RootLayout } from "./layout.js";
+
+/** One node of a cluster root: its `server_name` (also its directory under `nodes/`) and its two listeners. */
+export interface ClusterNodeSettings {
+  name: string;
+  /** Client listener. */
+  port: number;
+  /** Route listener (`cluster { listen }`). */
+  clusterPort: number;
+}
+
+/** settings.json `cluster` (docs/cluster.md): fixed at creation, like the single broker's listener. */
+export interface ClusterSettings {
+  /** `cluster { name }`: every node carries the same one. */
+  name: string;
+  /** Replicas of the inventory and lease buckets (R3 on a three-node cluster). */
+  replicas: number;
+  nodes: ClusterNodeSettings[];
+}
+
+/** The sizes `cotal up --cluster N` takes: JetStream's R3 needs three nodes; five is the most a loopback root makes sense with. */
+export const CLUSTER_MIN = 3;
+export const CLUSTER_MAX = 5;
+
+const NODE_NAME = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+function validPort(p: unknown): boolean {
+  return Number.isInteger(p) && (p as number) >= 1 && (p as number) <= 65535;
+}
+
+/** The cluster a new root is created with: node i is `<serverName>-n<i>`, its ports the ones handed in. */
+export function newClusterSettings(serverName: string, clientPorts: readonly number[], clusterPorts: readonly number[]): ClusterSettings {
+  const nodes = clientPorts.map((port, i) => ({ name: `${serverName}-n${i + 1}`, port, clusterPort: clusterPorts[i] as number }));
+  return { name: serverName, replicas: Math.min(3, nodes.length), nodes };
+}
+
+/** The cluster of a root, checked; undefined on a single-broker root. A malformed one refuses, never guesses. */
+export function clusterOf(layout: RootLayout, s: { cluster?: unknown } | undefined): ClusterSettings | undefined {
+  const c = s?.cluster;
+  if (c === undefined) return undefined;
+  const bad = (why: string): never => {
+    throw new SagaError("corrupt-record", `${layout.settingsFile}: cluster ${why}`, {
+      next: `repair "cluster" in ${layout.settingsFile} (name, replicas, nodes [{name, port, clusterPort}]) from a backup, then run the command again`,
+    });
+  };
+  if (typeof c !== "object" || c === null) return bad("is not an object");
+  const { name, replicas, nodes } = c as Record<string, unknown>;
+  if (typeof name !== "string" || !NODE_NAME.test(name)) return bad("name is not a [a-z0-9-] name");
+  if (!Array.isArray(nodes) || nodes.length < CLUSTER_MIN || nodes.length > CLUSTER_MAX) return bad(`nodes is not a list of ${CLUSTER_MIN}-${CLUSTER_MAX} nodes`);
+  if (!Number.isInteger(replicas) || (replicas as number) < 1 || (replicas as number) > nodes.length) return bad(`replicas ${JSON.stringify(replicas)} is not 1-${nodes.length}`);
+  const names = new Set<string>();
+  const ports = new Set<number>();
+  for (const n of nodes as Record<string, unknown>[]) {
+    if (typeof n?.name !== "string" || !NODE_NAME.test(n.name) || names.has(n.name)) return bad(`node name ${JSON.stringify(n?.name)} is missing, malformed or repeated`);
+    if (!validPort(n.port) || !validPort(n.clusterPort) || ports.has(n.port as number) || ports.has(n.clusterPort as number) || n.port === n.clusterPort) return bad(`node ${n.name} has a missing or repeated port`);
+    names.add(n.name);
+    ports.add(n.port as number).add(n.clusterPort as number);
+  }
+  return c as ClusterSettings;
+}
+
+/** Pure: the route URLs node `self` dials, every other node's route listener, sorted. */
+export function routesFor(cluster: ClusterSettings, host: string, self: string): string[] {
+  return cluster.nodes.filter((n) => n.name !== self).map((n) => `nats-route://${host}:${n.clusterPort}`).sort();
+}

@@ -1,0 +1,136 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync, rmSync } from "node:fs";
+import { createConnection } from "node:net";
+import { SagaError } from "../errors.js";
+import { unsafe } from "../unsafe.js";
+import { renderNode } from "../broker/render-root.js";
+import { nodeAlive, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import type { NodeProof } from "../inventory/record.js";
+import { configDigest } from "../render/server-config.js";
+import { configPicture } from "../ops/config-picture.js";
+import { accountInventory, loadAuthorityAccount, loadSpaceAccount } from "../root/account-store.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+import { renameDurable, writeDurable } from "../root/secret-files.js";
+import { reloadAndProve, type ReloadVerdict } from "./reload.js";
+import { renderList } from "./render-list.js";
+
+/** The options a Reloader takes (saga/reloader.ts), restated so this module needs nothing of it. */
+interface ClusterReloadOptions {
+  timeoutMs?: number;
+  fence?: () => Promise<boolean>;
+}
+
+type NodeVerdict = { node: NodeRuntime; digest: string; verdict: ReloadVerdict };
+
+/**
+ * A Reloader for a cluster root (docs/cluster.md "Who applies"): the saga promotes the root's
+ * server.conf as on a single broker; this applies the same tenant list to every node in turn —
+ * render that node's config, fence, rename, reload that server only, prove from that server — and
+ * returns every node's proof. A node that cannot prove it refuses `cluster-unproven` after the others
+ * were applied, so the claim stays for the next writer and nothing commits (invariant 2).
+ */
+export function clusterReloader(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout): { reload(opts?: ClusterReloadOptions): Promise<ReloadVerdict> } {
+  return { reload: (opts = {}) => reloadNodes(runtime, nodes, layout, opts) };
+}
+
+/**
+ * The tenants the promoted server.conf preloads, and only if that file is exactly the render of
+ * them: a node then runs the same trust the saga proved the bytes of, never a list re-guessed here.
+ */
+export function promotedRecords(layout: RootLayout): AccountRecord[] {
+  const text = readFileSync(layout.serverConf, "utf8");
+  const broker = loadBrokerTrust(layout);
+  const picture = configPicture(text, accountInventory(layout).spaces, [loadAuthorityAccount(layout).publicKey, broker.system.publicKey]);
+  const refuse = (why: string): never => {
+    throw new SagaError("render-refused", `${layout.serverConf} ${why}; no node was touched`, { next: "cotal broker reconcile   # prints the record and both lists" });
+  };
+  if (picture.unknownKeys.length > 0) refuse(`preloads accounts no record vouches for (${picture.unknownKeys.join(", ")})`);
+  if (renderList(layout, picture.preloadedNames).digest !== configDigest(text)) refuse("is not the render of the tenants it preloads");
+  return picture.preloadedNames.map((name) => loadSpaceAccount(layout, name) as AccountRecord);
+}
+
+async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, opts: ClusterReloadOptions): Promise<ReloadVerdict> {
+  const t0 = Date.now();
+  const fence = opts.fence;
+  if (!fence) throw new SagaError("invalid-argument", "a cluster reload renames every node's config and was given no lease check", { next: "report this: a caller of the cluster reloader passed no fence" });
+  const records = promotedRecords(layout);
+  const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
+  const done: NodeVerdict[] = [];
+  for (const node of nodes) {
+    const { text, digest } = renderNode(layout, node.name, records);
+    const verdict = await applyToNode(layout, runtime, node, text, tag, fence, done, opts.timeoutMs);
+    // The first node rejected the bytes: no other node was touched, so the saga's rollback rules apply as on one broker.
+    if (done.length === 0 && verdict.outcome === "failed") return { ...verdict, line: `node ${node.name}: ${verdict.line}` };
+    done.push({ node, digest, verdict });
+  }
+  const unproven = done.filter((d) => d.verdict.outcome !== "reloaded");
+  if (unproven.length > 0 && !unsafe("CLUSTER_COMMIT_UNPROVEN")) throw unprovenError(done, unproven);
+  const provenAt = new Date().toISOString();
+  const proofs: Record<string, Omit<NodeProof, "appliedGeneration">> = {};
+  for (const d of done) {
+    if (d.verdict.outcome !== "reloaded") continue;
+    proofs[d.node.name] = { configDigest: d.digest, ...(d.verdict.serverConfigDigest ? { serverConfigDigest: d.verdict.serverConfigDigest } : {}), provenAt };
+  }
+  const first = done[0]?.verdict;
+  const notes = done.flatMap((d) => (d.verdict.notes ?? []).map((n) => `node ${d.node.name}: ${n}`));
+  return { outcome: "reloaded", via: first?.via ?? "signal", line: `${Object.keys(proofs).length}/${done.length} nodes reloaded: ${done.map((d) => d.node.name).join(", ")}`, ms: Date.now() - t0, nodes: proofs, ...(notes.length > 0 ? { notes } : {}) };
+}
+
+/** One node: stage beside its config, fence, rename, reload that server, prove from it. */
+async function applyToNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, text: string, tag: string, fence: () => Promise<boolean>, done: readonly NodeVerdict[], timeoutMs?: number): Promise<ReloadVerdict> {
+  const t0 = Date.now();
+  const target = layout.nodeServerConf(node.name);
+  if (node.configPath !== target) throw new SagaError("corrupt-record", `run/broker.json names ${node.configPath} for node ${node.name}, not ${target}`, { next: "cotal down   # then cotal up" });
+  const staged = layout.nodeStagedConf(node.name, tag);
+  writeDurable(staged, text);
+  if (!(await fence())) {
+    rmSync(staged, { force: true });
+    const already = done.map((d) => d.node.name);
+    throw new SagaError("lease-lost", `the writer lease expired before node ${node.name}'s rename${already.length ? `; nodes ${already.join(", ")} already had the new config` : ""}; the claim stays for the next writer`, {
+      next: "re-run the command: the resume table completes or rolls back the claim on every node",
+      details: { node: node.name, applied: already },
+    });
+  }
+  renameDurable(staged, target);
+  if (!nodeAlive(node)) return { outcome: "unproven", via: "signal", logTail: `node ${node.name} (pid ${node.owner.pid}) is not running`, ms: Date.now() - t0 };
+  const nodeRuntime: BrokerRuntime = { ...runtime, owner: node.owner, url: node.url, port: node.port, configPath: node.configPath, logFile: node.logFile };
+  delete nodeRuntime.nodes;
+  // A node that sends no INFO (stopped, partitioned) is signalled, not asked: a NATS client whose
+  // connect times out keeps its socket (and this process) alive; the signal path needs no socket.
+  const answers = await sendsInfo(node.port, runtime.host, INFO_PROBE_MS);
+  return reloadAndProve(nodeRuntime, { ...(answers ? { layout } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+}
+
+const INFO_PROBE_MS = 2_000;
+
+/** Does a server on host:port send its INFO line within `ms`? Our own socket, always destroyed. */
+function sendsInfo(port: number, host: string, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = createConnection({ host, port });
+    const done = (ok: boolean): void => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(ok);
+    };
+    const timer = setTimeout(() => done(false), ms);
+    let seen = "";
+    sock.on("data", (b: Buffer) => {
+      seen += b.toString("latin1");
+      if (seen.startsWith("INFO ")) done(true);
+    });
+    sock.on("error", () => done(false));
+    sock.on("close", () => done(false));
+  });
+}
+
+function unprovenError(done: readonly NodeVerdict[], unproven: readonly NodeVerdict[]): SagaError {
+  const names = unproven.map((d) => d.node.name);
+  const why = unproven.map((d) => `  ${d.node.name}: ${d.verdict.outcome} (${"logTail" in d.verdict ? (d.verdict.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "no log line after the reload") : ""})`).join("\n");
+  const proven = done.filter((d) => d.verdict.outcome === "reloaded").map((d) => d.node.name);
+  return new SagaError("cluster-unproven", `node${names.length > 1 ? "s" : ""} ${names.join(", ")} did not prove the new config; nothing was committed (proven on: ${proven.join(", ") || "none"}):\n${why}`, {
+    next: "cotal up   # restarts a stopped node with no tenant preloaded; then re-run the command, which completes the change on every node",
+    details: { unproven: names, proven, nodes: Object.fromEntries(done.map((d) => [d.node.name, d.verdict.outcome])) },
+  });
+}

@@ -1,0 +1,224 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { createAccountTrust, createBrokerTrust, preloadedAccounts, serverConfig, type RenderAccount, type RenderOptions } from "../src/internal.js";
+import { renderNode } from "../src/broker/render-root.js";
+import { metaFormed } from "../src/broker/cluster-process.js";
+import { parseInventoryRecord, type InventoryRecord } from "../src/inventory/record.js";
+import { clusterNodesStatus } from "../src/ops/cluster-status.js";
+import { clusterOf, newClusterSettings, routesFor } from "../src/root/cluster-settings.js";
+import { RootLayout } from "../src/root/layout.js";
+import { loadSpaceAccount } from "../src/root/account-store.js";
+import { loadSettings, saveSettings } from "../src/root/settings.js";
+import { assertMembersProven } from "../src/saga/finish.js";
+import { runMutation } from "../src/saga/mutation.js";
+import type { ReloadVerdict } from "../src/saga/reload.js";
+import type { Reloader, ReloaderOptions } from "../src/saga/reloader.js";
+import { renderList } from "../src/saga/render-list.js";
+import { createTempRoot, FakeReloader, memorySaga, type MemorySaga } from "../src/testing/index.js";
+import { D, refusalOf } from "./fixtures/records.js";
+import { add, record } from "./saga-memory-helpers.js";
+
+const broker = createBrokerTrust({ retainSystemSigningSeed: false });
+const authority = createAccountTrust(broker.operator, "authority", { kind: "authority" });
+const alpha = createAccountTrust(broker.operator, "alpha", { kind: "space" });
+const beta = createAccountTrust(broker.operator, "beta", { kind: "space" });
+const space = (a: RenderAccount): RenderAccount => ({ name: a.name, publicKey: a.publicKey, jwt: a.jwt });
+const opts: RenderOptions = { host: "127.0.0.1", port: 4222, serverName: "c-n1", storeDir: "/r/nodes/c-n1/store", authority };
+const block = { name: "c", port: 6222, routes: ["nats-route://127.0.0.1:6224", "nats-route://127.0.0.1:6223"] };
+
+describe("a cluster node's config", () => {
+  it("renders the cluster block after jetstream, routes sorted, line for line", () => {
+    const text = serverConfig(broker, [space(alpha)], { ...opts, cluster: block });
+    const lines = text.split("\n");
+    const at = lines.indexOf("cluster {");
+    expect(lines.slice(1, 3)).toEqual(['server_name: "c-n1"', 'listen: "127.0.0.1:4222"']);
+    expect(lines.slice(at - 3, at + 8)).toEqual([
+      "jetstream {",
+      '  store_dir: "/r/nodes/c-n1/store"',
+      "}",
+      "cluster {",
+      '  name: "c"',
+      '  listen: "127.0.0.1:6222"',
+      "  routes: [",
+      '    "nats-route://127.0.0.1:6223"',
+      '    "nats-route://127.0.0.1:6224"',
+      "  ]",
+      "}",
+    ]);
+    expect(lines[at + 8]).toMatch(/^operator: "/);
+  });
+
+  it("is byte-stable whatever the order of routes and spaces", () => {
+    const a = serverConfig(broker, [space(beta), space(alpha)], { ...opts, cluster: block });
+    const b = serverConfig(broker, [space(alpha), space(beta)], { ...opts, cluster: { ...block, routes: [...block.routes].reverse() } });
+    expect(a).toBe(b);
+  });
+
+  it("leaves a single broker's config without a cluster block", () => {
+    expect(serverConfig(broker, [space(alpha)], opts)).not.toMatch(/^cluster \{/m);
+  });
+
+  it("refuses a node with no route, a repeated route or a bad port", () => {
+    expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, routes: [] } })).code).toBe("render-refused");
+    expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, routes: ["nats-route://h:1", "nats-route://h:1"] } })).code).toBe("render-refused");
+    expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, port: 70000 } })).code).toBe("render-refused");
+    expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, name: "c\nrouter: x" } })).code).toBe("render-refused");
+  });
+});
+
+describe("cluster settings and node paths", () => {
+  const layout = new RootLayout("/r");
+
+  it("names node i <serverName>-n<i>, R3 on three or more nodes", () => {
+    const c = newClusterSettings("cotal-ab", [4222, 5001, 5002], [6001, 6002, 6003]);
+    expect(c).toEqual({ name: "cotal-ab", replicas: 3, nodes: [{ name: "cotal-ab-n1", port: 4222, clusterPort: 6001 }, { name: "cotal-ab-n2", port: 5001, clusterPort: 6002 }, { name: "cotal-ab-n3", port: 5002, clusterPort: 6003 }] });
+    expect(routesFor(c, "127.0.0.1", "cotal-ab-n2")).toEqual(["nats-route://127.0.0.1:6001", "nats-route://127.0.0.1:6003"]);
+  });
+
+  it("refuses a malformed cluster in settings.json, never guesses", () => {
+    const ok = newClusterSettings("c", [1, 2, 3], [4, 5, 6]);
+    expect(clusterOf(layout, { cluster: ok })).toEqual(ok);
+    expect(clusterOf(layout, {})).toBeUndefined();
+    for (const bad of [{ ...ok, nodes: ok.nodes.slice(0, 2) }, { ...ok, replicas: 4 }, { ...ok, nodes: [...ok.nodes.slice(0, 2), { ...ok.nodes[2], port: 1 }] }, { ...ok, nodes: [...ok.nodes.slice(0, 2), { ...ok.nodes[0] }] }, { ...ok, name: "C!" }]) {
+      expect(refusalOf(() => clusterOf(layout, { cluster: bad })).code).toBe("corrupt-record");
+    }
+  });
+
+  it("puts each node under nodes/<name> and leaves the single-broker paths as they were", () => {
+    expect(layout.nodeServerConf("n1")).toBe("/r/nodes/n1/server.conf");
+    expect(layout.nodeStoreDir("n1")).toBe("/r/nodes/n1/store");
+    expect(layout.nodeLogFile("n1")).toBe("/r/nodes/n1/log/nats-server.log");
+    expect(layout.nodeStagedConf("n1", "12.ab-c")).toBe("/r/nodes/n1/server.conf.next.12abc");
+    expect([layout.serverConf, layout.storeDir, layout.logFile, layout.pidFile, layout.runtimeFile]).toEqual(["/r/server.conf", "/r/nats", "/r/logs/nats-server.log", "/r/run/nats-server.pid", "/r/run/broker.json"]);
+  });
+});
+
+describe("renderNode on a root", () => {
+  const roots: { remove(): void }[] = [];
+  afterEach(() => roots.splice(0).forEach((r) => r.remove()));
+
+  it("gives every node the root's trust and tenants with its own listener, store, log and routes", () => {
+    const root = createTempRoot();
+    roots.push(root);
+    const s = loadSettings(root.layout);
+    if (!s) throw new Error("no settings");
+    const cluster = newClusterSettings("cm", [14001, 14002, 14003], [15001, 15002, 15003]);
+    saveSettings(root.layout, { ...s, cluster });
+    const list = renderList(root.layout, ["default"]);
+    const tenant = loadSpaceAccount(root.layout, "default");
+    if (!tenant) throw new Error("no default record");
+    const texts = cluster.nodes.map((n) => renderNode(root.layout, n.name, [tenant]).text);
+    for (const [i, text] of texts.entries()) {
+      const n = cluster.nodes[i];
+      if (!n) throw new Error("node");
+      expect(text).toContain(`server_name: "${n.name}"`);
+      expect(text).toContain(`listen: "127.0.0.1:${n.port}"`);
+      expect(text).toContain(`store_dir: "${root.layout.nodeStoreDir(n.name)}"`);
+      expect(text).toContain(`log_file: "${root.layout.nodeLogFile(n.name)}"`);
+      expect(text).toContain(`listen: "127.0.0.1:${n.clusterPort}"`);
+      expect(text).not.toContain(`"nats-route://127.0.0.1:${n.clusterPort}"`);
+      expect(preloadedAccounts(text)).toEqual(preloadedAccounts(list.text));
+      expect(text.slice(text.indexOf("operator:"))).toBe(list.text.slice(list.text.indexOf("operator:")));
+    }
+    expect(new Set(texts).size).toBe(3);
+    const maint = renderNode(root.layout, "cm-n2", [], { maintenance: true }).text;
+    expect(preloadedAccounts(maint)).toHaveLength(2); // the authority and $SYS only: no tenant
+    expect(refusalOf(() => renderNode(root.layout, "cm-n9", [])).code).toBe("corrupt-record");
+  });
+});
+
+
+describe("the record's cluster fields", () => {
+  const base: InventoryRecord = { generation: 2, spaces: ["a"], appliedGeneration: 2, configDigest: D("a"), pending: null };
+  const proof = (g: number) => ({ appliedGeneration: g, configDigest: D("b"), provenAt: "t" });
+
+  it("parses members and per-node proofs, and refuses malformed ones", () => {
+    const ok = { ...base, members: ["n1", "n2"], nodes: { n1: proof(2), n2: { ...proof(2), serverConfigDigest: "sha256:x" } } };
+    expect(parseInventoryRecord(JSON.stringify(ok))).toEqual(ok);
+    expect(parseInventoryRecord(JSON.stringify({ ...base, members: ["n1", "n1"] }))).toMatch(/members/);
+    expect(parseInventoryRecord(JSON.stringify({ ...base, nodes: { n1: { appliedGeneration: 2 } } }))).toMatch(/nodes\.n1/);
+    expect(parseInventoryRecord(JSON.stringify({ ...base, nodes: [] }))).toMatch(/nodes/);
+  });
+
+  it("commits only a generation every member proved, naming the nodes behind", () => {
+    expect(() => assertMembersProven(base, 3)).not.toThrow(); // a single broker has no members
+    expect(() => assertMembersProven({ ...base, members: ["n1", "n2"], nodes: { n1: proof(3), n2: proof(3) } }, 3)).not.toThrow();
+    const e = refusalOf(() => assertMembersProven({ ...base, members: ["n1", "n2", "n3"], nodes: { n1: proof(3), n2: proof(2) } }, 3));
+    expect(e.code).toBe("cluster-unproven");
+    expect(e.details).toMatchObject({ behind: ["n2", "n3"] });
+    expect(e.next).toMatch(/cotal up/);
+  });
+
+  it("status marks a node behind the committed generation", () => {
+    const owner = { pid: 2 ** 22 + 7, host: "h" };
+    const nodes = ["n1", "n2"].map((name, i) => ({ name, owner, url: `nats://h:${i}`, port: i + 1, clusterPort: i + 10, configPath: `/r/nodes/${name}/server.conf`, logFile: "/l" }));
+    const st = clusterNodesStatus(nodes, { ...base, generation: 3, members: ["n1", "n2"], nodes: { n1: proof(3), n2: proof(2) } });
+    expect(st.map((n) => [n.name, n.appliedGeneration, n.behind, n.running])).toEqual([["n1", 3, false, false], ["n2", 2, true, false]]);
+    expect(clusterNodesStatus(nodes, null).map((n) => n.behind)).toEqual([null, null]);
+  });
+
+  it("a meta group is formed only when every node names the same leader and the full size", () => {
+    expect(metaFormed([{ node: "a", leader: "a", size: 3 }, { node: "b", leader: "a", size: 3 }, { node: "c", leader: "a", size: 3 }], 3)).toBe(true);
+    expect(metaFormed([{ node: "a", leader: "a", size: 3 }, { node: "b", leader: "b", size: 3 }, { node: "c", leader: "a", size: 3 }], 3)).toBe(false);
+    expect(metaFormed([{ node: "a", leader: "a", size: 2 }, { node: "b", leader: "a", size: 2 }], 3)).toBe(false);
+    expect(metaFormed([{ node: "a", error: "timeout" }, { node: "b", leader: "a", size: 3 }], 2)).toBe(false);
+  });
+});
+
+/** A reloader standing in for every node: the fake's verdict plus a proof for each node it is told proved. */
+class NodesReloader implements Reloader {
+  fences = 0;
+  constructor(
+    readonly fake: FakeReloader,
+    readonly proving: string[],
+  ) {}
+  async reload(o?: ReloaderOptions): Promise<ReloadVerdict> {
+    if (o?.fence && (await o.fence())) this.fences++;
+    const v = await this.fake.reload();
+    if (v.outcome !== "reloaded") return v;
+    return { ...v, nodes: Object.fromEntries(this.proving.map((n) => [n, { configDigest: D("e"), provenAt: "t" }])) };
+  }
+}
+
+describe("the saga on a cluster record (in memory)", () => {
+  const sagas: MemorySaga[] = [];
+  afterEach(() => {
+    delete process.env.COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN;
+    sagas.splice(0).forEach((s) => s.close());
+  });
+  const clusterSaga = (proving: string[]): { s: MemorySaga; r: NodesReloader } => {
+    const root = createTempRoot();
+    const s = memorySaga({ root, seed: false });
+    s.store.put({ ...root.record, members: ["n1", "n2", "n3"], nodes: {} });
+    const r = new NodesReloader(new FakeReloader(root.layout), proving);
+    s.env.reloader = r;
+    sagas.push(s);
+    return { s, r };
+  };
+
+  it("commits once every member proved it, recording each node's proof at the new generation", async () => {
+    const { s, r } = clusterSaga(["n1", "n2", "n3"]);
+    const out = await runMutation(s.env, add("alpha"));
+    expect(out.outcome).toBe("committed");
+    const rec = record(s);
+    expect(rec.generation).toBe(2);
+    expect(rec.members).toEqual(["n1", "n2", "n3"]);
+    expect(Object.values(rec.nodes ?? {}).map((n) => n.appliedGeneration)).toEqual([2, 2, 2]);
+    expect(r.fences).toBe(1); // the reloader was handed the writer's lease check, and it held
+  });
+
+  it("refuses cluster-unproven and keeps the claim when a member has no proof", async () => {
+    const { s } = clusterSaga(["n1", "n2"]);
+    const e = await runMutation(s.env, add("alpha")).catch((err: unknown) => err);
+    expect(refusalOf(() => { throw e; }).code).toBe("cluster-unproven");
+    const rec = record(s);
+    expect(rec.generation).toBe(1);
+    expect(rec.pending?.adds).toEqual(["alpha"]);
+  });
+
+  it("with COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN the unproven generation commits (the guard's control)", async () => {
+    process.env.COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN = "1";
+    const { s } = clusterSaga(["n1", "n2"]);
+    expect((await runMutation(s.env, add("alpha"))).outcome).toBe("committed");
+    expect(record(s).generation).toBe(2);
+  });
+});

@@ -1,0 +1,245 @@
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { CredentialPoller, harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
+import type { StatusReport, UpResult } from "@cotal/saga";
+import { readRuntime } from "@cotal/saga/broker";
+import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import { cell, recordPoll } from "../fixtures/matrix.js";
+import { connects, credsText, disposeLiveRoots, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
+import { until } from "../fixtures/until.js";
+
+// cotal on a three-node NATS cluster (docs/cluster.md): real nats-servers on loopback, routes between
+// them, the inventory and lease buckets R3. A removed tenant's cred is polled against every node
+// continuously from before the removal, and every cell has a positive control.
+
+const clusterRoots: LiveRoot[] = [];
+afterEach(async () => {
+  for (const r of clusterRoots.splice(0)) {
+    await r.cotal(["down"]);
+    // A node left running with node 1 dead is not something `down` must miss; make sure nothing leaks.
+    for (const n of readRuntime(r.layout)?.nodes ?? []) {
+      try {
+        process.kill(n.owner.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
+  await disposeLiveRoots();
+});
+afterAll(harnessTeardown);
+
+async function upCluster(): Promise<{ r: LiveRoot; up: UpResult }> {
+  const r = await trackedRoot("cotal-cluster-");
+  clusterRoots.push(r);
+  const res = await r.cotal(["up", "--cluster", "3", "--detach", "--port", String(r.port), "--json"], { timeoutMs: 60_000 });
+  expect(res.code, res.stderr).toBe(0);
+  return { r, up: parseJson<UpResult>(res) };
+}
+
+const nodesOf = (st: StatusReport) => st.broker.nodes ?? [];
+
+/** One poller per node for the same cred: each node decides alone whom it admits. */
+function pollEveryNode(up: UpResult, creds: string): CredentialPoller[] {
+  return (up.nodes ?? []).map((n) => new CredentialPoller({ url: n.url, creds, maxDurationMs: 90_000, threads: 1, concurrency: 16, name: `cluster-poller-${n.name}` }).start());
+}
+
+/**
+ * Three pollers (one per node) share two loaded cores with three servers and other sessions, so the
+ * bar is continuity, not the matrix's one-poller rate: on every node no gap between two attempts'
+ * starts is longer than MAX_POLL_GAP_MS, from the first attempt to the last. The rates are reported.
+ */
+const MAX_POLL_GAP_MS = 1_000;
+function expectContinuousPolling(reports: PollReport[]): void {
+  for (const [i, r] of reports.entries()) {
+    const starts = r.attempts.map((a) => a.startedAt).sort((a, b) => a - b);
+    const gap = starts.slice(1).reduce((g, t, j) => Math.max(g, t - (starts[j] as number)), 0);
+    expect(gap, `node ${i + 1}: ${r.total} attempts at ${Math.round(r.attemptsPerSecond)}/s, longest pause ${Math.round(gap)} ms`).toBeLessThanOrEqual(MAX_POLL_GAP_MS);
+  }
+}
+
+async function stopAll(pollers: CredentialPoller[]): Promise<PollReport[]> {
+  return Promise.all(pollers.map((p) => p.stop()));
+}
+
+describe("cotal up --cluster 3", () => {
+  it("three nodes with routes and R3 buckets; a space's cred connects to every node; removed, it never connects to any node after the commit; down stops all three", () =>
+    cell("cluster: remove polled on three nodes", async (m) => {
+      const { r, up } = await upCluster();
+      expect(up.nodes).toHaveLength(3);
+      let st = await statusOf(r);
+      expect(nodesOf(st).map((n) => n.running)).toEqual([true, true, true]);
+      expect(st.inventory?.members).toEqual(up.nodes?.map((n) => n.name));
+      expect(nodesOf(st).map((n) => n.appliedGeneration)).toEqual([1, 1, 1]);
+
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      st = await statusOf(r);
+      expect(nodesOf(st).map((n) => [n.appliedGeneration, n.behind])).toEqual([[2, false], [2, false], [2, false]]);
+      const beta = await credsText(r, "beta");
+      // Positive control: the cred connects to every node before the removal.
+      for (const n of up.nodes ?? []) expect(await connects(n.url, beta), `beta on ${n.name}`).toBe(true);
+
+      const pollers = pollEveryNode(up, beta);
+      await Promise.all(pollers.map((p) => p.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 })));
+      const rm = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+      const removedAt = monotonicMs();
+      expect(rm.code, rm.stderr).toBe(0);
+      await new Promise((res) => setTimeout(res, 1_000));
+      const reports = await stopAll(pollers);
+      for (const [i, report] of reports.entries()) {
+        expect(report.successes, `node ${i + 1} admitted beta before the removal`).toBeGreaterThan(0);
+        expect(report.successesBetween(removedAt, Number.POSITIVE_INFINITY, "within"), `node ${i + 1} admitted beta after the commit`).toBe(0);
+        expect(report.failuresBetween(removedAt, Number.POSITIVE_INFINITY), `node ${i + 1} was polled after the commit`).toBeGreaterThan(0);
+      }
+      recordPoll(m, reports[0] as PollReport, removedAt);
+      expectContinuousPolling(reports);
+      st = await statusOf(r);
+      expect(st.inventory?.spaces).toEqual(["default"]);
+      expect(nodesOf(st).map((n) => n.appliedGeneration)).toEqual([3, 3, 3]);
+      // The surviving tenant still connects everywhere.
+      const def = await credsText(r, "default");
+      for (const n of up.nodes ?? []) expect(await connects(n.url, def)).toBe(true);
+
+      const pids = (up.nodes ?? []).map((n) => n.pid);
+      expect((await r.cotal(["down"])).code).toBe(0);
+      await until("every node stopped", async () => (pids.every((p) => !alive(p)) ? true : undefined), 15_000);
+      st = await statusOf(r);
+      expect(st.broker.running).toBe(false);
+    }));
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Pauses the writer at `after-stage` (its streams deleted, the claim staged) until the test arrives too. */
+async function pausedRemoval(r: LiveRoot, space: string, env: Record<string, string> = {}) {
+  const dir = join(r.root, "..", `barrier-cluster-${process.pid}-${Date.now()}`);
+  const run = r.cotal(["space", "rm", space], { env: { COTAL_FAILPOINT: `after-stage:barrier:${dir}:2`, ...env }, timeoutMs: 60_000 });
+  await until("the writer at after-stage", async () => (existsSync(dir) && readdirSync(dir).length > 0 ? true : undefined), 30_000);
+  return {
+    run,
+    release: () => {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, "test"), "");
+    },
+  };
+}
+
+describe("a node killed during a removal", () => {
+  it("kill -9 of node 3: the writer refuses cluster-unproven naming it and never commits; `up` restarts it without the tenant and completes the removal", () =>
+    cell("cluster: kill -9 a node during a removal", async () => {
+      const { r, up } = await upCluster();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const n3 = up.nodes?.[2];
+      if (!n3) throw new Error("no third node");
+      const pollers = pollEveryNode(up, beta);
+      await Promise.all(pollers.map((p) => p.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 }))); // positive control on every node
+
+      const paused = await pausedRemoval(r, "beta");
+      process.kill(n3.pid, "SIGKILL");
+      await until("node 3 gone", async () => (!alive(n3.pid) ? true : undefined), 10_000);
+      paused.release();
+      const rm = await paused.run;
+      const refusedAt = monotonicMs();
+      expect(rm.code, rm.stderr).toBe(7);
+      expect(rm.stderr).toMatch(/\[cluster-unproven\]/);
+      expect(rm.stderr).toContain(n3.name);
+      expect(rm.stderr).toMatch(/next: cotal up/);
+      // With node 3 gone the R3 buckets may be electing a new leader for a moment: wait until the record reads.
+      let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+      expect(st.inventory?.generation).toBe(2); // never committed
+      expect(st.inventory?.spaces).toContain("beta");
+      expect(st.inventory?.pending?.removes).toEqual(["beta"]);
+      expect(nodesOf(st)[2]?.running).toBe(false);
+
+      // The printed way out: `up` restarts node 3 with no tenant preloaded, then completes the claim on every node.
+      const again = await r.cotal(["up", "--detach", "--json"], { timeoutMs: 60_000 });
+      expect(again.code, again.stderr).toBe(0);
+      st = await statusOf(r);
+      expect(st.inventory?.generation).toBe(3);
+      expect(st.inventory?.spaces).toEqual(["default"]);
+      expect(nodesOf(st).map((n) => [n.running, n.appliedGeneration])).toEqual([[true, 3], [true, 3], [true, 3]]);
+      const fin = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+      expect(fin.code, fin.stderr).toBe(0);
+      await new Promise((res) => setTimeout(res, 500));
+      const reports = await stopAll(pollers);
+      expectContinuousPolling(reports.slice(0, 2)); // node 3's poller waits out connect timeouts while it is down
+      // Nodes 1 and 2 proved the removal before the writer refused; node 3 came back without beta.
+      for (const [i, report] of reports.entries()) {
+        expect(report.successes).toBeGreaterThan(0);
+        expect(report.successesBetween(refusedAt, Number.POSITIVE_INFINITY, "within"), `node ${i + 1} admitted beta after the refusal (last success ${Math.round((report.lastSuccessAt ?? 0) - refusedAt)} ms after it; ${JSON.stringify(report.attempts.filter((a) => a.ok && a.endedAt >= refusedAt).slice(0, 3).map((a) => [Math.round(a.startedAt - refusedAt), Math.round(a.endedAt - refusedAt)]))}):\n${rm.stderr}\n${again.stdout}`).toBe(0);
+      }
+      // Node 3 serves again: the surviving tenant connects to it (the control for its poller's refusals).
+      expect(await connects(n3.url, await credsText(r, "default"))).toBe(true);
+    }));
+
+  it("SIGSTOP of node 3 during a removal (a partition): the writer refuses cluster-unproven, never commits; after SIGCONT the re-run completes it", () =>
+    cell("cluster: SIGSTOP a node during a removal", async () => {
+      const { r, up } = await upCluster();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const n3 = up.nodes?.[2];
+      if (!n3) throw new Error("no third node");
+      const pollers = pollEveryNode(up, beta).slice(0, 2); // node 3 accepts no handshake while stopped
+      await Promise.all(pollers.map((p) => p.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 })));
+      const paused = await pausedRemoval(r, "beta");
+      process.kill(n3.pid, "SIGSTOP");
+      try {
+        paused.release();
+        const rm = await paused.run;
+        const refusedAt = monotonicMs();
+        expect(rm.code, rm.stderr).toBe(7);
+        expect(rm.stderr).toMatch(/\[cluster-unproven\]/);
+        expect(rm.stderr).toContain(n3.name);
+        const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+        expect(st.inventory?.generation).toBe(2); // a live node has not proven it: never committed
+        expect(st.inventory?.pending?.removes).toEqual(["beta"]);
+        await new Promise((res) => setTimeout(res, 500));
+        const reports = await stopAll(pollers);
+        for (const [i, report] of reports.entries()) {
+          expect(report.successes).toBeGreaterThan(0);
+          expect(report.successesBetween(refusedAt, Number.POSITIVE_INFINITY, "within"), `node ${i + 1} admitted beta after the refusal`).toBe(0);
+        }
+      } finally {
+        process.kill(n3.pid, "SIGCONT");
+      }
+      // The partition heals: the printed re-run finishes the removal, proven on all three nodes. While the
+      // returning node rejoins, JetStream may answer "temporarily unavailable" (retriable): re-run until it answers.
+      const fin = await until("the re-run past the rejoin", async () => {
+        const res = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+        if (res.code !== 0 && /\[(inventory-unreachable|inventory-busy)\]/.test(res.stderr)) return undefined;
+        return res;
+      }, 45_000, 1_000);
+      expect(fin.code, fin.stderr).toBe(0);
+      const st = await untilStatus(r, (s) => s.inventory !== null && s.inventory.pending === null, 30_000);
+      expect(st.inventory?.spaces).toEqual(["default"]);
+      expect(nodesOf(st).map((n) => n.appliedGeneration)).toEqual([3, 3, 3]);
+      expect(await connects(n3.url, beta)).toBe(false);
+      expect(await connects(n3.url, await credsText(r, "default"))).toBe(true); // control: node 3 serves again
+    }));
+
+  it("control: with COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN the removal commits while node 3 never proved it", () =>
+    cell("cluster: kill -9 control (commit unproven)", async () => {
+      const { r, up } = await upCluster();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const n3 = up.nodes?.[2];
+      if (!n3) throw new Error("no third node");
+      const paused = await pausedRemoval(r, "beta", { COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN: "1" });
+      process.kill(n3.pid, "SIGKILL");
+      await until("node 3 gone", async () => (!alive(n3.pid) ? true : undefined), 10_000);
+      paused.release();
+      const rm = await paused.run;
+      expect(rm.code, rm.stderr).toBe(0);
+      const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+      expect(st.inventory?.generation).toBe(3);
+      expect(nodesOf(st)[2]?.behind).toBe(true);
+    }));
+});
