@@ -1,4 +1,5 @@
-import { JetStreamApiError, jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
+import { setTimeout as sleep } from "node:timers/promises";
+import { JetStreamApiError, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { connectAsAccount } from "../broker/connect.js";
 import { SagaError } from "../errors.js";
@@ -12,6 +13,12 @@ export const PROVISION_CONCURRENCY = 16;
 
 /** nats-server's JSStreamNameExistErr: the stream exists with another config (an older template). */
 const STREAM_NAME_IN_USE = 10058;
+/**
+ * Waits after "JetStream not enabled" (no responder on the account's API yet): an account the
+ * server has only just learned (a fresh claim, a reload) may connect before its JetStream is up.
+ * About 1.5 s in all; past that the account really has none and the error stands.
+ */
+const NOT_ENABLED_WAITS_MS = [20, 40, 80, 160, 320, 640];
 
 export interface ProvisionResult {
   space: string;
@@ -32,23 +39,16 @@ export async function provisionSpace(url: string, account: AccountRecord): Promi
   try {
     const jsm = await jetstreamManager(nc, { checkAPI: false });
     const kvm = new Kvm(jetstream(nc, { checkAPI: false }));
-    const creates: Promise<unknown>[] = [
-      ...tpl.streams.map(async (s) => {
-        const cfg = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: RetentionPolicy.Limits, description: s.description };
-        // Add first: a fresh space (the common case) needs one round trip; an existing stream
-        // with an identical config answers the add as-is, a changed one is updated.
-        try {
-          await jsm.streams.add(cfg);
-        } catch (err) {
-          if (!(err instanceof JetStreamApiError && err.code === STREAM_NAME_IN_USE)) throw err;
-          await jsm.streams.update(s.name, cfg);
-        }
-      }),
-      ...tpl.buckets.map((b) => kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description })),
-    ];
-    // Every create settles before the connection closes; the first failure is the one reported.
-    const failed = (await Promise.allSettled(creates)).find((r): r is PromiseRejectedResult => r.status === "rejected");
-    if (failed) throw failed.reason;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await createTemplate(jsm, kvm, tpl);
+        break;
+      } catch (err) {
+        const wait = NOT_ENABLED_WAITS_MS[attempt];
+        if (!(err instanceof Error && err.name === "JetStreamNotEnabled") || wait === undefined) throw err; // the class is not exported
+        await sleep(wait);
+      }
+    }
     return { space: account.name, streams: tpl.streams.map((s) => s.name), buckets: tpl.buckets.map((b) => b.bucket) };
   } catch (err) {
     if (err instanceof SagaError) throw err;
@@ -59,4 +59,24 @@ export async function provisionSpace(url: string, account: AccountRecord): Promi
   } finally {
     await nc.close();
   }
+}
+
+/** Every create of the template at once on one connection; each settles before the first failure is thrown. */
+async function createTemplate(jsm: JetStreamManager, kvm: Kvm, tpl: ReturnType<typeof spaceTemplate>): Promise<void> {
+  const creates: Promise<unknown>[] = [
+    ...tpl.streams.map(async (s) => {
+      const cfg = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: RetentionPolicy.Limits, description: s.description };
+      // Add first: a fresh space (the common case) needs one round trip; an existing stream
+      // with an identical config answers the add as-is, a changed one is updated.
+      try {
+        await jsm.streams.add(cfg);
+      } catch (err) {
+        if (!(err instanceof JetStreamApiError && err.code === STREAM_NAME_IN_USE)) throw err;
+        await jsm.streams.update(s.name, cfg);
+      }
+    }),
+    ...tpl.buckets.map((b) => kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description })),
+  ];
+  const failed = (await Promise.allSettled(creates)).find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
 }
