@@ -30,20 +30,8 @@ const args = parseArgs();
 const N = args.int("n", 1000);
 const runs = args.int("runs", 2);
 
-/** The pre-issue-15 sequence, with provisionSpace's wait for an account whose JetStream is not up yet (a fresh claim). */
-async function sequentialProvision(url: string, account: AccountRecord): Promise<void> {
-  for (const wait of [20, 40, 80, 160, 320, 640, -1]) {
-    try {
-      return await sequentialOnce(url, account);
-    } catch (err) {
-      if (wait < 0 || !(err instanceof Error && err.name === "JetStreamNotEnabled")) throw err;
-      await new Promise((r) => setTimeout(r, wait));
-    }
-  }
-}
-
 /** The pre-issue-15 provisionSpace sequence (ten requests awaited in turn for a fresh space). */
-async function sequentialOnce(url: string, account: AccountRecord): Promise<void> {
+async function sequentialProvision(url: string, account: AccountRecord): Promise<void> {
   const t = account.name.replace(/[^A-Za-z0-9_-]/g, "_");
   const nc = await connectAsAccount(url, account, { name: `bench-seq-${t}`, ttlSeconds: 300 });
   try {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { fdHeadroom, fdsPerProvisioner, provisionWidth } from "../src/broker/fd-budget.js";
+import { hostname } from "node:os";
 import { mapPaced } from "../src/pool.js";
+import { provisionPacer } from "../src/provision/provision-batch.js";
 
 describe("provisioning pace within the broker's open files", () => {
   it("keeps the full width while the steady files and half the headroom leave room", () => {
@@ -90,5 +92,20 @@ describe("mapPaced", () => {
 
   it("resolves an empty list at once", async () => {
     await expect(mapPaced([], () => 0, async () => 1)).resolves.toEqual([]);
+  });
+});
+
+describe("provisionPacer", () => {
+  it("reads the local process's open files and limit: full width with room, none when the owed files would not fit", () => {
+    // This test process stands in for the broker: /proc/<pid>/limits and /proc/<pid>/fd are real.
+    const pace = provisionPacer({ owner: { pid: process.pid, host: hostname() }, serverVersion: "2.14.10" });
+    expect(pace({ unfinished: 0 })).toBe(16);
+    const fresh = provisionPacer({ owner: { pid: process.pid, host: hostname() }, serverVersion: "2.14.10" });
+    expect(fresh({ unfinished: 100_000_000 })).toBe(0);
+  });
+
+  it("keeps the plain bound for a broker on another host (its /proc is not ours)", () => {
+    const pace = provisionPacer({ owner: { pid: process.pid, host: `${hostname()}-elsewhere` }, serverVersion: "2.9.10" });
+    expect(pace({ unfinished: 100_000_000 })).toBe(16);
   });
 });

@@ -2,7 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { ProcessBackend, tempRoot, type ProcessBroker } from "@cotal/harness";
 import { connectWithCreds } from "@cotal/saga/broker";
-import { DEFAULT_SPACE_QUOTA } from "@cotal/saga/provision";
+import { DEFAULT_JETSTREAM_BUDGET, DEFAULT_SPACE_QUOTA } from "@cotal/saga/provision";
 import { toAccountRecord, type AccountRecord } from "@cotal/saga/root";
 import { createAccountTrust, createBrokerTrust, mintSystemUserCreds, quotaLimits, type BrokerTrust } from "@cotal/saga/trust";
 import { onCleanup } from "./cleanup.js";
@@ -32,7 +32,9 @@ export async function startPeerBroker(name: string): Promise<PeerBroker> {
   const config = [
     `server_name: ${name}`,
     "listen: {{HOST}}:{{PORT}}",
-    'jetstream { store_dir: "{{STORE_DIR}}" }',
+    // cotal's default server-wide max: each account's quota is reserved against it, and the dynamic
+    // max (a share of the free disk) runs out near 900 tenants of 64 MiB here.
+    `jetstream { store_dir: "{{STORE_DIR}}", max_file_store: ${DEFAULT_JETSTREAM_BUDGET.maxFileStore}, max_memory_store: ${DEFAULT_JETSTREAM_BUDGET.maxMemoryStore} }`,
     `operator: "${trust.operator.jwt}"`,
     `system_account: ${trust.system.publicKey}`,
     `resolver: { type: full, dir: "${join(jwtDir.path, "jwt")}", allow_delete: false }`,

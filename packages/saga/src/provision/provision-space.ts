@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { JetStreamApiError, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { connectAsAccount } from "../broker/connect.js";
@@ -13,12 +12,6 @@ export const PROVISION_CONCURRENCY = 16;
 
 /** nats-server's JSStreamNameExistErr: the stream exists with another config (an older template). */
 const STREAM_NAME_IN_USE = 10058;
-/**
- * Waits after "JetStream not enabled" (no responder on the account's API yet): an account the
- * server has only just learned (a fresh claim, a reload) may connect before its JetStream is up.
- * About 1.5 s in all; past that the account really has none and the error stands.
- */
-const NOT_ENABLED_WAITS_MS = [20, 40, 80, 160, 320, 640];
 
 export interface ProvisionResult {
   space: string;
@@ -39,16 +32,7 @@ export async function provisionSpace(url: string, account: AccountRecord): Promi
   try {
     const jsm = await jetstreamManager(nc, { checkAPI: false });
     const kvm = new Kvm(jetstream(nc, { checkAPI: false }));
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await createTemplate(jsm, kvm, tpl);
-        break;
-      } catch (err) {
-        const wait = NOT_ENABLED_WAITS_MS[attempt];
-        if (!(err instanceof Error && err.name === "JetStreamNotEnabled") || wait === undefined) throw err; // the class is not exported
-        await sleep(wait);
-      }
-    }
+    await createTemplate(jsm, kvm, tpl);
     return { space: account.name, streams: tpl.streams.map((s) => s.name), buckets: tpl.buckets.map((b) => b.bucket) };
   } catch (err) {
     if (err instanceof SagaError) throw err;
