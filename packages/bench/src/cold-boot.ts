@@ -3,8 +3,11 @@
  * batches, then the broker is stopped and started cold B times. Prints each boot's wall time and
  * whether it came up; a boot that fails is a finding, never retried (issue 12 item 11: the server
  * restores every stream before it answers, and readiness must follow that, not a fixed wait).
+ * Each add batch is timed too (the `space add --from` scale curve: wall, ms per tenant, the broker's
+ * open files after it); a batch the broker cannot take (`fd-budget` or any other refusal) ends the
+ * adds there, is printed as the first limit, and the boots run at the count reached.
  *
- *   node packages/bench/dist/cold-boot.js [--tenants 2800] [--boots 3] [--batch 500]
+ *   NATS_SERVER_BIN=… node packages/bench/dist/cold-boot.js [--tenants 2800] [--boots 3] [--batch 500]
  */
 import { readdirSync } from "node:fs";
 import { performance } from "node:perf_hooks";
@@ -13,7 +16,7 @@ import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
 import { names, startCotalRoot } from "./lib/cotal-root.js";
 import { writeResult } from "./lib/out.js";
-import { ms, round } from "./lib/stats.js";
+import { ms as fmt, round, table } from "./lib/stats.js";
 
 const args = parseArgs();
 const tenants = args.int("tenants", 2800);
@@ -38,14 +41,33 @@ function openFds(pid: number): number | undefined {
 await runBench(async () => {
   const r = await startCotalRoot("cold-boot");
   const addStarted = performance.now();
+  const curve: { tenants: number; batch: number; ms: number; perTenantMs: number; fds?: number }[] = [];
+  let limit: { at: number; code?: string; message: string } | undefined;
+  let reached = 1;
   // The root starts with one space ("default"), so N-1 more make N tenants.
-  for (let done = 1; done < tenants; done += batch) {
-    const count = Math.min(batch, tenants - done);
-    await spaceAdd({ root: r.root, names: names("t", done, count), lockWaitMs: 120_000 });
-    process.stderr.write(`added ${done + count}/${tenants}\r`);
+  for (let done = 1; done < tenants && !limit; done += batch) {
+    let count = Math.min(batch, tenants - done);
+    const t0 = performance.now();
+    try {
+      await spaceAdd({ root: r.root, names: names("t", done, count), lockWaitMs: 120_000 });
+    } catch (err) {
+      const e = err as { code?: string; details?: { room?: number } };
+      limit = { at: done, code: e.code, message: err instanceof Error ? err.message.slice(0, 400) : String(err) };
+      console.log(`\nbatch ${done}-${done + count - 1} refused: ${limit.code ?? "error"}: ${limit.message}`);
+      // The fd budget names the room left: fill it, so the curve ends at the largest count that fits.
+      const room = e.code === "fd-budget" ? (e.details?.room ?? 0) : 0;
+      if (room <= 0 || room >= count) break;
+      count = room;
+      await spaceAdd({ root: r.root, names: names("t", done, count), lockWaitMs: 120_000 });
+    }
+    const ms = performance.now() - t0;
+    reached = done + count;
+    curve.push({ tenants: reached, batch: count, ms: round(ms), perTenantMs: round(ms / count, 2), fds: openFds(r.started.pid) });
+    process.stderr.write(`added ${reached}/${tenants}\r`);
   }
   const addMs = performance.now() - addStarted;
-  console.log(`\n${tenants} tenants added in ${ms(addMs)}`);
+  console.log(`\n${reached} tenants added in ${fmt(addMs)}${limit ? ` (asked for ${tenants}; stopped by ${limit.code ?? "an error"})` : ""}`);
+  console.log(table(["tenants after", "batch", "wall", "per tenant", "broker fds"], curve.map((c) => [c.tenants, c.batch, fmt(c.ms), `${c.perTenantMs} ms`, c.fds ?? "n/a"])));
 
   const results: Boot[] = [];
   for (let i = 0; i < boots; i++) {
@@ -58,10 +80,10 @@ await runBench(async () => {
       results.push({ ok: false, ms: performance.now() - t0, error: err instanceof Error ? err.message.slice(0, 200) : String(err) });
     }
     const b = results[i]!;
-    console.log(`boot ${i + 1}/${boots}: ${b.ok ? "up" : "FAILED"} in ${ms(b.ms)}${b.fds === undefined ? "" : `, broker holds ${b.fds} fds`}${b.error ? ` (${b.error})` : ""}`);
+    console.log(`boot ${i + 1}/${boots}: ${b.ok ? "up" : "FAILED"} in ${fmt(b.ms)}${b.fds === undefined ? "" : `, broker holds ${b.fds} fds`}${b.error ? ` (${b.error})` : ""}`);
   }
   const ok = results.filter((b) => b.ok).length;
-  console.log(`\ncold up at ${tenants} tenants: ${ok}/${boots} booted; wall ${results.map((b) => ms(b.ms)).join(", ")}`);
-  writeResult("cold-boot", { tenants, batch, addMs: round(addMs), boots: results.map((b) => ({ ...b, ms: round(b.ms) })) });
+  console.log(`\ncold up at ${reached} tenants: ${ok}/${boots} booted; wall ${results.map((b) => fmt(b.ms)).join(", ")}`);
+  writeResult("cold-boot", { tenants, reached, batch, addMs: round(addMs), curve, limit, boots: results.map((b) => ({ ...b, ms: round(b.ms) })) });
   if (ok < boots) process.exitCode = 1;
 });

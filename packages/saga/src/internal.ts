@@ -26,6 +26,7 @@ export * from "./broker/connect.js";
 export * from "./broker/render-root.js";
 export * from "./provision/template.js";
 export * from "./provision/provision-space.js";
+export * from "./provision/provision-batch.js";
 export * from "./provision/quota-budget.js";
 export * from "./provision/jetstream-max.js";
 export * from "./ops/up.js";

@@ -85,3 +85,36 @@ export function assertFdBudget(pid: number, version: ServerVersion | undefined, 
     },
   );
 }
+
+/**
+ * Descriptors one provisioner may hold on the broker while it works beyond the tenant's steady
+ * files: its connection plus, at worst, its streams' files opened twice while they are created.
+ */
+export function fdsPerProvisioner(perTenant: number): number {
+  return 1 + perTenant;
+}
+
+export interface ProvisionWidthInput {
+  limit: number;
+  /** Descriptors the broker holds now (in-flight provisioners included). */
+  open: number;
+  /** Tenants not provisioned yet: their steady files are still to come. */
+  unfinished: number;
+  perTenant: number;
+  /** The pool's own bound (PROVISION_CONCURRENCY). */
+  max: number;
+}
+
+/**
+ * Pure: how many provisioners may be in flight now so that the broker stays under its limit with
+ * half the headroom left to clients and the reload: the tenants still owed are charged their steady
+ * files first, and what is left is shared out per provisioner. 0 means "one at a time, no more"
+ * (the caller keeps one in flight); a batch assertFdBudget let through always gets at least
+ * headroom / 2 / fdsPerProvisioner.
+ */
+export function provisionWidth(input: ProvisionWidthInput): number {
+  const reserve = Math.ceil(fdHeadroom(input.limit) / 2);
+  const spare = input.limit - reserve - input.open - Math.ceil(input.unfinished * input.perTenant);
+  if (!Number.isFinite(spare)) return input.max;
+  return Math.max(0, Math.min(input.max, Math.floor(spare / fdsPerProvisioner(input.perTenant))));
+}

@@ -7,3 +7,4 @@ export { formatCreds, mintSystemUserCreds, mintUserCreds, type UserCreds, type U
 export { nativeCredsAuthenticator, parseCreds, type ParsedCreds } from "../trust/creds-file.js";
 export { evictorPermissions, inboxPrefixOf } from "../trust/permissions.js";
 export { mintObserverCreds, observerIsCurrent } from "../saga/materialise.js";
+export { quotaLimits } from "../trust/limits.js";

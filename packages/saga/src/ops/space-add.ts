@@ -1,13 +1,13 @@
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
-import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import type { ProvisionResult } from "../provision/provision-space.js";
+import { provisionSpaces } from "../provision/provision-batch.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
-import { assertCanMintSysCreds, existingSpaceRecord, writeObserverCreds } from "../saga/materialise.js";
+import { assertCanMintSysCreds, existingSpaceRecord } from "../saga/materialise.js";
 import { runMutation, type MutationResult } from "../saga/mutation.js";
 import { formatBytes, type SpaceQuota } from "../trust/limits.js";
 import type { SessionHooks } from "./session.js";
-import { mapPool } from "../pool.js";
 import { oweProvisioning, settleProvisioning } from "../provision/owed.js";
 import { assertBudgetAllows, limitsForQuota } from "./space-limits.js";
 import { withLiveVerb } from "./verb.js";
@@ -83,15 +83,9 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
       }
       throw err;
     }
-    // Each space is its own account, so provisioning is independent: a bounded pool keeps a
-    // 1000-space batch from paying 1000 sequential connect + create round trips.
-    let done = 0;
-    const provisioned = await mapPool(names, PROVISION_CONCURRENCY, async (n) => {
-      const rec = loadSpaceAccount(layout, n);
-      const r = rec ? (writeObserverCreds(layout, broker, n), await provisionSpace(session.runtime.url, rec)) : undefined;
-      opts.onProvision?.({ done: ++done, total: names.length, space: n });
-      return r;
-    }).then((rs) => rs.filter((x): x is ProvisionResult => x !== undefined));
+    // Each space is its own account, so provisioning is independent: a paced pool, creds batched (provision/provision-batch.ts).
+    const records = names.map((n) => loadSpaceAccount(layout, n)).filter((r): r is NonNullable<typeof r> => r !== undefined);
+    const provisioned = await provisionSpaces(layout, broker, session.runtime, records, opts.onProvision);
     settleProvisioning(layout, names);
     return { ...result, requested: names, provisioned };
   });

@@ -73,38 +73,87 @@ export function readTextIfExists(path: string): string | undefined {
   }
 }
 
+export interface BatchWriteOptions {
+  /** Files in flight at once (each one open fd and one fsync in libuv's pool). */
+  concurrency?: number;
+  /** Force each file's own directory to 0700 even if it existed (ensureSecretDir's rule), e.g. space dirs. */
+  secretDirs?: boolean;
+}
+
 /**
- * Many files at once (a batch of new tenants): each is still temp + fsync + rename, but the fsyncs
- * overlap in libuv's thread pool and every directory is fsynced once at the end, not per file.
+ * Many files at once (a batch of new tenants), off the event loop: each is still temp + fsync +
+ * rename, 0600, but the fsyncs overlap in libuv's thread pool (the filesystem's journal commits
+ * them together) and every directory is fsynced once at the end, concurrently, not once per file.
+ * A directory the batch created is made durable in its parent the same way.
  */
-export async function writeFilesAtomic(entries: readonly { path: string; data: string | Uint8Array }[], concurrency = 8): Promise<void> {
-  const { open, rename, rm } = await import("node:fs/promises");
-  const dirs = new Set<string>();
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < entries.length) {
-      const { path, data } = entries[next++] as { path: string; data: string | Uint8Array };
-      const dir = dirname(path);
-      dirs.add(dir);
-      mkdirSync(dir, { recursive: true, mode: SECRET_DIR_MODE });
-      const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
-      try {
-        const fh = await open(tmp, "wx", SECRET_FILE_MODE);
-        try {
-          await fh.writeFile(data);
-          await fh.sync();
-        } finally {
-          await fh.close();
+export async function writeFilesAtomic(entries: readonly { path: string; data: string | Uint8Array }[], opts: BatchWriteOptions | number = {}): Promise<void> {
+  const { concurrency = 8, secretDirs = false } = typeof opts === "number" ? { concurrency: opts } : opts;
+  const { chmod, mkdir, open, rename, rm, stat } = await import("node:fs/promises");
+  const dirs = new Map<string, Promise<void>>();
+  const synced = new Set<string>();
+  const ready = (dir: string): Promise<void> => {
+    let p = dirs.get(dir);
+    if (!p) {
+      p = (async () => {
+        const first = await mkdir(dir, { recursive: true, mode: SECRET_DIR_MODE });
+        // Each directory it created has its entry in its parent: those parents are synced with the rest.
+        if (first !== undefined) for (let d = dir; ; d = dirname(d)) {
+          synced.add(dirname(d));
+          if (d === first || dirname(d) === d) break;
         }
-        await rename(tmp, path);
+        if (secretDirs && ((await stat(dir)).mode & 0o777) !== SECRET_DIR_MODE) await chmod(dir, SECRET_DIR_MODE);
+      })();
+      dirs.set(dir, p);
+    }
+    return p;
+  };
+  const writeOne = async ({ path, data }: { path: string; data: string | Uint8Array }): Promise<void> => {
+    const dir = dirname(path);
+    const tmp = join(dir, `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+    try {
+      await ready(dir);
+      synced.add(dir);
+      const fh = await open(tmp, "wx", SECRET_FILE_MODE);
+      try {
+        await fh.writeFile(data);
+        await fh.chmod(SECRET_FILE_MODE); // the umask may have narrowed it, never widened: make it exact
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(tmp, path);
+    } catch (err) {
+      await rm(tmp, { force: true }).catch(() => undefined); // e.g. ENOTDIR: there is no temp to remove
+      throw new SagaError("io", `could not write ${path}: ${(err as Error).message}`, { cause: err });
+    }
+  };
+  await lanes(entries, concurrency, writeOne);
+  await lanes([...synced], concurrency, async (dir) => {
+    const fh = await open(dir, "r");
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  });
+}
+
+/** At most `width` of `items` through `fn` at once; the first failure rejects after all lanes stop. */
+async function lanes<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const lane = async (): Promise<void> => {
+    while (next < items.length && !failure) {
+      const item = items[next++] as T;
+      try {
+        await fn(item);
       } catch (err) {
-        await rm(tmp, { force: true });
-        throw new SagaError("io", `could not write ${path}: ${(err as Error).message}`, { cause: err });
+        failure ??= { err };
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, entries.length) }, lane));
-  for (const d of dirs) fsyncDir(d);
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(width, items.length)) }, lane));
+  if (failure) throw failure.err;
 }
 
 const TEMP = /^\..+\.(\d+)\.[0-9a-f]{8}\.tmp$/;

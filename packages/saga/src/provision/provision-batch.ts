@@ -1,0 +1,80 @@
+import { hostname } from "node:os";
+import { fdsPerTenant, provisionWidth, readBrokerFds } from "../broker/fd-budget.js";
+import type { BrokerRuntime } from "../broker/runtime.js";
+import { parseServerVersion } from "../broker/server-features.js";
+import { mapPaced } from "../pool.js";
+import type { LoadedBroker } from "../root/broker-store.js";
+import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+import { readTextIfExists, writeFilesAtomic } from "../root/secret-files.js";
+import { mintObserverCreds, observerIsCurrent } from "../saga/materialise.js";
+import { ensureEvictorCreds } from "./evict-connections.js";
+import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "./provision-space.js";
+
+/** How often the pacer re-reads the broker's open files (/proc/<pid>/fd is a directory listing). */
+const PACE_SAMPLE_MS = 200;
+
+/**
+ * The batch form of saga/materialise.ts writeObserverCreds, under the same rule (observerIsCurrent):
+ * every space of the batch whose $SYS observer creds are missing or stale gets them, written by
+ * writeFilesAtomic (temp + fsync + rename each, 0600 in a 0700 space dir, the fsyncs overlapped
+ * off the event loop, each directory fsynced once). Returns how many were written.
+ */
+export async function writeObserverCredsBatch(layout: RootLayout, broker: LoadedBroker, records: readonly AccountRecord[]): Promise<number> {
+  ensureEvictorCreds(layout, broker);
+  if (!broker.system.signingSeed) return 0;
+  const entries: { path: string; data: string }[] = [];
+  for (const rec of records) {
+    const path = layout.sysCredsFile(rec.name, "observer");
+    const existing = readTextIfExists(path);
+    if (existing !== undefined && observerIsCurrent(existing, broker.system, rec)) continue;
+    entries.push({ path, data: mintObserverCreds(broker.system, rec).creds });
+  }
+  await writeFilesAtomic(entries, { secretDirs: true });
+  return entries.length;
+}
+
+/**
+ * The pool width for provisioning on this broker: PROVISION_CONCURRENCY, narrowed when the broker's
+ * open files run short (provisionWidth). A broker on another host, or one /proc does not show, gets
+ * the plain bound.
+ */
+export function provisionPacer(runtime: Pick<BrokerRuntime, "owner" | "serverVersion">): (p: { unfinished: number }) => number {
+  if (runtime.owner.host !== hostname()) return () => PROVISION_CONCURRENCY;
+  const perTenant = fdsPerTenant(parseServerVersion(runtime.serverVersion));
+  let sampled: { at: number; fds: ReturnType<typeof readBrokerFds> } | undefined;
+  return ({ unfinished }) => {
+    const now = Date.now();
+    if (!sampled || now - sampled.at >= PACE_SAMPLE_MS) sampled = { at: now, fds: readBrokerFds(runtime.owner.pid) };
+    const fds = sampled.fds;
+    if (!fds) return PROVISION_CONCURRENCY;
+    return provisionWidth({ limit: fds.soft, open: fds.open, unfinished, perTenant, max: PROVISION_CONCURRENCY });
+  };
+}
+
+/**
+ * Provisions a batch of spaces on the running broker: their observer creds are written (async,
+ * batched) while the template's streams and buckets are created through a pool whose width
+ * follows the broker's free file descriptors. `onProvision` is called after each space.
+ */
+export async function provisionSpaces(
+  layout: RootLayout,
+  broker: LoadedBroker,
+  runtime: Pick<BrokerRuntime, "url" | "owner" | "serverVersion">,
+  records: readonly AccountRecord[],
+  onProvision?: (p: { done: number; total: number; space: string }) => void,
+): Promise<ProvisionResult[]> {
+  let done = 0;
+  const width = provisionPacer(runtime);
+  const [creds, provisioned] = await Promise.allSettled([
+    writeObserverCredsBatch(layout, broker, records),
+    mapPaced(records, width, async (rec) => {
+      const r = await provisionSpace(runtime.url, rec);
+      onProvision?.({ done: ++done, total: records.length, space: rec.name });
+      return r;
+    }),
+  ]);
+  if (provisioned.status === "rejected") throw provisioned.reason;
+  if (creds.status === "rejected") throw creds.reason;
+  return provisioned.value;
+}
