@@ -7,12 +7,12 @@ import { failpoint } from "../failpoints.js";
 import { brokerState } from "../broker/runtime.js";
 import { renderRoot } from "../broker/render-root.js";
 import { startBroker } from "../broker/process.js";
-import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import { type ProvisionResult } from "../provision/provision-space.js";
+import { provisionSpaces } from "../provision/provision-batch.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { accountInventory, loadSpaceAccount } from "../root/account-store.js";
 import { digestOfServerConf } from "../saga/digest.js";
 import { finishColdBoot, planColdBoot } from "./boot.js";
-import { writeObserverCreds } from "../saga/materialise.js";
 import { ensureLiveInventory } from "./live-inventory.js";
 import { createRootTrust } from "../root/create-root.js";
 import type { RootLayout } from "../root/layout.js";
@@ -20,7 +20,6 @@ import { writeFileAtomic } from "../root/secret-files.js";
 import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings } from "../root/settings.js";
 import { ensureUserCreds } from "./creds.js";
 import { configPicture } from "./config-picture.js";
-import { mapPool } from "../pool.js";
 import { readProvisioningOwed, settleProvisioning } from "../provision/owed.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { readTextIfExists } from "../root/secret-files.js";
@@ -96,13 +95,7 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
     const owed = (name: string): boolean => marker !== undefined && (marker.unreadable === true || marker.spaces.includes(name));
     const broker = loadBrokerTrust(layout);
     const due = inv.spaces.filter((s) => served.has(s.name) && owed(s.name));
-    let done = 0;
-    const provisioned = await mapPool(due, PROVISION_CONCURRENCY, async (acct) => {
-      writeObserverCreds(layout, broker, acct.name);
-      const r = await provisionSpace(state.runtime.url, acct);
-      opts.onProvision?.({ done: ++done, total: due.length, space: acct.name });
-      return r;
-    });
+    const provisioned = await provisionSpaces(layout, broker, state.runtime, due, opts.onProvision);
     settleProvisioning(layout);
     return {
       root: layout.root,
@@ -175,13 +168,8 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
   await failpoint("up-started");
   await finishColdBoot(layout, started.runtime.url, plan, bootDigest);
   notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
-  let done = 0;
-  const provisioned: ProvisionResult[] = await mapPool(rendered.spaces, PROVISION_CONCURRENCY, async (acct) => {
-    const r = await provisionSpace(started.runtime.url, acct);
-    writeObserverCreds(layout, rendered.broker, acct.name); // only where missing (multi-space roots)
-    opts.onProvision?.({ done: ++done, total: rendered.spaces.length, space: acct.name });
-    return r;
-  });
+  // The same paced pool and batched creds writes as `space add` (provision/provision-batch.ts).
+  const provisioned: ProvisionResult[] = await provisionSpaces(layout, rendered.broker, started.runtime, rendered.spaces, opts.onProvision);
   settleProvisioning(layout); // every booted space was provisioned just above
   const account = rendered.spaces.find((s) => s.name === space);
   const credsFile = account ? ensureUserCreds(layout, account, "admin") : layout.userCredsFile(space, "admin");
