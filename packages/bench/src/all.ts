@@ -14,7 +14,7 @@ const SMALL: [string, string[]][] = [
   ["reload-cost", ["--tenants", "10,100,1000", "--runs", "3"]],
   ["add-latency", ["--tenants", "10,100", "--runs", "5"]],
   ["onboarding", ["--n", "200", "--per-tenant", "5"]],
-  ["backup", ["16"]], // MB of stream data; its only argument
+  ["backup", ["--mb", "1", "--sibling-mb", "128", "--runs", "1"]], // a small space alone, then next to a sibling
   ["validation", ["--tenants", "500", "--runs", "2"]],
   ["read-verbs", ["--tenants", "100,500", "--runs", "2", "--trust-only"]],
 ];

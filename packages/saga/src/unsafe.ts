@@ -63,6 +63,10 @@ export const UNSAFE_SWITCHES = [
   "SKIP_QUIESCE",
   /** An online restore does not refuse a namespace holding the artifact's streams with data: it restores over them as --replace would. */
   "RESTORE_OVER_DATA",
+  /** An offline backup/restore clones the whole store for its isolated broker, not only the tenant's account directory. */
+  "CLONE_WHOLE_STORE",
+  /** A queued restore re-delivered after it completed runs again instead of answering from its receipt. */
+  "IGNORE_RESTORE_RECEIPT",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

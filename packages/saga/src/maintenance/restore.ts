@@ -3,11 +3,11 @@ import { dirname, join, resolve } from "node:path";
 import { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
-import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
+import { withVerb } from "../ops/verb.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
 import { verifyArtifact } from "./artifact.js";
-import { Attempt, cloneStore } from "./attempt.js";
+import { Attempt, cloneSpaceStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { typedIsolatedFailure } from "./isolated-broker.js";
 import { canonicalRoot } from "../root/canonical-root.js";
@@ -36,14 +36,16 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
     throw new SagaError("invalid-argument", "--replace restores over a space's streams on a running broker only", { next: `cotal up --detach && cotal space restore ${space} --from ${from} --replace --yes` });
   }
   const progress = opts.onProgress ?? (() => undefined);
-  assertJournalAllows(layout, { verb: "space restore", cut: true }); // a standing removal names itself before any input check
+  const journal = { verb: "space restore", cut: true };
+  assertJournalAllows(layout, journal); // a standing removal names itself before any input check
   // Read-only verification first: a truncated or tampered artifact refuses before any write.
   const first = verifyArtifact(from, (n) => progress({ phase: "verify", done: n, total: n }));
   if (first.manifest.space !== space) {
     throw new SagaError("artifact-invalid", `${from} is a backup of space ${first.manifest.space}, not ${space}`, { next: `cotal space restore ${first.manifest.space} --from ${from}` });
   }
-  const lock = await waitForMaintenanceLock(layout.root, `cotal space restore ${space}`, opts.lockWaitMs ?? 30_000);
-  try {
+  // The lock, the reaping of leaked brokers and the journal: the one preamble (ops/verb.ts); the
+  // space's own record is read below, so a sibling's unreadable record does not block its restore.
+  return withVerb({ root: layout.root, purpose: `cotal space restore ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ lock }) => {
     const cut = requireReadyCut(layout, "space restore");
     const account = loadSpaceAccount(layout, space);
     if (!account) {
@@ -73,7 +75,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       }
       attempt.stage("quarantine");
       const quarantine = join(attempt.workDir, "quarantine");
-      await cloneStore(layout.storeDir, quarantine);
+      await cloneSpaceStore(layout.storeDir, quarantine, account.publicKey); // only this tenant's account directory
       const rehearsed = await runRestorePass(layout, "quarantine", quarantine, account, staged, manifest, checkpoints, attempt, progress);
       if (!rehearsed) throw new SagaError("restore-verify-failed", "the quarantine pass produced no re-snapshot", { next: `cotal space restore ${space} --from ${from}` });
       rmSync(quarantine, { recursive: true, force: true });
@@ -102,7 +104,5 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       else await recoverAttempt(layout, lock, claim).catch(() => undefined);
       throw typedIsolatedFailure(err, `cotal space restore ${space} --from ${from}${opts.rebindAccount ? " --rebind-account" : ""}   # run it again`);
     }
-  } finally {
-    releaseMaintenanceLock(lock);
-  }
+  });
 }
