@@ -36,6 +36,8 @@ ROWS=(
   "IGNORE_RECORD_SIZE|scale-limits|larger than the broker|inventory writes refused past max_payload, never a conflict"
   "SKIP_QUIESCE|backup-online|quiesces only the tenant|online backup quiesce (the tenant's clients refused while its streams are read)"
   "RESTORE_OVER_DATA|restore-online|refuses restore-target-not-empty|online restore refuses a namespace holding the artifact's streams with data"
+  "CLONE_WHOLE_STORE|backup-roundtrip|clone holds only the tenant|an offline backup/restore clones only the tenant's account directory"
+  "IGNORE_RESTORE_RECEIPT|jobs-schedule|answers from its receipt|a re-delivered queued restore answers from its receipt, never restores twice"
 )
 
 want=("$@")
