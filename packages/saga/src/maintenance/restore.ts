@@ -1,6 +1,6 @@
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { SagaError } from "../errors.js";
+import { SagaError, isSagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { withVerb } from "../ops/verb.js";
@@ -11,7 +11,7 @@ import { Attempt, cloneSpaceStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { typedIsolatedFailure } from "./isolated-broker.js";
 import { canonicalRoot } from "../root/canonical-root.js";
-import { assertJournalAllows } from "./journal.js";
+import { assertJournalAllows, restoreRerun, type QuiesceEntry } from "./journal.js";
 import { runRestorePass } from "./restore-pass.js";
 import { recoverAttempt } from "./clean.js";
 import { brokerState } from "../broker/runtime.js";
@@ -19,6 +19,25 @@ import { spaceRestoreOnline } from "./online-restore.js";
 import type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
 
 export type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
+
+/**
+ * The journal check of the offline path. A stopped online restore's entry is finished online only
+ * (its re-run takes it over through the running broker): with the broker stopped, naming the re-run
+ * would send the operator straight back here, so the way out is the `up` that lifts it first.
+ */
+function offlineJournalAllows(layout: RootLayout, policy: { verb: string; cut: boolean }): void {
+  try {
+    assertJournalAllows(layout, policy);
+  } catch (err) {
+    const entry = isSagaError(err, "journal-blocked") ? (err.details?.journal as QuiesceEntry | undefined) : undefined;
+    if (entry?.op !== "quiesce" || entry.purpose !== "restore") throw err;
+    throw new SagaError("broker-not-running", `an online restore of space ${entry.space} (${entry.stage}) was cut short and the broker is stopped; it is finished online only`, {
+      next: `cotal up --detach   # lifts ${entry.space} first; then: ${restoreRerun(entry)}`,
+      details: { journal: entry },
+      cause: err,
+    });
+  }
+}
 
 /**
  * `cotal space restore <name> --from DIR` (docs/lifecycle.md "Backup and restore"): offline after a ready cut, into an empty
@@ -32,12 +51,12 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
   const layout = new RootLayout(canonicalRoot(opts.root));
   // A running broker restores online (only that tenant quiesced); a stopped one through its cut.
   if (opts.mode !== "offline" && brokerState(layout).running) return spaceRestoreOnline(opts);
+  const journal = { verb: "space restore", cut: true };
+  offlineJournalAllows(layout, journal); // a standing removal names itself before any input check
   if (opts.replace) {
     throw new SagaError("invalid-argument", "--replace restores over a space's streams on a running broker only", { next: `cotal up --detach && cotal space restore ${space} --from ${from} --replace --yes` });
   }
   const progress = opts.onProgress ?? (() => undefined);
-  const journal = { verb: "space restore", cut: true };
-  assertJournalAllows(layout, journal); // a standing removal names itself before any input check
   // Read-only verification first: a truncated or tampered artifact refuses before any write.
   const first = verifyArtifact(from, (n) => progress({ phase: "verify", done: n, total: n }));
   if (first.manifest.space !== space) {
