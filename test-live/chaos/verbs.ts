@@ -288,4 +288,64 @@ const restore: Scenario = {
   intent: (ctx) => [["down", "--preserve-state"], restore.argv(ctx)],
 };
 
-export const SCENARIOS: readonly Scenario[] = [batchAdd, rm, reconcile, rotateSys, cut, backup, backupOnline, restore];
+/** beta lifted and its cred minted before the verb (issued before any quiesce) connecting again: the online restore's exit, whatever the cut. */
+async function betaLifted(ctx: RunCtx): Promise<string | undefined> {
+  if (betaQuiesced(ctx.root)) return "beta's account JWT still revokes every user (not lifted)";
+  const err = await connectError(ctx.url, ctx.creds.beta ?? "");
+  return err ? `beta's pre-restore cred does not connect after convergence: ${err}` : undefined;
+}
+
+const betaEvents = async (d: Driver, ctx: RunCtx): Promise<number | undefined> => (await streamCounts(ctx.url, await credsOf(d, "beta"))).cotal_events_beta;
+
+/** The online restore (broker running, only beta quiesced) into beta's re-added, empty namespace. */
+const restoreOnline: Scenario = {
+  verb: "restore-online",
+  async setup(d, ctx) {
+    await withBeta(d, ctx);
+    await d.ok("setup", ["space", "backup", "beta", "--out", join(ctx.scratch, "beta.bak")]);
+    await d.ok("setup", ["space", "rm", "beta"]);
+    await d.ok("setup", ["space", "add", "beta"]);
+    ctx.creds.beta = await credsOf(d, "beta", "setup");
+  },
+  argv: (ctx) => ["space", "restore", "beta", "--from", join(ctx.scratch, "beta.bak"), "--rebind-account"],
+  mustServe: () => ["alpha", "beta"],
+  async endState(d, ctx) {
+    const n = await betaEvents(d, ctx);
+    return n === BETA_EVENTS ? undefined : `beta holds ${n} events, not the ${BETA_EVENTS} restored`;
+  },
+  // all of the artifact or none of it (a partial stream is deleted before the lift), and beta lifted
+  async invariant(d, ctx) {
+    const n = await betaEvents(d, ctx);
+    if (n !== 0 && n !== BETA_EVENTS) return `beta holds ${n} events: a partial restore is visible`;
+    return (await betaLifted(ctx)) ?? alphaIntact(d, ctx);
+  },
+  intent: (ctx) => [restoreOnline.argv(ctx)],
+};
+
+const BETA_LATER = 500;
+
+/** The online `--replace --yes` over beta's own streams (the same account: no flag), beta holding more than the artifact. */
+const restoreReplace: Scenario = {
+  verb: "restore-replace",
+  async setup(d, ctx) {
+    await withBeta(d, ctx);
+    await d.ok("setup", ["space", "backup", "beta", "--out", join(ctx.scratch, "beta.bak")]);
+    ctx.creds.beta = await credsOf(d, "beta", "setup");
+    await publishEvents(ctx.url, ctx.creds.beta, "beta", BETA_LATER, EVENT_BYTES); // written after the backup: the replace drops them
+  },
+  argv: (ctx) => ["space", "restore", "beta", "--from", join(ctx.scratch, "beta.bak"), "--replace", "--yes"],
+  mustServe: () => ["alpha", "beta"],
+  async endState(d, ctx) {
+    const n = await betaEvents(d, ctx);
+    return n === BETA_EVENTS ? undefined : `beta holds ${n} events, not the ${BETA_EVENTS} of the backup`;
+  },
+  // once converged (no entry standing): the old data or the backup's, never a mix or an empty namespace
+  async invariant(d, ctx) {
+    const n = await betaEvents(d, ctx);
+    if (n !== BETA_EVENTS && n !== BETA_EVENTS + BETA_LATER) return `beta holds ${n} events: neither its own ${BETA_EVENTS + BETA_LATER} nor the backup's ${BETA_EVENTS}`;
+    return (await betaLifted(ctx)) ?? alphaIntact(d, ctx);
+  },
+  intent: (ctx) => [restoreReplace.argv(ctx)],
+};
+
+export const SCENARIOS: readonly Scenario[] = [batchAdd, rm, reconcile, rotateSys, cut, backup, backupOnline, restore, restoreOnline, restoreReplace];

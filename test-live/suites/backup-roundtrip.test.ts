@@ -1,7 +1,9 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
+import { loadSpaceAccount } from "@cotal/saga/root";
+import type { LiveRoot } from "../fixtures/live-root.js";
 import type { SpaceBackupResult, SpaceRestoreResult } from "@cotal/saga";
 import { parseJson } from "../fixtures/live-root.js";
 import { ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
@@ -75,4 +77,59 @@ describe("offline per-space backup and restore", () => {
     expect(occupied.code, occupied.stderr).toBe(5);
     expect(occupied.stderr).toMatch(/restore-target-not-empty/);
   });
+
+  it("the isolated broker's clone holds only the tenant's account directory (backup and the restore's quarantine), never a sibling's", async () => {
+    const { r, up } = await upRoot([], "cotal-backup-scope-");
+    ok(await r.cotal(["space", "add", "beta"]));
+    await seedSpace(up.url, await credsText(r, "alpha", "tester"), "alpha", 30, 3);
+    await seedSpace(up.url, await credsText(r, "beta", "tester"), "beta", 400, 0, 4096);
+    const key = (space: string) => loadSpaceAccount(r.layout, space)?.publicKey ?? "";
+    const betaKey = key("beta");
+    ok(await r.cotal(["down", "--preserve-state"]));
+    // positive control: the real store holds the sibling's account directory
+    expect(readdirSync(join(r.layout.storeDir, "jetstream"))).toContain(betaKey);
+
+    const out = join(r.root, "..", "alpha-scope.bak");
+    const backup = r.cotal(["space", "backup", "alpha", "--out", out, "--json"], { env: { COTAL_FAILPOINT: "backup-started:sleep:2500" } });
+    const cloned = await cloneWhileParked(r, "nats", backup);
+    expect(cloned, "the backup's clone").toEqual([key("alpha")]);
+    const result = parseJson<SpaceBackupResult>(ok(await backup));
+    expect(result.streams.find((s) => s.name === "cotal_events_alpha")?.messages).toBe(30);
+
+    await upJson(r);
+    ok(await r.cotal(["space", "rm", "alpha"]));
+    ok(await r.cotal(["space", "add", "alpha"]));
+    ok(await r.cotal(["down", "--preserve-state"]));
+    const restore = r.cotal(["space", "restore", "alpha", "--from", out, "--rebind-account", "--json"], { env: { COTAL_FAILPOINT: "restore-quarantine-started:sleep:2500" } });
+    const quarantined = await cloneWhileParked(r, "quarantine", restore);
+    expect(quarantined, "the restore's quarantine clone").toEqual([key("alpha")]);
+    const restored = parseJson<SpaceRestoreResult>(ok(await restore));
+    expect(restored.streams.find((s) => s.name === "cotal_events_alpha")?.messages).toBe(30);
+    // the sibling's store is untouched by either
+    const again = await upJson(r);
+    expect((await spaceFacts(again.url, await credsText(r, "beta", "tester"))).streams.cotal_events_beta?.messages).toBe(400);
+  });
 });
+
+/** The account directories in the attempt's clone (`<attempt>/<dir>/jetstream`) while the verb is parked at its broker's start. */
+async function cloneWhileParked(r: LiveRoot, dir: string, verb: Promise<unknown>): Promise<string[]> {
+  let done = false;
+  void verb.finally(() => (done = true));
+  while (!done) {
+    const attempts = readdirSync(r.layout.maintenanceDir).filter((n) => n.startsWith("attempt-"));
+    for (const a of attempts) {
+      try {
+        // read once the isolated broker is ready on the clone (the verb parks at the failpoint then):
+        // at start the server briefly creates and removes a directory for each JetStream account it loads
+        const logs = readdirSync(join(r.layout.maintenanceDir, a)).filter((n) => n.endsWith(".log") && !n.includes("stdio"));
+        if (logs.some((l) => readFileSync(join(r.layout.maintenanceDir, a, l), "utf8").includes("Server is ready"))) {
+          return readdirSync(join(r.layout.maintenanceDir, a, dir, "jetstream")).sort();
+        }
+      } catch {
+        // not cloned yet
+      }
+    }
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  throw new Error(`the verb finished before its clone was seen under ${r.layout.maintenanceDir}/attempt-*/${dir}`);
+}

@@ -69,7 +69,7 @@ describe("scheduled per-space backups (BullMQ job scheduler)", () => {
     expect(await connects(up.url, alpha)).toBe(true);
   });
 
-  it("space rm and space restore run through a worker too (the restore cuts, restores and resumes)", async () => {
+  it("space rm and space restore run through a worker too (the restore online: the broker keeps running)", async () => {
     const { r, up } = await upRoot();
     expect((await r.cotal(["space", "add", "beta", "gamma"])).code).toBe(0);
     const nc = await connectCreds(up.url, await credsText(r, "beta"));
@@ -95,15 +95,77 @@ describe("scheduled per-space backups (BullMQ job scheduler)", () => {
     // beta goes away and comes back as a new account; its data only returns through a restore
     expect((await r.cotal(["space", "rm", "beta"])).code).toBe(0);
     expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+    const pidBefore = (await statusOf(r)).broker.pid;
     const restore = await r.cotal(["space", "restore", "beta", "--from", `${art.path}/beta`, "--rebind-account", "--queue"], { env, timeoutMs: 120_000 });
     expect(restore.code, restore.stderr).toBe(0);
     const st = await statusOf(r);
     expect(st.broker.running).toBe(true);
+    expect(st.broker.pid, "the queued restore ran online").toBe(pidBefore);
     expect(st.journal).toBeNull();
     const nc2 = await connectCreds(up.url, await credsText(r, "beta", "after"));
     const msg = await (await jetstreamManager(nc2)).streams.getMessage("cotal_events_beta", { last_by_subj: "cotal.beta.events.kept" });
     expect(msg?.string()).toBe("survives the round trip");
     await nc2.close();
+  });
+
+  it("a queued restore --replace --yes runs online; re-delivered after it completed (its worker died before the ack) it answers from its receipt and keeps what the tenant wrote since", async () => {
+    const { r, up } = await upRoot();
+    const alpha = await credsText(r, "alpha");
+    const subject = "cotal.alpha.events.k";
+    const publish = async (body: string) => {
+      const nc = await connectCreds(up.url, alpha);
+      await (await jetstreamManager(nc)).jetstream().publish(subject, body);
+      await nc.close();
+    };
+    const last = async () => {
+      const nc = await connectCreds(up.url, alpha);
+      try {
+        return (await (await jetstreamManager(nc)).streams.getMessage("cotal_events_alpha", { last_by_subj: subject }))?.string();
+      } finally {
+        await nc.close();
+      }
+    };
+    await publish("v1 (in the backup)");
+    const art = await tempRoot("cotal-queued-replace-");
+    cleanups.push(() => art.cleanup());
+    const from = `${art.path}/alpha`;
+    expect((await r.cotal(["space", "backup", "alpha", "--out", from])).code).toBe(0);
+    await publish("v2 (replaced by the restore)");
+
+    const redis: LiveRedis = await startRedis();
+    cleanups.push(() => redis.stop());
+    const env = { REDIS_URL: redis.url };
+    const stall = { COTAL_JOBS_LOCK_DURATION_MS: "1000", COTAL_JOBS_STALLED_INTERVAL_MS: "500" };
+    // refused before anything is enqueued, as the direct verb
+    const unconfirmed = await r.cotal(["space", "restore", "alpha", "--from", from, "--replace", "--queue", "--no-wait"], { env });
+    expect(unconfirmed.code, unconfirmed.stderr).toBe(3);
+    expect(unconfirmed.stderr).toMatch(/confirmation-required/);
+    expect(unconfirmed.stderr).toMatch(/next: cotal space restore alpha .*--replace --yes --queue/);
+
+    // the first worker restores, then dies after the journal is cleared and before the job's ack
+    const first: LiveWorker = startWorker("cli", { root: r.root, redisUrl: redis.url, env: { ...stall, COTAL_FAILPOINT: "restore-online-done:exit" } });
+    cleanups.push(() => first.kill());
+    await first.ready();
+    const queued = await r.cotal(["space", "restore", "alpha", "--from", from, "--replace", "--yes", "--queue", "--no-wait"], { env });
+    expect(queued.code, queued.stderr).toBe(0);
+    await until("the first worker dies at its failpoint", async () => (first.child.exitCode !== null ? true : undefined), 60_000, 100);
+    expect(first.child.exitCode).toBe(86);
+    expect(first.log()).not.toMatch(/restore of alpha: online/); // it never reached the ack
+    expect(await last(), "the restore replaced v2").toBe("v1 (in the backup)");
+    expect((await statusOf(r)).journal).toBeNull();
+    await publish("v3 (written after the restore)");
+
+    // the job is re-delivered to a second worker: the root's receipt says it ran, so nothing is restored again
+    const second: LiveWorker = startWorker("cli", { root: r.root, redisUrl: redis.url, env: stall });
+    cleanups.push(() => second.stop());
+    await second.ready();
+    const line = await until("the re-delivered restore", async () => /restore of alpha: (already restored[^\n]*|online[^\n]*)/.exec(second.log())?.[1], 60_000, 200);
+    expect(line).toMatch(/^already restored by request /);
+    expect(await last(), "the tenant's write after the restore survives the re-delivery").toBe("v3 (written after the restore)");
+    expect(await second.stop()).toBe(0);
+    const st = await statusOf(r);
+    expect(st.journal).toBeNull();
+    expect(await connects(up.url, alpha)).toBe(true);
   });
 
   it("refuses a schedule without --queue, or with a cadence that is neither cron nor a duration", async () => {

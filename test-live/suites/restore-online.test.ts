@@ -176,4 +176,22 @@ describe("online per-space restore", () => {
     expect(durableFacts(await spaceFacts(up.url, alpha))).toEqual(atBackup);
     expect(existsSync(r.layout.journalFile)).toBe(false);
   });
+
+  it("a restore cut short and the broker stopped: the re-run names `cotal up --detach` (never itself, which would loop offline); following it lifts, and the re-run then restores", async () => {
+    const { r, alpha, out, atBackup } = await backedUp("cotal-restore-stopped-", 60);
+    const args = ["space", "restore", "alpha", "--from", out, "--replace", "--yes"];
+    const cut = await r.cotal(args, { env: { COTAL_FAILPOINT: "restore-online-quiesced:kill" } });
+    expect(cut.code, cut.stderr).not.toBe(0);
+    ok(await r.cotal(["down"]));
+    const stopped = await r.cotal(args);
+    expect(stopped.code, stopped.stderr).toBe(6);
+    expect(stopped.stderr).toMatch(/broker-not-running/);
+    const next = /next: (.*?)\s*(#|$)/m.exec(stopped.stderr)?.[1];
+    expect(next).toBe("cotal up --detach");
+    const again = parseJson<{ url: string }>(ok(await r.cotal(["up", "--detach", "--port", String(r.port), "--json"])));
+    await expectLifted(r, again.url, alpha);
+    ok(await r.cotal(args));
+    expect(durableFacts(await spaceFacts(again.url, alpha))).toEqual(atBackup);
+    expect(existsSync(r.layout.journalFile)).toBe(false);
+  });
 });

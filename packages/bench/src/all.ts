@@ -15,7 +15,7 @@ const SMALL: [string, string[]][] = [
   ["add-latency", ["--tenants", "10,100", "--runs", "5"]],
   ["onboarding", ["--n", "200", "--per-tenant", "5"]],
   ["provision", ["--n", "200", "--runs", "1"]],
-  ["backup", ["16"]], // MB of stream data; its only argument
+  ["backup", ["--mb", "1", "--sibling-mb", "128", "--runs", "1"]], // a small space alone, then next to a sibling
   ["validation", ["--tenants", "500", "--runs", "2"]],
   ["read-verbs", ["--tenants", "100,500", "--runs", "2", "--trust-only"]],
 ];

@@ -1,74 +1,125 @@
 /**
- * Backup/restore throughput against a plain `cp -r` of the same store (BENCHMARKS.md). Run after
- * build: `node packages/bench/dist/backup.js [MB]`. Builds a throwaway root in the OS temp dir.
+ * The offline per-space backup and restore (after `down --preserve-state`): a small space backed up
+ * alone, then again next to a sibling holding `--sibling-mb` of its own data, in the same run, back
+ * to back (BENCHMARKS.md; issue 16's target: ≤ 1.2× with the sibling). Also prints `cp -r` of the
+ * whole store and the bytes the clone copies (the free disk a backup needs).
+ *
+ *   node packages/bench/dist/backup.js [--mb 1] [--sibling-mb 512] [--runs 3]
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { jetstream } from "@nats-io/jetstream";
-import { down, RootLayout, spaceBackup, spaceRestore, up } from "@cotal/saga";
+import { down, spaceAdd, spaceBackup, spaceRestore, up } from "@cotal/saga";
 import { connectAsAccount } from "@cotal/saga/broker";
 import { deleteSpaceStreams } from "@cotal/saga/provision";
 import { loadSpaceAccount } from "@cotal/saga/root";
+import { parseArgs } from "./lib/args.js";
+import { runBench } from "./lib/cleanup.js";
+import { startCotalRoot, type BenchRoot } from "./lib/cotal-root.js";
+import { writeResult } from "./lib/out.js";
+import { median, round, table } from "./lib/stats.js";
 
-const mb = Number.parseInt(process.argv[2] ?? "64", 10);
-if (!Number.isSafeInteger(mb) || mb <= 0) throw new Error("size in MB must be a positive integer");
-const tmp = mkdtempSync(join(tmpdir(), "cotal-bench-backup-"));
-const root = join(tmp, ".cotal");
-const layout = new RootLayout(root);
-const secs = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e9;
-const rate = (bytes: number, s: number) => `${(bytes / 1_048_576 / s).toFixed(1).padStart(8)} MB/s  (${(bytes / 1_048_576).toFixed(1)} MB in ${s.toFixed(2)} s)`;
+const args = parseArgs();
+const mb = args.int("mb", 1);
+const siblingMb = args.int("sibling-mb", 512);
+const runs = args.int("runs", 3);
 
-const port = await new Promise<number>((resolve) => {
-  const srv = createServer().listen(0, "127.0.0.1", () => {
-    const a = srv.address();
-    srv.close(() => resolve(typeof a === "object" && a ? a.port : 4222));
-  });
-});
+const seconds = async (fn: () => Promise<unknown> | unknown): Promise<number> => {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e9;
+};
+const du = (path: string): number => Number(execFileSync("du", ["-sb", path]).toString().split("\t")[0]);
 
-try {
-  const started = await up({ root, space: "bench", detach: true, port });
-  const account = loadSpaceAccount(layout, "bench");
-  if (!account) throw new Error("no bench account");
-  const nc = await connectAsAccount(started.url, account, { name: "bench-writer" });
+/** `size` MB of random 16 KiB events (the snapshot is s2-compressed: constant bytes would time the compressor). */
+async function fill(url: string, r: BenchRoot, space: string, size: number): Promise<void> {
+  const account = loadSpaceAccount(r.layout, space);
+  if (!account) throw new Error(`no account ${space}`);
+  const nc = await connectAsAccount(url, account, { name: `bench-fill-${space}` });
   const js = jetstream(nc);
-  // Random bodies: the snapshot is s2-compressed, so constant bytes would measure the compressor, not the copy.
   const pool = Array.from({ length: 64 }, () => randomBytes(16 * 1024));
-  const count = (mb * 1024) / 16;
   const acks = [];
-  for (let i = 0; i < count; i++) {
-    acks.push(js.publish("cotal.bench.events.x", pool[i % 64] ?? new Uint8Array(0)));
+  for (let i = 0; i < (size * 1024) / 16; i++) {
+    acks.push(js.publish(`cotal.${space}.events.x`, pool[i % 64] ?? new Uint8Array(0)));
     if (acks.length >= 256) await Promise.all(acks.splice(0));
   }
   await Promise.all(acks);
   await nc.close();
-  await down({ root, preserveState: true });
-
-  let t0 = process.hrtime.bigint();
-  execFileSync("cp", ["-r", layout.storeDir, join(tmp, "plain-copy")]);
-  const cpS = secs(t0);
-  const storeBytes = Number(execFileSync("du", ["-sb", layout.storeDir]).toString().split("\t")[0]);
-
-  t0 = process.hrtime.bigint();
-  const b = await spaceBackup({ root, space: "bench", out: join(tmp, "artifact") });
-  const backupS = secs(t0);
-
-  // Empty the namespace (the artifact then restores into it) with the broker briefly back up.
-  const resumed = await up({ root, detach: true });
-  await deleteSpaceStreams(resumed.url, account);
-  await down({ root, preserveState: true });
-  t0 = process.hrtime.bigint();
-  await spaceRestore({ root, space: "bench", from: join(tmp, "artifact") });
-  const restoreS = secs(t0);
-
-  console.log(`store ${(storeBytes / 1_048_576).toFixed(1)} MB, ${count} messages of 16 KiB (random); artifact ${(b.bytes / 1_048_576).toFixed(1)} MB`);
-  console.log(`cp -r of the store      ${rate(storeBytes, cpS)}`);
-  console.log(`space backup (clone + isolated broker + snapshot + manifest)  ${rate(storeBytes, backupS)}`);
-  console.log(`space restore (verify + quarantine + target + assert)         ${rate(storeBytes, restoreS)}`);
-} finally {
-  await down({ root }).catch(() => undefined);
-  rmSync(tmp, { recursive: true, force: true });
 }
+
+interface Arm {
+  backup: number[];
+  restore: number[];
+  cp: number[];
+  storeBytes: number;
+  cloneBytes: number;
+}
+
+/** One arm's root: `bench` (the measured space) and, for the sibling arm, `sibling` filled with `siblingSize` MB; left preserved-stopped. */
+async function armRoot(arm: "alone" | "sibling", siblingSize: number): Promise<BenchRoot> {
+  const r = await startCotalRoot(`backup-${arm}`);
+  await spaceAdd({ root: r.root, names: ["bench", "sibling"], quota: { disk: (mb + siblingMb + 64) * 1024 * 1024 } });
+  await fill(r.started.url, r, "bench", mb);
+  if (siblingSize > 0) await fill(r.started.url, r, "sibling", siblingSize);
+  await down({ root: r.root, preserveState: true });
+  return r;
+}
+
+await runBench(async () => {
+  // Two roots, the same small space in each, one with a large sibling; their backups interleave
+  // (alternating which goes first) so neither arm gets the warm caches or the quiet machine alone.
+  const roots = { alone: await armRoot("alone", 0), sibling: await armRoot("sibling", siblingMb) };
+  const arms: Record<"alone" | "sibling", Arm> = {
+    alone: { backup: [], restore: [], cp: [], storeBytes: 0, cloneBytes: 0 },
+    sibling: { backup: [], restore: [], cp: [], storeBytes: 0, cloneBytes: 0 },
+  };
+  for (const arm of ["alone", "sibling"] as const) {
+    const r = roots[arm];
+    const account = loadSpaceAccount(r.layout, "bench");
+    if (!account) throw new Error("no bench account");
+    arms[arm].storeBytes = du(r.layout.storeDir);
+    // What the clone copies now: the tenant's own account directory (maintenance/attempt.ts cloneSpaceStore).
+    arms[arm].cloneBytes = du(join(r.layout.storeDir, "jetstream", account.publicKey));
+    // `cp -r` of the whole store once per arm, outside the timed loop: its writeback would land in the backups' timings.
+    const copy = join(r.root, "..", "plain-copy");
+    arms[arm].cp.push(await seconds(() => execFileSync("cp", ["-r", r.layout.storeDir, copy])));
+    rmSync(copy, { recursive: true, force: true });
+  }
+  execFileSync("sync");
+  let artifactBytes = 0;
+  for (let i = 0; i < runs; i++) {
+    for (const arm of i % 2 === 0 ? (["alone", "sibling"] as const) : (["sibling", "alone"] as const)) {
+      const r = roots[arm];
+      const account = loadSpaceAccount(r.layout, "bench");
+      if (!account) throw new Error("no bench account");
+      const out = join(r.root, "..", `artifact-${i}`);
+      arms[arm].backup.push(await seconds(async () => (artifactBytes = (await spaceBackup({ root: r.root, space: "bench", out, mode: "offline" })).bytes)));
+      // Empty the namespace (the artifact then restores into it) with the broker briefly back up.
+      const resumed = await up({ root: r.root, detach: true });
+      await deleteSpaceStreams(resumed.url, account);
+      await down({ root: r.root, preserveState: true });
+      arms[arm].restore.push(await seconds(() => spaceRestore({ root: r.root, space: "bench", from: out, mode: "offline" })));
+      rmSync(out, { recursive: true, force: true });
+    }
+  }
+  for (const r of Object.values(roots)) await up({ root: r.root, detach: true });
+
+  const m = (xs: number[]) => median(xs);
+  const MB = (b: number) => `${(b / 1_048_576).toFixed(1)} MB`;
+  const rows = (["alone", "sibling"] as const).map((arm) => [
+    arm === "alone" ? "alone" : `next to a ${siblingMb} MB sibling`,
+    MB(arms[arm].storeBytes),
+    MB(arms[arm].cloneBytes),
+    `${m(arms[arm].cp).toFixed(2)} s`,
+    `${m(arms[arm].backup).toFixed(2)} s`,
+    `${m(arms[arm].restore).toFixed(2)} s`,
+  ]);
+  console.log(`space bench: ${mb} MB of 16 KiB random events; artifact ${MB(artifactBytes)}; ${runs} run(s) per arm, medians; offline (after down --preserve-state)`);
+  console.log(table(["arm", "store", "clone copies", "cp -r of the store", "space backup", "space restore"], rows));
+  const backupRatio = m(arms.sibling.backup) / m(arms.alone.backup);
+  const restoreRatio = m(arms.sibling.restore) / m(arms.alone.restore);
+  console.log(`offline backup next to the sibling ÷ alone: ${backupRatio.toFixed(2)} (target ≤ 1.2); restore: ${restoreRatio.toFixed(2)}`);
+  writeResult("backup", { mb, siblingMb, runs, artifactBytes, arms, backupRatio: round(backupRatio, 3), restoreRatio: round(restoreRatio, 3) });
+});

@@ -1,6 +1,6 @@
 import { readdirSync, rmSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { brokerState, down, isSagaError, RootLayout, SagaError, spaceBackup, spaceRestore, up, type SpaceRestoreResult } from "@cotal/saga";
+import { brokerState, isSagaError, RootLayout, SagaError, spaceBackup, spaceRestore, type SpaceRestoreResult } from "@cotal/saga";
 import type { SpaceBackupPayload, SpaceRestorePayload } from "./payloads.js";
 
 export const DEFAULT_KEEP = 7;
@@ -68,23 +68,26 @@ export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string)
 }
 
 /**
- * Offline work a worker does for a running broker: cut (it stops for every tenant), the work, then
- * `up` resumes the preserved store whatever the work did.
+ * A queued restore, online (maintenance/online-restore.ts: only this tenant quiesced, no broker
+ * stop), with the interactive verb's checks (verified artifact, account key, empty namespace or
+ * `replace` + `yes`). `requestId` (the job's id and enqueue time, the same across retries and
+ * re-deliveries) makes a re-delivery after a completed restore answer from the root's receipt.
  */
-async function underCut<T>(root: string, what: string, log: (m: string) => void, work: () => Promise<T>): Promise<T> {
-  if (!brokerState(new RootLayout(root)).running) {
-    throw new SagaError("broker-not-running", `${what} cuts a running broker; this one is stopped`, { next: "cotal up --detach   # then the job can run" });
+export async function runQueuedRestore(p: SpaceRestorePayload, requestId: string, log: (m: string) => void = () => undefined): Promise<SpaceRestoreResult & { alreadyRestored?: number }> {
+  if (!brokerState(new RootLayout(p.root)).running) {
+    throw new SagaError("broker-not-running", `the queued restore of ${p.name} runs online on the running broker; this one is stopped`, { next: "cotal up --detach   # then the job can run" });
   }
-  await down({ root, preserveState: true });
-  try {
-    return await work();
-  } finally {
-    await up({ root, detach: true });
-    log(`${what}: broker resumed`);
-  }
-}
-
-/** A queued restore: the same checks as the interactive verb (empty namespace, account key, sha256). */
-export function runQueuedRestore(p: SpaceRestorePayload, log: (m: string) => void = () => undefined): Promise<SpaceRestoreResult> {
-  return underCut(p.root, `restore of ${p.name}`, log, () => spaceRestore({ root: p.root, space: p.name, from: p.from, ...(p.rebindAccount ? { rebindAccount: true } : {}) }));
+  const r = await spaceRestore({
+    root: p.root,
+    space: p.name,
+    from: p.from,
+    mode: "online",
+    requestId,
+    ...(p.rebindAccount ? { rebindAccount: true } : {}),
+    ...(p.replace ? { replace: true, yes: p.yes === true } : {}),
+    onNotice: log,
+  });
+  const done = (r as { alreadyRestored?: number }).alreadyRestored;
+  log(done !== undefined ? `restore of ${p.name}: already restored by request ${requestId}; nothing done` : `restore of ${p.name}: online${p.replace ? " (--replace)" : ""}, ${r.streams.length} stream(s) from ${p.from}`);
+  return r;
 }

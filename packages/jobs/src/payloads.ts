@@ -10,7 +10,9 @@ const rootPath = z.string().min(1).refine((p) => p.startsWith("/"), { message: "
 export const spaceAddPayload = z.strictObject({ root: rootPath, name: spaceName });
 export const spaceRmPayload = z.strictObject({ root: rootPath, name: spaceName });
 export const spaceBackupPayload = z.strictObject({ root: rootPath, name: spaceName, out: z.string().min(1), keep: z.number().int().positive().optional() });
-export const spaceRestorePayload = z.strictObject({ root: rootPath, name: spaceName, from: z.string().min(1), rebindAccount: z.boolean().optional() });
+export const spaceRestorePayload = z
+  .strictObject({ root: rootPath, name: spaceName, from: z.string().min(1), rebindAccount: z.boolean().optional(), replace: z.boolean().optional(), yes: z.boolean().optional() })
+  .refine((p) => !p.replace || p.yes === true, { message: "replace deletes the space's streams first: it needs yes", path: ["yes"] });
 
 export type SpaceAddPayload = z.infer<typeof spaceAddPayload>;
 export type SpaceRmPayload = z.infer<typeof spaceRmPayload>;

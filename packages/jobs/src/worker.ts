@@ -169,12 +169,13 @@ export class CotalWorker {
     }
   }
 
-  private async processRestore(job: Job): Promise<{ space: string; streams: number }> {
+  private async processRestore(job: Job): Promise<{ space: string; streams: number; alreadyRestored: boolean }> {
     try {
       const p = parsePayload("space-restore", job.data);
       this.checkRoot(p.root);
-      const r = await runQueuedRestore(p, this.log && lineLogger(this.log));
-      return { space: r.space, streams: r.streams.length };
+      // One request = one job id at one enqueue time: retries and re-deliveries share it, a re-enqueue does not.
+      const r = await runQueuedRestore(p, `${job.id ?? "?"}@${job.timestamp}`, this.log && lineLogger(this.log));
+      return { space: r.space, streams: r.streams.length, alreadyRestored: r.alreadyRestored !== undefined };
     } catch (err) {
       throw err instanceof UnrecoverableError ? err : toJobFailure(err);
     }

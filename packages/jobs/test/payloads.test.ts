@@ -10,6 +10,18 @@ describe("job payloads (zod)", () => {
     expect(Object.keys(PAYLOADS).sort()).toEqual([...JOB_TYPES].sort());
   });
 
+  it("a restore's replace travels only with its confirmation", () => {
+    expect(parsePayload("space-restore", { root: "/r", name: "a", from: "/b/x", replace: true, yes: true })).toMatchObject({ replace: true, yes: true });
+    let caught: unknown;
+    try {
+      parsePayload("space-restore", { root: "/r", name: "a", from: "/b/x", replace: true });
+    } catch (e) {
+      caught = e;
+    }
+    expect(isJobsError(caught, "invalid-payload")).toBe(true);
+    expect((caught as Error).message).toMatch(/yes: replace deletes/);
+  });
+
   it.each([
     ["bad name", { root: "/r", name: "Bad Name" }],
     ["leading dash", { root: "/r", name: "-a" }],

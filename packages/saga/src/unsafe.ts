@@ -65,6 +65,10 @@ export const UNSAFE_SWITCHES = [
   "RESTORE_OVER_DATA",
   /** A cluster root commits a generation some member node has not proven (and the cluster reload reports such a node as proven). */
   "CLUSTER_COMMIT_UNPROVEN",
+  /** An offline backup/restore clones the whole store for its isolated broker, not only the tenant's account directory. */
+  "CLONE_WHOLE_STORE",
+  /** A queued restore re-delivered after it completed runs again instead of answering from its receipt. */
+  "IGNORE_RESTORE_RECEIPT",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

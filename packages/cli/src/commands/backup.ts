@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { assertSpaceName, cleanOrphanStreams, cleanRestoreAttempt, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
+import { assertSpaceName, cleanOrphanStreams, cleanRestoreAttempt, SagaError, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
 import { queuedSingle } from "./space-queue.js";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
@@ -75,14 +75,20 @@ export function registerBackup(program: Command): void {
     .option("--rebind-account", "accept an artifact pinned to a different account key for this space")
     .option("--replace", "online: delete the space's streams the artifact holds, then restore them (needs --yes)")
     .option("--yes", "confirm --replace")
-    .option("--queue", "run it through `cotal worker` (it cuts the running broker, restores, resumes) and follow it")
+    .option("--queue", "run it through `cotal worker` (online on the running broker, --replace --yes too; a re-delivered job never restores twice) and follow it")
     .option("--no-wait", "with --queue: return once the job is enqueued")
     .option("--json", "print the result as JSON")
     .action(async (name: string, flags: { from: string; rebindAccount?: boolean; replace?: boolean; yes?: boolean; queue?: boolean; wait: boolean; json?: boolean }, cmd: Command) => {
       if (flags.queue) {
-        if (flags.replace) throw new UsageError("--replace runs interactively, not through the queue", `cotal space restore ${name} --from ${flags.from} --replace --yes`);
+        const space = assertSpaceName(name);
+        if (flags.replace && !flags.yes) {
+          // the same refusal as the direct verb, before anything is enqueued
+          throw new SagaError("confirmation-required", `--replace deletes space ${space}'s streams that the backup at ${resolve(flags.from)} holds, then restores them from it; confirm with --yes`, {
+            next: `cotal space restore ${space} --from ${resolve(flags.from)}${flags.rebindAccount ? " --rebind-account" : ""} --replace --yes --queue`,
+          });
+        }
         const root = rootOf(cmd);
-        const item = { name: assertSpaceName(name), from: resolve(flags.from), ...(flags.rebindAccount ? { rebindAccount: true } : {}) };
+        const item = { name: space, from: resolve(flags.from), ...(flags.rebindAccount ? { rebindAccount: true } : {}), ...(flags.replace ? { replace: true, yes: true } : {}) };
         return queuedSingle(root, "space-restore", item, { json: flags.json, wait: flags.wait }, async () => true);
       }
       const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space restore", json: flags.json, unit: "bytes" }));

@@ -78,7 +78,7 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
 export async function queuedSingle(
   root: string,
   type: "space-rm" | "space-restore",
-  item: { name: string; from?: string; rebindAccount?: boolean },
+  item: { name: string; from?: string; rebindAccount?: boolean; replace?: boolean; yes?: boolean },
   flags: QueuedAddFlags,
   confirm: () => Promise<boolean>,
 ): Promise<void> {

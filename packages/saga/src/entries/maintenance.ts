@@ -8,3 +8,4 @@ export type { CutEntry } from "../maintenance/journal.js";
 export { verifyArtifact } from "../maintenance/artifact.js";
 export type { OnlineBackupResult } from "../maintenance/online-backup.js";
 export { quiescedCount } from "../maintenance/quiesce.js";
+export { restoreStream, snapshotStream, type SnapshotFile } from "../maintenance/stream-snapshot.js";

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { lstatSync, mkdirSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { SagaError } from "../errors.js";
@@ -7,6 +7,7 @@ import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { selfOwner, type ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir } from "../root/secret-files.js";
+import { unsafe } from "../unsafe.js";
 import { writeJournal, type AttemptClaim, type CutEntry, type OwnedPath } from "./journal.js";
 import { readCut } from "./cut.js";
 
@@ -117,11 +118,27 @@ export function removeProvenPath(p: OwnedPath): "removed" | "absent" | "unproven
   return "removed";
 }
 
-/** cp -a of the store: a clone the isolated broker may write to while the preserved store stays untouched. */
-export async function cloneStore(from: string, to: string): Promise<void> {
+/**
+ * The clone an isolated broker needs for one tenant: only `jetstream/<account>/` (its streams,
+ * consumers and their metadata). nats-server keeps each account's JetStream state under its own
+ * directory of the store and a standalone server keeps nothing else there it must read to start;
+ * the isolated broker preloads no other tenant, so a whole-store copy only costs disk and time
+ * (docs/lifecycle.md "Backup and restore"). The preserved store stays untouched either way.
+ */
+export async function cloneSpaceStore(from: string, to: string, accountKey: string): Promise<void> {
+  if (unsafe("CLONE_WHOLE_STORE")) return copyTree(`${from}/.`, to);
   ensureSecretDir(to);
-  await new Promise<void>((resolve, reject) => {
-    execFile("cp", ["-a", `${from}/.`, to], (err, _o, stderr) => {
+  const jetstreamDir = join(to, "jetstream");
+  ensureSecretDir(jetstreamDir);
+  const mine = join(from, "jetstream", accountKey);
+  if (existsSync(mine)) await copyTree(mine, jetstreamDir);
+}
+
+/** cp -a of `from` into `to` (created 0700 first). */
+function copyTree(from: string, to: string): Promise<void> {
+  ensureSecretDir(to);
+  return new Promise<void>((resolve, reject) => {
+    execFile("cp", ["-a", from, to], (err, _o, stderr) => {
       if (err) reject(new SagaError("io", `cloning ${from} to ${to} failed: ${stderr || err.message}`, { next: `check free space under ${to}`, cause: err }));
       else resolve();
     });

@@ -48,6 +48,8 @@ export interface SpaceRestoreOptions {
   /** Online only: restore over the tenant's streams the artifact names; needs `yes`. */
   replace?: boolean;
   yes?: boolean;
+  /** Online only: the queued request this run serves (a job's id and enqueue time); its receipt makes a re-delivery a no-op. */
+  requestId?: string;
 }
 
 export interface SpaceRestoreResult {

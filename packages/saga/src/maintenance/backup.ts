@@ -5,10 +5,9 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
-import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
-import { certainInventory } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
-import { Attempt, cloneStore } from "./attempt.js";
+import { withVerb } from "../ops/verb.js";
+import { Attempt, cloneSpaceStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { assertJournalAllows } from "./journal.js";
@@ -34,14 +33,14 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
   // A running broker is backed up online (only that tenant quiesced); a stopped one through its cut.
   if (opts.mode !== "offline" && brokerState(layout).running) return spaceBackupOnline(opts);
   const progress = opts.onProgress ?? (() => undefined);
-  assertJournalAllows(layout, { verb: "space backup", cut: true }); // a standing removal names itself before any input check
+  const journal = { verb: "space backup", cut: true };
+  assertJournalAllows(layout, journal); // a standing removal names itself before any input check
   if (existsSync(out)) {
     throw new SagaError("invalid-argument", `${out} already exists; a backup writes into a directory it creates itself`, { next: `cotal space backup ${space} --out <a new directory>` });
   }
-  const lock = await waitForMaintenanceLock(layout.root, `cotal space backup ${space}`, opts.lockWaitMs ?? 30_000);
-  try {
+  // The lock, the reaping of leaked brokers, the journal and the certain inventory: the one preamble (ops/verb.ts).
+  return withVerb({ root: layout.root, purpose: `cotal space backup ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ lock, disk: tenants }) => {
     const cut = requireReadyCut(layout, "space backup");
-    const tenants = certainInventory(layout);
     const account = tenants.find((t) => t.name === space);
     if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
     const owners = storeOwners(layout, tenants);
@@ -56,7 +55,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       attempt.createDir("work", work);
       const clone = join(work, "nats");
       progress({ phase: "clone", done: 0, total: 1 });
-      await cloneStore(layout.storeDir, clone);
+      await cloneSpaceStore(layout.storeDir, clone, account.publicKey); // only this tenant: the cost follows the space
       progress({ phase: "clone", done: 1, total: 1 });
       attempt.stage("cloned");
       const onDisk = validateSpaceBackupInventory(clone, owners, space, account.publicKey);
@@ -103,8 +102,6 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       attempt.abandon();
       throw typedIsolatedFailure(err, `cotal space backup ${space} --out ${out}   # run it again`);
     }
-  } finally {
-    releaseMaintenanceLock(lock);
-  }
+  });
 }
 

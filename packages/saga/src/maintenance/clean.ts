@@ -4,10 +4,11 @@ import { afterPid, SagaError } from "../errors.js";
 import { connectAsAccount } from "../broker/connect.js";
 import { serversOfRoot } from "../broker/server-scan.js";
 import { stopProcess } from "../broker/stop-process.js";
-import { releaseMaintenanceLock, waitForMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
+import type { MaintenanceLock } from "../lock/maintenance-lock.js";
+import { withVerb } from "../ops/verb.js";
 import { ownerStatus, pidAlive, selfOwner } from "../lock/process-identity.js";
 import { loadSpaceAccount } from "../root/account-store.js";
-import { RootLayout } from "../root/layout.js";
+import type { RootLayout } from "../root/layout.js";
 import { writeJournal, type AttemptClaim, type OwnedPath } from "./journal.js";
 import { attemptWorkDir, removeProvenPath } from "./attempt.js";
 import { readCut } from "./cut.js";
@@ -103,9 +104,9 @@ export async function recoverAttempt(layout: RootLayout, lock: MaintenanceLock, 
 
 /** `cotal clean restore-attempt --attempt ID`: recovery of a dead backup/restore attempt. */
 export async function cleanRestoreAttempt(opts: { root: string; attempt: string; lockWaitMs?: number }): Promise<CleanAttemptResult> {
-  const layout = new RootLayout(opts.root);
-  const lock = await waitForMaintenanceLock(layout.root, `cotal clean restore-attempt ${opts.attempt}`, opts.lockWaitMs ?? 30_000);
-  try {
+  // The one preamble (ops/verb.ts): the lock, leaked brokers reaped (never the journaled attempt's), the journal.
+  const verb = { root: opts.root, purpose: `cotal clean restore-attempt ${opts.attempt}`, journal: { verb: "clean restore-attempt", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false };
+  return withVerb(verb, async ({ layout, lock }) => {
     const claim = readCut(layout)?.attempt;
     if (!claim || claim.id !== opts.attempt) return { attemptId: opts.attempt, outcome: "absent", removed: [], killed: [], deletedStreams: [] };
     const me = selfOwner();
@@ -113,7 +114,5 @@ export async function cleanRestoreAttempt(opts: { root: string; attempt: string;
       throw new SagaError("attempt-pending", `attempt ${claim.id} is owned by live pid ${claim.owner.pid}`, { next: afterPid(claim.owner.pid) });
     }
     return await recoverAttempt(layout, lock, claim);
-  } finally {
-    releaseMaintenanceLock(lock);
-  }
+  });
 }

@@ -23,6 +23,7 @@ import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";
 import { quiesceTenant, recoverQuiesce, resignRevocations, setQuiesceStage, untilIssuedAfter, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
 import type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
+import { readRestoreReceipt, writeRestoreReceipt } from "./restore-receipt.js";
 import { deleteStreams, installArtifactStreams, listStreams, replaceable, targetNotEmpty } from "./restore-streams.js";
 
 /** What the restore user may do: list, inspect, delete and restore streams, create the ttl buckets, read consumers. */
@@ -45,6 +46,8 @@ export interface OnlineRestoreResult extends SpaceRestoreResult {
   timeline: { quiesceProvenAt: number; restoredAt: number; liftProvenAt: number };
   /** A stopped online backup or restore this run lifted or took over first. */
   recovered?: QuiesceRecovery | { took: QuiesceEntry["stage"]; attemptId: string };
+  /** The request's receipt was found: it had restored already (verified at this epoch ms); nothing was done now. */
+  alreadyRestored?: number;
 }
 
 /** The artifact's streams the namespace holds with data (a fresh space's empty template streams do not count). */
@@ -126,8 +129,20 @@ export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<On
       });
     }
     const names = manifest.streams.map((s) => s.name);
+    // A re-delivered request that restored already (its receipt, restore-receipt.ts) with no entry
+    // of this space standing does nothing: restoring again would delete what the tenant wrote since.
+    const receipt = opts.requestId && !unsafe("IGNORE_RESTORE_RECEIPT") ? readRestoreReceipt(layout, opts.requestId, space) : undefined;
+    if (receipt && !inherited) {
+      opts.onNotice?.(`request ${opts.requestId} restored space ${space} already (attempt ${receipt.attemptId}); nothing to do`);
+      const at = receipt.verifiedAt;
+      return { ...resultOf(manifest, from, account, receipt.attemptId), replaced: [], timeline: { quiesceProvenAt: at, restoredAt: at, liftProvenAt: at }, alreadyRestored: at, ...(recovered ? { recovered } : {}) };
+    }
+    const receiptFor = (attemptId: string) => {
+      if (opts.requestId) writeRestoreReceipt(layout, lock, { request: opts.requestId, space, from, attemptId, verifiedAt: Date.now() });
+    };
     if (inherited && (inherited.stage === "verified" || inherited.stage === "lifting")) {
       // The stopped restore had verified every stream: only its lift was owed.
+      receiptFor(inherited.attemptId);
       const done = await recoverQuiesce(env, inherited, "space restore", session.url);
       const now = Date.now();
       return { ...resultOf(manifest, from, account, inherited.attemptId), replaced: [], timeline: { quiesceProvenAt: now, restoredAt: now, liftProvenAt: now }, recovered: done };
@@ -180,6 +195,7 @@ export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<On
         return gone;
       });
       const restoredAt = Date.now();
+      receiptFor(attemptId); // still quiesced: no tenant write falls between the restore and its receipt
       setQuiesceStage(layout, lock, attemptId, "verified");
       await failpoint("restore-online-verified");
       setQuiesceStage(layout, lock, attemptId, "lifting");
@@ -187,6 +203,7 @@ export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<On
       const liftProvenAt = Date.now();
       await failpoint("restore-online-lifted");
       clearJournal(layout, lock); // only after the lift's proof
+      await failpoint("restore-online-done");
       return {
         ...resultOf(manifest, from, account, attemptId),
         replaced,

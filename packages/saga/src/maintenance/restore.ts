@@ -1,17 +1,17 @@
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { SagaError } from "../errors.js";
+import { SagaError, isSagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
-import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
+import { withVerb } from "../ops/verb.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
 import { verifyArtifact } from "./artifact.js";
-import { Attempt, cloneStore } from "./attempt.js";
+import { Attempt, cloneSpaceStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { typedIsolatedFailure } from "./isolated-broker.js";
 import { canonicalRoot } from "../root/canonical-root.js";
-import { assertJournalAllows } from "./journal.js";
+import { assertJournalAllows, restoreRerun, type QuiesceEntry } from "./journal.js";
 import { runRestorePass } from "./restore-pass.js";
 import { recoverAttempt } from "./clean.js";
 import { brokerState } from "../broker/runtime.js";
@@ -19,6 +19,25 @@ import { spaceRestoreOnline } from "./online-restore.js";
 import type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
 
 export type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
+
+/**
+ * The journal check of the offline path. A stopped online restore's entry is finished online only
+ * (its re-run takes it over through the running broker): with the broker stopped, naming the re-run
+ * would send the operator straight back here, so the way out is the `up` that lifts it first.
+ */
+function offlineJournalAllows(layout: RootLayout, policy: { verb: string; cut: boolean }): void {
+  try {
+    assertJournalAllows(layout, policy);
+  } catch (err) {
+    const entry = isSagaError(err, "journal-blocked") ? (err.details?.journal as QuiesceEntry | undefined) : undefined;
+    if (entry?.op !== "quiesce" || entry.purpose !== "restore") throw err;
+    throw new SagaError("broker-not-running", `an online restore of space ${entry.space} (${entry.stage}) was cut short and the broker is stopped; it is finished online only`, {
+      next: `cotal up --detach   # lifts ${entry.space} first; then: ${restoreRerun(entry)}`,
+      details: { journal: entry },
+      cause: err,
+    });
+  }
+}
 
 /**
  * `cotal space restore <name> --from DIR` (docs/lifecycle.md "Backup and restore"): offline after a ready cut, into an empty
@@ -32,18 +51,20 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
   const layout = new RootLayout(canonicalRoot(opts.root));
   // A running broker restores online (only that tenant quiesced); a stopped one through its cut.
   if (opts.mode !== "offline" && brokerState(layout).running) return spaceRestoreOnline(opts);
+  const journal = { verb: "space restore", cut: true };
+  offlineJournalAllows(layout, journal); // a standing removal names itself before any input check
   if (opts.replace) {
     throw new SagaError("invalid-argument", "--replace restores over a space's streams on a running broker only", { next: `cotal up --detach && cotal space restore ${space} --from ${from} --replace --yes` });
   }
   const progress = opts.onProgress ?? (() => undefined);
-  assertJournalAllows(layout, { verb: "space restore", cut: true }); // a standing removal names itself before any input check
   // Read-only verification first: a truncated or tampered artifact refuses before any write.
   const first = verifyArtifact(from, (n) => progress({ phase: "verify", done: n, total: n }));
   if (first.manifest.space !== space) {
     throw new SagaError("artifact-invalid", `${from} is a backup of space ${first.manifest.space}, not ${space}`, { next: `cotal space restore ${first.manifest.space} --from ${from}` });
   }
-  const lock = await waitForMaintenanceLock(layout.root, `cotal space restore ${space}`, opts.lockWaitMs ?? 30_000);
-  try {
+  // The lock, the reaping of leaked brokers and the journal: the one preamble (ops/verb.ts); the
+  // space's own record is read below, so a sibling's unreadable record does not block its restore.
+  return withVerb({ root: layout.root, purpose: `cotal space restore ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ lock }) => {
     const cut = requireReadyCut(layout, "space restore");
     const account = loadSpaceAccount(layout, space);
     if (!account) {
@@ -73,7 +94,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       }
       attempt.stage("quarantine");
       const quarantine = join(attempt.workDir, "quarantine");
-      await cloneStore(layout.storeDir, quarantine);
+      await cloneSpaceStore(layout.storeDir, quarantine, account.publicKey); // only this tenant's account directory
       const rehearsed = await runRestorePass(layout, "quarantine", quarantine, account, staged, manifest, checkpoints, attempt, progress);
       if (!rehearsed) throw new SagaError("restore-verify-failed", "the quarantine pass produced no re-snapshot", { next: `cotal space restore ${space} --from ${from}` });
       rmSync(quarantine, { recursive: true, force: true });
@@ -102,7 +123,5 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       else await recoverAttempt(layout, lock, claim).catch(() => undefined);
       throw typedIsolatedFailure(err, `cotal space restore ${space} --from ${from}${opts.rebindAccount ? " --rebind-account" : ""}   # run it again`);
     }
-  } finally {
-    releaseMaintenanceLock(lock);
-  }
+  });
 }
