@@ -1,5 +1,6 @@
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
+import { listedOrClaimed } from "../inventory/record.js";
 import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -78,7 +79,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
       // A refused saga owes nothing for the names the record neither lists nor claims.
       const cur = await session.store.read().catch(() => undefined);
       if (cur) {
-        const trusted = new Set([...cur.record.spaces, ...(cur.record.pending?.nextSpaces ?? [])]);
+        const trusted = listedOrClaimed(cur.record);
         settleProvisioning(layout, names.filter((n) => !trusted.has(n)));
       }
       throw err;

@@ -6,6 +6,7 @@ import { assertSpaceName } from "../names.js";
 import { brokerState } from "../broker/runtime.js";
 import { pidAlive } from "../lock/process-identity.js";
 import type { VersionedRecord } from "../inventory/authority-store.js";
+import { listedOrClaimed } from "../inventory/record.js";
 import { decideResume } from "../inventory/resume-decision.js";
 import { deleteSpaceStreams } from "../provision/teardown-space.js";
 import { evictAccountConnections, type EvictionResult } from "../provision/evict-connections.js";
@@ -129,7 +130,7 @@ async function runRemoval({ v, space, session, running, decided, notes }: Remova
   }
   let entry: SpaceRmEntry | undefined = v.journal?.op === "space-rm" ? v.journal : undefined;
   if (!entry) {
-    const listed = current.record.spaces.includes(space) || current.record.pending?.nextSpaces.includes(space) === true;
+    const listed = listedOrClaimed(current.record).has(space);
     if (!listed && !account) return { space, outcome: "absent", brokerRunning: running, deletedStreams: [], reaped: [], notes };
     refuseBeforeJournal(layout, space, current, running);
     const live = liveSpaceProcesses(layout, space);
