@@ -63,6 +63,8 @@ export const UNSAFE_SWITCHES = [
   "SKIP_QUIESCE",
   /** An online restore does not refuse a namespace holding the artifact's streams with data: it restores over them as --replace would. */
   "RESTORE_OVER_DATA",
+  /** space rm does not wait for a committed add still provisioning the space (its streams outlive the removal). */
+  "RM_DURING_PROVISIONING",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];
