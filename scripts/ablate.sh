@@ -36,6 +36,7 @@ ROWS=(
   "IGNORE_RECORD_SIZE|scale-limits|larger than the broker|inventory writes refused past max_payload, never a conflict"
   "SKIP_QUIESCE|backup-online|quiesces only the tenant|online backup quiesce (the tenant's clients refused while its streams are read)"
   "RESTORE_OVER_DATA|restore-online|refuses restore-target-not-empty|online restore refuses a namespace holding the artifact's streams with data"
+  "RM_DURING_PROVISIONING|provision-overlap|rm waits for the provisioning|space rm waits for a committed add still provisioning the space"
 )
 
 want=("$@")
