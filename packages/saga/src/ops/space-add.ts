@@ -57,12 +57,13 @@ export function validateBatch(names: readonly string[]): string[] {
  * Provisioning is idempotent, and once the lock is released the next writer's reload can drop its
  * connection (every JWT client, before 2.14.8) mid-request: such a failure is retried, twice.
  */
-async function provisionRetrying(url: string, rec: AccountRecord): Promise<ProvisionResult> {
+async function provisionRetrying(url: string, rec: AccountRecord, onNotice?: (m: string) => void): Promise<ProvisionResult> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await provisionSpace(url, rec);
     } catch (err) {
       if (attempt >= 3 || !isSagaError(err, "broker-unreachable")) throw err;
+      onNotice?.(`provisioning ${rec.name} again (attempt ${attempt + 1}/3): ${err.message}`);
     }
   }
 }
@@ -118,7 +119,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     let done = 0;
     const provisioned = await mapPool(names, PROVISION_CONCURRENCY, async (n) => {
       const rec = loadSpaceAccount(layout, n);
-      const r = rec ? (writeObserverCreds(layout, broker, n), await provisionRetrying(session.runtime.url, rec)) : undefined;
+      const r = rec ? (writeObserverCreds(layout, broker, n), await provisionRetrying(session.runtime.url, rec, opts.onNotice)) : undefined;
       opts.onProvision?.({ done: ++done, total: names.length, space: n });
       return r;
     }).then((rs) => rs.filter((x): x is ProvisionResult => x !== undefined));
