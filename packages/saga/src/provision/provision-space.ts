@@ -1,9 +1,10 @@
 import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { connectAsAccount } from "../broker/connect.js";
 import { SagaError } from "../errors.js";
 import type { AccountRecord } from "../root/records.js";
-import { spaceTemplate } from "./template.js";
+import { spaceTemplate, type SpaceTemplate } from "./template.js";
 
 /** Spaces provisioned at once: each is its own account, so they are independent; the bound keeps
  * a large batch or a cold boot from opening thousands of connections together. */
@@ -22,7 +23,32 @@ export interface ProvisionResult {
 export async function provisionSpace(url: string, account: AccountRecord): Promise<ProvisionResult> {
   const tpl = spaceTemplate(account.name);
   const nc = await connectAsAccount(url, account, { name: `cotal-provisioner-${account.name}`, ttlSeconds: 300 });
+  // A reload before 2.14.8 drops this connection, and a request in flight would wait out its 5 s
+  // timeout: the drop fails the attempt at once instead (the caller retries; creation is idempotent).
+  const dropped = new Promise<never>((_, reject) => {
+    void (async () => {
+      for await (const st of nc.status()) if (st.type === "disconnect") return reject(new Error("the connection dropped (a reload)"));
+    })().catch(() => undefined);
+  });
+  dropped.catch(() => undefined);
   try {
+    const work = create(nc, tpl);
+    work.catch(() => undefined); // a drop that wins the race leaves it to fail on the closed connection
+    await Promise.race([work, dropped]);
+    return { space: account.name, streams: tpl.streams.map((s) => s.name), buckets: tpl.buckets.map((b) => b.bucket) };
+  } catch (err) {
+    if (err instanceof SagaError) throw err;
+    throw new SagaError("broker-unreachable", `provisioning space ${account.name} failed: ${(err as Error).message}`, {
+      next: `cotal up   # re-runs provisioning for every space (idempotent)`,
+      cause: err,
+    });
+  } finally {
+    await nc.close();
+  }
+}
+
+async function create(nc: NatsConnection, tpl: SpaceTemplate): Promise<void> {
+  {
     const jsm = await jetstreamManager(nc);
     for (const s of tpl.streams) {
       const cfg = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: RetentionPolicy.Limits, description: s.description };
@@ -38,14 +64,5 @@ export async function provisionSpace(url: string, account: AccountRecord): Promi
     for (const b of tpl.buckets) {
       await kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description });
     }
-    return { space: account.name, streams: tpl.streams.map((s) => s.name), buckets: tpl.buckets.map((b) => b.bucket) };
-  } catch (err) {
-    if (err instanceof SagaError) throw err;
-    throw new SagaError("broker-unreachable", `provisioning space ${account.name} failed: ${(err as Error).message}`, {
-      next: `cotal up   # re-runs provisioning for every space (idempotent)`,
-      cause: err,
-    });
-  } finally {
-    await nc.close();
   }
 }
