@@ -37,6 +37,7 @@ ROWS=(
   "SKIP_QUIESCE|backup-online|quiesces only the tenant|online backup quiesce (the tenant's clients refused while its streams are read)"
   "RESTORE_OVER_DATA|restore-online|refuses restore-target-not-empty|online restore refuses a namespace holding the artifact's streams with data"
   "RM_DURING_PROVISIONING|provision-overlap|rm waits for the provisioning|space rm waits for a committed add still provisioning the space"
+  "TRUST_LEGACY_NEXT|resume-edges|a previous version's claim|a previous version's claim whose next list disagrees with its delta is refused (row 6)"
 )
 
 want=("$@")

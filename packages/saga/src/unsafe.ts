@@ -65,6 +65,8 @@ export const UNSAFE_SWITCHES = [
   "RESTORE_OVER_DATA",
   /** space rm does not wait for a committed add still provisioning the space (its streams outlive the removal). */
   "RM_DURING_PROVISIONING",
+  /** A previous version's claim is resumed from its delta even when its stored next list disagrees. */
+  "TRUST_LEGACY_NEXT",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];
