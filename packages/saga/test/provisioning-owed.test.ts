@@ -66,13 +66,15 @@ describe("provisioning owed: one marker per owing verb", () => {
     expect(readProvisioningOwed(l)).toBeUndefined();
   });
 
-  it("liveProvisioners names only other live owners of that space", () => {
+  it("liveProvisioners names the live owners of that space, this process included (a worker runs adds and removals)", () => {
     const l = root();
     foreign(l, DEAD_PID, ["x"]);
     foreign(l, LIVE_PID, ["x", "y"]);
-    oweProvisioning(l, ["x", "z"]);
+    const mine = oweProvisioning(l, ["z"]);
     expect(liveProvisioners(l, "x").map((o) => o.pid)).toEqual([LIVE_PID]);
-    expect(liveProvisioners(l, "z")).toEqual([]); // this process's own marker never blocks it
+    expect(liveProvisioners(l, "z").map((o) => o.pid)).toEqual([process.pid]);
+    settleOwed(mine);
+    expect(liveProvisioners(l, "z")).toEqual([]);
     expect(liveProvisioners(l, "w")).toEqual([]);
   });
 

@@ -148,12 +148,15 @@ export function settleProvisioning(layout: RootLayout, spaces?: readonly string[
   }
 }
 
-/** The live processes other than this one whose markers owe `space`. */
+/**
+ * The live processes whose markers owe `space`, this one included: a worker provisions one batch
+ * while it runs a `space rm` job in the same process.
+ */
 export function liveProvisioners(layout: RootLayout, space: string): ProcessOwner[] {
   const out: ProcessOwner[] = [];
   for (const r of readAll(layout)) {
     if ("unreadable" in r || r.legacy || !r.marker) continue;
-    if (!r.marker.spaces.includes(space) || mine(r.marker.owner)) continue;
+    if (!r.marker.spaces.includes(space)) continue;
     if (ownerStatus(r.marker.owner) !== "dead") out.push(r.marker.owner);
   }
   return out;
