@@ -39,6 +39,8 @@ ROWS=(
   "CLUSTER_COMMIT_UNPROVEN|cluster|kill -9 of node 3|a cluster root commits only what every member node proved"
   "CLONE_WHOLE_STORE|backup-roundtrip|clone holds only the tenant|an offline backup/restore clones only the tenant's account directory"
   "IGNORE_RESTORE_RECEIPT|jobs-schedule|answers from its receipt|a re-delivered queued restore answers from its receipt, never restores twice"
+  "RM_DURING_PROVISIONING|provision-overlap|rm waits for the provisioning|space rm waits for a committed add still provisioning the space"
+  "TRUST_LEGACY_NEXT|resume-edges|a previous version's claim|a previous version's claim whose next list disagrees with its delta is refused (row 6)"
 )
 
 want=("$@")

@@ -110,7 +110,15 @@ async function cotalQueue(): Promise<Arm> {
   const cfg = workerConfig(br.root, { redisUrl, http: undefined }, {});
   const batches: string[] = [];
   // The worker's JSON log lines, read back: each group commit is one `event: "batch"` line.
-  const logger = createLogger({ format: "json", name: "bench", destination: { write: (line: string) => { const e = JSON.parse(line) as { event?: string; msg?: string }; if (e.event === "batch" && e.msg) batches.push(e.msg); } } });
+  let conflicts = 0;
+  let reprovisioned = 0;
+  const logger = createLogger({ format: "json", name: "bench", destination: { write: (line: string) => {
+    const e = JSON.parse(line) as { event?: string; msg?: string };
+    if (e.event === "batch" && e.msg) batches.push(e.msg);
+    // The saga's notices: a conflict re-decides; a provisioning retried after a reload dropped it.
+    if (e.event === "saga-notice" && e.msg?.startsWith("saga: conflict")) conflicts++;
+    if (e.event === "saga-notice" && / again \(attempt /.test(e.msg ?? "")) reprovisioned++;
+  } } });
   const worker = await CotalWorker.start({ ...cfg, logger });
   onCleanup("close the worker", () => worker.close());
   const list = names("q", 0, N);
@@ -135,7 +143,7 @@ async function cotalQueue(): Promise<Arm> {
     survivorMaxGapMs: round(watcher.maxReconnectGapMs()),
     notes: [
       `worker defaults: concurrency ${cfg.concurrency}, batch ≤ ${cfg.batch.maxSize} within ${cfg.batch.maxWaitMs} ms`,
-      `enqueue ${round(tEnq - t0)} ms, jobs done ${round(t1 - t0)} ms, ${batches.length} batch(es)`,
+      `enqueue ${round(tEnq - t0)} ms, jobs done ${round(t1 - t0)} ms, ${batches.length} batch(es), ${conflicts} conflict(s), ${reprovisioned} provisioning retr${reprovisioned === 1 ? "y" : "ies"}`,
       "trust and provisioning are not separable from the outside here (each batch is one spaceAdd: trust then provisioning)",
     ],
   };

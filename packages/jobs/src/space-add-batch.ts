@@ -33,31 +33,36 @@ export interface SpaceAddBatchOptions {
  */
 export function spaceAddBatchRunner(opts: SpaceAddBatchOptions) {
   const add = opts.add ?? spaceAdd;
-  const run = async (names: string[]): Promise<SpaceAddResult> => {
+  const run = async (names: string[], committed?: () => void): Promise<SpaceAddResult> => {
     const r = await add({
       root: opts.root,
       names,
       lockWaitMs: opts.lockWaitMs,
+      // Batches queue on the lock: each reads its decision once it holds it, so none conflicts on
+      // the batch before it (docs/resume.md, R1); the next batch starts at this one's commit.
+      decideUnderLock: true,
+      ...(committed ? { onCommitted: () => committed() } : {}),
       ...(opts.onTiming ? { onTiming: opts.onTiming } : {}),
       ...(opts.onNotice ? { onNotice: opts.onNotice } : {}),
     });
     opts.onResult?.(r, names);
     return r;
   };
-  const resultFor = (r: SpaceAddResult, name: string, batchSize: number): SpaceAddJobResult => ({
+  const resultFor = (r: SpaceAddResult, name: string, batchSize: number, added = new Set(r.added)): SpaceAddJobResult => ({
     space: name,
-    outcome: r.added.includes(name) ? "added" : "already-present",
+    outcome: added.has(name) ? "added" : "already-present",
     generation: r.generation,
     batchSize,
     reloads: r.reloads,
   });
 
-  return async (_key: string, items: readonly SpaceAddItem[]): Promise<ItemResult<SpaceAddJobResult>[]> => {
+  return async (_key: string, items: readonly SpaceAddItem[], committed?: () => void): Promise<ItemResult<SpaceAddJobResult>[]> => {
     // A job re-delivered after a stall may share a batch with its earlier self: one name, one entry.
     const names = [...new Set(items.map((i) => i.name))];
     try {
-      const r = await run(names);
-      return items.map((i) => ({ ok: true, value: resultFor(r, i.name, names.length) }));
+      const r = await run(names, committed);
+      const added = new Set(r.added);
+      return items.map((i) => ({ ok: true, value: resultFor(r, i.name, names.length, added) }));
     } catch (err) {
       if (isRetriable(err) || names.length === 1) return items.map(() => ({ ok: false, error: toJobFailure(err) }));
       const single = new Map<string, ItemResult<SpaceAddJobResult>>();

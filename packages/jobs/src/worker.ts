@@ -55,6 +55,8 @@ export class CotalWorker {
       {
         maxBatch: opts.batch.maxSize,
         maxWaitMs: opts.batch.maxWaitMs,
+        // One batch's provisioning overlaps the next one's saga (it starts at the commit, docs/saga.md).
+        maxInFlight: 2,
         onBatch: ({ size, ms, ok }) => {
           this.metrics.batchSize.observe(size);
           this.metrics.batchSeconds.observe(ms / 1000);

@@ -54,6 +54,51 @@ describe("group commit", () => {
     await gc.idle();
   });
 
+  it("with maxInFlight 2 the next batch starts at the previous one's commit, never two committing at once", async () => {
+    const events: string[] = [];
+    let committing = 0;
+    let maxCommitting = 0;
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const gc = new GroupCommit<number, number>({ maxBatch: 2, maxWaitMs: 20, maxInFlight: 2 }, async (_k, items, committed) => {
+      const id = items.join("+");
+      inFlight++;
+      committing++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      maxCommitting = Math.max(maxCommitting, committing);
+      events.push(`start ${id}`);
+      await sleep(10); // the saga
+      committing--;
+      events.push(`commit ${id}`);
+      committed();
+      committed(); // idempotent
+      await sleep(40); // the provisioning, overlapping the next batch's saga
+      events.push(`end ${id}`);
+      inFlight--;
+      return items.map((x) => ({ ok: true, value: x }));
+    });
+    expect(await Promise.all(Array.from({ length: 6 }, (_, i) => gc.submit("r", i)))).toEqual([0, 1, 2, 3, 4, 5]);
+    await gc.idle();
+    expect(maxCommitting).toBe(1);
+    expect(maxInFlight).toBe(2);
+    expect(events.indexOf("start 2+3")).toBeGreaterThan(events.indexOf("commit 0+1"));
+    expect(events.indexOf("start 2+3")).toBeLessThan(events.indexOf("end 0+1")); // overlap
+    expect(events.indexOf("start 4+5")).toBeGreaterThan(events.indexOf("end 0+1")); // at most 2 in flight
+  });
+
+  it("without maxInFlight a batch that commits early still holds the key until it returns", async () => {
+    const events: string[] = [];
+    const gc = new GroupCommit<number, number>({ maxBatch: 1, maxWaitMs: 0 }, async (_k, items, committed) => {
+      events.push(`start ${items[0]}`);
+      committed();
+      await sleep(20);
+      events.push(`end ${items[0]}`);
+      return items.map((x) => ({ ok: true, value: x }));
+    });
+    await Promise.all([gc.submit("r", 1), gc.submit("r", 2)]);
+    expect(events).toEqual(["start 1", "end 1", "start 2", "end 2"]);
+  });
+
   it("keeps keys (roots) apart", async () => {
     const seen: string[] = [];
     const gc = new GroupCommit<string, string>({ maxBatch: 10, maxWaitMs: 10 }, async (k, items) => {
@@ -101,6 +146,24 @@ describe("space-add batch runner (fake saga)", () => {
     ]);
     expect(calls).toEqual([["a", "old"]]);
     expect(res.map((r) => (r.ok ? r.value.outcome : "err"))).toEqual(["added", "already-present", "added"]);
+  });
+
+  it("the queued saga reads its decision under the lock and frees the lane at its commit", async () => {
+    const seen: SpaceAddOptions[] = [];
+    let freed = 0;
+    const run = spaceAddBatchRunner({
+      root: "/r",
+      lockWaitMs: 1,
+      add: async (o: SpaceAddOptions) => {
+        seen.push(o);
+        const r = fakeResult(o.names, new Set());
+        o.onCommitted?.(r);
+        return r;
+      },
+    });
+    await run("k", [{ name: "a", jobId: "1" }], () => freed++);
+    expect(seen[0]?.decideUnderLock).toBe(true);
+    expect(freed).toBe(1);
   });
 
   it("a permanent refusal is retried name by name so only the offender fails; a busy refusal fails all (retried by BullMQ)", async () => {

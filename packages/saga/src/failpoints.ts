@@ -21,8 +21,8 @@ export const FAILPOINTS = [
   // up and the broker process
   "up-locked", "up-rendered", "up-started", "broker-spawned",
   "maintenance-started", "backup-started", "clean-started", "restore-quarantine-started", "restore-target-started",
-  // space rm and up --rotate-sys (docs/refusals.md)
-  "rm-journaled", "rm-streams-deleted", "rotate-journaled", "rotate-seed-written", "rotate-applied",
+  // space rm, space add after its commit (docs/saga.md) and up --rotate-sys (docs/refusals.md)
+  "rm-journaled", "rm-streams-deleted", "add-provisioning", "rotate-journaled", "rotate-seed-written", "rotate-applied",
   // the preserve-state cut, backup and restore
   "cut-intent", "cut-committed", "resume-intent",
   "backup-snapshot-start", "backup-first-chunk", "backup-mid-stream", "backup-snapshot-close", "backup-manifest",

@@ -69,6 +69,10 @@ export const UNSAFE_SWITCHES = [
   "CLONE_WHOLE_STORE",
   /** A queued restore re-delivered after it completed runs again instead of answering from its receipt. */
   "IGNORE_RESTORE_RECEIPT",
+  /** space rm does not wait for a committed add still provisioning the space (its streams outlive the removal). */
+  "RM_DURING_PROVISIONING",
+  /** A previous version's claim is resumed from its delta even when its stored next list disagrees. */
+  "TRUST_LEGACY_NEXT",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

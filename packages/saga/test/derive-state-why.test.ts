@@ -3,7 +3,7 @@ import { deriveState } from "../src/internal.js";
 
 // `cotal status` prints the state and its `why`; the why is what the operator acts on.
 import { D, stateInput as input, stateRec as rec } from "./fixtures/records.js";
-const pending = { generation: 4, op: "add" as const, adds: ["c"], removes: [], nextSpaces: ["a", "b", "c"], writer: "9@h (space add)", leaseId: "L", claimedAt: "t" };
+const pending = { generation: 4, op: "add" as const, adds: ["c"], removes: [], writer: "9@h (space add)", leaseId: "L", claimedAt: "t" };
 
 describe("deriveState: state and why", () => {
   it.each([

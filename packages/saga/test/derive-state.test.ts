@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { deriveState, planReconcile } from "../src/internal.js";
 
 import { D, stateInput as input, stateRec as rec } from "./fixtures/records.js";
-const pending = { generation: 4, op: "add" as const, adds: ["c"], removes: [], nextSpaces: ["a", "b", "c"], writer: "w", leaseId: "L", claimedAt: "t" };
+const pending = { generation: 4, op: "add" as const, adds: ["c"], removes: [], writer: "w", leaseId: "L", claimedAt: "t" };
 
 describe("deriveState (001 §8 vocabulary)", () => {
   it.each([

@@ -4,7 +4,7 @@ import { accountedNames, diffLists, parseInventoryRecord, seedRecord, sortedName
 // Every field of the stored inventory is checked on read (001 §3.3): a record cotal cannot fully
 // read is refused with the reason, never half-trusted.
 const D = (c: string) => `sha256:${c.repeat(64)}`;
-const pending: PendingMutation = { generation: 4, op: "add", adds: ["c"], removes: [], nextSpaces: ["a", "b", "c"], writer: "1@h (space add)", leaseId: "L", claimedAt: "2026-01-01T00:00:00.000Z" };
+const pending: PendingMutation = { generation: 4, op: "add", adds: ["c"], removes: [], writer: "1@h (space add)", leaseId: "L", claimedAt: "2026-01-01T00:00:00.000Z" };
 const ok: InventoryRecord = { generation: 3, spaces: ["a", "b"], appliedGeneration: 3, configDigest: D("a"), pending: null };
 const parse = (v: unknown) => parseInventoryRecord(JSON.stringify(v));
 const withPending = (p: Record<string, unknown>) => parse({ ...ok, pending: { ...pending, ...p } });

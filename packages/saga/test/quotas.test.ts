@@ -162,7 +162,7 @@ describe("space limits: re-signing and the claim", () => {
       spaces: ["alpha", "beta"],
       appliedGeneration: 3,
       configDigest: null,
-      pending: { generation: 4, op: "limits", adds: [], removes: [], nextSpaces: ["alpha", "beta"], writer: "w", leaseId: "l", claimedAt: "t", ...extra },
+      pending: { generation: 4, op: "limits", adds: [], removes: [], writer: "w", leaseId: "l", claimedAt: "t", ...extra },
     });
   it("a limits claim carries its change, and only a limits claim does", () => {
     const ok = parseInventoryRecord(pending({ limits: { space: "alpha", from: "a.b.c", to: "d.e.f" } }));

@@ -11,7 +11,7 @@ describe("inventory record size guard", () => {
   it("charges a claim the room its staged, proven and committed successors need", () => {
     const names = Array.from({ length: 2000 }, (_, i) => `space-${String(i).padStart(5, "0")}-with-a-longer-name`);
     const base: InventoryRecord = { generation: 7, spaces: names.slice(0, 1000), appliedGeneration: 7, configDigest: null, pending: null };
-    const claim: InventoryRecord = { ...base, pending: pending({ adds: names.slice(1000), nextSpaces: names, mints: names.slice(1000) }) };
+    const claim: InventoryRecord = { ...base, pending: pending({ adds: names.slice(1000), mints: names.slice(1000) }) };
     const staged: InventoryRecord = { ...claim, pending: { ...claim.pending!, stagedDigest: D("b") } };
     const proven: InventoryRecord = { ...staged, appliedGeneration: 8, configDigest: D("b"), serverConfigDigest: { digest: D("c"), forConfigDigest: D("b") } };
     const committed: InventoryRecord = { generation: 8, spaces: names, appliedGeneration: 8, configDigest: D("b"), pending: null };

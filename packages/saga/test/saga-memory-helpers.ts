@@ -69,5 +69,5 @@ export async function crashAt(step: FailpointName, fn: () => Promise<unknown>): 
 }
 
 export function pendingClaim(extra: Partial<PendingMutation> = {}): PendingMutation {
-  return { generation: 2, op: "add", adds: ["beta"], removes: [], nextSpaces: ["beta", "default"], writer: "pid 1@elsewhere (space add)", leaseId: "dead-writer-lease", claimedAt: new Date(0).toISOString(), ...extra };
+  return { generation: 2, op: "add", adds: ["beta"], removes: [], writer: "pid 1@elsewhere (space add)", leaseId: "dead-writer-lease", claimedAt: new Date(0).toISOString(), ...extra };
 }

@@ -59,7 +59,8 @@ const MESSAGE_TOO_LARGE = 10054;
 export const PUT_OVERHEAD = 256;
 /**
  * A claim (pending, not yet staged) grows by the staged digest, then by the proof's digests, before
- * its commit (which is smaller: the next list replaces `spaces`). Checking the claim with this room
+ * its commit (which is no larger: `spaces` with the adds, where the claim holds `spaces` and its adds
+ * and mints; docs/saga.md "The claim"). Checking the claim with this room
  * refuses before the first write a saga whose later writes would not fit.
  */
 export const CLAIM_GROWTH = 512;

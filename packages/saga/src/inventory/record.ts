@@ -1,4 +1,5 @@
 import { isValidSpaceName } from "../names.js";
+import { unsafe } from "../unsafe.js";
 
 export type MutationOp = "add" | "remove" | "reconcile" | "batch" | "limits";
 
@@ -17,10 +18,16 @@ export interface PendingMutation {
   /** g+1: the generation this mutation commits. */
   generation: number;
   op: MutationOp;
+  /** Names the committed list does not hold yet (sorted). */
   adds: string[];
+  /** Names the committed list holds and the commit drops (sorted). */
   removes: string[];
-  /** The full tenant set the commit will record (sorted). */
-  nextSpaces: string[];
+  /**
+   * Written only by cotal before the claim stored its delta alone (docs/saga.md, "The claim"): parse
+   * drops it when it equals `claimedSpaces(spaces, claim)` and keeps it only when it disagrees, which
+   * `decideResume` refuses (row 6). Never written by this version; never read for the next list.
+   */
+  nextSpaces?: string[];
   /** Who claimed it, for the operator's message: "pid@host (verb)". */
   writer: string;
   /** The lease value the writer held; steps 5-7 re-check this exact id. */
@@ -114,7 +121,10 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
     if (typeof p !== "object" || p === null) return "pending is not an object or null";
     if (!Number.isInteger(p.generation)) return "pending.generation is not an integer";
     if (!["add", "remove", "reconcile", "batch", "limits"].includes(p.op as string)) return "pending.op is unknown";
-    if (!isNameList(p.adds) || !isNameList(p.removes) || !isNameList(p.nextSpaces)) return "pending lists are malformed";
+    if (!isNameList(p.adds) || !isNameList(p.removes) || (p.nextSpaces !== undefined && !isNameList(p.nextSpaces))) return "pending lists are malformed";
+    const listed = new Set(r.spaces as string[]);
+    if ((p.adds as string[]).some((a) => listed.has(a))) return "pending.adds names a space the committed list already holds";
+    if (!(p.removes as string[]).every((x) => listed.has(x))) return "pending.removes names a space the committed list does not hold";
     if (typeof p.writer !== "string" || typeof p.leaseId !== "string" || typeof p.claimedAt !== "string") return "pending writer/leaseId/claimedAt missing";
     if (p.stagedDigest !== undefined && !(typeof p.stagedDigest === "string" && DIGEST.test(p.stagedDigest))) return "pending.stagedDigest is malformed";
     if (p.excluded !== undefined && !isNameList(p.excluded)) return "pending.excluded is malformed";
@@ -122,10 +132,17 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
     if (p.limits !== undefined) {
       const l = p.limits as Record<string, unknown> | null;
       if (typeof l !== "object" || l === null || typeof l.space !== "string" || typeof l.from !== "string" || typeof l.to !== "string") return "pending.limits is malformed";
-      if (!(p.nextSpaces as string[]).includes(l.space) || (p.adds as string[]).length > 0 || (p.removes as string[]).length > 0) return "pending.limits names a space outside an unchanged list";
+      if (!listed.has(l.space) || (p.adds as string[]).length > 0 || (p.removes as string[]).length > 0) return "pending.limits names a space outside an unchanged list";
     }
     const adds = new Set(p.adds as string[]);
     if (p.mints !== undefined && (!isNameList(p.mints) || !(p.mints as string[]).every((m) => adds.has(m)))) return "pending.mints is not a subset of pending.adds";
+    // A claim of the previous version carries its whole next list: equal to the derived one it says
+    // nothing more and is dropped; different, it is kept so decideResume refuses it (docs/saga.md).
+    if (p.nextSpaces !== undefined && (unsafe("TRUST_LEGACY_NEXT") || sameNames(p.nextSpaces as string[], claimedSpaces(r.spaces as string[], p as unknown as PendingMutation)))) {
+      const delta = { ...p };
+      delete delta.nextSpaces;
+      return { ...(r as unknown as InventoryRecord), pending: delta as unknown as PendingMutation };
+    }
   }
   return r as unknown as InventoryRecord;
 }
@@ -146,6 +163,53 @@ function clusterFieldsProblem(r: Record<string, unknown>): string | undefined {
 /** The record's cluster fields, carried unchanged through a commit (absent on a single-broker root). */
 export function clusterFields(r: InventoryRecord): Pick<InventoryRecord, "members" | "nodes"> {
   return { ...(r.members ? { members: r.members } : {}), ...(r.nodes ? { nodes: r.nodes } : {}) };
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function isSorted(names: readonly string[]): boolean {
+  for (let i = 1; i < names.length; i++) if ((names[i - 1] as string) >= (names[i] as string)) return false;
+  return true;
+}
+
+/**
+ * The one rule for the list a claim commits (docs/saga.md, "The claim"): the committed list without
+ * the claim's removes, with its adds, sorted. Every reader derives it here; the claim stores only the
+ * delta, so a claim stays small at any tenant count. Linear in both lists when they are sorted (what
+ * every writer stores); anything else is sorted first.
+ */
+export function claimedSpaces(spaces: readonly string[], claim: Pick<PendingMutation, "adds" | "removes">): string[] {
+  const removes = new Set(claim.removes);
+  const kept = removes.size === 0 ? spaces : spaces.filter((s) => !removes.has(s));
+  const adds = isSorted(claim.adds) ? claim.adds : sortedNames(claim.adds);
+  if (!isSorted(kept)) return sortedNames([...kept, ...adds]);
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < kept.length || j < adds.length) {
+    const a = kept[i];
+    const b = adds[j];
+    if (b === undefined || (a !== undefined && a < b)) out.push(kept[i++] as string);
+    else if (a === undefined || b < a) out.push(adds[j++] as string);
+    else {
+      out.push(a); // listed and added: once (a parsed claim never holds both)
+      i++;
+      j++;
+    }
+  }
+  return out;
+}
+
+/** The tenant list the record moves to: its claim's, or the committed one when nothing is pending. */
+export function nextSpacesOf(record: Pick<InventoryRecord, "spaces" | "pending">): string[] {
+  return record.pending ? claimedSpaces(record.spaces, record.pending) : [...record.spaces];
+}
+
+/** Whether the record lists `space` now or its claim is adding it: the names a verb must treat as trusted. */
+export function listedOrClaimed(record: Pick<InventoryRecord, "spaces" | "pending">): Set<string> {
+  return new Set([...record.spaces, ...(record.pending?.adds ?? [])]);
 }
 
 export function sortedNames(names: Iterable<string>): string[] {

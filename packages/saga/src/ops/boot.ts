@@ -1,7 +1,7 @@
 import { SagaError, isSagaError } from "../errors.js";
 import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
 import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
-import { diffLists, seedRecord, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
+import { claimedSpaces, diffLists, seedRecord, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
 import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
 import { commitPending, type CasWrite } from "../saga/finish.js";
@@ -41,7 +41,7 @@ export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => 
       if (!read) return { kind: "seed", spaces: disk };
       return await withLease(store, leaseKeyFor(layout), "cotal up (cold boot)", async (): Promise<BootPlan> => {
         const out = await executeResume(read, { layout, cas: (r, rev) => store.update(r, rev), onNotice });
-        if (out.kind === "boot") return { kind: out.mode, spaces: out.pending.nextSpaces, base: out.base, pending: out.pending };
+        if (out.kind === "boot") return { kind: out.mode, spaces: claimedSpaces(out.base.record.spaces, out.pending), base: out.base, pending: out.pending };
         // Compared after any rollback: the rollback may have deleted the records its claim minted.
         const after = certainInventory(layout).map((s) => s.name);
         const r = out.base.record;

@@ -1,5 +1,6 @@
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
+import { listedOrClaimed } from "../inventory/record.js";
 import type { ProvisionResult } from "../provision/provision-space.js";
 import { provisionSpaces } from "../provision/provision-batch.js";
 import { loadSpaceAccount } from "../root/account-store.js";
@@ -8,14 +9,13 @@ import { assertCanMintSysCreds, existingSpaceRecord } from "../saga/materialise.
 import { runMutation, type MutationResult } from "../saga/mutation.js";
 import { formatBytes, type SpaceQuota } from "../trust/limits.js";
 import type { SessionHooks } from "./session.js";
-import { oweProvisioning, settleProvisioning } from "../provision/owed.js";
+import { oweProvisioning, settleOwed } from "../provision/owed.js";
+import { failpoint } from "../failpoints.js";
 import { assertBudgetAllows, limitsForQuota } from "./space-limits.js";
 import { withLiveVerb } from "./verb.js";
 import { hostname } from "node:os";
 import { assertFdBudget } from "../broker/fd-budget.js";
 import { parseServerVersion } from "../broker/server-features.js";
-
-
 
 export interface SpaceAddOptions extends SessionHooks {
   root: string;
@@ -26,6 +26,13 @@ export interface SpaceAddOptions extends SessionHooks {
   quota?: Partial<SpaceQuota>;
   /** Counted provisioning progress after the commit (the CLI draws it as a bar): called after each space. */
   onProvision?: (p: { done: number; total: number; space: string }) => void;
+  /**
+   * The queued path (packages/jobs): the decision read is made once the lock is held, so batches
+   * queued on one host never share a read (docs/resume.md, R1; the claim CAS still fences other hosts).
+   */
+  decideUnderLock?: boolean;
+  /** Called once the saga committed and the maintenance lock is released, before provisioning. */
+  onCommitted?: (r: MutationResult) => void;
 }
 
 export interface SpaceAddResult extends MutationResult {
@@ -53,13 +60,15 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
   const names = validateBatch(opts.names);
   const limits = limitsForQuota(names, opts.quota ?? {});
   const label = names.length === 1 ? names[0] : `(${names.length} spaces)`;
-  return withLiveVerb({ ...opts, purpose: `cotal space add ${label}`, journal: { verb: "space add" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided }) => {
+  const verb = { ...opts, purpose: `cotal space add ${label}`, journal: { verb: "space add" }, lockWaitMs: opts.lockWaitMs ?? 30_000, decideUnderLock: opts.decideUnderLock === true };
+  return withLiveVerb(verb, async ({ layout, lock, session, decided, releaseLock }) => {
     const broker = loadBrokerTrust(layout);
     for (const n of names) existingSpaceRecord(layout, broker, n); // foreign operator refuses before any write
     assertCanMintSysCreds(broker);
     const fresh = names.filter((n) => !loadSpaceAccount(layout, n));
     if (fresh.length < names.length && opts.quota && Object.keys(opts.quota).length > 0) {
-      opts.onNotice?.(`existing spaces keep their limits (${names.filter((n) => !fresh.includes(n)).join(", ")}); change them with \`cotal space limits <name>\``);
+      const minted = new Set(fresh);
+      opts.onNotice?.(`existing spaces keep their limits (${names.filter((n) => !minted.has(n)).join(", ")}); change them with \`cotal space limits <name>\``);
     }
     // Under the lock: no other writer's add can slip between this check and the claim.
     const committed = fresh.length > 0 ? assertBudgetAllows(layout, fresh, limits, `cotal space add ${fresh.join(" ")}`, opts.onNotice) : undefined;
@@ -70,7 +79,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     const rt = session.runtime;
     if (fresh.length > 0 && rt.owner.host === hostname()) assertFdBudget(rt.owner.pid, parseServerVersion(rt.serverVersion), fresh.length, `cotal space add ${label}`);
     // Owed before the saga trusts them, settled once provisioned: a kill in between stays visible.
-    oweProvisioning(layout, names);
+    const owed = oweProvisioning(layout, names);
     let result: MutationResult;
     try {
       result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add", limits }, decided);
@@ -78,15 +87,21 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
       // A refused saga owes nothing for the names the record neither lists nor claims.
       const cur = await session.store.read().catch(() => undefined);
       if (cur) {
-        const trusted = new Set([...cur.record.spaces, ...(cur.record.pending?.nextSpaces ?? [])]);
-        settleProvisioning(layout, names.filter((n) => !trusted.has(n)));
+        const trusted = listedOrClaimed(cur.record);
+        settleOwed(owed, names.filter((n) => !trusted.has(n)));
       }
       throw err;
     }
+    // Committed: the next writer may run its saga while this one provisions (docs/saga.md,
+    // "Provisioning after the commit"). The marker keeps what is still owed visible, and a
+    // `space rm` of one of these names waits for it.
+    releaseLock();
+    opts.onCommitted?.(result);
+    await failpoint("add-provisioning");
     // Each space is its own account, so provisioning is independent: a paced pool, creds batched (provision/provision-batch.ts).
     const records = names.map((n) => loadSpaceAccount(layout, n)).filter((r): r is NonNullable<typeof r> => r !== undefined);
-    const provisioned = await provisionSpaces(layout, broker, session.runtime, records, opts.onProvision);
-    settleProvisioning(layout, names);
+    const provisioned = await provisionSpaces(layout, broker, session.runtime, records, opts.onProvision, opts.onNotice);
+    settleOwed(owed);
     return { ...result, requested: names, provisioned };
   });
 }

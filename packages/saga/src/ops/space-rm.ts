@@ -6,8 +6,11 @@ import { assertSpaceName } from "../names.js";
 import { brokerState } from "../broker/runtime.js";
 import { pidAlive } from "../lock/process-identity.js";
 import type { VersionedRecord } from "../inventory/authority-store.js";
+import { listedOrClaimed } from "../inventory/record.js";
 import { decideResume } from "../inventory/resume-decision.js";
 import { deleteSpaceStreams } from "../provision/teardown-space.js";
+import { awaitProvisioned } from "../provision/owed.js";
+import { unsafe } from "../unsafe.js";
 import { evictAccountConnections, type EvictionResult } from "../provision/evict-connections.js";
 import { preloadedAccounts } from "../render/preloaded-accounts.js";
 import { deleteSpaceAccount, loadAuthorityAccount, loadSpaceAccount } from "../root/account-store.js";
@@ -112,13 +115,16 @@ interface RemovalSteps {
   /** The read the saga decides on (live: made before the lock). */
   decided?: VersionedRecord;
   notes: string[];
+  /** How long to wait for a committed add still provisioning this space. */
+  waitMs: number;
+  onNotice?: (message: string) => void;
 }
 
 /**
  * docs/lifecycle.md, from whatever state the last attempt was cut in: journal → delete streams (the point of
  * no return) → saga → reap → clear. Everything it needs after the point of no return is loaded first.
  */
-async function runRemoval({ v, space, session, running, decided, notes }: RemovalSteps): Promise<SpaceRmResult> {
+async function runRemoval({ v, space, session, running, decided, notes, waitMs, onNotice }: RemovalSteps): Promise<SpaceRmResult> {
   const { layout, lock } = v;
   loadBrokerTrust(layout); // a corrupt broker.json refuses here, before any stream is deleted
   loadAuthorityAccount(layout);
@@ -129,7 +135,7 @@ async function runRemoval({ v, space, session, running, decided, notes }: Remova
   }
   let entry: SpaceRmEntry | undefined = v.journal?.op === "space-rm" ? v.journal : undefined;
   if (!entry) {
-    const listed = current.record.spaces.includes(space) || current.record.pending?.nextSpaces.includes(space) === true;
+    const listed = listedOrClaimed(current.record).has(space);
     if (!listed && !account) return { space, outcome: "absent", brokerRunning: running, deletedStreams: [], reaped: [], notes };
     refuseBeforeJournal(layout, space, current, running);
     const live = liveSpaceProcesses(layout, space);
@@ -138,6 +144,10 @@ async function runRemoval({ v, space, session, running, decided, notes }: Remova
         next: `stop ${live.map((p) => `pid ${p.pid}`).join(", ")}, then re-run \`cotal space rm ${space}\``,
       });
     }
+    // A `space add` that committed this space may still be creating its streams after releasing the
+    // lock: deleting them first would let that creation land after our deletion and outlive the
+    // removal. Nobody starts to owe it while we hold the lock, so waiting once is enough (docs/saga.md).
+    if (!unsafe("RM_DURING_PROVISIONING")) await awaitProvisioned(layout, space, waitMs, onNotice);
     entry = { op: "space-rm", space, startedAt: new Date().toISOString() };
     writeJournal(layout, lock, entry);
     await failpoint("rm-journaled");
@@ -185,7 +195,7 @@ export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
   const base = { ...opts, root: layout.root, purpose: `cotal space rm ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000 };
   const notes: string[] = [];
   if (brokerState(layout).running) {
-    return withLiveVerb(base, (v) => runRemoval({ v, space, session: v.session, running: true, decided: v.decided, notes }));
+    return withLiveVerb(base, (v) => runRemoval({ v, space, session: v.session, running: true, decided: v.decided, notes, waitMs: base.lockWaitMs, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) }));
   }
   assertJournalAllows(layout, journal);
   return withVerb(base, async (v) => {
@@ -198,7 +208,7 @@ export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
     const preload = account && !entry?.streamsDeleted ? [account] : [];
     const session = await openOfflineSession(layout, `space rm ${space}`, opts, preload);
     try {
-      return await runRemoval({ v, space, session, running: false, notes });
+      return await runRemoval({ v, space, session, running: false, notes, waitMs: base.lockWaitMs, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) });
     } finally {
       await session.close();
     }

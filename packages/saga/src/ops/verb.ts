@@ -23,6 +23,8 @@ export interface VerbOptions {
   lockWaitMs?: number;
   /** false: the verb may run on a root without records yet (`up` creating one). */
   certain?: boolean;
+  /** Live verbs: make the decision read under the lock (the queued path: batches on one host never share a read). */
+  decideUnderLock?: boolean;
 }
 
 export interface VerbContext {
@@ -33,6 +35,8 @@ export interface VerbContext {
   disk: AccountRecord[];
   /** Pids of leaked maintenance brokers the preamble stopped (`down` reports them as strays). */
   reaped: number[];
+  /** Releases the lock before `fn` returns (`space add` once its saga committed; docs/saga.md). Idempotent. */
+  releaseLock: () => void;
 }
 
 /**
@@ -44,14 +48,19 @@ export async function withVerb<T>(opts: VerbOptions, fn: (v: VerbContext) => Pro
   // The one place a verb takes the maintenance lock; what runs under it (the boot step, the cut
   // resume) receives it in the context and never takes or releases its own.
   const lock = opts.lockWaitMs === undefined ? acquireMaintenanceLock(layout.root, opts.purpose) : await waitForMaintenanceLock(layout.root, opts.purpose, opts.lockWaitMs);
+  let held = true;
+  const releaseLock = (): void => {
+    if (held) releaseMaintenanceLock(lock);
+    held = false;
+  };
   try {
     const reaped = await reapLeakedMaintenanceBrokers(layout, journaledAttemptDir(layout));
     for (const dir of [layout.authDir, layout.brokerSecretsDir]) reapStaleTemps(dir, pidAlive);
     const journal = assertJournalAllows(layout, opts.journal);
     const disk = opts.certain === false ? [] : certainInventory(layout);
-    return await fn({ layout, lock, journal, disk, reaped });
+    return await fn({ layout, lock, journal, disk, reaped, releaseLock });
   } finally {
-    releaseMaintenanceLock(lock);
+    releaseLock();
   }
 }
 
@@ -70,8 +79,8 @@ export async function withLiveVerb<T>(opts: VerbOptions & SessionHooks, fn: (v: 
   assertJournalAllows(layout, opts.journal);
   const session = await openLiveSession(layout, opts.journal.verb, opts);
   try {
-    const decided = await decisionRead(session.store);
-    return await withVerb({ ...opts, root: layout.root }, (v) => fn({ ...v, session, decided }));
+    const early = opts.decideUnderLock ? undefined : await decisionRead(session.store);
+    return await withVerb({ ...opts, root: layout.root }, async (v) => fn({ ...v, session, decided: early ?? (await decisionRead(session.store)) }));
   } finally {
     await session.close();
   }

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { isSagaError } from "../errors.js";
 import { fdsPerTenant, provisionWidth, readBrokerFds } from "../broker/fd-budget.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
 import { parseServerVersion } from "../broker/server-features.js";
@@ -57,19 +58,35 @@ export function provisionPacer(runtime: Pick<BrokerRuntime, "owner" | "serverVer
  * batched) while the template's streams and buckets are created through a pool whose width
  * follows the broker's free file descriptors. `onProvision` is called after each space.
  */
+/**
+ * Provisioning is idempotent, and once `space add` released its lock the next writer's reload can drop
+ * the provisioner's connection (every JWT client, before 2.14.8) mid-request: such a failure is retried, twice.
+ */
+async function provisionRetrying(url: string, rec: AccountRecord, onNotice?: (m: string) => void): Promise<ProvisionResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await provisionSpace(url, rec);
+    } catch (err) {
+      if (attempt >= 3 || !isSagaError(err, "broker-unreachable")) throw err;
+      onNotice?.(`provisioning ${rec.name} again (attempt ${attempt + 1}/3): ${err.message}`);
+    }
+  }
+}
+
 export async function provisionSpaces(
   layout: RootLayout,
   broker: LoadedBroker,
   runtime: Pick<BrokerRuntime, "url" | "owner" | "serverVersion">,
   records: readonly AccountRecord[],
   onProvision?: (p: { done: number; total: number; space: string }) => void,
+  onNotice?: (m: string) => void,
 ): Promise<ProvisionResult[]> {
   let done = 0;
   const width = provisionPacer(runtime);
   const [creds, provisioned] = await Promise.allSettled([
     writeObserverCredsBatch(layout, broker, records),
     mapPaced(records, width, async (rec) => {
-      const r = await provisionSpace(runtime.url, rec);
+      const r = await provisionRetrying(runtime.url, rec, onNotice);
       onProvision?.({ done: ++done, total: records.length, space: rec.name });
       return r;
     }),

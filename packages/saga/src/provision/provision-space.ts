@@ -36,10 +36,20 @@ export interface ProvisionResult {
 export async function provisionSpace(url: string, account: AccountRecord): Promise<ProvisionResult> {
   const tpl = spaceTemplate(account.name);
   const nc = await connectProvisioner(url, account);
+  // A reload before 2.14.8 drops this connection, and a request in flight would wait out its 5 s
+  // timeout: the drop fails the attempt at once instead (the caller retries; creation is idempotent).
+  const dropped = new Promise<never>((_, reject) => {
+    void (async () => {
+      for await (const st of nc.status()) if (st.type === "disconnect") return reject(new Error("the connection dropped (a reload)"));
+    })().catch(() => undefined);
+  });
+  dropped.catch(() => undefined);
   try {
     const jsm = await jetstreamManager(nc, { checkAPI: false });
     const kvm = new Kvm(jetstream(nc, { checkAPI: false }));
-    await createTemplate(jsm, kvm, tpl);
+    const work = createTemplate(jsm, kvm, tpl);
+    work.catch(() => undefined); // a drop that wins the race leaves it to fail on the closed connection
+    await Promise.race([work, dropped]);
     return { space: account.name, streams: tpl.streams.map((s) => s.name), buckets: tpl.buckets.map((b) => b.bucket) };
   } catch (err) {
     if (err instanceof SagaError) throw err;

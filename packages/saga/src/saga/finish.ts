@@ -3,7 +3,7 @@ import { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { unsafe } from "../unsafe.js";
 import type { VersionedRecord } from "../inventory/inventory-store.js";
-import { accountedNames, clusterFields, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
+import { accountedNames, claimedSpaces, clusterFields, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
 import type { RootLayout } from "../root/layout.js";
 import { digestOfServerConf } from "./digest.js";
 import { preloadedAccounts } from "../render/preloaded-accounts.js";
@@ -24,8 +24,10 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
   }
   assertMembersProven(record, pending.generation);
   // A space that is listed again is no longer excluded; a reconcile sets the exclusions it decided.
-  const excluded = (pending.excluded ?? record.excluded ?? []).filter((n) => !pending.nextSpaces.includes(n));
-  const committed: InventoryRecord = { generation: pending.generation, spaces: pending.nextSpaces, appliedGeneration: pending.generation, configDigest: record.configDigest, pending: null, ...(record.serverConfigDigest ? { serverConfigDigest: record.serverConfigDigest } : {}), ...(excluded.length > 0 ? { excluded } : {}), ...clusterFields(record) };
+  const spaces = claimedSpaces(record.spaces, pending);
+  const listed = new Set(spaces);
+  const excluded = (pending.excluded ?? record.excluded ?? []).filter((n) => !listed.has(n));
+  const committed: InventoryRecord = { generation: pending.generation, spaces, appliedGeneration: pending.generation, configDigest: record.configDigest, pending: null, ...(record.serverConfigDigest ? { serverConfigDigest: record.serverConfigDigest } : {}), ...(excluded.length > 0 ? { excluded } : {}), ...clusterFields(record) };
   const rev = await cas(committed, revision);
   await failpoint("after-commit");
   return { record: committed, revision: rev };

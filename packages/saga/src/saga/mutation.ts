@@ -6,7 +6,7 @@ import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { assertLockHeld } from "../lock/maintenance-lock.js";
 import type { LeaseHolder } from "../inventory/lease.js";
 import type { InventoryStore, VersionedRecord } from "../inventory/inventory-store.js";
-import { sortedNames, type InventoryRecord, type LimitsChange, type MutationOp, type PendingMutation } from "../inventory/record.js";
+import { claimedSpaces, sortedNames, type InventoryRecord, type LimitsChange, type MutationOp, type PendingMutation } from "../inventory/record.js";
 import type { ResumeDecision } from "../inventory/resume-decision.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
@@ -98,16 +98,22 @@ function casDisabled(): boolean {
   return unsafe("DISABLE_CAS");
 }
 
-function nextSpaces(current: readonly string[], intent: MutationIntent): string[] {
-  if (intent.target) return sortedNames(intent.target);
-  const set = new Set(current);
-  for (const r of intent.removes) set.delete(r);
-  for (const a of intent.adds) set.add(a);
-  return sortedNames(set);
-}
-
-function sameList(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
+/**
+ * The delta an intent makes against the committed list, with Sets so it is O(n + change) at any tenant
+ * count: `added` are the names the list lacks, `removed` those it holds and drops (both sorted). A
+ * name both added and removed stays as it is. The next list itself is derived by `claimedSpaces`.
+ */
+export function intentDelta(current: readonly string[], intent: Pick<MutationIntent, "adds" | "removes" | "target">): { added: string[]; removed: string[] } {
+  const listed = new Set(current);
+  if (intent.target) {
+    const target = new Set(intent.target);
+    return { added: sortedNames([...target].filter((s) => !listed.has(s))), removed: current.filter((s) => !target.has(s)).sort() };
+  }
+  const adds = new Set(intent.adds);
+  return {
+    added: sortedNames(intent.adds.filter((a) => !listed.has(a))),
+    removed: sortedNames(intent.removes.filter((r) => listed.has(r) && !adds.has(r))),
+  };
 }
 
 /** One run of the saga: owns its timings, its CAS revision, and the lease it holds. */
@@ -237,15 +243,15 @@ class Mutation {
       base = await this.resume(base, keeper);
 
       const g = base.record.generation;
-      const target = nextSpaces(base.record.spaces, intent);
-      const added = target.filter((s) => !base.record.spaces.includes(s));
-      const removed = base.record.spaces.filter((s) => !target.includes(s));
-      if (intent.op === "limits" && !target.includes(intent.limitsChange?.space ?? "")) {
+      const { added, removed } = await this.timed("decide", () => intentDelta(base.record.spaces, intent));
+      if (intent.op === "limits" && !base.record.spaces.includes(intent.limitsChange?.space ?? "")) {
         throw new SagaError("space-not-found", `space ${intent.limitsChange?.space} is not in the inventory`, { next: "cotal space list" });
       }
-      if (sameList(target, base.record.spaces) && intent.op !== "reconcile" && intent.op !== "limits") {
-        return { outcome: "noop", generation: g, spaces: target, added: [], removed: [], attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };
+      if (added.length === 0 && removed.length === 0 && intent.op !== "reconcile" && intent.op !== "limits") {
+        return { outcome: "noop", generation: g, spaces: base.record.spaces, added: [], removed: [], attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };
       }
+      // The one derivation every reader of the claim uses (record.ts); the claim itself stores the delta.
+      const target = claimedSpaces(base.record.spaces, { adds: added, removes: removed });
       if (target.length === 0) {
         throw new SagaError("render-refused", "this mutation would leave the broker with zero spaces", { next: "keep at least one space; to tear the broker down use `cotal down`" });
       }
@@ -256,7 +262,6 @@ class Mutation {
         op: intent.op,
         adds: added,
         removes: removed,
-        nextSpaces: target,
         writer: this.writer,
         leaseId: keeper.lease.leaseId,
         claimedAt: new Date().toISOString(),

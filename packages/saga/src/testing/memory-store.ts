@@ -103,7 +103,11 @@ export class MemoryInventoryStore implements InventoryStore {
 
   async read(): Promise<VersionedRecord | undefined> {
     await this.#enter("read");
-    return this.peek();
+    if (!this.#inventory) return undefined;
+    // As the authority store reads it: through the one parse (a previous version's claim is normalised there).
+    const parsed = parseInventoryRecord(this.#inventory.text);
+    if (typeof parsed === "string") throw new SagaError("inventory-corrupt", `the inventory record (revision ${this.#inventory.revision}) is unusable: ${parsed}`, { next: "cotal broker reconcile" });
+    return { record: parsed, revision: this.#inventory.revision };
   }
 
   async create(record: InventoryRecord): Promise<number> {
