@@ -99,16 +99,16 @@ async function recover(d: Driver, sc: Scenario, ctx: RunCtx, from: CotalResult, 
   let last = from;
   let steps = 0;
   for (;;) {
-    let argv = (lastNext(last.stderr)?.argv ?? lastNext(last.stdout)?.argv);
+    let chain = lastNext(last.stderr)?.chain ?? lastNext(last.stdout)?.chain;
     let st: Status | undefined;
-    if (!argv) {
+    if (!chain) {
       st = await statusJson(d);
       if (convergenceProblems(st, serversOf(ctx.root)).length === 0) return { converged: true, steps, status: st };
-      if (st && !st.broker.running) argv = ["up", "--detach"];
+      if (st && !st.broker.running) chain = [["up", "--detach"]];
       else {
         const human = await d.cotal("check", ["status"]);
-        argv = lastNext(human.stdout)?.argv;
-        if (!argv) {
+        chain = lastNext(human.stdout)?.chain;
+        if (!chain) {
           const printed = lastNext(human.stdout)?.printed;
           return { converged: false, steps, status: st, problem: `stuck: not converged (${convergenceProblems(st, serversOf(ctx.root)).join("; ")}) and nothing runnable printed${printed ? ` (status says: next: ${printed})` : ""}` };
         }
@@ -118,8 +118,11 @@ async function recover(d: Driver, sc: Scenario, ctx: RunCtx, from: CotalResult, 
       st ??= await statusJson(d);
       return { converged: false, steps, status: st, problem: `no convergence after ${RECOVERY_CAP} recovery steps (${convergenceProblems(st, serversOf(ctx.root)).join("; ")})` };
     }
-    argv = detachUp(sc.prefer ? sc.prefer(ctx, argv) : argv);
-    last = await d.cotal("recover", argv);
+    // `a && b`, as a shell runs it: each command in turn while the previous one succeeded.
+    for (const argv of chain) {
+      last = await d.cotal("recover", detachUp(sc.prefer ? sc.prefer(ctx, argv) : argv));
+      if (last.code !== 0) break;
+    }
     steps += 1;
     await onStep();
   }
