@@ -90,7 +90,7 @@ describe("provisioning owed: one marker per owing verb", () => {
     foreign(l, LIVE_PID, ["x"]);
     const err = await awaitProvisioned(l, "x", 100).then(() => undefined, (e: unknown) => e);
     expect(isSagaError(err, "lock-held")).toBe(true);
-    expect((err as Error & { next?: string }).next).toContain(`pid ${LIVE_PID}`);
+    expect((err as Error & { next?: string }).next).toContain(`while kill -0 ${LIVE_PID}`);
     await awaitProvisioned(l, "y", 0); // nothing owes y
   });
 });

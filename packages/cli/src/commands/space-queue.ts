@@ -94,7 +94,7 @@ export async function queuedSingle(
   if (!flags.json) err(`cotal: ${type} job ${job.id} ${job.status}; waiting for a worker (cotal worker)…`);
   const tracked = await jobs.trackJobs({ redisUrl, queue: r.queue, ids: [job.id] });
   const failed = tracked.failed[0];
-  if (failed) throw new jobs.JobsError("job-failed", `${type} of ${item.name} failed: ${failed.reason}`, { next: "cotal jobs status   # then fix the cause and re-run the command" });
+  if (failed) throw new jobs.JobsError("job-failed", `${type} of ${item.name} failed: ${failed.reason}`, { next: `cotal jobs status   # the reason in full; once the cause is fixed: ${RERUN}` });
   if (!(await confirm())) {
     throw new jobs.JobsError("job-lost", `the ${type} job of ${item.name} vanished from Redis without its effect on the root (was Redis flushed?)`, { next: RERUN });
   }

@@ -2,7 +2,7 @@ import { existsSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
 import { RootLayout } from "../root/layout.js";
@@ -68,7 +68,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       const loaded = infos.map((i) => i.config.name);
       const unloaded = onDisk.filter((n) => !loaded.includes(n));
       if (unloaded.length > 0) {
-        throw new SagaError("store-inventory", `streams of space ${space} on disk did not load in the isolated broker: ${unloaded.join(", ")}`, { next: `read ${join(work, "backup.log")}` });
+        throw new SagaError("store-inventory", `streams of space ${space} on disk did not load in the isolated broker: ${unloaded.join(", ")}`, { next: `tail -n 40 ${join(work, "backup.log")}   # why they did not load; then ${RERUN}` });
       }
       const durable = infos.filter((i) => !excluded.some((e) => e.name === i.config.name)).sort((a, b) => (a.config.name < b.config.name ? -1 : 1));
       attempt.createDir("out", out);

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { SagaError } from "../errors.js";
+import { afterPid, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { stopBroker } from "../broker/process.js";
 import { brokerState } from "../broker/runtime.js";
@@ -53,7 +53,7 @@ export async function preserveStateCut(layout: RootLayout, heldLock: Maintenance
     throw new SagaError("resume-refused", `cut ${existing.cutId} is being resumed by \`cotal up\``, { next: "cotal up   # finishes the resume; then cotal down --preserve-state" });
   }
   if (existing?.attempt && ownerStatus(existing.attempt.owner) !== "dead") {
-    throw new SagaError("attempt-pending", `a ${existing.attempt.kind} attempt ${existing.attempt.id} is recorded as running`, { next: "wait for it, then run the command again" });
+    throw new SagaError("attempt-pending", `a ${existing.attempt.kind} attempt ${existing.attempt.id} is recorded as running`, { next: afterPid(existing.attempt.owner.pid) });
   }
   // The tenant list must be certain before anything stops: a cut of an uncertain root helps nobody.
   certainInventory(layout);

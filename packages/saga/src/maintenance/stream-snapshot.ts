@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { createInbox, type NatsConnection } from "@nats-io/transport-node";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import { FailpointError, failpoint } from "../failpoints.js";
 import { unsafe } from "../unsafe.js";
 
@@ -43,7 +43,7 @@ async function api<T>(nc: NatsConnection, subject: string, body: unknown, timeou
 
 function apiFailure(what: string, stream: string, e: { code: number; err_code?: number; description: string }): SagaError {
   return new SagaError("snapshot-failed", `${what} of stream ${stream} refused by the server: ${e.description} (${e.code}${e.err_code ? `/${e.err_code}` : ""})`, {
-    next: "read the isolated broker log under maintenance/attempt-<id>/, then run the command again",
+    next: `${RERUN}   # the isolated broker's log is under maintenance/attempt-*/`,
     details: { stream, error: e },
   });
 }
@@ -62,7 +62,7 @@ export function chunkAnnouncement(reply: string | undefined): { length: number; 
 
 function incomplete(stream: string, why: string): SagaError {
   return new SagaError("snapshot-failed", `the snapshot of stream ${stream} is incomplete: ${why}; no manifest was written`, {
-    next: "run the backup again (the isolated broker may have died: read its log under maintenance/attempt-<id>/)",
+    next: `${RERUN}   # the isolated broker may have died: its log is under maintenance/attempt-*/`,
     details: { stream, why },
   });
 }
@@ -128,7 +128,7 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
       if (chunks === 1) await failpoint("backup-first-chunk");
       if (chunks === 16) await failpoint("backup-mid-stream"); // 2 MiB in: only a large stream gets here
     }
-    if (timedOut) throw new SagaError("snapshot-failed", `snapshot of ${stream} stalled: no chunk for ${CHUNK_IDLE_MS} ms`, { next: "run the command again" });
+    if (timedOut) throw new SagaError("snapshot-failed", `snapshot of ${stream} stalled: no chunk for ${CHUNK_IDLE_MS} ms`, { next: RERUN });
     // Only the server's own end marker completes a snapshot; a closed connection is not an end.
     if (!status && !unsafe("ACCEPT_PARTIAL_SNAPSHOT")) throw incomplete(stream, `the server's end marker never arrived after ${chunks} chunks (${size} bytes)`);
     if (status && !SNAPSHOT_DONE.includes(status.code)) throw incomplete(stream, `it ended with status ${status.code} ${status.description}`);
@@ -180,6 +180,6 @@ export async function restoreStream(nc: NatsConnection, file: string, manifest: 
   const done = await nc.request(resp.deliver_subject, new Uint8Array(0), { timeout: 120_000 });
   const info = done.json<{ state?: StreamState; error?: { code: number; err_code?: number; description: string } }>();
   if (info.error) throw apiFailure("restore", stream, info.error);
-  if (!info.state) throw new SagaError("snapshot-failed", `restore of ${stream} returned no stream state`, { next: "run the command again" });
+  if (!info.state) throw new SagaError("snapshot-failed", `restore of ${stream} returned no stream state`, { next: RERUN });
   return { state: info.state };
 }

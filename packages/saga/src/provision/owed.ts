@@ -1,7 +1,8 @@
+import { hostname } from "node:os";
 import { readdirSync, rmSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { SagaError } from "../errors.js";
+import { afterPid, RERUN, SagaError } from "../errors.js";
 import { ownerStatus, selfOwner, type ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, readTextIfExists, writeJsonAtomic } from "../root/secret-files.js";
@@ -175,7 +176,7 @@ export async function awaitProvisioned(layout: RootLayout, space: string, waitMs
     const who = live.map((o) => `pid ${o.pid} on ${o.host}`).join(", ");
     if (Date.now() >= deadline) {
       throw new SagaError("lock-held", `space ${space} is still being provisioned by ${who} (a space add that already committed)`, {
-        next: `wait for ${who} to finish, then run the command again`,
+        next: live.length === 1 && live[0]?.host === hostname() ? afterPid(live[0].pid) : `${RERUN}   # once ${who} finished provisioning`,
         details: { space, owners: live },
       });
     }

@@ -1,5 +1,5 @@
 import { readFileSync, rmSync } from "node:fs";
-import { SagaError, isSagaError } from "../errors.js";
+import { isSagaError, RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { unsafe } from "../unsafe.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
@@ -207,7 +207,7 @@ class Mutation {
           return out.base;
         }
         throw new SagaError("rolled-back", `an interrupted mutation (${describePending(out.pending)}) never reached the broker and was rolled back: ${out.why}`, {
-          next: "re-run the command (and the interrupted one, if it is still wanted)",
+          next: `${RERUN}   # and the interrupted one, if it is still wanted`,
           details: { pending: out.pending },
         });
       case "boot":
@@ -233,12 +233,12 @@ class Mutation {
       let base = (await env.store.read()) ?? pre;
       if (!casDisabled() && base.revision !== pre.revision) {
         throw new SagaError("conflict", `the inventory moved (generation ${pre.record.generation} → ${base.record.generation}) after this writer read it`, {
-          next: "re-read and re-decide: re-run the command",
+          next: `${RERUN}   # re-reads and re-decides`,
         });
       }
       if (casDisabled()) base = pre;
       if (intent.expectRevision !== undefined && base.revision !== intent.expectRevision) {
-        throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { next: "re-run the command to see the new state" });
+        throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { next: `${RERUN}   # prints the new state`});
       }
       base = await this.resume(base, keeper);
 
@@ -307,7 +307,7 @@ class Mutation {
           } catch {
             // Another holder may already have moved the record on; the staged file is gone either way.
           }
-          throw new SagaError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { next: "re-run the command" });
+          throw new SagaError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { next: RERUN });
         }
         renameDurable(staged, env.layout.serverConf); // the fence is the instruction before this syscall
       });
@@ -336,7 +336,7 @@ class Mutation {
     const tail = "logTail" in verdict ? verdict.logTail : "";
     if (!(await keeper.held())) {
       throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the lease is no longer held, so nothing is renamed back; the record keeps the claim for the next writer`, {
-        next: "re-run the command: the resume table decides from the record",
+        next: `${RERUN}   # the resume table decides from the record`,
         details: { logTail: tail },
       });
     }
@@ -351,13 +351,13 @@ class Mutation {
     const again = await this.reload();
     if (again.outcome !== "reloaded") {
       throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and re-loading the previous config was ${again.outcome} too`, {
-        next: "read the broker log; then re-run the command (the resume table rolls the claim back)",
+        next: `${RERUN}   # the resume table rolls the claim back; the broker log says why`,
         details: { logTail: tail },
       });
     }
     await rollbackUnpromoted(layout, this.casWrite, { record, revision }, pending);
     throw new SagaError("reload-unproven", `the broker ${verdict.outcome === "failed" ? "rejected" : "did not confirm"} the config of generation ${pending.generation}; the previous config was restored and proven, nothing changed:\n${tail}`, {
-      next: `read ${layout.logFile}, fix the cause, then re-run the command`,
+      next: `tail -n 40 ${layout.logFile}   # the server's reason; once fixed: ${RERUN}`,
       details: { logTail: tail, appliedGeneration: record.appliedGeneration },
     });
   }
@@ -378,7 +378,7 @@ export async function runMutation(env: SagaEnv, intent: MutationIntent, decided?
     } catch (err) {
       if (!isSagaError(err, "conflict") || attempt >= max || intent.expectRevision !== undefined) {
         if (isSagaError(err, "conflict") && attempt > 1) {
-          throw new SagaError("conflict", `${err.message} (gave up after ${attempt} attempts)`, { next: err.next ?? "re-run the command", cause: err });
+          throw new SagaError("conflict", `${err.message} (gave up after ${attempt} attempts)`, { next: err.next ?? RERUN, cause: err });
         }
         throw err;
       }

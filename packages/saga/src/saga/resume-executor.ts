@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import type { VersionedRecord } from "../inventory/inventory-store.js";
 import type { InventoryRecord, PendingMutation } from "../inventory/record.js";
 import { decideResume, type ResumeDecision } from "../inventory/resume-decision.js";
@@ -94,7 +94,7 @@ export async function executeResume(base: VersionedRecord, driver: ResumeDriver)
       }
       if (verdict.outcome === "failed") return rollbackRejected(base, pending, decision, verdict, driver, driver.live);
       throw new SagaError("reload-unproven", `completing ${what} forward: the reload of the promoted config was unproven; rollback is forbidden while the broker may serve it`, {
-        next: "read the broker log, fix the cause, then re-run the command (it completes forward)",
+        next: `${RERUN}   # once the cause in the broker log is fixed; it completes forward`,
         details: { logTail: verdict.logTail },
       });
     }
