@@ -11,9 +11,8 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { RootLayout, spaceAdd, status } from "@cotal/saga";
-import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/saga/root";
-import { decisionRead, openLiveSession, runMutation } from "@cotal/saga/saga";
+import { spaceAdd, status } from "@cotal/saga";
+import { trustOnly as trust } from "./lib/trust-only.js";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
 import { names, startCotalRoot } from "./lib/cotal-root.js";
@@ -25,21 +24,6 @@ const levels = args.list("tenants", [1000, 5000, 10000]);
 const runs = args.int("runs", 3);
 const batch = args.int("batch", 2500);
 const trustOnly = args.flag("trust-only");
-
-/** The saga of `space add` without its provisioning pool. */
-async function trust(root: string, batch: string[]): Promise<void> {
-  const layout = new RootLayout(root);
-  const session = await openLiveSession(layout, "bench trust");
-  const lock = acquireMaintenanceLock(root, "bench: trust only");
-  try {
-    const decided = await decisionRead(session.store);
-    const r = await runMutation(session.envWith(lock), { op: "batch", adds: batch, removes: [], verb: "space add" }, decided);
-    if (r.outcome !== "committed") throw new Error(`trust: outcome ${r.outcome}`);
-  } finally {
-    releaseMaintenanceLock(lock);
-    await session.close();
-  }
-}
 
 const CLI = join(REPO_ROOT, "packages", "cli", "dist", "bin.js");
 

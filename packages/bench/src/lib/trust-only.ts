@@ -1,0 +1,21 @@
+import { RootLayout } from "@cotal/saga";
+import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/saga/root";
+import { decisionRead, openLiveSession, runMutation } from "@cotal/saga/saga";
+
+/**
+ * The saga of `space add` without its provisioning pool (claim, materialise, render, reload, proof,
+ * commit): a bench reaches 10,000+ tenants where the broker's open-file limit forbids their streams.
+ */
+export async function trustOnly(root: string, batch: string[]): Promise<void> {
+  const layout = new RootLayout(root);
+  const session = await openLiveSession(layout, "bench trust");
+  const lock = acquireMaintenanceLock(root, "bench: trust only");
+  try {
+    const decided = await decisionRead(session.store);
+    const r = await runMutation(session.envWith(lock), { op: "batch", adds: batch, removes: [], verb: "space add" }, decided);
+    if (r.outcome !== "committed") throw new Error(`trust: outcome ${r.outcome}`);
+  } finally {
+    releaseMaintenanceLock(lock);
+    await session.close();
+  }
+}
