@@ -159,6 +159,11 @@ describe("a node killed during a removal", () => {
       expect(st.inventory?.spaces).toContain("beta");
       expect(st.inventory?.pending?.removes).toEqual(["beta"]);
       expect(nodesOf(st)[2]?.running).toBe(false);
+      // Nodes 1 and 2 proved the removal before the refusal and the claim records it: status names node 3 alone.
+      expect(nodesOf(st).map((n) => n.stillAdmits)).toEqual([[], [], ["beta"]]);
+      const text = await r.cotal(["status"]);
+      expect(text.stdout).toMatch(new RegExp(`node: +${n3.name} .*still admits beta`));
+      expect(text.stdout.match(/still admits/g)?.length).toBe(1);
 
       // The printed way out: `up` restarts node 3 with no tenant preloaded, then completes the claim on every node.
       const again = await r.cotal(["up", "--detach", "--json"], { timeoutMs: 60_000 });

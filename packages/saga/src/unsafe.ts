@@ -65,6 +65,12 @@ export const UNSAFE_SWITCHES = [
   "RESTORE_OVER_DATA",
   /** A cluster root commits a generation some member node has not proven (and the cluster reload reports such a node as proven). */
   "CLUSTER_COMMIT_UNPROVEN",
+  /** A refused cluster reload records no node's partial proof, so status cannot name which nodes still admit a removed tenant. */
+  "CLUSTER_NO_PARTIAL_PROOFS",
+  /** space rm on a cluster root cuts the removed tenant's connections on node 1 only. */
+  "EVICT_FIRST_NODE_ONLY",
+  /** A space template's `replicas` is not checked against the cluster's size (or a single broker's 1). */
+  "TEMPLATE_REPLICAS_UNCHECKED",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

@@ -13,6 +13,8 @@ import { runMutation } from "../src/saga/mutation.js";
 import type { ReloadVerdict } from "../src/saga/reload.js";
 import type { Reloader, ReloaderOptions } from "../src/saga/reloader.js";
 import { renderList } from "../src/saga/render-list.js";
+import { nodesNotProven, recordPartialProofs } from "../src/saga/partial-proofs.js";
+import { SagaError } from "../src/errors.js";
 import { createTempRoot, FakeReloader, memorySaga, type MemorySaga } from "../src/testing/index.js";
 import { D, refusalOf } from "./fixtures/records.js";
 import { add, record } from "./saga-memory-helpers.js";
@@ -220,5 +222,72 @@ describe("the saga on a cluster record (in memory)", () => {
     const { s } = clusterSaga(["n1", "n2"]);
     expect((await runMutation(s.env, add("alpha"))).outcome).toBe("committed");
     expect(record(s).generation).toBe(2);
+  });
+});
+
+describe("partial proofs (docs/cluster.md)", () => {
+  const proof = (g: number) => ({ appliedGeneration: g, configDigest: D("b"), provenAt: "t" });
+  const claim = { generation: 3, op: "remove" as const, adds: [], removes: ["beta"], nextSpaces: ["alpha"], writer: "w", leaseId: "l", claimedAt: "t" };
+  const base: InventoryRecord = { generation: 2, spaces: ["alpha", "beta"], appliedGeneration: 2, configDigest: D("a"), pending: null, members: ["n1", "n2", "n3"], nodes: { n1: proof(2), n2: proof(2), n3: proof(2) } };
+  const owner = { pid: 2 ** 22 + 7, host: "h" };
+  const nodes = ["n1", "n2", "n3"].map((name, i) => ({ name, owner, url: `nats://h:${i}`, port: i + 1, clusterPort: i + 10, configPath: `/r/nodes/${name}/server.conf`, logFile: "/l" }));
+
+  it("the claim carries them; malformed ones are refused", () => {
+    const ok = { ...base, pending: { ...claim, proven: { n1: proof(3) } } };
+    expect(parseInventoryRecord(JSON.stringify(ok))).toEqual(ok);
+    expect(parseInventoryRecord(JSON.stringify({ ...base, pending: { ...claim, proven: { n1: { appliedGeneration: 3 } } } }))).toMatch(/pending\.proven\.n1/);
+    expect(parseInventoryRecord(JSON.stringify({ ...base, pending: { ...claim, proven: [] } }))).toMatch(/pending\.proven/);
+  });
+
+  it("status names exactly the nodes that have not proven an uncommitted removal", () => {
+    const rec = { ...base, pending: { ...claim, proven: { n1: proof(3), n2: proof(3) } } };
+    expect(nodesNotProven(rec)).toEqual(["n3"]);
+    expect(clusterNodesStatus(nodes, rec).map((n) => [n.name, n.stillAdmits])).toEqual([["n1", []], ["n2", []], ["n3", ["beta"]]]);
+    // No partial proof: every node may still admit beta (the conservative side).
+    expect(clusterNodesStatus(nodes, { ...base, pending: claim }).map((n) => n.stillAdmits)).toEqual([["beta"], ["beta"], ["beta"]]);
+    // A partial proof of another generation (a claim that was rolled back and re-made) proves nothing.
+    expect(nodesNotProven({ ...base, pending: { ...claim, proven: { n1: proof(2), n2: proof(3) } } })).toEqual(["n1", "n3"]);
+    expect(clusterNodesStatus(nodes, base).map((n) => n.stillAdmits)).toEqual([[], [], []]); // committed: none
+    expect(nodesNotProven({ ...base, members: undefined, pending: claim } as InventoryRecord)).toEqual([]); // single broker
+  });
+
+  it("a refused cluster reload's proofs land in the claim by CAS, only while the lease is held", async () => {
+    const root = createTempRoot();
+    const s = memorySaga({ root, seed: false });
+    try {
+      s.store.put({ ...base, pending: claim });
+      await recordPartialProofs(s.store, async () => true, { n1: { configDigest: D("c"), provenAt: "t" } });
+      await recordPartialProofs(s.store, async () => true, { n2: { configDigest: D("c"), provenAt: "t" } });
+      const rec = record(s);
+      expect(Object.entries(rec.pending?.proven ?? {}).map(([n, p]) => [n, p.appliedGeneration])).toEqual([["n1", 3], ["n2", 3]]);
+      expect(rec.generation).toBe(2); // a partial proof commits nothing
+      expect(nodesNotProven(rec)).toEqual(["n3"]);
+      await expect(recordPartialProofs(s.store, async () => false, { n3: { configDigest: D("c"), provenAt: "t" } })).rejects.toThrow(/lease/);
+      expect(nodesNotProven(record(s))).toEqual(["n3"]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it("the saga hands the cluster reloader a recorder: a refusal leaves the proven nodes in the claim", async () => {
+    const root = createTempRoot();
+    const s = memorySaga({ root, seed: false });
+    try {
+      s.store.put({ ...root.record, members: ["n1", "n2", "n3"], nodes: {} });
+      s.env.reloader = {
+        async reload(o?: ReloaderOptions): Promise<ReloadVerdict> {
+          await o?.recordPartial?.({ n1: { configDigest: D("c"), provenAt: "t" }, n2: { configDigest: D("c"), provenAt: "t" } });
+          throw new SagaError("cluster-unproven", "node n3 did not prove the new config", { next: "cotal up" });
+        },
+      };
+      const e = await runMutation(s.env, add("alpha")).catch((err: unknown) => err);
+      expect(refusalOf(() => { throw e; }).code).toBe("cluster-unproven");
+      const rec = record(s);
+      expect(rec.generation).toBe(1);
+      expect(Object.keys(rec.pending?.proven ?? {})).toEqual(["n1", "n2"]);
+      expect(nodesNotProven(rec)).toEqual(["n3"]);
+    } finally {
+      s.close();
+    }
   });
 });

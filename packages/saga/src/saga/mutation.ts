@@ -21,6 +21,7 @@ import type { ReloadVerdict } from "./reload.js";
 import type { Reloader } from "./reloader.js";
 import { commitPending, describePending, rollbackUnpromoted, undoClaimFiles } from "./finish.js";
 import { executeResume, recordProof } from "./resume-executor.js";
+import { recordPartialProofs } from "./partial-proofs.js";
 import { renderList } from "./render-list.js";
 import { configDigest } from "../render/server-config.js";
 import type { SagaTiming } from "./steps.js";
@@ -157,11 +158,19 @@ class Mutation {
     const reloader = this.env.reloader;
     if (!reloader) throw new SagaError("broker-not-running", "a reload needs the running broker", { next: "cotal up --detach" });
     const signalledAt = performance.now();
-    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence } : {}) }));
+    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence, recordPartial: this.partialRecorder(this.fence, signalledAt) } : {}) }));
     if (unsafe("PROOF_WITHOUT_LOG")) verdict = { outcome: "reloaded", via: verdict.via, line: "(unproven: test-only switch)", ms: verdict.ms };
     this.reloads++;
     if (verdict.outcome === "reloaded") await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
     return verdict;
+  }
+
+  /** A cluster reload's partial proofs, written once the reload's dropped connections settled (saga/partial-proofs.ts). */
+  private partialRecorder(fence: () => Promise<boolean>, signalledAt: number) {
+    return async (proofs: Parameters<typeof recordPartialProofs>[2]): Promise<void> => {
+      await this.env.store.settleAfterReload(signalledAt);
+      await recordPartialProofs(this.env.store, fence, proofs);
+    };
   }
 
   /** Step 7: the reload, its proof, then the proof CAS (the only writer of appliedGeneration). */
