@@ -37,6 +37,8 @@ ROWS=(
   "SKIP_QUIESCE|backup-online|quiesces only the tenant|online backup quiesce (the tenant's clients refused while its streams are read)"
   "RESTORE_OVER_DATA|restore-online|refuses restore-target-not-empty|online restore refuses a namespace holding the artifact's streams with data"
   "CLUSTER_COMMIT_UNPROVEN|cluster|kill -9 of node 3|a cluster root commits only what every member node proved"
+  "CLUSTER_NO_PARTIAL_PROOFS|cluster|kill -9 of node 3|a refused cluster reload records the nodes that proved it, so status names only the others"
+  "EVICT_FIRST_NODE_ONLY|cluster|evictor on every node|a removed tenant is evicted on every node|2.10"
 )
 
 want=("$@")

@@ -2,7 +2,10 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
-import type { StatusReport, UpResult } from "@cotal/saga";
+import type { SpaceRmResult, StatusReport, UpResult } from "@cotal/saga";
+import { evictEverywhere } from "@cotal/saga/provision";
+import { loadSpaceAccount } from "@cotal/saga/root";
+import { client, sleep, type Client } from "../fixtures/isolation.js";
 import { readRuntime } from "@cotal/saga/broker";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell, recordPoll } from "../fixtures/matrix.js";
@@ -246,5 +249,58 @@ describe("a node killed during a removal", () => {
       const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
       expect(st.inventory?.generation).toBe(3);
       expect(nodesOf(st)[2]?.behind).toBe(true);
+    }));
+});
+
+describe("the evictor on every node", () => {
+  const closedWithin = (c: Client, ms: number): Promise<boolean> => Promise.race([c.nc.closed().then(() => true), sleep(ms).then(() => false)]);
+
+  it("evictor on every node: a removed tenant's connection held on node 3 is cut, directly and by space rm; a surviving tenant's connection on node 3 stays", () =>
+    cell("cluster: evictor on every node", async (m) => {
+      const { r, up } = await upCluster();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const [beta, dflt] = [await credsText(r, "beta"), await credsText(r, "default")];
+      const n3 = up.nodes?.[2];
+      const rt = readRuntime(r.layout);
+      if (!n3 || !rt) throw new Error("no third node");
+      const key = loadSpaceAccount(r.layout, "beta").publicKey;
+      const held: Client[] = [];
+      try {
+        const bystander = await client(n3.url, dflt, "default-on-n3");
+        held.push(bystander);
+        // The guard: one pass per node. Node 1 alone (the single-broker evictor) never sees node 3's clients.
+        const victim = await client(n3.url, beta, "beta-on-n3");
+        held.push(victim);
+        const res = await evictEverywhere(r.layout, rt, key);
+        m.notes = [`${res.outcome}${res.reason ? `: ${res.reason}` : ""}`];
+        if (up.serverVersion.startsWith("2.9.")) {
+          // 2.9.10 has no KICK (provision/evict-connections.ts gates on the version): every node says so.
+          console.log(`cluster evictor cell on nats-server ${up.serverVersion}: ${res.reason}`);
+          expect(res.outcome).toBe("skipped");
+          expect(Object.values(res.nodes ?? {}).every((n) => n.outcome === "skipped" && /KICK/.test(n.reason ?? ""))).toBe(true);
+          return;
+        }
+        expect(await closedWithin(victim, 3_000), "beta's connection on node 3 stayed open").toBe(true);
+        expect(res.outcome, res.reason).toBe("evicted");
+        expect(Object.keys(res.nodes ?? {})).toEqual((up.nodes ?? []).map((n) => n.name));
+        expect(res.nodes?.[n3.name]?.kicked.length).toBe(1);
+        expect(bystander.nc.isClosed()).toBe(false); // positive control: the surviving tenant on node 3 is untouched
+        await bystander.nc.flush();
+
+        // The verb: space rm cuts (or its reload already dropped) a fresh connection of beta on node 3.
+        const victim2 = await client(n3.url, beta, "beta-on-n3-rm");
+        held.push(victim2);
+        const rm = await r.cotal(["space", "rm", "beta", "--json"], { timeoutMs: 60_000 });
+        expect(rm.code, rm.stderr).toBe(0);
+        const out = parseJson<SpaceRmResult>(rm);
+        expect(Object.keys(out.eviction?.nodes ?? {})).toEqual((up.nodes ?? []).map((n) => n.name));
+        expect(out.eviction?.outcome).toMatch(/^(evicted|none)$/);
+        expect(await closedWithin(victim2, 3_000)).toBe(true);
+        expect(await connects(n3.url, beta)).toBe(false);
+        expect(bystander.nc.isClosed()).toBe(false);
+        await bystander.nc.flush();
+      } finally {
+        for (const c of held) await c.close();
+      }
     }));
 });

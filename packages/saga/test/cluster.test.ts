@@ -15,6 +15,8 @@ import type { Reloader, ReloaderOptions } from "../src/saga/reloader.js";
 import { renderList } from "../src/saga/render-list.js";
 import { nodesNotProven, recordPartialProofs } from "../src/saga/partial-proofs.js";
 import { SagaError } from "../src/errors.js";
+import { summarise } from "../src/provision/evict-cluster.js";
+import type { EvictionResult } from "../src/provision/evict-connections.js";
 import { createTempRoot, FakeReloader, memorySaga, type MemorySaga } from "../src/testing/index.js";
 import { D, refusalOf } from "./fixtures/records.js";
 import { add, record } from "./saga-memory-helpers.js";
@@ -289,5 +291,17 @@ describe("partial proofs (docs/cluster.md)", () => {
     } finally {
       s.close();
     }
+  });
+});
+
+describe("the evictor's one result over every node", () => {
+  const r = (outcome: EvictionResult["outcome"], kicked: number[] = [], extra: Partial<EvictionResult> = {}): EvictionResult => ({ account: "A", outcome, kicked, remaining: 0, ...extra });
+  it("fails if any node failed, evicted if any node cut one, skipped only if every node skipped", () => {
+    const ev = summarise("A", { n1: r("none"), n2: r("evicted", [4]), n3: r("evicted", [7, 8]) });
+    expect([ev.outcome, ev.kicked, Object.keys(ev.nodes ?? {})]).toEqual(["evicted", [4, 7, 8], ["n1", "n2", "n3"]]);
+    expect(summarise("A", { n1: r("evicted", [1]), n2: r("failed", [], { reason: "timeout", remaining: 2 }) })).toMatchObject({ outcome: "failed", reason: "n2: timeout", remaining: 2 });
+    expect(summarise("A", { n1: r("skipped", [], { reason: "no KICK" }), n2: r("skipped", [], { reason: "no KICK" }) }).outcome).toBe("skipped");
+    expect(summarise("A", { n1: r("skipped"), n2: r("none") }).outcome).toBe("none");
+    expect(summarise("A", {}).outcome).toBe("none");
   });
 });

@@ -3,3 +3,4 @@ export { provisionSpace } from "../provision/provision-space.js";
 export { templateStreamNames } from "../provision/template.js";
 export { deleteSpaceStreams, mintTeardownCreds } from "../provision/teardown-space.js";
 export { evictAccountConnections, evictorCredsFile } from "../provision/evict-connections.js";
+export { evictEverywhere } from "../provision/evict-cluster.js";
