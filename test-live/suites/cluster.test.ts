@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
 import type { SpaceRmResult, StatusReport, UpResult } from "@cotal/saga";
-import { evictEverywhere } from "@cotal/saga/provision";
+import { evictEverywhere, templateStreamNames } from "@cotal/saga/provision";
 import { loadSpaceAccount } from "@cotal/saga/root";
 import { client, sleep, type Client } from "../fixtures/isolation.js";
 import { readRuntime } from "@cotal/saga/broker";
@@ -33,10 +33,10 @@ afterEach(async () => {
 });
 afterAll(harnessTeardown);
 
-async function upCluster(): Promise<{ r: LiveRoot; up: UpResult }> {
+async function upCluster(extra: string[] = []): Promise<{ r: LiveRoot; up: UpResult }> {
   const r = await trackedRoot("cotal-cluster-");
   clusterRoots.push(r);
-  const res = await r.cotal(["up", "--cluster", "3", "--detach", "--port", String(r.port), "--json"], { timeoutMs: 60_000 });
+  const res = await r.cotal(["up", "--cluster", "3", "--detach", "--port", String(r.port), ...extra, "--json"], { timeoutMs: 60_000 });
   expect(res.code, res.stderr).toBe(0);
   return { r, up: parseJson<UpResult>(res) };
 }
@@ -80,6 +80,8 @@ describe("cotal up --cluster 3", () => {
       st = await statusOf(r);
       expect(nodesOf(st).map((n) => [n.appliedGeneration, n.behind])).toEqual([[2, false], [2, false], [2, false]]);
       const beta = await credsText(r, "beta");
+      // The default template is R1: one copy of each of beta's streams (the R3 cell's control).
+      expect(await streamReplicas(up.url, beta, "cotal_events_beta")).toEqual({ numReplicas: 1, peers: 0 });
       // Positive control: the cred connects to every node before the removal.
       for (const n of up.nodes ?? []) expect(await connects(n.url, beta), `beta on ${n.name}`).toBe(true);
 
@@ -109,6 +111,67 @@ describe("cotal up --cluster 3", () => {
       await until("every node stopped", async () => (pids.every((p) => !alive(p)) ? true : undefined), 15_000);
       st = await statusOf(r);
       expect(st.broker.running).toBe(false);
+    }));
+});
+
+/** `$JS.API.STREAM.INFO.<name>` as the tenant: the configured replica count and the followers the cluster reports. */
+async function streamReplicas(url: string, creds: string, stream: string): Promise<{ numReplicas: number; peers: number }> {
+  const c = await client(url, creds, "stream-info");
+  try {
+    const info = (await c.nc.request(`$JS.API.STREAM.INFO.${stream}`, "", { timeout: 5_000 })).json<{ config?: { num_replicas?: number }; cluster?: { replicas?: unknown[] }; error?: { description?: string } }>();
+    if (info.error) throw new Error(`STREAM.INFO ${stream}: ${info.error.description}`);
+    return { numReplicas: info.config?.num_replicas ?? 0, peers: info.cluster?.replicas?.length ?? 0 };
+  } finally {
+    await c.close();
+  }
+}
+
+describe("the space template's replicas", () => {
+  it("R3: with --tenant-replicas 3 every stream and bucket of a space has three replicas on the cluster; removed, its cred never connects to any node after the commit", () =>
+    cell("cluster: R3 tenant streams", async (m) => {
+      const { r, up } = await upCluster(["--tenant-replicas", "3"]);
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const n2 = up.nodes?.[1];
+      if (!n2) throw new Error("no second node");
+      for (const s of templateStreamNames("beta")) {
+        // Asked through node 2: the cluster answers for the stream wherever its leader is. A new R3 stream's followers may still be catching up.
+        const got = await until(`${s} with two followers`, async () => {
+          const x = await streamReplicas(n2.url, beta, s);
+          return x.peers === 2 ? x : undefined;
+        }, 15_000);
+        expect(got, s).toEqual({ numReplicas: 3, peers: 2 });
+      }
+      const pollers = pollEveryNode(up, beta);
+      await Promise.all(pollers.map((p) => p.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 }))); // positive control on every node
+      const rm = await r.cotal(["space", "rm", "beta", "--json"], { timeoutMs: 60_000 });
+      const removedAt = monotonicMs();
+      expect(rm.code, rm.stderr).toBe(0);
+      expect(parseJson<SpaceRmResult>(rm).deletedStreams).toEqual(templateStreamNames("beta").sort()); // the R3 streams are gone
+      await new Promise((res) => setTimeout(res, 1_000));
+      const reports = await stopAll(pollers);
+      for (const [i, report] of reports.entries()) {
+        expect(report.successes).toBeGreaterThan(0);
+        expect(report.successesBetween(removedAt, Number.POSITIVE_INFINITY, "within"), `node ${i + 1} admitted beta after the commit`).toBe(0);
+        expect(report.failuresBetween(removedAt, Number.POSITIVE_INFINITY)).toBeGreaterThan(0);
+      }
+      recordPoll(m, reports[0] as PollReport, removedAt);
+      // The root keeps R3: a later space is R3 too, and the flag cannot change it.
+      const again = await r.cotal(["up", "--detach", "--tenant-replicas", "1"]);
+      expect(again.code).toBe(2);
+      expect(again.stderr).toMatch(/\[invalid-argument\]/);
+    }));
+
+  it("refused: --tenant-replicas 3 on a single broker, or 2 on a cluster; nothing is created", () =>
+    cell("cluster: template replicas refused", async () => {
+      const r = await trackedRoot("cotal-replicas-");
+      for (const args of [["--tenant-replicas", "3"], ["--cluster", "3", "--tenant-replicas", "2"]]) {
+        const res = await r.cotal(["up", "--detach", "--port", String(r.port), ...args]);
+        expect(res.code, res.stderr).toBe(2);
+        expect(res.stderr).toMatch(/\[invalid-argument\]/);
+        expect(res.stderr).toMatch(/next: cotal up/);
+        expect(existsSync(r.layout.settingsFile), "a refusal creates nothing").toBe(false);
+      }
     }));
 });
 
@@ -263,7 +326,8 @@ describe("the evictor on every node", () => {
       const n3 = up.nodes?.[2];
       const rt = readRuntime(r.layout);
       if (!n3 || !rt) throw new Error("no third node");
-      const key = loadSpaceAccount(r.layout, "beta").publicKey;
+      const key = loadSpaceAccount(r.layout, "beta")?.publicKey;
+      if (!key) throw new Error("no record for beta");
       const held: Client[] = [];
       try {
         const bystander = await client(n3.url, dflt, "default-on-n3");

@@ -4,7 +4,8 @@ import { renderNode } from "../src/broker/render-root.js";
 import { metaFormed } from "../src/broker/cluster-process.js";
 import { parseInventoryRecord, type InventoryRecord } from "../src/inventory/record.js";
 import { clusterNodesStatus } from "../src/ops/cluster-status.js";
-import { clusterOf, newClusterSettings, routesFor } from "../src/root/cluster-settings.js";
+import { clusterOf, newClusterSettings, routesFor, tenantReplicasOf } from "../src/root/cluster-settings.js";
+import { assertTemplateReplicas, spaceTemplate } from "../src/provision/template.js";
 import { RootLayout } from "../src/root/layout.js";
 import { loadSpaceAccount } from "../src/root/account-store.js";
 import { loadSettings, saveSettings } from "../src/root/settings.js";
@@ -303,5 +304,38 @@ describe("the evictor's one result over every node", () => {
     expect(summarise("A", { n1: r("skipped", [], { reason: "no KICK" }), n2: r("skipped", [], { reason: "no KICK" }) }).outcome).toBe("skipped");
     expect(summarise("A", { n1: r("skipped"), n2: r("none") }).outcome).toBe("none");
     expect(summarise("A", {}).outcome).toBe("none");
+  });
+});
+
+describe("the space template's replicas (docs/cluster.md)", () => {
+  afterEach(() => {
+    delete process.env.COTAL_TEST_UNSAFE_TEMPLATE_REPLICAS_UNCHECKED;
+  });
+  it("every stream and bucket of the template carries the root's replicas (1 by default)", () => {
+    const one = spaceTemplate("beta");
+    expect([...one.streams, ...one.buckets].map((x) => x.replicas)).toEqual([1, 1, 1]);
+    const three = spaceTemplate("beta", 3);
+    expect([...three.streams, ...three.buckets].map((x) => x.replicas)).toEqual([3, 3, 3]);
+  });
+  it("is R1 or R3, at most the cluster's size, and 1 on a single broker", () => {
+    expect(assertTemplateReplicas(1, undefined)).toBe(1);
+    expect(assertTemplateReplicas(3, 3)).toBe(3);
+    expect(assertTemplateReplicas(1, 5)).toBe(1);
+    for (const [n, size] of [[3, undefined], [2, 3], [0, 3], [5, 5], [4, 5]] as const) {
+      const e = refusalOf(() => assertTemplateReplicas(n, size));
+      expect(e.code, `${n} on ${size ?? "a single broker"}`).toBe("invalid-argument");
+      expect(e.next).toMatch(/cotal up/);
+    }
+    process.env.COTAL_TEST_UNSAFE_TEMPLATE_REPLICAS_UNCHECKED = "1";
+    expect(assertTemplateReplicas(3, undefined)).toBe(3); // the switch lets it through (the guard's control)
+  });
+  it("settings keep tenantReplicas only as 1 or 3", () => {
+    const c = newClusterSettings("c", [1, 2, 3], [4, 5, 6]);
+    expect(tenantReplicasOf(c)).toBe(1);
+    expect(tenantReplicasOf(undefined)).toBe(1);
+    expect(tenantReplicasOf({ ...c, tenantReplicas: 3 })).toBe(3);
+    const layout = new RootLayout("/r");
+    expect(clusterOf(layout, { cluster: { ...c, tenantReplicas: 3 } })?.tenantReplicas).toBe(3);
+    expect(refusalOf(() => clusterOf(layout, { cluster: { ...c, tenantReplicas: 2 } })).code).toBe("corrupt-record");
   });
 });

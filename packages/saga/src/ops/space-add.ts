@@ -1,6 +1,8 @@
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import { clusterOf, tenantReplicasOf } from "../root/cluster-settings.js";
+import { loadSettings } from "../root/settings.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { assertCanMintSysCreds, existingSpaceRecord, writeObserverCreds } from "../saga/materialise.js";
@@ -88,7 +90,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     let done = 0;
     const provisioned = await mapPool(names, PROVISION_CONCURRENCY, async (n) => {
       const rec = loadSpaceAccount(layout, n);
-      const r = rec ? (writeObserverCreds(layout, broker, n), await provisionSpace(session.runtime.url, rec)) : undefined;
+      const r = rec ? (writeObserverCreds(layout, broker, n), await provisionSpace(session.runtime.url, rec, tenantReplicasOf(clusterOf(layout, loadSettings(layout))))) : undefined;
       opts.onProvision?.({ done: ++done, total: names.length, space: n });
       return r;
     }).then((rs) => rs.filter((x): x is ProvisionResult => x !== undefined));

@@ -19,13 +19,13 @@ export interface ProvisionResult {
  * Creates the space template's streams and buckets, idempotently (an identical config is a no-op on
  * the server), under a short-lived provisioner user of the space's own account.
  */
-export async function provisionSpace(url: string, account: AccountRecord): Promise<ProvisionResult> {
-  const tpl = spaceTemplate(account.name);
+export async function provisionSpace(url: string, account: AccountRecord, replicas = 1): Promise<ProvisionResult> {
+  const tpl = spaceTemplate(account.name, replicas);
   const nc = await connectAsAccount(url, account, { name: `cotal-provisioner-${account.name}`, ttlSeconds: 300 });
   try {
     const jsm = await jetstreamManager(nc);
     for (const s of tpl.streams) {
-      const cfg = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: RetentionPolicy.Limits, description: s.description };
+      const cfg = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: RetentionPolicy.Limits, description: s.description, num_replicas: s.replicas };
       try {
         await jsm.streams.info(s.name);
         await jsm.streams.update(s.name, cfg);
@@ -36,7 +36,7 @@ export async function provisionSpace(url: string, account: AccountRecord): Promi
     }
     const kvm = new Kvm(nc);
     for (const b of tpl.buckets) {
-      await kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description });
+      await kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description, replicas: b.replicas });
     }
     return { space: account.name, streams: tpl.streams.map((s) => s.name), buckets: tpl.buckets.map((b) => b.bucket) };
   } catch (err) {
