@@ -71,6 +71,8 @@ export const UNSAFE_SWITCHES = [
   "EVICT_FIRST_NODE_ONLY",
   /** A space template's `replicas` is not checked against the cluster's size (or a single broker's 1). */
   "TEMPLATE_REPLICAS_UNCHECKED",
+  /** Any claim, a removal too, may commit on a cluster with a member that is down left behind (not only an add). */
+  "CLUSTER_BEHIND_ANY_OP",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

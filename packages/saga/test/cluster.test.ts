@@ -14,13 +14,13 @@ import { runMutation } from "../src/saga/mutation.js";
 import type { ReloadVerdict } from "../src/saga/reload.js";
 import type { Reloader, ReloaderOptions } from "../src/saga/reloader.js";
 import { renderList } from "../src/saga/render-list.js";
-import { nodesNotProven, recordPartialProofs } from "../src/saga/partial-proofs.js";
+import { mayLeaveNodesBehind, nodesNotProven, recordPartialProofs } from "../src/saga/partial-proofs.js";
 import { SagaError } from "../src/errors.js";
 import { summarise } from "../src/provision/evict-cluster.js";
 import type { EvictionResult } from "../src/provision/evict-connections.js";
 import { createTempRoot, FakeReloader, memorySaga, type MemorySaga } from "../src/testing/index.js";
 import { D, refusalOf } from "./fixtures/records.js";
-import { add, record } from "./saga-memory-helpers.js";
+import { add, record, remove } from "./saga-memory-helpers.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
 const authority = createAccountTrust(broker.operator, "authority", { kind: "authority" });
@@ -211,20 +211,60 @@ describe("the saga on a cluster record (in memory)", () => {
     expect(r.fences).toBe(1); // the reloader was handed the writer's lease check, and it held
   });
 
-  it("refuses cluster-unproven and keeps the claim when a member has no proof", async () => {
-    const { s } = clusterSaga(["n1", "n2"]);
-    const e = await runMutation(s.env, add("alpha")).catch((err: unknown) => err);
+  it("refuses cluster-unproven and keeps the claim when a member has no proof of a removal", async () => {
+    const { s, r } = clusterSaga(["n1", "n2", "n3"]);
+    expect((await runMutation(s.env, add("alpha"))).outcome).toBe("committed");
+    s.env.reloader = new NodesReloader(r.fake, ["n1", "n2"]);
+    const e = await runMutation(s.env, remove("alpha")).catch((err: unknown) => err);
     expect(refusalOf(() => { throw e; }).code).toBe("cluster-unproven");
     const rec = record(s);
-    expect(rec.generation).toBe(1);
-    expect(rec.pending?.adds).toEqual(["alpha"]);
+    expect(rec.generation).toBe(2);
+    expect(rec.pending?.removes).toEqual(["alpha"]);
   });
 
-  it("with COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN the unproven generation commits (the guard's control)", async () => {
-    process.env.COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN = "1";
+  it("an add commits with a member left behind once another proved it (invariant 4); that member stays behind", async () => {
     const { s } = clusterSaga(["n1", "n2"]);
     expect((await runMutation(s.env, add("alpha"))).outcome).toBe("committed");
-    expect(record(s).generation).toBe(2);
+    const rec = record(s);
+    expect(rec.generation).toBe(2);
+    expect(Object.keys(rec.nodes ?? {})).toEqual(["n1", "n2"]);
+  });
+
+  it("an add no member proved refuses", async () => {
+    const { s } = clusterSaga([]);
+    const e = await runMutation(s.env, add("alpha")).catch((err: unknown) => err);
+    expect(refusalOf(() => { throw e; }).code).toBe("cluster-unproven");
+    expect(record(s).generation).toBe(1);
+  });
+
+  it("with COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN an unproven removal commits (the guard's control)", async () => {
+    const { s, r } = clusterSaga(["n1", "n2", "n3"]);
+    expect((await runMutation(s.env, add("alpha"))).outcome).toBe("committed");
+    s.env.reloader = new NodesReloader(r.fake, ["n1", "n2"]);
+    process.env.COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN = "1";
+    expect((await runMutation(s.env, remove("alpha"))).outcome).toBe("committed");
+    expect(record(s).generation).toBe(3);
+  });
+
+  it("only a claim that removes and re-signs nothing may leave a node behind", () => {
+    const claim = { generation: 3, op: "add" as const, adds: ["a"], removes: [], nextSpaces: ["a"], writer: "w", leaseId: "l", claimedAt: "t" };
+    expect(mayLeaveNodesBehind(claim)).toBe(true);
+    expect(mayLeaveNodesBehind({ ...claim, op: "batch", adds: ["a", "b"] })).toBe(true);
+    expect(mayLeaveNodesBehind({ ...claim, op: "remove", adds: [], removes: ["a"] })).toBe(false);
+    expect(mayLeaveNodesBehind({ ...claim, op: "batch", removes: ["b"] })).toBe(false);
+    expect(mayLeaveNodesBehind({ ...claim, op: "reconcile" })).toBe(false);
+    expect(mayLeaveNodesBehind({ ...claim, op: "limits", adds: [], limits: { space: "a", from: "x", to: "y" } })).toBe(false);
+    expect(mayLeaveNodesBehind(null)).toBe(false);
+    const base: InventoryRecord = { generation: 2, spaces: [], appliedGeneration: 3, configDigest: D("a"), pending: claim, members: ["n1", "n2", "n3"], nodes: { n1: { appliedGeneration: 3, configDigest: D("b"), provenAt: "t" } } };
+    expect(() => assertMembersProven(base, 3, claim)).not.toThrow();
+    expect(refusalOf(() => assertMembersProven(base, 3, { ...claim, op: "remove", adds: [], removes: ["a"] })).code).toBe("cluster-unproven");
+    expect(refusalOf(() => assertMembersProven({ ...base, nodes: {} }, 3, claim)).code).toBe("cluster-unproven");
+    process.env.COTAL_TEST_UNSAFE_CLUSTER_BEHIND_ANY_OP = "1";
+    try {
+      expect(mayLeaveNodesBehind({ ...claim, op: "remove", adds: [], removes: ["a"] })).toBe(true);
+    } finally {
+      delete process.env.COTAL_TEST_UNSAFE_CLUSTER_BEHIND_ANY_OP;
+    }
   });
 });
 

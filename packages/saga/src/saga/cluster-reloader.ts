@@ -20,6 +20,7 @@ import { renderList } from "./render-list.js";
 interface ClusterReloadOptions {
   timeoutMs?: number;
   fence?: () => Promise<boolean>;
+  mayLeaveBehind?: boolean;
   recordPartial?: (proofs: Record<string, Omit<NodeProof, "appliedGeneration">>) => Promise<void>;
 }
 
@@ -68,7 +69,9 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
   }
   const unproven = done.filter((d) => d.verdict.outcome !== "reloaded");
   const proofs = provenProofs(done);
-  if (unproven.length > 0 && !unsafe("CLUSTER_COMMIT_UNPROVEN")) {
+  // An add with only down (not rejecting) nodes behind commits on the others; those catch up at their next boot.
+  const leaveBehind = opts.mayLeaveBehind === true && unproven.length < done.length && unproven.every((d) => d.verdict.outcome === "unproven");
+  if (unproven.length > 0 && !leaveBehind && !unsafe("CLUSTER_COMMIT_UNPROVEN")) {
     const err = unprovenError(done, unproven);
     // The nodes that did prove it no longer admit a removed tenant: the claim says so, so status names only the others.
     if (opts.recordPartial && Object.keys(proofs).length > 0 && !unsafe("CLUSTER_NO_PARTIAL_PROOFS")) {
@@ -80,6 +83,7 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
   }
   const first = done[0]?.verdict;
   const notes = done.flatMap((d) => (d.verdict.notes ?? []).map((n) => `node ${d.node.name}: ${n}`));
+  if (leaveBehind) notes.push(`node${unproven.length > 1 ? "s" : ""} ${unproven.map((d) => d.node.name).join(", ")} did not prove it (down) and stay behind until their next boot: cotal up   # restarts them, which applies the committed record`);
   return { outcome: "reloaded", via: first?.via ?? "signal", line: `${Object.keys(proofs).length}/${done.length} nodes reloaded: ${done.map((d) => d.node.name).join(", ")}`, ms: Date.now() - t0, nodes: proofs, ...(notes.length > 0 ? { notes } : {}) };
 }
 

@@ -21,7 +21,7 @@ import type { ReloadVerdict } from "./reload.js";
 import type { Reloader } from "./reloader.js";
 import { commitPending, describePending, rollbackUnpromoted, undoClaimFiles } from "./finish.js";
 import { executeResume, recordProof } from "./resume-executor.js";
-import { recordPartialProofs } from "./partial-proofs.js";
+import { mayLeaveNodesBehind, recordPartialProofs } from "./partial-proofs.js";
 import { renderList } from "./render-list.js";
 import { configDigest } from "../render/server-config.js";
 import type { SagaTiming } from "./steps.js";
@@ -154,14 +154,15 @@ class Mutation {
   }
 
   /** SIGHUP, the proof from the log written after it, then this connection's reconnect. */
-  async reload(): Promise<ReloadVerdict> {
+  async reload(pending?: PendingMutation | null): Promise<ReloadVerdict> {
     const reloader = this.env.reloader;
     if (!reloader) throw new SagaError("broker-not-running", "a reload needs the running broker", { next: "cotal up --detach" });
     const signalledAt = performance.now();
-    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence, recordPartial: this.partialRecorder(this.fence, signalledAt) } : {}) }));
+    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence, recordPartial: this.partialRecorder(this.fence, signalledAt), mayLeaveBehind: mayLeaveNodesBehind(pending) } : {}) }));
     if (unsafe("PROOF_WITHOUT_LOG")) verdict = { outcome: "reloaded", via: verdict.via, line: "(unproven: test-only switch)", ms: verdict.ms };
     this.reloads++;
     if (verdict.outcome === "reloaded") await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
+    if (verdict.outcome === "reloaded" && verdict.nodes) for (const n of verdict.notes ?? []) this.env.onNotice?.(n);
     return verdict;
   }
 
@@ -175,7 +176,7 @@ class Mutation {
 
   /** Step 7: the reload, its proof, then the proof CAS (the only writer of appliedGeneration). */
   async proveForward(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<{ ok: true; record: InventoryRecord; revision: number } | { ok: false; verdict: ReloadVerdict }> {
-    const verdict = await this.reload();
+    const verdict = await this.reload(pending);
     if (verdict.outcome !== "reloaded") return { ok: false, verdict };
     const proven = await recordProof(this.casWrite, { record, revision }, pending, verdict);
     await failpoint("after-proof");
@@ -195,7 +196,7 @@ class Mutation {
       layout: env.layout,
       cas: this.casWrite,
       replaces: intent.op === "reconcile",
-      ...(env.reloader ? { live: { reload: () => this.reload(), leaseHeld: () => keeper.held() } } : {}),
+      ...(env.reloader ? { live: { reload: () => this.reload(base.record.pending), leaseHeld: () => keeper.held() } } : {}),
       ...(env.onNotice ? { onNotice: env.onNotice } : {}),
     });
     if (out.decision.action !== "fresh") this.resumed = out.decision.action;

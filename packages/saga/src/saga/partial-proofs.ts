@@ -1,5 +1,6 @@
 import type { InventoryStore } from "../inventory/inventory-store.js";
-import type { InventoryRecord, NodeProof } from "../inventory/record.js";
+import type { InventoryRecord, NodeProof, PendingMutation } from "../inventory/record.js";
+import { unsafe } from "../unsafe.js";
 
 const ATTEMPTS = 3;
 
@@ -35,4 +36,15 @@ export function nodesNotProven(record: InventoryRecord): string[] {
   const p = record.pending;
   if (!p || !record.members) return [];
   return record.members.filter((m) => p.proven?.[m]?.appliedGeneration !== p.generation && record.nodes?.[m]?.appliedGeneration !== p.generation);
+}
+
+/**
+ * May this claim commit with a member that is down left behind (docs/cluster.md invariant 4)? Only
+ * when it removes nothing and re-signs nothing: a node behind on an add merely does not admit the
+ * new tenant yet, while one behind on a removal still admits the removed one (invariant 2).
+ */
+export function mayLeaveNodesBehind(p: PendingMutation | null | undefined): boolean {
+  if (!p) return false;
+  if (unsafe("CLUSTER_BEHIND_ANY_OP")) return true;
+  return (p.op === "add" || p.op === "batch") && p.removes.length === 0 && p.limits === undefined && p.excluded === undefined;
 }

@@ -20,6 +20,11 @@ export interface ReloaderOptions {
    * A cluster reload that some node could not prove hands the nodes that did prove it here before it
    * refuses, so the claim records them (docs/cluster.md "Partial proofs"); the writer owns the CAS.
    */
+  /**
+   * The claim removes nothing (saga/partial-proofs.ts mayLeaveNodesBehind): a cluster reload may then
+   * leave a node that is down behind instead of refusing, once another node proved it (invariant 4).
+   */
+  mayLeaveBehind?: boolean;
   recordPartial?: (proofs: Record<string, Omit<NodeProof, "appliedGeneration">>) => Promise<void>;
 }
 
