@@ -17,6 +17,7 @@ const SMALL: [string, string[]][] = [
   ["backup", ["16"]], // MB of stream data; its only argument
   ["validation", ["--tenants", "500", "--runs", "2"]],
   ["read-verbs", ["--tenants", "100,500", "--runs", "2", "--trust-only"]],
+  ["cluster-onboarding", ["--n", "100", "--batch", "50"]],
 ];
 
 let failed = 0;
