@@ -401,8 +401,8 @@ describe("a node killed during an add", () => {
       for (const n of [n1, n2]) expect(await connects(n.url, beta), `beta on ${n.name}`).toBe(true); // usable where proven
 
       // Follow the note: `up` restarts node 3 with no tenant preloaded, then applies the committed record to it.
-      const again = await r.cotal(["up", "--detach", "--json"], { timeoutMs: 60_000 });
-      expect(again.code, again.stderr).toBe(0);
+      const again = await r.cotal(["up", "--detach", "--json"], { timeoutMs: 90_000 });
+      expect(again.code, `${again.stderr}\n${again.stdout}`).toBe(0);
       st = await statusOf(r);
       expect(nodesOf(st).map((n) => [n.running, n.appliedGeneration, n.behind])).toEqual([[true, 2, false], [true, 2, false], [true, 2, false]]);
       const n3now = nodesOf(st)[2];

@@ -10,6 +10,7 @@ import { serversOfRoot } from "../broker/server-scan.js";
 import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
 import { diffLists, seedRecord, type InventoryRecord, type NodeProof } from "../inventory/record.js";
 import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import type { AccountRecord } from "../root/records.js";
 import { settleProvisioning } from "../provision/owed.js";
 import { mapPool } from "../pool.js";
 import { accountInventory, certainInventory, loadAuthorityAccount } from "../root/account-store.js";
@@ -56,6 +57,25 @@ export function validClusterSize(n: number | undefined, detach: boolean, singleS
 /** Does this root run as a cluster (settings.json `cluster`)? `up` routes it here with or without the flag. */
 export function isClusterRoot(layout: RootLayout): boolean {
   return clusterOf(layout, loadSettings(layout)) !== undefined;
+}
+
+/** How long `up` keeps re-trying a space's provisioning while a returning node rejoins JetStream. */
+const PROVISION_REJOIN_MS = 30_000;
+
+/**
+ * provisionSpace (idempotent), re-tried on a JetStream timeout for a bounded while: right after a
+ * node returns, the meta group may still be electing or catching it up, and every API call times out.
+ */
+async function provisionRejoining(url: string, acct: AccountRecord, replicas: number): Promise<ProvisionResult> {
+  const deadline = Date.now() + PROVISION_REJOIN_MS;
+  for (;;) {
+    try {
+      return await provisionSpace(url, acct, replicas);
+    } catch (err) {
+      if (!isSagaError(err, "broker-unreachable") || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
 }
 
 /** The node count of a cluster root, or undefined on a single-broker (or not yet made) root. */
@@ -156,7 +176,7 @@ export async function bootCluster({ layout }: BootContext, opts: ClusterBootOpti
   let done = 0;
   const broker = loadBrokerTrust(layout);
   const provisioned: ProvisionResult[] = await mapPool(inv, PROVISION_CONCURRENCY, async (acct) => {
-    const r = await provisionSpace(runtime.url, acct, tenantReplicasOf(cluster));
+    const r = await provisionRejoining(runtime.url, acct, tenantReplicasOf(cluster));
     writeObserverCreds(layout, broker, acct.name);
     opts.onProvision?.({ done: ++done, total: inv.length, space: acct.name });
     return r;
