@@ -18,6 +18,7 @@ const SMALL: [string, string[]][] = [
   ["backup", ["--mb", "1", "--sibling-mb", "128", "--runs", "1"]], // a small space alone, then next to a sibling
   ["validation", ["--tenants", "500", "--runs", "2"]],
   ["read-verbs", ["--tenants", "100,500", "--runs", "2", "--trust-only"]],
+  ["cluster-onboarding", ["--n", "100", "--batch", "50"]],
 ];
 
 let failed = 0;

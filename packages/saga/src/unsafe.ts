@@ -73,6 +73,14 @@ export const UNSAFE_SWITCHES = [
   "RM_DURING_PROVISIONING",
   /** A previous version's claim is resumed from its delta even when its stored next list disagrees. */
   "TRUST_LEGACY_NEXT",
+  /** A refused cluster reload records no node's partial proof, so status cannot name which nodes still admit a removed tenant. */
+  "CLUSTER_NO_PARTIAL_PROOFS",
+  /** space rm on a cluster root cuts the removed tenant's connections on node 1 only. */
+  "EVICT_FIRST_NODE_ONLY",
+  /** A space template's `replicas` is not checked against the cluster's size (or a single broker's 1). */
+  "TEMPLATE_REPLICAS_UNCHECKED",
+  /** Any claim, a removal too, may commit on a cluster with a member that is down left behind (not only an add). */
+  "CLUSTER_BEHIND_ANY_OP",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

@@ -4,7 +4,8 @@ import { renderNode } from "../src/broker/render-root.js";
 import { metaFormed } from "../src/broker/cluster-process.js";
 import { parseInventoryRecord, type InventoryRecord } from "../src/inventory/record.js";
 import { clusterNodesStatus } from "../src/ops/cluster-status.js";
-import { clusterOf, newClusterSettings, routesFor } from "../src/root/cluster-settings.js";
+import { clusterOf, newClusterSettings, routesFor, tenantReplicasOf } from "../src/root/cluster-settings.js";
+import { assertTemplateReplicas, spaceTemplate } from "../src/provision/template.js";
 import { RootLayout } from "../src/root/layout.js";
 import { loadSpaceAccount } from "../src/root/account-store.js";
 import { loadSettings, saveSettings } from "../src/root/settings.js";
@@ -13,9 +14,13 @@ import { runMutation } from "../src/saga/mutation.js";
 import type { ReloadVerdict } from "../src/saga/reload.js";
 import type { Reloader, ReloaderOptions } from "../src/saga/reloader.js";
 import { renderList } from "../src/saga/render-list.js";
+import { mayLeaveNodesBehind, nodesNotProven, recordPartialProofs } from "../src/saga/partial-proofs.js";
+import { SagaError } from "../src/errors.js";
+import { summarise } from "../src/provision/evict-cluster.js";
+import type { EvictionResult } from "../src/provision/evict-connections.js";
 import { createTempRoot, FakeReloader, memorySaga, type MemorySaga } from "../src/testing/index.js";
 import { D, refusalOf } from "./fixtures/records.js";
-import { add, record } from "./saga-memory-helpers.js";
+import { add, record, remove } from "./saga-memory-helpers.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
 const authority = createAccountTrust(broker.operator, "authority", { kind: "authority" });
@@ -206,19 +211,171 @@ describe("the saga on a cluster record (in memory)", () => {
     expect(r.fences).toBe(1); // the reloader was handed the writer's lease check, and it held
   });
 
-  it("refuses cluster-unproven and keeps the claim when a member has no proof", async () => {
-    const { s } = clusterSaga(["n1", "n2"]);
-    const e = await runMutation(s.env, add("alpha")).catch((err: unknown) => err);
+  it("refuses cluster-unproven and keeps the claim when a member has no proof of a removal", async () => {
+    const { s, r } = clusterSaga(["n1", "n2", "n3"]);
+    expect((await runMutation(s.env, add("alpha"))).outcome).toBe("committed");
+    s.env.reloader = new NodesReloader(r.fake, ["n1", "n2"]);
+    const e = await runMutation(s.env, remove("alpha")).catch((err: unknown) => err);
     expect(refusalOf(() => { throw e; }).code).toBe("cluster-unproven");
     const rec = record(s);
-    expect(rec.generation).toBe(1);
-    expect(rec.pending?.adds).toEqual(["alpha"]);
+    expect(rec.generation).toBe(2);
+    expect(rec.pending?.removes).toEqual(["alpha"]);
   });
 
-  it("with COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN the unproven generation commits (the guard's control)", async () => {
-    process.env.COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN = "1";
+  it("an add commits with a member left behind once another proved it (invariant 4); that member stays behind", async () => {
     const { s } = clusterSaga(["n1", "n2"]);
     expect((await runMutation(s.env, add("alpha"))).outcome).toBe("committed");
-    expect(record(s).generation).toBe(2);
+    const rec = record(s);
+    expect(rec.generation).toBe(2);
+    expect(Object.keys(rec.nodes ?? {})).toEqual(["n1", "n2"]);
+  });
+
+  it("an add no member proved refuses", async () => {
+    const { s } = clusterSaga([]);
+    const e = await runMutation(s.env, add("alpha")).catch((err: unknown) => err);
+    expect(refusalOf(() => { throw e; }).code).toBe("cluster-unproven");
+    expect(record(s).generation).toBe(1);
+  });
+
+  it("with COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN an unproven removal commits (the guard's control)", async () => {
+    const { s, r } = clusterSaga(["n1", "n2", "n3"]);
+    expect((await runMutation(s.env, add("alpha"))).outcome).toBe("committed");
+    s.env.reloader = new NodesReloader(r.fake, ["n1", "n2"]);
+    process.env.COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN = "1";
+    expect((await runMutation(s.env, remove("alpha"))).outcome).toBe("committed");
+    expect(record(s).generation).toBe(3);
+  });
+
+  it("only a claim that removes and re-signs nothing may leave a node behind", () => {
+    const claim = { generation: 3, op: "add" as const, adds: ["a"], removes: [], writer: "w", leaseId: "l", claimedAt: "t" };
+    expect(mayLeaveNodesBehind(claim)).toBe(true);
+    expect(mayLeaveNodesBehind({ ...claim, op: "batch", adds: ["a", "b"] })).toBe(true);
+    expect(mayLeaveNodesBehind({ ...claim, op: "remove", adds: [], removes: ["a"] })).toBe(false);
+    expect(mayLeaveNodesBehind({ ...claim, op: "batch", removes: ["b"] })).toBe(false);
+    expect(mayLeaveNodesBehind({ ...claim, op: "reconcile" })).toBe(false);
+    expect(mayLeaveNodesBehind({ ...claim, op: "limits", adds: [], limits: { space: "a", from: "x", to: "y" } })).toBe(false);
+    expect(mayLeaveNodesBehind(null)).toBe(false);
+    const base: InventoryRecord = { generation: 2, spaces: [], appliedGeneration: 3, configDigest: D("a"), pending: claim, members: ["n1", "n2", "n3"], nodes: { n1: { appliedGeneration: 3, configDigest: D("b"), provenAt: "t" } } };
+    expect(() => assertMembersProven(base, 3, claim)).not.toThrow();
+    expect(refusalOf(() => assertMembersProven(base, 3, { ...claim, op: "remove", adds: [], removes: ["a"] })).code).toBe("cluster-unproven");
+    expect(refusalOf(() => assertMembersProven({ ...base, nodes: {} }, 3, claim)).code).toBe("cluster-unproven");
+    process.env.COTAL_TEST_UNSAFE_CLUSTER_BEHIND_ANY_OP = "1";
+    try {
+      expect(mayLeaveNodesBehind({ ...claim, op: "remove", adds: [], removes: ["a"] })).toBe(true);
+    } finally {
+      delete process.env.COTAL_TEST_UNSAFE_CLUSTER_BEHIND_ANY_OP;
+    }
+  });
+});
+
+describe("partial proofs (docs/cluster.md)", () => {
+  const proof = (g: number) => ({ appliedGeneration: g, configDigest: D("b"), provenAt: "t" });
+  const claim = { generation: 3, op: "remove" as const, adds: [], removes: ["beta"], writer: "w", leaseId: "l", claimedAt: "t" };
+  const base: InventoryRecord = { generation: 2, spaces: ["alpha", "beta"], appliedGeneration: 2, configDigest: D("a"), pending: null, members: ["n1", "n2", "n3"], nodes: { n1: proof(2), n2: proof(2), n3: proof(2) } };
+  const owner = { pid: 2 ** 22 + 7, host: "h" };
+  const nodes = ["n1", "n2", "n3"].map((name, i) => ({ name, owner, url: `nats://h:${i}`, port: i + 1, clusterPort: i + 10, configPath: `/r/nodes/${name}/server.conf`, logFile: "/l" }));
+
+  it("the claim carries them; malformed ones are refused", () => {
+    const ok = { ...base, pending: { ...claim, proven: { n1: proof(3) } } };
+    expect(parseInventoryRecord(JSON.stringify(ok))).toEqual(ok);
+    expect(parseInventoryRecord(JSON.stringify({ ...base, pending: { ...claim, proven: { n1: { appliedGeneration: 3 } } } }))).toMatch(/pending\.proven\.n1/);
+    expect(parseInventoryRecord(JSON.stringify({ ...base, pending: { ...claim, proven: [] } }))).toMatch(/pending\.proven/);
+  });
+
+  it("status names exactly the nodes that have not proven an uncommitted removal", () => {
+    const rec = { ...base, pending: { ...claim, proven: { n1: proof(3), n2: proof(3) } } };
+    expect(nodesNotProven(rec)).toEqual(["n3"]);
+    expect(clusterNodesStatus(nodes, rec).map((n) => [n.name, n.stillAdmits])).toEqual([["n1", []], ["n2", []], ["n3", ["beta"]]]);
+    // No partial proof: every node may still admit beta (the conservative side).
+    expect(clusterNodesStatus(nodes, { ...base, pending: claim }).map((n) => n.stillAdmits)).toEqual([["beta"], ["beta"], ["beta"]]);
+    // A partial proof of another generation (a claim that was rolled back and re-made) proves nothing.
+    expect(nodesNotProven({ ...base, pending: { ...claim, proven: { n1: proof(2), n2: proof(3) } } })).toEqual(["n1", "n3"]);
+    expect(clusterNodesStatus(nodes, base).map((n) => n.stillAdmits)).toEqual([[], [], []]); // committed: none
+    expect(nodesNotProven({ ...base, members: undefined, pending: claim } as InventoryRecord)).toEqual([]); // single broker
+  });
+
+  it("a refused cluster reload's proofs land in the claim by CAS, only while the lease is held", async () => {
+    const root = createTempRoot();
+    const s = memorySaga({ root, seed: false });
+    try {
+      s.store.put({ ...base, pending: claim });
+      await recordPartialProofs(s.store, async () => true, { n1: { configDigest: D("c"), provenAt: "t" } });
+      await recordPartialProofs(s.store, async () => true, { n2: { configDigest: D("c"), provenAt: "t" } });
+      const rec = record(s);
+      expect(Object.entries(rec.pending?.proven ?? {}).map(([n, p]) => [n, p.appliedGeneration])).toEqual([["n1", 3], ["n2", 3]]);
+      expect(rec.generation).toBe(2); // a partial proof commits nothing
+      expect(nodesNotProven(rec)).toEqual(["n3"]);
+      await expect(recordPartialProofs(s.store, async () => false, { n3: { configDigest: D("c"), provenAt: "t" } })).rejects.toThrow(/lease/);
+      expect(nodesNotProven(record(s))).toEqual(["n3"]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it("the saga hands the cluster reloader a recorder: a refusal leaves the proven nodes in the claim", async () => {
+    const root = createTempRoot();
+    const s = memorySaga({ root, seed: false });
+    try {
+      s.store.put({ ...root.record, members: ["n1", "n2", "n3"], nodes: {} });
+      s.env.reloader = {
+        async reload(o?: ReloaderOptions): Promise<ReloadVerdict> {
+          await o?.recordPartial?.({ n1: { configDigest: D("c"), provenAt: "t" }, n2: { configDigest: D("c"), provenAt: "t" } });
+          throw new SagaError("cluster-unproven", "node n3 did not prove the new config", { next: "cotal up" });
+        },
+      };
+      const e = await runMutation(s.env, add("alpha")).catch((err: unknown) => err);
+      expect(refusalOf(() => { throw e; }).code).toBe("cluster-unproven");
+      const rec = record(s);
+      expect(rec.generation).toBe(1);
+      expect(Object.keys(rec.pending?.proven ?? {})).toEqual(["n1", "n2"]);
+      expect(nodesNotProven(rec)).toEqual(["n3"]);
+    } finally {
+      s.close();
+    }
+  });
+});
+
+describe("the evictor's one result over every node", () => {
+  const r = (outcome: EvictionResult["outcome"], kicked: number[] = [], extra: Partial<EvictionResult> = {}): EvictionResult => ({ account: "A", outcome, kicked, remaining: 0, ...extra });
+  it("fails if any node failed, evicted if any node cut one, skipped only if every node skipped", () => {
+    const ev = summarise("A", { n1: r("none"), n2: r("evicted", [4]), n3: r("evicted", [7, 8]) });
+    expect([ev.outcome, ev.kicked, Object.keys(ev.nodes ?? {})]).toEqual(["evicted", [4, 7, 8], ["n1", "n2", "n3"]]);
+    expect(summarise("A", { n1: r("evicted", [1]), n2: r("failed", [], { reason: "timeout", remaining: 2 }) })).toMatchObject({ outcome: "failed", reason: "n2: timeout", remaining: 2 });
+    expect(summarise("A", { n1: r("skipped", [], { reason: "no KICK" }), n2: r("skipped", [], { reason: "no KICK" }) }).outcome).toBe("skipped");
+    expect(summarise("A", { n1: r("skipped"), n2: r("none") }).outcome).toBe("none");
+    expect(summarise("A", {}).outcome).toBe("none");
+  });
+});
+
+describe("the space template's replicas (docs/cluster.md)", () => {
+  afterEach(() => {
+    delete process.env.COTAL_TEST_UNSAFE_TEMPLATE_REPLICAS_UNCHECKED;
+  });
+  it("every stream and bucket of the template carries the root's replicas (1 by default)", () => {
+    const one = spaceTemplate("beta");
+    expect([...one.streams, ...one.buckets].map((x) => x.replicas)).toEqual([1, 1, 1]);
+    const three = spaceTemplate("beta", 3);
+    expect([...three.streams, ...three.buckets].map((x) => x.replicas)).toEqual([3, 3, 3]);
+  });
+  it("is R1 or R3, at most the cluster's size, and 1 on a single broker", () => {
+    expect(assertTemplateReplicas(1, undefined)).toBe(1);
+    expect(assertTemplateReplicas(3, 3)).toBe(3);
+    expect(assertTemplateReplicas(1, 5)).toBe(1);
+    for (const [n, size] of [[3, undefined], [2, 3], [0, 3], [5, 5], [4, 5]] as const) {
+      const e = refusalOf(() => assertTemplateReplicas(n, size));
+      expect(e.code, `${n} on ${size ?? "a single broker"}`).toBe("invalid-argument");
+      expect(e.next).toMatch(/cotal up/);
+    }
+    process.env.COTAL_TEST_UNSAFE_TEMPLATE_REPLICAS_UNCHECKED = "1";
+    expect(assertTemplateReplicas(3, undefined)).toBe(3); // the switch lets it through (the guard's control)
+  });
+  it("settings keep tenantReplicas only as 1 or 3", () => {
+    const c = newClusterSettings("c", [1, 2, 3], [4, 5, 6]);
+    expect(tenantReplicasOf(c)).toBe(1);
+    expect(tenantReplicasOf(undefined)).toBe(1);
+    expect(tenantReplicasOf({ ...c, tenantReplicas: 3 })).toBe(3);
+    const layout = new RootLayout("/r");
+    expect(clusterOf(layout, { cluster: { ...c, tenantReplicas: 3 } })?.tenantReplicas).toBe(3);
+    expect(refusalOf(() => clusterOf(layout, { cluster: { ...c, tenantReplicas: 2 } })).code).toBe("corrupt-record");
   });
 });

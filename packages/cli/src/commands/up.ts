@@ -15,11 +15,17 @@ interface UpFlags {
   rotateSys?: boolean;
   detach?: boolean;
   cluster?: string;
+  tenantReplicas?: string;
   json?: boolean;
 }
 
 function parseClusterSize(text: string): number {
   if (!/^\d+$/.test(text)) throw new UsageError(`invalid cluster size ${JSON.stringify(text)}: expected a node count`, "cotal up --cluster 3 --detach");
+  return Number(text);
+}
+
+function parseReplicas(text: string): number {
+  if (!/^\d+$/.test(text)) throw new UsageError(`invalid --tenant-replicas ${JSON.stringify(text)}: expected 1 or 3`, "cotal up --cluster 3 --tenant-replicas 3 --detach");
   return Number(text);
 }
 
@@ -48,6 +54,7 @@ export function registerUp(program: Command): void {
     .option("--rotate-sys", "with the broker stopped: mint a successor system account, re-mint every tenant's $SYS creds, retain its signing seed; then start")
     .option("--detach", "start nats-server in the background and return")
     .option("--cluster <n>", "a new root as an N-node cluster on loopback (3-5; routes, JetStream and R3 inventory; needs --detach; docs/cluster.md)")
+    .option("--tenant-replicas <n>", "with --cluster on a new root: every space's own streams and buckets R1 or R3 (default 1; a single broker is always 1)")
     .option("--json", "print the result as JSON")
     .action(async (flags: UpFlags, cmd: Command) => {
       let rotated: RotateSysResult | undefined;
@@ -68,6 +75,7 @@ export function registerUp(program: Command): void {
         ...(flags.space !== undefined ? { space: flags.space } : {}),
         ...(flags.singleSpace ? { singleSpace: true } : {}),
         ...(flags.cluster !== undefined ? { cluster: parseClusterSize(flags.cluster) } : {}),
+        ...(flags.tenantReplicas !== undefined ? { tenantReplicas: parseReplicas(flags.tenantReplicas) } : {}),
         onProgress: (m) => {
           if (log) log.info({ event: "progress" }, m);
           else if (!flags.json && process.stderr.isTTY) err(`… ${m}`);

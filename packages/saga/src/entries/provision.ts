@@ -5,3 +5,4 @@ export { DEFAULT_SPACE_QUOTA, templateStreamNames } from "../provision/template.
 export { DEFAULT_JETSTREAM_BUDGET } from "../provision/quota-budget.js";
 export { deleteSpaceStreams, mintTeardownCreds } from "../provision/teardown-space.js";
 export { evictAccountConnections, evictorCredsFile } from "../provision/evict-connections.js";
+export { evictEverywhere } from "../provision/evict-cluster.js";

@@ -44,6 +44,11 @@ export interface PendingMutation {
   mints?: string[];
   /** op "limits" only: the one space whose account JWT this mutation re-signs. */
   limits?: LimitsChange;
+  /**
+   * A cluster root only: the nodes that proved this claim's config while another node could not
+   * (docs/cluster.md "Partial proofs"). Part of the claim, so a rollback or a replacement drops them.
+   */
+  proven?: Record<string, NodeProof>;
 }
 
 export interface ServerConfigDigest {
@@ -134,6 +139,10 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
       if (typeof l !== "object" || l === null || typeof l.space !== "string" || typeof l.from !== "string" || typeof l.to !== "string") return "pending.limits is malformed";
       if (!listed.has(l.space) || (p.adds as string[]).length > 0 || (p.removes as string[]).length > 0) return "pending.limits names a space outside an unchanged list";
     }
+    if (p.proven !== undefined) {
+      const bad = nodeProofsProblem(p.proven, "pending.proven");
+      if (bad) return bad;
+    }
     const adds = new Set(p.adds as string[]);
     if (p.mints !== undefined && (!isNameList(p.mints) || !(p.mints as string[]).every((m) => adds.has(m)))) return "pending.mints is not a subset of pending.adds";
     // A claim of the previous version carries its whole next list: equal to the derived one it says
@@ -151,11 +160,16 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
 function clusterFieldsProblem(r: Record<string, unknown>): string | undefined {
   if (r.members !== undefined && !(Array.isArray(r.members) && r.members.every((m) => typeof m === "string" && m !== "") && new Set(r.members).size === r.members.length)) return "members is not a list of distinct node names";
   if (r.nodes === undefined) return undefined;
-  if (typeof r.nodes !== "object" || r.nodes === null || Array.isArray(r.nodes)) return "nodes is not an object";
-  for (const [name, v] of Object.entries(r.nodes as Record<string, unknown>)) {
-    const n = v as Record<string, unknown> | null;
-    if (typeof n !== "object" || n === null || !Number.isInteger(n.appliedGeneration) || typeof n.configDigest !== "string" || !DIGEST.test(n.configDigest) || typeof n.provenAt !== "string") return `nodes.${name} is not {appliedGeneration, configDigest, provenAt}`;
-    if (n.serverConfigDigest !== undefined && typeof n.serverConfigDigest !== "string") return `nodes.${name}.serverConfigDigest is not a string`;
+  return nodeProofsProblem(r.nodes, "nodes");
+}
+
+/** Why a map of node proofs (`nodes`, `pending.proven`) is malformed, or undefined. */
+function nodeProofsProblem(v: unknown, field: string): string | undefined {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return `${field} is not an object`;
+  for (const [name, p] of Object.entries(v as Record<string, unknown>)) {
+    const n = p as Record<string, unknown> | null;
+    if (typeof n !== "object" || n === null || !Number.isInteger(n.appliedGeneration) || typeof n.configDigest !== "string" || !DIGEST.test(n.configDigest) || typeof n.provenAt !== "string") return `${field}.${name} is not {appliedGeneration, configDigest, provenAt}`;
+    if (n.serverConfigDigest !== undefined && typeof n.serverConfigDigest !== "string") return `${field}.${name}.serverConfigDigest is not a string`;
   }
   return undefined;
 }

@@ -10,10 +10,11 @@ import { serversOfRoot } from "../broker/server-scan.js";
 import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
 import { diffLists, seedRecord, type InventoryRecord, type NodeProof } from "../inventory/record.js";
 import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import type { AccountRecord } from "../root/records.js";
 import { settleProvisioning } from "../provision/owed.js";
 import { mapPool } from "../pool.js";
 import { accountInventory, certainInventory, loadAuthorityAccount } from "../root/account-store.js";
-import { clusterOf, newClusterSettings, CLUSTER_MAX, CLUSTER_MIN, type ClusterSettings } from "../root/cluster-settings.js";
+import { clusterOf, newClusterSettings, tenantReplicasOf, CLUSTER_MAX, CLUSTER_MIN, type ClusterSettings } from "../root/cluster-settings.js";
 import { createRootTrust } from "../root/create-root.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
@@ -36,6 +37,8 @@ import { loadBrokerTrust } from "../root/broker-store.js";
 export interface ClusterBootOptions extends BootOptions {
   /** The node count of a new cluster root; on an existing one it must match (or be absent). */
   cluster?: number;
+  /** Replicas of every tenant's streams and buckets (1 or 3), fixed when the cluster root is made. */
+  tenantReplicas?: number;
   /** A journaled `space rm` still standing (up.ts): that space's record may outlive its listing, so it is no divergence. */
   removing?: string;
 }
@@ -54,6 +57,30 @@ export function validClusterSize(n: number | undefined, detach: boolean, singleS
 /** Does this root run as a cluster (settings.json `cluster`)? `up` routes it here with or without the flag. */
 export function isClusterRoot(layout: RootLayout): boolean {
   return clusterOf(layout, loadSettings(layout)) !== undefined;
+}
+
+/** How long `up` keeps re-trying a space's provisioning while a returning node rejoins JetStream. */
+const PROVISION_REJOIN_MS = 30_000;
+
+/**
+ * provisionSpace (idempotent), re-tried on a JetStream timeout for a bounded while: right after a
+ * node returns, the meta group may still be electing or catching it up, and every API call times out.
+ */
+async function provisionRejoining(url: string, acct: AccountRecord, replicas: number): Promise<ProvisionResult> {
+  const deadline = Date.now() + PROVISION_REJOIN_MS;
+  for (;;) {
+    try {
+      return await provisionSpace(url, acct, replicas);
+    } catch (err) {
+      if (!isSagaError(err, "broker-unreachable") || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  }
+}
+
+/** The node count of a cluster root, or undefined on a single-broker (or not yet made) root. */
+export function clusterSizeOf(layout: RootLayout): number | undefined {
+  return clusterOf(layout, loadSettings(layout))?.nodes.length;
 }
 
 /** run/broker.json for a cluster: the first node's fields on top (what verbs connect through), every node below. */
@@ -86,7 +113,7 @@ async function createClusterRoot(layout: RootLayout, size: number, opts: Cluster
     port: first,
     serverName,
     createdAt: new Date().toISOString(),
-    cluster: newClusterSettings(serverName, [first, ...free.slice(0, size - 1)], free.slice(size - 1)),
+    cluster: { ...newClusterSettings(serverName, [first, ...free.slice(0, size - 1)], free.slice(size - 1)), ...(opts.tenantReplicas !== undefined ? { tenantReplicas: opts.tenantReplicas } : {}) },
   };
   saveSettings(layout, settings);
   createRootTrust(layout, opts.space ?? "default", { multiSpace: true });
@@ -129,6 +156,9 @@ export async function bootCluster({ layout }: BootContext, opts: ClusterBootOpti
   if (opts.cluster !== undefined && opts.cluster !== cluster.nodes.length) {
     throw new SagaError("invalid-argument", `${layout.root} is a ${cluster.nodes.length}-node cluster, not ${opts.cluster}; its nodes are fixed at creation`, { next: `cotal up --root ${layout.root} --detach` });
   }
+  if (!created && opts.tenantReplicas !== undefined && opts.tenantReplicas !== tenantReplicasOf(cluster)) {
+    throw new SagaError("invalid-argument", `${layout.root}'s tenant streams are R${tenantReplicasOf(cluster)}, fixed at creation, not R${opts.tenantReplicas}`, { next: `cotal up --root ${layout.root} --detach` });
+  }
   if (!created && ((opts.port !== undefined && opts.port !== settings.port) || (opts.host !== undefined && opts.host !== settings.host))) {
     throw new SagaError("invalid-argument", "a cluster root's listeners are fixed at creation (every node's routes name them)", { next: `cotal up --root ${layout.root} --detach` });
   }
@@ -146,7 +176,7 @@ export async function bootCluster({ layout }: BootContext, opts: ClusterBootOpti
   let done = 0;
   const broker = loadBrokerTrust(layout);
   const provisioned: ProvisionResult[] = await mapPool(inv, PROVISION_CONCURRENCY, async (acct) => {
-    const r = await provisionSpace(runtime.url, acct);
+    const r = await provisionRejoining(runtime.url, acct, tenantReplicasOf(cluster));
     writeObserverCreds(layout, broker, acct.name);
     opts.onProvision?.({ done: ++done, total: inv.length, space: acct.name });
     return r;

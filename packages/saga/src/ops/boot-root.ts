@@ -95,7 +95,7 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
     const owed = (name: string): boolean => marker !== undefined && (marker.unreadable === true || marker.spaces.includes(name));
     const broker = loadBrokerTrust(layout);
     const due = inv.spaces.filter((s) => served.has(s.name) && owed(s.name));
-    const provisioned = await provisionSpaces(layout, broker, state.runtime, due, opts.onProvision);
+    const provisioned = await provisionSpaces(layout, broker, state.runtime, due, { onProvision: opts.onProvision });
     settleProvisioning(layout);
     return {
       root: layout.root,
@@ -169,7 +169,7 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
   await finishColdBoot(layout, started.runtime.url, plan, bootDigest);
   notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
   // The same paced pool and batched creds writes as `space add` (provision/provision-batch.ts).
-  const provisioned: ProvisionResult[] = await provisionSpaces(layout, rendered.broker, started.runtime, rendered.spaces, opts.onProvision);
+  const provisioned: ProvisionResult[] = await provisionSpaces(layout, rendered.broker, started.runtime, rendered.spaces, { onProvision: opts.onProvision });
   settleProvisioning(layout); // every booted space was provisioned just above
   const account = rendered.spaces.find((s) => s.name === space);
   const credsFile = account ? ensureUserCreds(layout, account, "admin") : layout.userCredsFile(space, "admin");

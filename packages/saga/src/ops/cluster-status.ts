@@ -1,5 +1,6 @@
 import { nodeAlive, type NodeRuntime } from "../broker/runtime.js";
 import type { InventoryRecord } from "../inventory/record.js";
+import { nodesNotProven } from "../saga/partial-proofs.js";
 
 /** One cluster node as `cotal status` shows it: its process, and its own proof from the record. */
 export interface NodeStatus {
@@ -14,10 +15,17 @@ export interface NodeStatus {
   configDigest: string | null;
   /** Behind the committed generation: it may still run an older list (docs/cluster.md invariant 1). */
   behind: boolean | null;
+  /**
+   * During an uncommitted removal: the removed tenants this node may still admit, because it has not
+   * proven the claim (neither a partial proof in the claim nor its full proof). Empty otherwise.
+   */
+  stillAdmits: string[];
 }
 
 /** Pure but for the liveness read of each recorded pid: the nodes, in the record's order. */
 export function clusterNodesStatus(nodes: readonly NodeRuntime[], record: InventoryRecord | null): NodeStatus[] {
+  const unproven = new Set(record ? nodesNotProven(record) : []);
+  const removes = record?.pending?.removes ?? [];
   return nodes.map((n) => {
     const proof = record?.nodes?.[n.name];
     return {
@@ -30,6 +38,7 @@ export function clusterNodesStatus(nodes: readonly NodeRuntime[], record: Invent
       appliedGeneration: proof?.appliedGeneration ?? null,
       configDigest: proof?.configDigest ?? null,
       behind: record ? (proof?.appliedGeneration ?? 0) < record.generation : null,
+      stillAdmits: unproven.has(n.name) ? [...removes] : [],
     };
   });
 }

@@ -6,6 +6,8 @@ import { diffLists, type InventoryRecord } from "../inventory/record.js";
 import { decideResume } from "../inventory/resume-decision.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
+import { clusterOf, tenantReplicasOf } from "../root/cluster-settings.js";
+import { loadSettings } from "../root/settings.js";
 import { oweProvisioning, settleProvisioning } from "../provision/owed.js";
 import { accountInventory, corruptError, loadAuthorityAccount, loadSpaceAccount, type CorruptRecord } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -183,7 +185,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
       const rec = loadSpaceAccount(layout, name);
       if (!rec) continue;
       writeObserverCreds(layout, broker, name);
-      provisioned.push(await provisionSpace(session.url, rec));
+      provisioned.push(await provisionSpace(session.url, rec, tenantReplicasOf(clusterOf(layout, loadSettings(layout)))));
     }
   }
   if (running && saga.outcome === "committed") settleProvisioning(layout, plan.admits);

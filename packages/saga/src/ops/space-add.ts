@@ -3,6 +3,8 @@ import { assertSpaceName } from "../names.js";
 import { listedOrClaimed } from "../inventory/record.js";
 import type { ProvisionResult } from "../provision/provision-space.js";
 import { provisionSpaces } from "../provision/provision-batch.js";
+import { clusterOf, tenantReplicasOf } from "../root/cluster-settings.js";
+import { loadSettings } from "../root/settings.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { assertCanMintSysCreds, existingSpaceRecord } from "../saga/materialise.js";
@@ -100,7 +102,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     await failpoint("add-provisioning");
     // Each space is its own account, so provisioning is independent: a paced pool, creds batched (provision/provision-batch.ts).
     const records = names.map((n) => loadSpaceAccount(layout, n)).filter((r): r is NonNullable<typeof r> => r !== undefined);
-    const provisioned = await provisionSpaces(layout, broker, session.runtime, records, opts.onProvision, opts.onNotice);
+    const provisioned = await provisionSpaces(layout, broker, session.runtime, records, { onProvision: opts.onProvision, onNotice: opts.onNotice, replicas: tenantReplicasOf(clusterOf(layout, loadSettings(layout))) });
     settleOwed(owed);
     return { ...result, requested: names, provisioned };
   });

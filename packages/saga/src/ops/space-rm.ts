@@ -11,7 +11,8 @@ import { decideResume } from "../inventory/resume-decision.js";
 import { deleteSpaceStreams } from "../provision/teardown-space.js";
 import { awaitProvisioned } from "../provision/owed.js";
 import { unsafe } from "../unsafe.js";
-import { evictAccountConnections, type EvictionResult } from "../provision/evict-connections.js";
+import type { EvictionResult } from "../provision/evict-connections.js";
+import { evictEverywhere } from "../provision/evict-cluster.js";
 import { preloadedAccounts } from "../render/preloaded-accounts.js";
 import { deleteSpaceAccount, loadAuthorityAccount, loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -171,7 +172,7 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
   // through for exactly that state, never re-admitting this space (docs/refusals.md).
   const saga = await runMutation(session.envWith(lock), { op: "remove", adds: [], removes: [space], verb: `space rm ${space}` }, decided);
   // Connections the reload did not drop are cut at once where the server can (never throws).
-  const eviction = account && session.runtime ? await evictAccountConnections(layout, session.runtime.url, account.publicKey) : undefined;
+  const eviction = account && session.runtime ? await evictEverywhere(layout, session.runtime, account.publicKey) : undefined;
   const { reaped, failures } = reapSpaceMaterial(layout, space);
   clearJournal(layout, lock);
   if (!running) notes.push("the broker is stopped: the removal is promoted; `cotal up` boots and commits it");

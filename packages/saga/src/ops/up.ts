@@ -4,7 +4,8 @@ import { canonicalRoot } from "../root/canonical-root.js";
 import { cutJournalPresent, resumeCut } from "../maintenance/cut-resume.js";
 import { bootRoot, type UpResult } from "./boot-root.js";
 import { withVerb } from "./verb.js";
-import { bootCluster, isClusterRoot, validClusterSize, type ClusterBootOptions } from "./boot-cluster.js";
+import { bootCluster, clusterSizeOf, isClusterRoot, validClusterSize, type ClusterBootOptions } from "./boot-cluster.js";
+import { assertTemplateReplicas } from "../provision/template.js";
 import { RootLayout } from "../root/layout.js";
 
 export type { BootOptions, UpResult } from "./boot-root.js";
@@ -31,6 +32,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
   const port = validPort(opts.port);
   const cluster = validClusterSize(opts.cluster, opts.detach, opts.singleSpace);
   const root = canonicalRoot(opts.root);
+  if (opts.tenantReplicas !== undefined) assertTemplateReplicas(opts.tenantReplicas, cluster ?? clusterSizeOf(new RootLayout(root)));
   const boot: ClusterBootOptions = { ...opts, ...(space !== undefined ? { space } : {}), ...(port !== undefined ? { port } : {}) };
   // A cluster root boots its nodes (docs/cluster.md); `--cluster` on a new root makes one.
   const clustered = cluster !== undefined || isClusterRoot(new RootLayout(root));

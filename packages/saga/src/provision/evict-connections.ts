@@ -51,6 +51,8 @@ export interface EvictionResult {
   kicked: number[];
   /** Connections of the account still open after the kicks (0 unless outcome is failed). */
   remaining: number;
+  /** A cluster root: each node's own pass, by node name (provision/evict-cluster.ts). */
+  nodes?: Record<string, EvictionResult>;
 }
 
 interface ConnzReply {
@@ -77,7 +79,7 @@ async function accountClientIds(nc: NatsConnection, serverId: string, account: s
  * Cuts every connection of `accountPublicKey` on the broker at `url` now, where the server supports
  * it (KICK, 2.10+). Never throws: it runs after a removal's point of no return, where a throw would
  * wedge the journal, so every failure is reported in the result instead. It lists and kicks on the
- * one server it connects to (a single-server broker; a cluster needs one pass per server). The
+ * one server it connects to (a cluster makes one pass per node: provision/evict-cluster.ts). The
  * server-wide CONNZ carries every connection's JWT, so a broker with many connections pays for it
  * once per removal.
  */

@@ -58,14 +58,23 @@ export function provisionPacer(runtime: Pick<BrokerRuntime, "owner" | "serverVer
  * batched) while the template's streams and buckets are created through a pool whose width
  * follows the broker's free file descriptors. `onProvision` is called after each space.
  */
+export interface ProvisionSpacesOptions {
+  /** After each space, for a progress bar. */
+  onProvision?: (p: { done: number; total: number; space: string }) => void;
+  /** A retried provisioning, said once per retry. */
+  onNotice?: (m: string) => void;
+  /** The tenants' own streams and buckets: 1, or 3 on a cluster root that asked for it (default 1). */
+  replicas?: number;
+}
+
 /**
  * Provisioning is idempotent, and once `space add` released its lock the next writer's reload can drop
  * the provisioner's connection (every JWT client, before 2.14.8) mid-request: such a failure is retried, twice.
  */
-async function provisionRetrying(url: string, rec: AccountRecord, onNotice?: (m: string) => void): Promise<ProvisionResult> {
+async function provisionRetrying(url: string, rec: AccountRecord, replicas: number, onNotice?: (m: string) => void): Promise<ProvisionResult> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await provisionSpace(url, rec);
+      return await provisionSpace(url, rec, replicas);
     } catch (err) {
       if (attempt >= 3 || !isSagaError(err, "broker-unreachable")) throw err;
       onNotice?.(`provisioning ${rec.name} again (attempt ${attempt + 1}/3): ${err.message}`);
@@ -78,15 +87,15 @@ export async function provisionSpaces(
   broker: LoadedBroker,
   runtime: Pick<BrokerRuntime, "url" | "owner" | "serverVersion">,
   records: readonly AccountRecord[],
-  onProvision?: (p: { done: number; total: number; space: string }) => void,
-  onNotice?: (m: string) => void,
+  opts: ProvisionSpacesOptions = {},
 ): Promise<ProvisionResult[]> {
+  const { onProvision, onNotice, replicas = 1 } = opts;
   let done = 0;
   const width = provisionPacer(runtime);
   const [creds, provisioned] = await Promise.allSettled([
     writeObserverCredsBatch(layout, broker, records),
     mapPaced(records, width, async (rec) => {
-      const r = await provisionRetrying(runtime.url, rec, onNotice);
+      const r = await provisionRetrying(runtime.url, rec, replicas, onNotice);
       onProvision?.({ done: ++done, total: records.length, space: rec.name });
       return r;
     }),

@@ -33,8 +33,8 @@ export interface ProvisionResult {
  * space costs two round trips deep instead of ten in turn, and the API probe is skipped (a broker
  * without JetStream for the account still fails, on the first create).
  */
-export async function provisionSpace(url: string, account: AccountRecord): Promise<ProvisionResult> {
-  const tpl = spaceTemplate(account.name);
+export async function provisionSpace(url: string, account: AccountRecord, replicas = 1): Promise<ProvisionResult> {
+  const tpl = spaceTemplate(account.name, replicas);
   const nc = await connectProvisioner(url, account);
   // A reload before 2.14.8 drops this connection, and a request in flight would wait out its 5 s
   // timeout: the drop fails the attempt at once instead (the caller retries; creation is idempotent).
@@ -78,7 +78,7 @@ async function connectProvisioner(url: string, account: AccountRecord): Promise<
 async function createTemplate(jsm: JetStreamManager, kvm: Kvm, tpl: ReturnType<typeof spaceTemplate>): Promise<void> {
   const creates: Promise<unknown>[] = [
     ...tpl.streams.map(async (s) => {
-      const cfg = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: RetentionPolicy.Limits, description: s.description };
+      const cfg = { name: s.name, subjects: s.subjects, storage: StorageType.File, retention: RetentionPolicy.Limits, description: s.description, num_replicas: s.replicas };
       // Add first: a fresh space (the common case) needs one round trip; an existing stream
       // with an identical config answers the add as-is, a changed one is updated.
       try {
@@ -88,7 +88,7 @@ async function createTemplate(jsm: JetStreamManager, kvm: Kvm, tpl: ReturnType<t
         await jsm.streams.update(s.name, cfg);
       }
     }),
-    ...tpl.buckets.map((b) => kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description })),
+    ...tpl.buckets.map((b) => kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description, replicas: b.replicas })),
   ];
   const failed = (await Promise.allSettled(creates)).find((r): r is PromiseRejectedResult => r.status === "rejected");
   if (failed) throw failed.reason;

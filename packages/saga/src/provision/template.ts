@@ -1,6 +1,7 @@
 import { SagaError } from "../errors.js";
 import { spaceToken } from "../names.js";
 import { QUOTA_FIELDS, formatBytes, type SpaceQuota } from "../trust/limits.js";
+import { unsafe } from "../unsafe.js";
 
 /** How a resource is treated by backup: durable data is snapshotted, TTL/lease state is recreated empty. */
 export type ResourceClass = "durable" | "ttl";
@@ -10,6 +11,8 @@ export interface TemplateStream {
   subjects: string[];
   class: ResourceClass;
   description: string;
+  /** Copies JetStream keeps (R1, or R3 on a cluster root: docs/cluster.md "Tenant streams"). */
+  replicas: number;
 }
 
 export interface TemplateBucket {
@@ -19,6 +22,7 @@ export interface TemplateBucket {
   ttlMs: number;
   class: ResourceClass;
   description: string;
+  replicas: number;
 }
 
 export interface SpaceTemplate {
@@ -26,18 +30,39 @@ export interface SpaceTemplate {
   buckets: TemplateBucket[];
 }
 
-/** The default streams and buckets every space gets, named with the space token. */
-export function spaceTemplate(space: string): SpaceTemplate {
+/**
+ * The default streams and buckets every space gets, named with the space token, each with the
+ * root's `replicas` (checked by assertTemplateReplicas when the root is made).
+ */
+export function spaceTemplate(space: string, replicas = 1): SpaceTemplate {
   const t = spaceToken(space);
   return {
     streams: [
-      { name: `cotal_events_${t}`, subjects: [`cotal.${t}.events.>`], class: "durable", description: `events of space ${space}` },
+      { name: `cotal_events_${t}`, subjects: [`cotal.${t}.events.>`], class: "durable", description: `events of space ${space}`, replicas },
     ],
     buckets: [
-      { bucket: `cotal_state_${t}`, history: 5, ttlMs: 0, class: "durable", description: `key/value state of space ${space}` },
-      { bucket: `cotal_presence_${t}`, history: 1, ttlMs: 30_000, class: "ttl", description: `presence leases of space ${space}` },
+      { bucket: `cotal_state_${t}`, history: 5, ttlMs: 0, class: "durable", description: `key/value state of space ${space}`, replicas },
+      { bucket: `cotal_presence_${t}`, history: 1, ttlMs: 30_000, class: "ttl", description: `presence leases of space ${space}`, replicas },
     ],
   };
+}
+
+/** The replica counts a space's own streams may have: one copy, or JetStream's R3 on a cluster of three or more. */
+export const TEMPLATE_REPLICAS: readonly number[] = [1, 3];
+
+/**
+ * Refuses a template replica count the broker cannot hold (`clusterSize` undefined: a single
+ * broker, which keeps one copy of each stream). Pure; returns the count.
+ */
+export function assertTemplateReplicas(replicas: number, clusterSize: number | undefined): number {
+  if (unsafe("TEMPLATE_REPLICAS_UNCHECKED")) return replicas;
+  const bad = (why: string, next: string): never => {
+    throw new SagaError("invalid-argument", `--tenant-replicas ${replicas}: ${why}`, { next, details: { replicas, clusterSize: clusterSize ?? 1 } });
+  };
+  if (!TEMPLATE_REPLICAS.includes(replicas)) bad(`a space's streams are R${TEMPLATE_REPLICAS.join(" or R")}`, `cotal up --cluster 3 --tenant-replicas 3 --detach   # or --tenant-replicas 1`);
+  if (clusterSize === undefined && replicas !== 1) bad("a single broker keeps one copy of each stream; R3 needs a cluster root", `cotal up --root <new dir> --cluster 3 --tenant-replicas ${replicas} --detach`);
+  if (clusterSize !== undefined && replicas > clusterSize) bad(`more copies than the cluster's ${clusterSize} nodes`, `cotal up --cluster ${clusterSize} --tenant-replicas 1 --detach`);
+  return replicas;
 }
 
 /** KV buckets are streams named KV_<bucket>; backup and rm need the stream names. */

@@ -17,6 +17,8 @@ export interface ClusterSettings {
   /** Replicas of the inventory and lease buckets (R3 on a three-node cluster). */
   replicas: number;
   nodes: ClusterNodeSettings[];
+  /** Replicas of every tenant's own streams and buckets (absent: 1; provision/template.ts), fixed at creation. */
+  tenantReplicas?: number;
 }
 
 /** The sizes `cotal up --cluster N` takes: JetStream's R3 needs three nodes; five is the most a loopback root makes sense with. */
@@ -45,10 +47,11 @@ export function clusterOf(layout: RootLayout, s: { cluster?: unknown } | undefin
     });
   };
   if (typeof c !== "object" || c === null) return bad("is not an object");
-  const { name, replicas, nodes } = c as Record<string, unknown>;
+  const { name, replicas, nodes, tenantReplicas } = c as Record<string, unknown>;
   if (typeof name !== "string" || !NODE_NAME.test(name)) return bad("name is not a [a-z0-9-] name");
   if (!Array.isArray(nodes) || nodes.length < CLUSTER_MIN || nodes.length > CLUSTER_MAX) return bad(`nodes is not a list of ${CLUSTER_MIN}-${CLUSTER_MAX} nodes`);
   if (!Number.isInteger(replicas) || (replicas as number) < 1 || (replicas as number) > nodes.length) return bad(`replicas ${JSON.stringify(replicas)} is not 1-${nodes.length}`);
+  if (tenantReplicas !== undefined && !(tenantReplicas === 1 || (tenantReplicas === 3 && nodes.length >= 3))) return bad(`tenantReplicas ${JSON.stringify(tenantReplicas)} is not 1 or 3`);
   const names = new Set<string>();
   const ports = new Set<number>();
   for (const n of nodes as Record<string, unknown>[]) {
@@ -63,4 +66,9 @@ export function clusterOf(layout: RootLayout, s: { cluster?: unknown } | undefin
 /** Pure: the route URLs node `self` dials, every other node's route listener, sorted. */
 export function routesFor(cluster: ClusterSettings, host: string, self: string): string[] {
   return cluster.nodes.filter((n) => n.name !== self).map((n) => `nats-route://${host}:${n.clusterPort}`).sort();
+}
+
+/** The replicas a root's tenant streams get: the cluster's `tenantReplicas`, else 1 (a single broker is always 1). */
+export function tenantReplicasOf(cluster: ClusterSettings | undefined): number {
+  return cluster?.tenantReplicas ?? 1;
 }

@@ -20,6 +20,8 @@ import { renderList } from "./render-list.js";
 interface ClusterReloadOptions {
   timeoutMs?: number;
   fence?: () => Promise<boolean>;
+  mayLeaveBehind?: boolean;
+  recordPartial?: (proofs: Record<string, Omit<NodeProof, "appliedGeneration">>) => Promise<void>;
 }
 
 type NodeVerdict = { node: NodeRuntime; digest: string; verdict: ReloadVerdict };
@@ -66,16 +68,34 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
     done.push({ node, digest, verdict });
   }
   const unproven = done.filter((d) => d.verdict.outcome !== "reloaded");
-  if (unproven.length > 0 && !unsafe("CLUSTER_COMMIT_UNPROVEN")) throw unprovenError(done, unproven);
+  const proofs = provenProofs(done);
+  // An add with only down (not rejecting) nodes behind commits on the others; those catch up at their next boot.
+  const leaveBehind = opts.mayLeaveBehind === true && unproven.length < done.length && unproven.every((d) => d.verdict.outcome === "unproven");
+  if (unproven.length > 0 && !leaveBehind && !unsafe("CLUSTER_COMMIT_UNPROVEN")) {
+    const err = unprovenError(done, unproven);
+    // The nodes that did prove it no longer admit a removed tenant: the claim says so, so status names only the others.
+    if (opts.recordPartial && Object.keys(proofs).length > 0 && !unsafe("CLUSTER_NO_PARTIAL_PROOFS")) {
+      await opts.recordPartial(proofs).catch((e: unknown) => {
+        err.message += `\n(the proofs of ${Object.keys(proofs).join(", ")} could not be recorded: ${(e as Error).message}; status counts them as behind)`;
+      });
+    }
+    throw err;
+  }
+  const first = done[0]?.verdict;
+  const notes = done.flatMap((d) => (d.verdict.notes ?? []).map((n) => `node ${d.node.name}: ${n}`));
+  if (leaveBehind) notes.push(`node${unproven.length > 1 ? "s" : ""} ${unproven.map((d) => d.node.name).join(", ")} did not prove it (down) and stay behind until their next boot: cotal up   # restarts them, which applies the committed record`);
+  return { outcome: "reloaded", via: first?.via ?? "signal", line: `${Object.keys(proofs).length}/${done.length} nodes reloaded: ${done.map((d) => d.node.name).join(", ")}`, ms: Date.now() - t0, nodes: proofs, ...(notes.length > 0 ? { notes } : {}) };
+}
+
+/** The proofs of the nodes that reloaded, stamped now (the caller adds the generation). */
+function provenProofs(done: readonly NodeVerdict[]): Record<string, Omit<NodeProof, "appliedGeneration">> {
   const provenAt = new Date().toISOString();
   const proofs: Record<string, Omit<NodeProof, "appliedGeneration">> = {};
   for (const d of done) {
     if (d.verdict.outcome !== "reloaded") continue;
     proofs[d.node.name] = { configDigest: d.digest, ...(d.verdict.serverConfigDigest ? { serverConfigDigest: d.verdict.serverConfigDigest } : {}), provenAt };
   }
-  const first = done[0]?.verdict;
-  const notes = done.flatMap((d) => (d.verdict.notes ?? []).map((n) => `node ${d.node.name}: ${n}`));
-  return { outcome: "reloaded", via: first?.via ?? "signal", line: `${Object.keys(proofs).length}/${done.length} nodes reloaded: ${done.map((d) => d.node.name).join(", ")}`, ms: Date.now() - t0, nodes: proofs, ...(notes.length > 0 ? { notes } : {}) };
+  return proofs;
 }
 
 /** One node: stage beside its config, fence, rename, reload that server, prove from it. */

@@ -1,3 +1,4 @@
+import { mayLeaveNodesBehind } from "./partial-proofs.js";
 import { readFileSync, rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
@@ -22,7 +23,7 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
       details: { onDisk, proven: record.configDigest, pending },
     });
   }
-  assertMembersProven(record, pending.generation);
+  assertMembersProven(record, pending.generation, pending);
   // A space that is listed again is no longer excluded; a reconcile sets the exclusions it decided.
   const spaces = claimedSpaces(record.spaces, pending);
   const listed = new Set(spaces);
@@ -37,10 +38,12 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
  * A cluster root commits only what every member node proved (docs/cluster.md invariant 2): the
  * record's `nodes` entry of each member must carry this generation. No `members`: a single broker.
  */
-export function assertMembersProven(record: InventoryRecord, generation: number): void {
+export function assertMembersProven(record: InventoryRecord, generation: number, pending?: PendingMutation): void {
   if (!record.members || unsafe("CLUSTER_COMMIT_UNPROVEN")) return;
   const behind = record.members.filter((m) => record.nodes?.[m]?.appliedGeneration !== generation);
   if (behind.length === 0) return;
+  // An add may leave a down node behind once some node proved it (invariant 4); it catches up at its next boot.
+  if (mayLeaveNodesBehind(pending) && behind.length < record.members.length) return;
   throw new SagaError("cluster-unproven", `generation ${generation} is not proven on node${behind.length > 1 ? "s" : ""} ${behind.join(", ")}; nothing was committed`, {
     next: "cotal up   # restarts a stopped node with no tenant preloaded; then re-run the command, which completes the change on every node",
     details: { behind, generation },

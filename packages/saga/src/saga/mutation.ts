@@ -21,6 +21,7 @@ import type { ReloadVerdict } from "./reload.js";
 import type { Reloader } from "./reloader.js";
 import { commitPending, describePending, rollbackUnpromoted, undoClaimFiles } from "./finish.js";
 import { executeResume, recordProof } from "./resume-executor.js";
+import { mayLeaveNodesBehind, recordPartialProofs } from "./partial-proofs.js";
 import { renderList } from "./render-list.js";
 import { configDigest } from "../render/server-config.js";
 import type { SagaTiming } from "./steps.js";
@@ -159,20 +160,29 @@ class Mutation {
   }
 
   /** SIGHUP, the proof from the log written after it, then this connection's reconnect. */
-  async reload(): Promise<ReloadVerdict> {
+  async reload(pending?: PendingMutation | null): Promise<ReloadVerdict> {
     const reloader = this.env.reloader;
     if (!reloader) throw new SagaError("broker-not-running", "a reload needs the running broker", { next: "cotal up --detach" });
     const signalledAt = performance.now();
-    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence } : {}) }));
+    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence, recordPartial: this.partialRecorder(this.fence, signalledAt), mayLeaveBehind: mayLeaveNodesBehind(pending) } : {}) }));
     if (unsafe("PROOF_WITHOUT_LOG")) verdict = { outcome: "reloaded", via: verdict.via, line: "(unproven: test-only switch)", ms: verdict.ms };
     this.reloads++;
     if (verdict.outcome === "reloaded") await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
+    if (verdict.outcome === "reloaded" && verdict.nodes) for (const n of verdict.notes ?? []) this.env.onNotice?.(n);
     return verdict;
+  }
+
+  /** A cluster reload's partial proofs, written once the reload's dropped connections settled (saga/partial-proofs.ts). */
+  private partialRecorder(fence: () => Promise<boolean>, signalledAt: number) {
+    return async (proofs: Parameters<typeof recordPartialProofs>[2]): Promise<void> => {
+      await this.env.store.settleAfterReload(signalledAt);
+      await recordPartialProofs(this.env.store, fence, proofs);
+    };
   }
 
   /** Step 7: the reload, its proof, then the proof CAS (the only writer of appliedGeneration). */
   async proveForward(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<{ ok: true; record: InventoryRecord; revision: number } | { ok: false; verdict: ReloadVerdict }> {
-    const verdict = await this.reload();
+    const verdict = await this.reload(pending);
     if (verdict.outcome !== "reloaded") return { ok: false, verdict };
     const proven = await recordProof(this.casWrite, { record, revision }, pending, verdict);
     await failpoint("after-proof");
@@ -192,7 +202,7 @@ class Mutation {
       layout: env.layout,
       cas: this.casWrite,
       replaces: intent.op === "reconcile",
-      ...(env.reloader ? { live: { reload: () => this.reload(), leaseHeld: () => keeper.held() } } : {}),
+      ...(env.reloader ? { live: { reload: () => this.reload(base.record.pending), leaseHeld: () => keeper.held() } } : {}),
       ...(env.onNotice ? { onNotice: env.onNotice } : {}),
     });
     if (out.decision.action !== "fresh") this.resumed = out.decision.action;
