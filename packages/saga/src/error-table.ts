@@ -98,7 +98,7 @@ export const ERROR_TABLE: { readonly [C in ErrorCode]: ErrorEntry } = {
   "redis-unreachable": { exit: EXIT.broker, retriable: true, next: "bash infra/redis.sh start   # or point REDIS_URL at a running Redis" },
   // the saga's own refusals: the record, the disk and the server disagree, or a decision is owed
   "reload-unproven": { exit: EXIT.unproven, retriable: true, next: RERUN },
-  "cluster-unproven": { exit: EXIT.unproven, retriable: false, next: "cotal up   # restarts a stopped node; then re-run the command" },
+  "cluster-unproven": { exit: EXIT.unproven, retriable: false, next: `cotal up && ${THE_COMMAND}   # up restarts a stopped node` },
   "inventory-corrupt": { exit: EXIT.refused, retriable: false },
   "digest-mismatch": { exit: EXIT.refused, retriable: false, next: "cotal broker reconcile" },
   "resume-refused": { exit: EXIT.refused, retriable: false, next: "cotal broker reconcile" },

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { SagaError, isSagaError } from "../errors.js";
+import { isSagaError, RERUN, SagaError } from "../errors.js";
 import { natsServerVersion } from "../broker/binary.js";
 import { startNodes, waitForMetaLeader } from "../broker/cluster-process.js";
 import { freePorts } from "../broker/free-port.js";
@@ -276,7 +276,7 @@ async function applyRecord(layout: RootLayout, runtime: BrokerRuntime, cluster: 
       }
       // Every node now gets the committed list, proven from that node; a node booted without tenants admits them only here.
       const committed = renderList(layout, base.record.spaces);
-      if (!(await fence())) throw new SagaError("lease-lost", "the writer lease expired before the committed list was applied; nothing was renamed", { next: "re-run the command" });
+      if (!(await fence())) throw new SagaError("lease-lost", "the writer lease expired before the committed list was applied; nothing was renamed", { next: RERUN });
       writeFileAtomic(layout.serverConf, committed.text);
       const verdict = await reload();
       const proven: InventoryRecord = {

@@ -1,4 +1,4 @@
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import type { RootLayout } from "./layout.js";
 
 /** One node of a cluster root: its `server_name` (also its directory under `nodes/`) and its two listeners. */
@@ -43,7 +43,7 @@ export function clusterOf(layout: RootLayout, s: { cluster?: unknown } | undefin
   if (c === undefined) return undefined;
   const bad = (why: string): never => {
     throw new SagaError("corrupt-record", `${layout.settingsFile}: cluster ${why}`, {
-      next: `repair "cluster" in ${layout.settingsFile} (name, replicas, nodes [{name, port, clusterPort}]) from a backup, then run the command again`,
+      next: `repair "cluster" in ${layout.settingsFile} (name, replicas, nodes [{name, port, clusterPort}]) from a backup, then: ${RERUN}`,
     });
   };
   if (typeof c !== "object" || c === null) return bad("is not an object");

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { createConnection } from "node:net";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import { unsafe } from "../unsafe.js";
 import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
@@ -56,7 +56,7 @@ export function promotedRecords(layout: RootLayout): AccountRecord[] {
 async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, opts: ClusterReloadOptions): Promise<ReloadVerdict> {
   const t0 = Date.now();
   const fence = opts.fence;
-  if (!fence) throw new SagaError("invalid-argument", "a cluster reload renames every node's config and was given no lease check", { next: "report this: a caller of the cluster reloader passed no fence" });
+  if (!fence) throw new SagaError("invalid-argument", "a cluster reload renames every node's config and was given no lease check", { next: `COTAL_DEBUG=1 ${RERUN}   # a caller of the cluster reloader passed no fence: report its output` });
   const records = promotedRecords(layout);
   const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
   const done: NodeVerdict[] = [];
@@ -109,7 +109,7 @@ async function applyToNode(layout: RootLayout, runtime: BrokerRuntime, node: Nod
     rmSync(staged, { force: true });
     const already = done.map((d) => d.node.name);
     throw new SagaError("lease-lost", `the writer lease expired before node ${node.name}'s rename${already.length ? `; nodes ${already.join(", ")} already had the new config` : ""}; the claim stays for the next writer`, {
-      next: "re-run the command: the resume table completes or rolls back the claim on every node",
+      next: `${RERUN}   # the resume table completes or rolls back the claim on every node`,
       details: { node: node.name, applied: already },
     });
   }
@@ -150,7 +150,7 @@ function unprovenError(done: readonly NodeVerdict[], unproven: readonly NodeVerd
   const why = unproven.map((d) => `  ${d.node.name}: ${d.verdict.outcome} (${"logTail" in d.verdict ? (d.verdict.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "no log line after the reload") : ""})`).join("\n");
   const proven = done.filter((d) => d.verdict.outcome === "reloaded").map((d) => d.node.name);
   return new SagaError("cluster-unproven", `node${names.length > 1 ? "s" : ""} ${names.join(", ")} did not prove the new config; nothing was committed (proven on: ${proven.join(", ") || "none"}):\n${why}`, {
-    next: "cotal up   # restarts a stopped node with no tenant preloaded; then re-run the command, which completes the change on every node",
+    next: `cotal up && ${RERUN}   # up restarts a stopped node with no tenant preloaded; the re-run completes the change on every node`,
     details: { unproven: names, proven, nodes: Object.fromEntries(done.map((d) => [d.node.name, d.verdict.outcome])) },
   });
 }

@@ -1,6 +1,6 @@
 import { mayLeaveNodesBehind } from "./partial-proofs.js";
 import { readFileSync, rmSync } from "node:fs";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { unsafe } from "../unsafe.js";
 import type { VersionedRecord } from "../inventory/inventory-store.js";
@@ -45,7 +45,7 @@ export function assertMembersProven(record: InventoryRecord, generation: number,
   // An add may leave a down node behind once some node proved it (invariant 4); it catches up at its next boot.
   if (mayLeaveNodesBehind(pending) && behind.length < record.members.length) return;
   throw new SagaError("cluster-unproven", `generation ${generation} is not proven on node${behind.length > 1 ? "s" : ""} ${behind.join(", ")}; nothing was committed`, {
-    next: "cotal up   # restarts a stopped node with no tenant preloaded; then re-run the command, which completes the change on every node",
+    next: `cotal up && ${RERUN}   # up restarts a stopped node with no tenant preloaded; the re-run completes the change on every node`,
     details: { behind, generation },
   });
 }
