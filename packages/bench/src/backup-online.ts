@@ -5,6 +5,9 @@
  *
  *   node packages/bench/dist/backup-online.js [--mb 32] [--sibling-mb 256] [--runs 3]
  *
+ * `--alone-only` runs the alone arm only (a size curve). Each cotal run also prints where its
+ * time went, phase by phase (the result's `phases`), with the quiesce's and the lift's saga steps.
+ *
  * natscli is the one `infra/nats-server.sh cli-path` prints (NATS_CLI overrides). Its backup also
  * carries the two KV buckets cotal leaves out (ttl class, empty here), so its bytes are a little more.
  */
@@ -27,6 +30,7 @@ const args = parseArgs();
 const mb = args.int("mb", 32);
 const siblingMb = args.int("sibling-mb", 256);
 const runs = args.int("runs", 3);
+const aloneOnly = args.flag("alone-only");
 const natsCli = process.env.NATS_CLI ?? execFileSync("bash", [join(REPO_ROOT, "infra", "nats-server.sh"), "cli-path"], { encoding: "utf8" }).trim();
 
 const seconds = async (fn: () => Promise<unknown> | unknown): Promise<number> => {
@@ -57,11 +61,37 @@ async function emptyNamespace(r: BenchRoot, space: string): Promise<void> {
   await deleteSpaceStreams(r.started.url, account);
 }
 
+type Phases = { phase: string; ms: number }[];
+
+/** One run's phases summed by name (a saga step may run twice in one saga, on a resume). */
+function byPhase(phases: Phases | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const p of phases ?? []) out.set(p.phase, (out.get(p.phase) ?? 0) + p.ms);
+  return out;
+}
+
+/** Median ms of every phase over the runs, in the order the first run met them; saga steps indented under their phase. */
+function phaseRows(runs: Phases[]): string[][] {
+  const maps = runs.map(byPhase);
+  const names = [...new Set(runs.flatMap((r) => r.map((p) => p.phase)))];
+  const top = names.filter((n) => !n.includes(": "));
+  const total = median(maps.map((m) => [...m].filter(([n]) => !n.includes(": ")).reduce((a, [, v]) => a + v, 0)));
+  return top.flatMap((n) => {
+    const row = (name: string, label: string) => {
+      const ms = median(maps.map((m) => m.get(name) ?? 0));
+      return [label, ms.toFixed(0), `${((100 * ms) / total).toFixed(0)} %`];
+    };
+    return [row(n, n), ...names.filter((s) => s.startsWith(`${n}: `)).map((s) => row(s, `  ${s.slice(n.length + 2)}`))];
+  }).concat([["total", total.toFixed(0), "100 %"]]);
+}
+
 interface Arm {
   cotalBackup: number[];
   natsBackup: number[];
   cotalRestore: number[];
   natsRestore: number[];
+  backupPhases: Phases[];
+  restorePhases: Phases[];
 }
 
 await runBench(async () => {
@@ -71,9 +101,12 @@ await runBench(async () => {
   const creds = mintSpaceCreds({ root: r.root, space: "bench", user: "natscli", admin: true, out: join(r.root, "..", "natscli.creds") }).path;
   const nats = (...a: string[]) => execFileSync(natsCli, ["--server", r.started.url, "--creds", creds, ...a], { stdio: ["ignore", "ignore", "pipe"] });
 
-  const arms: Record<"alone" | "sibling", Arm> = { alone: { cotalBackup: [], natsBackup: [], cotalRestore: [], natsRestore: [] }, sibling: { cotalBackup: [], natsBackup: [], cotalRestore: [], natsRestore: [] } };
+  const arm0 = (): Arm => ({ cotalBackup: [], natsBackup: [], cotalRestore: [], natsRestore: [], backupPhases: [], restorePhases: [] });
+  const arms: Record<"alone" | "sibling", Arm> = { alone: arm0(), sibling: arm0() };
   let artifactBytes = 0;
-  for (const arm of ["alone", "sibling"] as const) {
+  // --alone-only: no sibling arm (a size curve).
+  const armNames = !aloneOnly ? (["alone", "sibling"] as const) : (["alone"] as const);
+  for (const arm of armNames) {
     if (arm === "sibling") await fill(r, "sibling", siblingMb);
     for (let i = 0; i < runs; i++) {
       const out = join(r.root, "..", `cotal-${arm}-${i}`);
@@ -81,12 +114,27 @@ await runBench(async () => {
       // The two arms run back to back on the same streams, alternating which goes first.
       const order = i % 2 === 0 ? ["cotal", "nats"] : ["nats", "cotal"];
       for (const who of order) {
-        if (who === "cotal") arms[arm].cotalBackup.push(await seconds(async () => (artifactBytes = (await spaceBackup({ root: r.root, space: "bench", out })).bytes)));
+        if (who === "cotal") {
+          arms[arm].cotalBackup.push(
+            await seconds(async () => {
+              const res = await spaceBackup({ root: r.root, space: "bench", out });
+              artifactBytes = res.bytes;
+              arms[arm].backupPhases.push((res as { phases?: Phases }).phases ?? []);
+            }),
+          );
+        }
         else arms[arm].natsBackup.push(await seconds(() => nats("account", "backup", "--force", peer)));
       }
       for (const who of order) {
         await emptyNamespace(r, "bench");
-        if (who === "cotal") arms[arm].cotalRestore.push(await seconds(() => spaceRestore({ root: r.root, space: "bench", from: out })));
+        if (who === "cotal") {
+          arms[arm].cotalRestore.push(
+            await seconds(async () => {
+              const res = await spaceRestore({ root: r.root, space: "bench", from: out });
+              arms[arm].restorePhases.push((res as { phases?: Phases }).phases ?? []);
+            }),
+          );
+        }
         else arms[arm].natsRestore.push(await seconds(() => nats("account", "restore", peer)));
       }
       rmSync(out, { recursive: true, force: true });
@@ -96,13 +144,19 @@ await runBench(async () => {
 
   const m = (xs: number[]) => median(xs);
   const mbps = (s: number) => `${(mb / s).toFixed(1)} MB/s`;
-  const rows = (["alone", "sibling"] as const).flatMap((arm) => [
+  const rows = armNames.flatMap((arm) => [
     [`backup, ${arm === "alone" ? "alone" : `next to ${siblingMb} MB`}`, `${m(arms[arm].cotalBackup).toFixed(2)} s (${mbps(m(arms[arm].cotalBackup))})`, `${m(arms[arm].natsBackup).toFixed(2)} s (${mbps(m(arms[arm].natsBackup))})`, (m(arms[arm].natsBackup) / m(arms[arm].cotalBackup)).toFixed(2)],
     [`restore, ${arm === "alone" ? "alone" : `next to ${siblingMb} MB`}`, `${m(arms[arm].cotalRestore).toFixed(2)} s (${mbps(m(arms[arm].cotalRestore))})`, `${m(arms[arm].natsRestore).toFixed(2)} s (${mbps(m(arms[arm].natsRestore))})`, (m(arms[arm].natsRestore) / m(arms[arm].cotalRestore)).toFixed(2)],
   ]);
   console.log(`space bench: ${mb} MB of 16 KiB random events; artifact ${(artifactBytes / 1_048_576).toFixed(1)} MB; ${runs} run(s) per arm, medians`);
   console.log(table(["what", "cotal (online)", "nats account backup/restore", "cotal throughput ÷ natscli's"], rows));
-  const siblingRatio = m(arms.sibling.cotalBackup) / m(arms.alone.cotalBackup);
-  console.log(`cotal backup next to a ${siblingMb} MB sibling ÷ alone: ${siblingRatio.toFixed(2)} (target ≤ 1.2)`);
-  writeResult("backup-online", { mb, siblingMb, runs, artifactBytes, arms, siblingRatio: round(siblingRatio, 3) });
+  const siblingRatio = aloneOnly ? Number.NaN : m(arms.sibling.cotalBackup) / m(arms.alone.cotalBackup);
+  for (const arm of armNames) {
+    console.log(`\nwhere cotal's online backup goes (${arm}, median ms over ${runs} run(s); saga steps indented under their saga)`);
+    console.log(table(["phase", "ms", "share"], phaseRows(arms[arm].backupPhases)));
+    console.log(`\nwhere cotal's online restore goes (${arm}, median ms over ${runs} run(s))`);
+    console.log(table(["phase", "ms", "share"], phaseRows(arms[arm].restorePhases)));
+  }
+  if (!aloneOnly) console.log(`cotal backup next to a ${siblingMb} MB sibling ÷ alone: ${siblingRatio.toFixed(2)} (target ≤ 1.2)`);
+  writeResult("backup-online", { mb, siblingMb, runs, artifactBytes, arms, ...(aloneOnly ? {} : { siblingRatio: round(siblingRatio, 3) }) });
 });

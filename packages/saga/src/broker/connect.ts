@@ -35,7 +35,7 @@ export async function connectWithCreds(url: string, creds: string, opts: Connect
  * A short-lived user of `account` for cotal's own work (provisioning, inventory): minted in memory,
  * never written to disk, expiring on its own if a crash leaks it.
  */
-export async function connectAsAccount(url: string, account: AccountRecord, opts: ConnectOptions & { ttlSeconds?: number; permissions?: Pick<UserCredsOptions, "allowPub" | "allowSub"> }): Promise<NatsConnection> {
-  const user = mintUserCreds(account, { name: opts.name, expiresInSeconds: opts.ttlSeconds ?? 600, ...opts.permissions });
+export async function connectAsAccount(url: string, account: AccountRecord, opts: ConnectOptions & { ttlSeconds?: number; permissions?: Pick<UserCredsOptions, "allowPub" | "allowSub">; issuedAt?: number }): Promise<NatsConnection> {
+  const user = mintUserCreds(account, { name: opts.name, expiresInSeconds: opts.ttlSeconds ?? 600, ...opts.permissions, ...(opts.issuedAt !== undefined ? { issuedAt: opts.issuedAt } : {}) });
   return connectWithCreds(url, user.creds, opts);
 }

@@ -7,6 +7,7 @@ import { InvalidArgumentError, type NatsConnection } from "@nats-io/transport-no
 import { JetStreamApiCodes, JetStreamApiError, StorageType, jetstream, jetstreamManager, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
 import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { connectAsAccount } from "../broker/connect.js";
+import { serverFeatures } from "../broker/server-features.js";
 import { isSagaError, RERUN, SagaError } from "../errors.js";
 import { unsafe } from "../unsafe.js";
 import type { AccountRecord } from "../root/records.js";
@@ -206,10 +207,17 @@ export class AuthorityStore implements InventoryStore {
   /**
    * After a proven reload, wait for this connection's own drop-and-reconnect (nats-server 2.9.10
    * drops every JWT client on reload) before writing: a CAS sent into the dying socket loses its
-   * reply and costs a full request timeout. Servers that keep clients connected cost `graceMs`.
+   * reply and costs a full request timeout. A server that keeps them (reloadKeepsJwtClients, 2.14.8+)
+   * sends no drop to wait for, so its grace is 0 (BENCHMARKS.md: 150 ms twice per online backup); older ones cost `graceMs`.
    */
   async settleAfterReload(signalledAt: number, opts: { graceMs?: number; maxWaitMs?: number } = {}): Promise<void> {
-    const graceUntil = performance.now() + (opts.graceMs ?? 150);
+    let keeps = false;
+    try {
+      keeps = serverFeatures(this.#nc.info?.version ?? "0.0.0").reloadKeepsJwtClients;
+    } catch {
+      // an unreadable version is treated as an old server: the grace stays
+    }
+    const graceUntil = performance.now() + (opts.graceMs ?? (keeps ? 0 : 150));
     const deadline = performance.now() + (opts.maxWaitMs ?? 3_000);
     for (;;) {
       if (this.#lastReconnectAt > signalledAt && this.#lastReconnectAt >= this.#lastDisconnectAt) return;

@@ -23,7 +23,8 @@ import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";
 import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
-import { quiesceTenant, recoverQuiesce, resignRevocations, setQuiesceStage, untilIssuedAfter, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
+import { PhaseClock, type PhaseTiming } from "./phase-clock.js";
+import { quiesceTenant, recoverQuiesce, resignRevocations, issuedAfter, setQuiesceStage, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
 
 /** What the backup user may do: list and snapshot streams, list consumers, ack chunks; nothing else. */
 export const BACKUP_USER_PERMISSIONS = {
@@ -44,6 +45,8 @@ export interface OnlineBackupResult extends SpaceBackupResult {
   eviction?: { outcome: string; kicked: number; reason?: string };
   /** A stopped online backup this run lifted first. */
   recovered?: QuiesceRecovery;
+  /** Where the time went, phase by phase, with the quiesce's and the lift's saga steps (BENCHMARKS.md). */
+  phases: PhaseTiming[];
 }
 
 function resultOf(manifest: BackupManifest, out: string): SpaceBackupResult {
@@ -60,14 +63,23 @@ function resultOf(manifest: BackupManifest, out: string): SpaceBackupResult {
   };
 }
 
-export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks): Promise<OnlineBackupResult | (SpaceBackupResult & { mode: "online"; recovered: QuiesceRecovery })> {
+export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks): Promise<OnlineBackupResult | (SpaceBackupResult & { mode: "online"; recovered: QuiesceRecovery; phases: PhaseTiming[] })> {
+  const clock = new PhaseClock();
+  const result = await backupOnline(opts, clock);
+  clock.lap("session close");
+  return { ...result, phases: clock.laps };
+}
+
+async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: PhaseClock): Promise<Omit<OnlineBackupResult, "phases"> | (SpaceBackupResult & { mode: "online"; recovered: QuiesceRecovery })> {
   const space = assertSpaceName(opts.space);
   const out = resolve(opts.out);
   const layout = new RootLayout(canonicalRoot(opts.root));
   const progress = opts.onProgress ?? (() => undefined);
   const verb = { root: layout.root, purpose: `cotal space backup ${space}`, journal: { verb: "space backup", quiesce: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
   return withLiveVerb(verb, async ({ lock, session, journal, disk }) => {
-    const env = session.envWith(lock);
+    clock.lap("session open, lock, preamble");
+    const base = session.envWith(lock);
+    const env = { ...base, onTiming: (s: Parameters<PhaseClock["step"]>[0], ms: number) => (clock.step(s, ms), base.onTiming?.(s, ms)) };
     let recovered: QuiesceRecovery | undefined;
     if (journal?.op === "quiesce") {
       // A backup that stopped while its tenant was quiesced: lift first (journalRefusal let us through: its owner is dead).
@@ -88,19 +100,20 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
     const attemptId = newAttemptId();
     const entry: QuiesceEntry = { op: "quiesce", space, purpose: "backup", out, attemptId, owner: selfOwner(), startedAt: new Date().toISOString(), stage: "journaled" };
     writeJournal(layout, lock, entry); // before the quiesce: a crash from here on resumes to lifted
+    clock.lap("inventory read, journal");
     await failpoint("backup-quiesce-journaled");
     let nc: NatsConnection | undefined;
     try {
       // The claims update evicts the tenant's clients itself; the evictor (2.10+) confirms none is left, and cuts a survivor.
-      const q = quiesceSkipped() ? undefined : await quiesceTenant(env, session.url, account, "space backup", `cotal space backup ${space} --out ${out}   # run it again`);
+      const q = quiesceSkipped() ? undefined : await quiesceTenant(env, session.url, account, "space backup", `cotal space backup ${space} --out ${out}   # run it again`, clock);
       const t = q?.t ?? Math.floor(Date.now() / 1000);
       const quiesceProvenAt = q?.provenAt ?? Date.now();
       const eviction = q?.eviction;
       setQuiesceStage(layout, lock, attemptId, "quiesced");
       await failpoint("backup-quiesced");
-      await untilIssuedAfter(t);
-      nc = await connectAsAccount(session.url, account, { name: `cotal-backup-${space}`, reconnect: false, ttlSeconds: 3600, permissions: BACKUP_USER_PERMISSIONS });
+      nc = await connectAsAccount(session.url, account, { name: `cotal-backup-${space}`, reconnect: false, ttlSeconds: 3600, permissions: BACKUP_USER_PERMISSIONS, issuedAt: issuedAfter(t) });
       const jsm = await jetstreamManager(nc);
+      clock.lap("backup user connect");
       const excluded = ttlStreams(space);
       const listed = async () => {
         const infos = [];
@@ -108,6 +121,7 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
         return infos.filter((i) => !excluded.some((e) => e.name === i.config.name)).sort((a, b) => (a.config.name < b.config.name ? -1 : 1));
       };
       const durable = await listed();
+      clock.lap("stream list (before)");
 
       mkdirSync(out, { mode: 0o700 });
       const st = lstatSync(out);
@@ -115,6 +129,7 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
       const set = await snapshotDurableStreams(nc, jsm, out, durable, progress, (name, before, after) =>
         new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages) although its tenant is quiesced`, { next: `cotal space backup ${space} --out ${out}   # run it again` }));
       const snapshotsDoneAt = Date.now();
+      clock.lap("snapshots");
       // The same streams, unchanged, after the last snapshot: nothing wrote while we read.
       const after = await listed();
       const moved = after.filter((a) => {
@@ -124,13 +139,18 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
       if (moved.length > 0 || after.length !== durable.length) {
         throw new SagaError("store-inventory", `streams of space ${space} changed during the backup: ${moved.map((m) => m.config.name).join(", ") || "a stream was added or removed"}`, { next: `cotal space backup ${space} --out ${out}   # run it again` });
       }
+      clock.lap("stream list (after)");
       const manifest = await publishArtifact(out, set, { space, accountPublicKey: account.publicKey, cutId: `online-${attemptId}`, attemptId, excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })) });
       setQuiesceStage(layout, lock, attemptId, "published");
       await failpoint("backup-published");
+      clock.lap("manifest");
       await nc.close();
       nc = undefined;
+      clock.lap("backup user close");
       setQuiesceStage(layout, lock, attemptId, "lifting");
+      clock.enter("lift saga");
       await resignRevocations(env, space, undefined, "space backup (lift)");
+      clock.lap("lift saga");
       const liftProvenAt = Date.now();
       await failpoint("backup-lifted");
       clearJournal(layout, lock); // only after the lift's proof

@@ -21,7 +21,8 @@ import { assertJournalAllows, clearJournal, readJournal, restoreRerun, writeJour
 import { unsafe } from "../unsafe.js";
 import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";
-import { quiesceTenant, recoverQuiesce, resignRevocations, setQuiesceStage, untilIssuedAfter, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
+import { PhaseClock, type PhaseTiming } from "./phase-clock.js";
+import { quiesceTenant, recoverQuiesce, resignRevocations, issuedAfter, setQuiesceStage, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
 import type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
 import { readRestoreReceipt, writeRestoreReceipt } from "./restore-receipt.js";
 import { deleteStreams, installArtifactStreams, listStreams, replaceable, targetNotEmpty } from "./restore-streams.js";
@@ -48,6 +49,8 @@ export interface OnlineRestoreResult extends SpaceRestoreResult {
   recovered?: QuiesceRecovery | { took: QuiesceEntry["stage"]; attemptId: string };
   /** The request's receipt was found: it had restored already (verified at this epoch ms); nothing was done now. */
   alreadyRestored?: number;
+  /** Where the time went, phase by phase, with the quiesce's and the lift's saga steps (BENCHMARKS.md). */
+  phases: PhaseTiming[];
 }
 
 /** The artifact's streams the namespace holds with data (a fresh space's empty template streams do not count). */
@@ -62,7 +65,7 @@ function overDataAllowed(): boolean {
   return unsafe("RESTORE_OVER_DATA");
 }
 
-function resultOf(m: BackupManifest, from: string, account: AccountRecord, attemptId: string): Omit<OnlineRestoreResult, "replaced" | "timeline" | "recovered"> {
+function resultOf(m: BackupManifest, from: string, account: AccountRecord, attemptId: string): Omit<OnlineRestoreResult, "replaced" | "timeline" | "recovered" | "phases"> {
   return {
     mode: "online",
     space: m.space,
@@ -76,16 +79,27 @@ function resultOf(m: BackupManifest, from: string, account: AccountRecord, attem
   };
 }
 
-async function withRestoreUser<T>(url: string, account: AccountRecord, fn: (nc: NatsConnection, jsm: JetStreamManager) => Promise<T>): Promise<T> {
-  const nc = await connectAsAccount(url, account, { name: `cotal-restore-${account.name}`, reconnect: false, ttlSeconds: 3600, permissions: RESTORE_USER_PERMISSIONS });
+/** `quiescedAt`: the quiesce's T, so the user is issued after it (quiesce.ts, issuedAfter). */
+async function withRestoreUser<T>(url: string, account: AccountRecord, fn: (nc: NatsConnection, jsm: JetStreamManager) => Promise<T>, quiescedAt?: number, clock?: PhaseClock): Promise<T> {
+  const nc = await connectAsAccount(url, account, { name: `cotal-restore-${account.name}`, reconnect: false, ttlSeconds: 3600, permissions: RESTORE_USER_PERMISSIONS, ...(quiescedAt !== undefined ? { issuedAt: issuedAfter(quiescedAt) } : {}) });
   try {
-    return await fn(nc, await jetstreamManager(nc));
+    const jsm = await jetstreamManager(nc);
+    clock?.lap("restore user connect");
+    return await fn(nc, jsm);
   } finally {
     await nc.close().catch(() => undefined);
+    clock?.lap("restore user close");
   }
 }
 
 export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<OnlineRestoreResult> {
+  const clock = new PhaseClock();
+  const result = await restoreOnline(opts, clock);
+  clock.lap("session close");
+  return { ...result, phases: clock.laps };
+}
+
+async function restoreOnline(opts: OnlineRestoreOptions, clock: PhaseClock): Promise<Omit<OnlineRestoreResult, "phases">> {
   const space = assertSpaceName(opts.space);
   const from = resolve(opts.from);
   const layout = new RootLayout(canonicalRoot(opts.root));
@@ -103,8 +117,11 @@ export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<On
     throw new SagaError("artifact-invalid", `${from} is a backup of space ${manifest.space}, not ${space}`, { next: `cotal space restore ${manifest.space} --from ${from}` });
   }
   const verb = { root: layout.root, purpose: `cotal space restore ${space}`, journal: { verb: "space restore", restoreOf: space }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
+  clock.lap("artifact verify");
   return withLiveVerb(verb, async ({ lock, session, journal, disk }) => {
-    const env = session.envWith(lock);
+    clock.lap("session open, lock, preamble");
+    const base = session.envWith(lock);
+    const env = { ...base, onTiming: (s: Parameters<PhaseClock["step"]>[0], ms: number) => (clock.step(s, ms), base.onTiming?.(s, ms)) };
     let recovered: OnlineRestoreResult["recovered"];
     // A stopped restore of this space that changed the namespace: its partial streams are ours to replace, under its quiesce.
     let inherited: QuiesceEntry | undefined;
@@ -150,7 +167,9 @@ export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<On
     const takeOver = inherited !== undefined && (inherited.stage === "deleting" || inherited.stage === "restoring" || inherited.replace?.deletionBegan === true);
     // Refuse before the quiesce where we can: a refusal evicts nobody (the same check runs again once quiesced).
     if (!inherited) {
+      clock.lap("inventory read");
       const occupied = await withRestoreUser(session.url, account, async (_nc, jsm) => occupiedBy(await listStreams(jsm), manifest));
+      clock.lap("pre-quiesce occupancy check");
       if (occupied.length > 0 && !opts.replace && !overData) {
         throw targetNotEmpty(space, occupied, `cotal space restore ${space} --from ${from}${opts.rebindAccount ? " --rebind-account" : ""} --replace --yes   # deletes those streams, then restores the backup`);
       }
@@ -166,14 +185,15 @@ export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<On
       ...(opts.rebindAccount ? { rebindAccount: true } : {}),
     };
     writeJournal(layout, lock, entry); // before the quiesce and before any deletion
+    clock.lap("journal");
     await failpoint("restore-online-journaled");
     try {
-      const q = await quiesceTenant(env, session.url, account, "space restore", `${rerun}   # run it again`);
+      const q = await quiesceTenant(env, session.url, account, "space restore", `${rerun}   # run it again`, clock);
       if (entry.stage === "journaled") setQuiesceStage(layout, lock, attemptId, "quiesced");
       await failpoint("restore-online-quiesced");
-      await untilIssuedAfter(q.t);
       const replaced = await withRestoreUser(session.url, account, async (nc, jsm) => {
         const existing = await listStreams(jsm);
+        clock.lap("stream list");
         const occupied = occupiedBy(existing, manifest);
         if (occupied.length > 0 && !replace) {
           throw targetNotEmpty(space, occupied, `cotal space restore ${space} --from ${from}${opts.rebindAccount ? " --rebind-account" : ""} --replace --yes   # deletes those streams, then restores the backup`);
@@ -185,6 +205,7 @@ export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<On
         if (doomed.length > 0) await failpoint("restore-online-deletion-began");
         const gone = await deleteStreams(jsm, doomed.map((i) => i.config.name));
         await failpoint("restore-online-deleted");
+        clock.lap("deletion");
         setQuiesceStage(layout, lock, attemptId, "restoring");
         await installArtifactStreams(nc, jsm, from, manifest, checkpoints, progress, {
           phase: "online",
@@ -192,14 +213,18 @@ export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<On
           installedFailpoint: "restore-online-installed",
           verifyFailed: (why) => new SagaError("restore-verify-failed", `the online restore of space ${space} did not reproduce the artifact: ${why}`, { next: `${rerun}   # run it again`, details: { reason: why } }),
         });
+        clock.lap("restore and verify");
         return gone;
-      });
+      }, q.t, clock);
       const restoredAt = Date.now();
       receiptFor(attemptId); // still quiesced: no tenant write falls between the restore and its receipt
       setQuiesceStage(layout, lock, attemptId, "verified");
       await failpoint("restore-online-verified");
       setQuiesceStage(layout, lock, attemptId, "lifting");
+      clock.lap("receipt, journal");
+      clock.enter("lift saga");
       await resignRevocations(env, space, undefined, "space restore (lift)");
+      clock.lap("lift saga");
       const liftProvenAt = Date.now();
       await failpoint("restore-online-lifted");
       clearJournal(layout, lock); // only after the lift's proof

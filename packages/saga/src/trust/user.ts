@@ -22,6 +22,8 @@ export interface UserCredsOptions {
    * there only): the user's replies are its own. Its client connects with `inboxPrefix`.
    */
   ownInbox?: boolean;
+  /** The JWT's `iat` (whole seconds; default now): a quiesce's own user is dated after its revocation (maintenance/quiesce.ts). */
+  issuedAt?: number;
 }
 
 export interface UserCreds {
@@ -98,13 +100,14 @@ export function mintUserCreds(account: { publicKey: string; signingSeed: string 
   ) {
     throw invalidArgument("expiresInSeconds must be a positive whole number");
   }
+  if (opts.issuedAt !== undefined && (!Number.isSafeInteger(opts.issuedAt) || opts.issuedAt <= 0)) throw invalidArgument("issuedAt must be whole seconds since the epoch");
 
   const user = createKeyPair("user");
   const inboxPrefix = opts.ownInbox === true ? ownInboxPrefix(user.publicKey) : undefined;
   const allowSub = subjectList(opts.allowSub, "allowSub");
   const pub = permission(subjectList(opts.allowPub, "allowPub"), subjectList(opts.denyPub, "denyPub"), "pub");
   const sub = permission(inboxPrefix ? [...(allowSub ?? []), `${inboxPrefix}.>`] : allowSub, subjectList(opts.denySub, "denySub"), "sub");
-  const iat = Math.floor(Date.now() / 1000);
+  const iat = opts.issuedAt ?? Math.floor(Date.now() / 1000);
   const exp = opts.expiresInSeconds === undefined ? undefined : iat + opts.expiresInSeconds;
 
   const jwt = signJwt(

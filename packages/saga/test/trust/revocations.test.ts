@@ -1,8 +1,9 @@
 import { decode as natsDecode } from "@nats-io/jwt";
 import { describe, expect, it } from "vitest";
 import { signJwt } from "../../src/trust/jwt.js";
-import { createAccountTrust, createBrokerTrust, resignAccountLimits, resignAccountRevocations, revokeAllBefore, verifyJwt } from "../../src/trust/index.js";
+import { createAccountTrust, createBrokerTrust, mintUserCreds, resignAccountLimits, resignAccountRevocations, revokeAllBefore, verifyJwt } from "../../src/trust/index.js";
 import { codeOf } from "../fixtures/code-of.js";
+import { issuedAfter } from "../../src/maintenance/quiesce.js";
 
 // The quiesce/lift re-sign of an online backup (README: backup): only revocations["*"] moves.
 
@@ -53,5 +54,28 @@ describe("resignAccountRevocations", () => {
     expect(codeOf(() => resignAccountRevocations(other.operator, acct.jwt, 1_800_000_000))).toBe("foreign-operator");
     expect(codeOf(() => resignAccountRevocations(broker.operator, acct.jwt, 1.5))).toBe("invalid-argument");
     expect(codeOf(() => resignAccountRevocations(broker.operator, acct.jwt, 0))).toBe("invalid-argument");
+  });
+});
+
+// The quiesce's own user is dated after T (maintenance/quiesce.ts), so it connects without waiting for the clock.
+describe("cotal's user in a quiesced namespace", () => {
+  const broker = createBrokerTrust({ retainSystemSigningSeed: true });
+  const acct = createAccountTrust(broker.operator, "alpha", { kind: "space" });
+
+  it("is issued after the revocation: iat > T even in T's own second, never before now", () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect(issuedAfter(now)).toBe(now + 1);
+    expect(issuedAfter(now - 100)).toBeGreaterThanOrEqual(now); // a T long past: now, not a backdated iat
+    const u = mintUserCreds(acct, { name: "cotal-backup-alpha", expiresInSeconds: 60, issuedAt: issuedAfter(now) });
+    const claims = verifyJwt(u.jwt);
+    expect(claims.iat).toBe(now + 1);
+    expect(claims.exp).toBe(now + 61);
+    // nats-server refuses a user whose iat <= revocations["*"]: T's own users stay refused, ours is not
+    expect(claims.iat > now).toBe(true);
+  });
+
+  it("refuses an iat that is not whole seconds", () => {
+    expect(codeOf(() => mintUserCreds(acct, { name: "x", issuedAt: 1.5 }))).toBe("invalid-argument");
+    expect(codeOf(() => mintUserCreds(acct, { name: "x", issuedAt: -1 }))).toBe("invalid-argument");
   });
 });
