@@ -203,14 +203,20 @@ async function pausedVerb(r: LiveRoot, args: string[], env: Record<string, strin
   };
 }
 
+/** A three-node root with a second space `beta` (its cred) and node 3, the one each cell takes down. */
+async function clusterWithBeta() {
+  const { r, up } = await upCluster();
+  expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+  const beta = await credsText(r, "beta");
+  const n3 = up.nodes?.[2];
+  if (!n3) throw new Error("no third node");
+  return { r, up, beta, n3 };
+}
+
 describe("a node killed during a removal", () => {
   it("kill -9 of node 3: the writer refuses cluster-unproven naming it and never commits; `up` restarts it without the tenant and completes the removal", () =>
     cell("cluster: kill -9 a node during a removal", async () => {
-      const { r, up } = await upCluster();
-      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
-      const beta = await credsText(r, "beta");
-      const n3 = up.nodes?.[2];
-      if (!n3) throw new Error("no third node");
+      const { r, up, beta, n3 } = await clusterWithBeta();
       const pollers = pollEveryNode(up, beta);
       await Promise.all(pollers.map((p) => p.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 }))); // positive control on every node
 
@@ -259,11 +265,7 @@ describe("a node killed during a removal", () => {
 
   it("SIGSTOP of node 3 during a removal (a partition): the writer refuses cluster-unproven, never commits; after SIGCONT the re-run completes it", () =>
     cell("cluster: SIGSTOP a node during a removal", async () => {
-      const { r, up } = await upCluster();
-      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
-      const beta = await credsText(r, "beta");
-      const n3 = up.nodes?.[2];
-      if (!n3) throw new Error("no third node");
+      const { r, up, beta, n3 } = await clusterWithBeta();
       const pollers = pollEveryNode(up, beta).slice(0, 2); // node 3 accepts no handshake while stopped
       await Promise.all(pollers.map((p) => p.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 })));
       const paused = await pausedRemoval(r, "beta");

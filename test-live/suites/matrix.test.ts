@@ -6,6 +6,7 @@ import type { SpaceAddResult } from "@cotal/saga";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell, expectPollRate, recordPoll, type CellMetrics } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, untilStatus, upRoot } from "../fixtures/tenants.js";
+import { barrierReached } from "../fixtures/until.js";
 import { connectCreds } from "../fixtures/nats.js";
 
 // The live race/crash matrix (docs/saga.md "The race/crash matrix"). Every cell carries a positive control, so it cannot pass
@@ -195,11 +196,14 @@ describe("crash windows (docs/saga.md, the race/crash matrix): kill the writer a
     expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
     const betaCreds = await credsText(r, "beta");
     // W1 adds gamma from a list that still holds beta, then stops cold just before its fence.
-    const w1 = spawnCotal(["space", "add", "gamma"], { root: r.root, env: { COTAL_FAILPOINT: "before-rename:sleep:1500", ...(disableFence ? { COTAL_TEST_UNSAFE_DISABLE_FENCE: "1" } : {}) } });
+    // Parked at a barrier just before its fence (not a sleep: a loaded machine must not let it run on).
+    const parked = barrierDir(r, "fence");
+    const w1 = spawnCotal(["space", "add", "gamma"], { root: r.root, env: { COTAL_FAILPOINT: `before-rename:barrier:${parked}:2`, ...(disableFence ? { COTAL_TEST_UNSAFE_DISABLE_FENCE: "1" } : {}) } });
     const w1Exit = new Promise<number>((res) => w1.on("exit", (c) => res(c ?? -1)));
     let w1Err = "";
     w1.stderr?.on("data", (d: Buffer) => (w1Err += d.toString()));
-    await untilStatus(r, (s) => Boolean(s.inventory?.pending?.stagedDigest));
+    await barrierReached(parked, "W1 parked before its rename", 60_000);
+    expect((await statusOf(r)).inventory?.pending?.stagedDigest).toBeTruthy(); // staged, not renamed
     process.kill(w1.pid as number, "SIGSTOP");
     // W2's rollback unlinks W1's staged file, a first guard; put it back when W2 is done so this cell
     // tests the second one, the lease fence, on its own.
@@ -217,6 +221,7 @@ describe("crash windows (docs/saga.md, the race/crash matrix): kill the writer a
     expect(w2.code, w2.stderr).toBe(0);
     const removedAt = monotonicMs();
     writeFileSync(join(r.root, stagedName), stagedBytes, { mode: 0o600 });
+    writeFileSync(join(parked, "test"), ""); // the barrier's second party: W1 goes on to its fence when woken
     process.kill(w1.pid as number, "SIGCONT");
     const w1Code = await w1Exit;
     await new Promise((res) => setTimeout(res, 1_000));

@@ -43,8 +43,10 @@ describe("stray servers", () => {
     expect(up.code, up.stderr).toBe(6);
     expect(up.stderr).toMatch(/\[broker-running\]/);
     expect(up.stderr).toContain(`pid ${pid}`);
-    const next = (up.stderr.split("\n").find((l) => l.includes("next: ")) ?? "").split("next: ")[1]?.split("#")[0]?.trim().split(/\s+/) ?? [];
-    expect(next[0]).toBe("cotal");
+    // The printed way out is `cotal down && <this up>`: its first command stops the stray.
+    const printed = (up.stderr.split("\n").find((l) => l.includes("next: ")) ?? "").split("next: ")[1]?.split("#")[0]?.trim() ?? "";
+    expect(printed).toMatch(/^cotal down && cotal up --detach\b/);
+    const next = (printed.split("&&")[0] ?? "").trim().split(/\s+/);
     const down = await r.cotal([...next.slice(1), "--json"]);
     expect(down.code, down.stderr).toBe(0);
     expect(parseJson<{ strays: number[] }>(down).strays).toEqual([pid]);
