@@ -12,16 +12,14 @@
  * carries the two KV buckets cotal leaves out (ttl class, empty here), so its bytes are a little more.
  */
 import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { jetstream } from "@nats-io/jetstream";
 import { mintSpaceCreds, spaceAdd, spaceBackup, spaceRestore } from "@cotal/saga";
-import { connectAsAccount } from "@cotal/saga/broker";
 import { deleteSpaceStreams } from "@cotal/saga/provision";
 import { loadSpaceAccount } from "@cotal/saga/root";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
+import { fillEvents } from "./lib/fill-events.js";
 import { startCotalRoot, type BenchRoot } from "./lib/cotal-root.js";
 import { REPO_ROOT, writeResult } from "./lib/out.js";
 import { median, round, table } from "./lib/stats.js";
@@ -39,21 +37,6 @@ const seconds = async (fn: () => Promise<unknown> | unknown): Promise<number> =>
   return Number(process.hrtime.bigint() - t0) / 1e9;
 };
 
-/** `size` MB of random 16 KiB events (the snapshot is compressed: constant bytes would time the compressor). */
-async function fill(r: BenchRoot, space: string, size: number): Promise<void> {
-  const account = loadSpaceAccount(r.layout, space);
-  if (!account) throw new Error(`no account ${space}`);
-  const nc = await connectAsAccount(r.started.url, account, { name: `bench-fill-${space}` });
-  const js = jetstream(nc);
-  const pool = Array.from({ length: 64 }, () => randomBytes(16 * 1024));
-  const acks = [];
-  for (let i = 0; i < (size * 1024) / 16; i++) {
-    acks.push(js.publish(`cotal.${space}.events.x`, pool[i % 64] ?? new Uint8Array(0)));
-    if (acks.length >= 256) await Promise.all(acks.splice(0));
-  }
-  await Promise.all(acks);
-  await nc.close();
-}
 
 async function emptyNamespace(r: BenchRoot, space: string): Promise<void> {
   const account = loadSpaceAccount(r.layout, space);
@@ -97,7 +80,7 @@ interface Arm {
 await runBench(async () => {
   const r = await startCotalRoot("backup-online");
   await spaceAdd({ root: r.root, names: ["bench", "sibling"], quota: { disk: (mb + siblingMb + 64) * 1024 * 1024 } });
-  await fill(r, "bench", mb);
+  await fillEvents(r.started.url, r.layout, "bench", mb);
   const creds = mintSpaceCreds({ root: r.root, space: "bench", user: "natscli", admin: true, out: join(r.root, "..", "natscli.creds") }).path;
   const nats = (...a: string[]) => execFileSync(natsCli, ["--server", r.started.url, "--creds", creds, ...a], { stdio: ["ignore", "ignore", "pipe"] });
 
@@ -107,7 +90,7 @@ await runBench(async () => {
   // --alone-only: no sibling arm (a size curve).
   const armNames = !aloneOnly ? (["alone", "sibling"] as const) : (["alone"] as const);
   for (const arm of armNames) {
-    if (arm === "sibling") await fill(r, "sibling", siblingMb);
+    if (arm === "sibling") await fillEvents(r.started.url, r.layout, "sibling", siblingMb);
     for (let i = 0; i < runs; i++) {
       const out = join(r.root, "..", `cotal-${arm}-${i}`);
       const peer = join(r.root, "..", `natscli-${arm}-${i}`);

@@ -7,16 +7,14 @@
  *   node packages/bench/dist/backup.js [--mb 1] [--sibling-mb 512] [--runs 3]
  */
 import { execFileSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { jetstream } from "@nats-io/jetstream";
 import { down, spaceAdd, spaceBackup, spaceRestore, up } from "@cotal/saga";
-import { connectAsAccount } from "@cotal/saga/broker";
 import { deleteSpaceStreams } from "@cotal/saga/provision";
 import { loadSpaceAccount } from "@cotal/saga/root";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
+import { fillEvents } from "./lib/fill-events.js";
 import { startCotalRoot, type BenchRoot } from "./lib/cotal-root.js";
 import { writeResult } from "./lib/out.js";
 import { median, round, table } from "./lib/stats.js";
@@ -33,21 +31,6 @@ const seconds = async (fn: () => Promise<unknown> | unknown): Promise<number> =>
 };
 const du = (path: string): number => Number(execFileSync("du", ["-sb", path]).toString().split("\t")[0]);
 
-/** `size` MB of random 16 KiB events (the snapshot is s2-compressed: constant bytes would time the compressor). */
-async function fill(url: string, r: BenchRoot, space: string, size: number): Promise<void> {
-  const account = loadSpaceAccount(r.layout, space);
-  if (!account) throw new Error(`no account ${space}`);
-  const nc = await connectAsAccount(url, account, { name: `bench-fill-${space}` });
-  const js = jetstream(nc);
-  const pool = Array.from({ length: 64 }, () => randomBytes(16 * 1024));
-  const acks = [];
-  for (let i = 0; i < (size * 1024) / 16; i++) {
-    acks.push(js.publish(`cotal.${space}.events.x`, pool[i % 64] ?? new Uint8Array(0)));
-    if (acks.length >= 256) await Promise.all(acks.splice(0));
-  }
-  await Promise.all(acks);
-  await nc.close();
-}
 
 interface Arm {
   backup: number[];
@@ -61,8 +44,8 @@ interface Arm {
 async function armRoot(arm: "alone" | "sibling", siblingSize: number): Promise<BenchRoot> {
   const r = await startCotalRoot(`backup-${arm}`);
   await spaceAdd({ root: r.root, names: ["bench", "sibling"], quota: { disk: (mb + siblingMb + 64) * 1024 * 1024 } });
-  await fill(r.started.url, r, "bench", mb);
-  if (siblingSize > 0) await fill(r.started.url, r, "sibling", siblingSize);
+  await fillEvents(r.started.url, r.layout, "bench", mb);
+  if (siblingSize > 0) await fillEvents(r.started.url, r.layout, "sibling", siblingSize);
   await down({ root: r.root, preserveState: true });
   return r;
 }
