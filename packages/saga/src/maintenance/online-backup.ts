@@ -24,7 +24,7 @@ import { newAttemptId } from "./attempt.js";
 import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
 import { PhaseClock, type PhaseTiming } from "./phase-clock.js";
-import { quiesceTenant, recoverQuiesce, resignRevocations, issuedAfter, setQuiesceStage, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
+import { quiesceTenant, recoverQuiesce, issuedAfter, setQuiesceStage, updateQuiesce, type QuiesceRecovery, liftTenant } from "./quiesce.js";
 
 /** What the backup user may do: list and snapshot streams, list consumers, ack chunks; nothing else. */
 export const BACKUP_USER_PERMISSIONS = {
@@ -147,11 +147,7 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
       await nc.close();
       nc = undefined;
       clock.lap("backup user close");
-      setQuiesceStage(layout, lock, attemptId, "lifting");
-      clock.enter("lift saga");
-      await resignRevocations(env, space, undefined, "space backup (lift)");
-      clock.lap("lift saga");
-      const liftProvenAt = Date.now();
+      const liftProvenAt = await liftTenant(env, lock, attemptId, space, "space backup", clock);
       await failpoint("backup-lifted");
       clearJournal(layout, lock); // only after the lift's proof
       return { ...resultOf(manifest, out), mode: "online" as const, timeline: { quiesceProvenAt, snapshotsDoneAt, liftProvenAt }, ...(eviction ? { eviction } : {}), ...(recovered ? { recovered } : {}) };

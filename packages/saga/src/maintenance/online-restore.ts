@@ -22,7 +22,7 @@ import { unsafe } from "../unsafe.js";
 import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";
 import { PhaseClock, type PhaseTiming } from "./phase-clock.js";
-import { quiesceTenant, recoverQuiesce, resignRevocations, issuedAfter, setQuiesceStage, updateQuiesce, type QuiesceRecovery } from "./quiesce.js";
+import { quiesceTenant, recoverQuiesce, issuedAfter, setQuiesceStage, updateQuiesce, type QuiesceRecovery, liftTenant } from "./quiesce.js";
 import type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
 import { readRestoreReceipt, writeRestoreReceipt } from "./restore-receipt.js";
 import { deleteStreams, installArtifactStreams, listStreams, replaceable, targetNotEmpty } from "./restore-streams.js";
@@ -220,12 +220,8 @@ async function restoreOnline(opts: OnlineRestoreOptions, clock: PhaseClock): Pro
       receiptFor(attemptId); // still quiesced: no tenant write falls between the restore and its receipt
       setQuiesceStage(layout, lock, attemptId, "verified");
       await failpoint("restore-online-verified");
-      setQuiesceStage(layout, lock, attemptId, "lifting");
       clock.lap("receipt, journal");
-      clock.enter("lift saga");
-      await resignRevocations(env, space, undefined, "space restore (lift)");
-      clock.lap("lift saga");
-      const liftProvenAt = Date.now();
+      const liftProvenAt = await liftTenant(env, lock, attemptId, space, "space restore", clock);
       await failpoint("restore-online-lifted");
       clearJournal(layout, lock); // only after the lift's proof
       await failpoint("restore-online-done");

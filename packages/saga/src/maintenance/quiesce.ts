@@ -95,6 +95,18 @@ export async function resignRevocations(env: SagaEnv, space: string, at: number 
   return { changed: true };
 }
 
+/**
+ * The lift an online verb ends with: journaled `lifting` first (a crash from here on resumes to lifted),
+ * then the tenant's JWT re-signed without the revocation, proven through the saga. Returns when it was proven.
+ */
+export async function liftTenant(env: SagaEnv, lock: MaintenanceLock, attemptId: string, space: string, verb: string, clock?: PhaseClock): Promise<number> {
+  setQuiesceStage(env.layout, lock, attemptId, "lifting");
+  clock?.enter("lift saga");
+  await resignRevocations(env, space, undefined, `${verb} (lift)`);
+  clock?.lap("lift saga");
+  return Date.now();
+}
+
 /** Updates the standing quiesce entry of `attemptId` (under the held lock); refuses if it is not ours any more. */
 export function updateQuiesce(layout: RootLayout, lock: MaintenanceLock, attemptId: string, patch: Partial<Pick<QuiesceEntry, "stage" | "outIno" | "replace">>): QuiesceEntry {
   const j = readJournal(layout);
