@@ -71,7 +71,9 @@ for row in "${ROWS[@]}"; do
   for attempt in 1 2; do
     scratch="$(mktemp -d)"
     if (cd test-live && env "COTAL_TEST_UNSAFE_$sw=1" COTAL_TEST_REPORT_DIR="$scratch" COTAL_MATRIX_DIR="$scratch/cells" npx vitest run "suites/$suite.test.ts" -t "$pattern" >"$log" 2>&1); then
-      verdict="NO: stayed green"
+      # Green with nothing run is a wrong pattern, not a guard that caught nothing: say which.
+      if sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -qE "Tests +([0-9]+ [a-z]+ \| )*[1-9][0-9]* passed"; then verdict="NO: stayed green"
+      else verdict="NO: -t matched no test in $suite"; fi
       failed=1
     elif sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -qE "Tests +[0-9]+ failed"; then
       verdict="yes"
