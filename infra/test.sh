@@ -50,7 +50,9 @@ for bin in "${servers[@]}"; do
   echo "test.sh: live suites on nats-server $v ($bin)"
   dir="$results/live-$v"
   mkdir -p "$dir"
-  COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$bin" pnpm test:live || status=1
+  # Every suite two files at a time, then the matrix alone: its poll-rate floor needs the cores (test-live/vitest.config.ts).
+  COTAL_LIVE_PART=rest COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$bin" pnpm test:live || status=1
+  COTAL_LIVE_PART=timed COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$bin" pnpm test:live || status=1
 done
 
 # Ablation (docs/ablation.md): every guard switched off must turn its live cell red; on Debian's server,
