@@ -203,6 +203,13 @@ async function pausedVerb(r: LiveRoot, args: string[], env: Record<string, strin
   };
 }
 
+/** The writer refused the change, exit 7 `cluster-unproven`, naming the node that did not prove it. */
+function expectUnprovenBy(res: { code: number | null; stderr: string }, node: string): void {
+  expect(res.code, res.stderr).toBe(7);
+  expect(res.stderr).toMatch(/\[cluster-unproven\]/);
+  expect(res.stderr).toContain(node);
+}
+
 /** A three-node root with a second space `beta` (its cred) and node 3, the one each cell takes down. */
 async function clusterWithBeta() {
   const { r, up } = await upCluster();
@@ -226,9 +233,7 @@ describe("a node killed during a removal", () => {
       paused.release();
       const rm = await paused.run;
       const refusedAt = monotonicMs();
-      expect(rm.code, rm.stderr).toBe(7);
-      expect(rm.stderr).toMatch(/\[cluster-unproven\]/);
-      expect(rm.stderr).toContain(n3.name);
+      expectUnprovenBy(rm, n3.name);
       expect(rm.stderr).toMatch(/next: cotal up/);
       // With node 3 gone the R3 buckets may be electing a new leader for a moment: wait until the record reads.
       let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
@@ -274,9 +279,7 @@ describe("a node killed during a removal", () => {
         paused.release();
         const rm = await paused.run;
         const refusedAt = monotonicMs();
-        expect(rm.code, rm.stderr).toBe(7);
-        expect(rm.stderr).toMatch(/\[cluster-unproven\]/);
-        expect(rm.stderr).toContain(n3.name);
+        expectUnprovenBy(rm, n3.name);
         const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
         expect(st.inventory?.generation).toBe(2); // a live node has not proven it: never committed
         expect(st.inventory?.pending?.removes).toEqual(["beta"]);
