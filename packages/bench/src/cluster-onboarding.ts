@@ -13,10 +13,9 @@ import { RootLayout, down, spaceAdd, up, type UpResult } from "@cotal/saga";
 import { connectWithCreds } from "@cotal/saga/broker";
 import { parseArgs } from "./lib/args.js";
 import { onCleanup, runBench } from "./lib/cleanup.js";
-import { names, reloadCount, spaceCreds } from "./lib/cotal-root.js";
+import { names, reloadLines, spaceCreds } from "./lib/cotal-root.js";
 import { writeResult } from "./lib/out.js";
 import { round, table } from "./lib/stats.js";
-import { readFileSync } from "node:fs";
 
 const args = parseArgs();
 const N = args.int("n", 1000);
@@ -36,14 +35,6 @@ interface Arm {
   connectMs: number;
 }
 
-/** Reload lines in one log file (the single broker's, or one cluster node's). */
-function reloadLines(file: string): number {
-  try {
-    return readFileSync(file, "utf8").split("\n").filter((l) => l.includes("Reloaded server configuration")).length;
-  } catch {
-    return 0;
-  }
-}
 
 async function sampleConnects(url: string, creds: string): Promise<number> {
   const t0 = performance.now();
@@ -69,7 +60,7 @@ async function freshRoot(prefix: string, cluster: boolean): Promise<{ root: stri
 async function onboard(label: string, cluster: boolean): Promise<Arm> {
   const { root, layout, started } = await freshRoot(cluster ? "cluster" : "single", cluster);
   const logs: Record<string, string> = cluster ? Object.fromEntries((started.nodes ?? []).map((n) => [n.name, layout.nodeLogFile(n.name)])) : { broker: layout.logFile };
-  const before = Object.fromEntries(Object.entries(logs).map(([n, f]) => [n, cluster ? reloadLines(f) : reloadCount(layout)]));
+  const before = Object.fromEntries(Object.entries(logs).map(([n, f]) => [n, reloadLines(f)]));
   const list = names("t", 0, N);
   let provisionMs = 0;
   let trustMs = 0;
@@ -90,7 +81,7 @@ async function onboard(label: string, cluster: boolean): Promise<Arm> {
   let connectMs = 0;
   for (const url of cluster ? (started.nodes ?? []).map((n) => n.url) : [started.url]) connectMs += await sampleConnects(url, last);
   const wallMs = performance.now() - t0;
-  const reloadsPerNode = Object.fromEntries(Object.entries(logs).map(([n, f]) => [n, (cluster ? reloadLines(f) : reloadCount(layout)) - (before[n] ?? 0)]));
+  const reloadsPerNode = Object.fromEntries(Object.entries(logs).map(([n, f]) => [n, reloadLines(f) - (before[n] ?? 0)]));
   await down({ root, graceMs: 10_000 });
   return { arm: label, tenants: N, sagas, wallMs, trustMs, provisionMs, reloadsPerNode, connectMs };
 }

@@ -24,15 +24,20 @@ export async function startCotalRoot(prefix: string): Promise<BenchRoot> {
   return { root, layout: new RootLayout(root), port, started };
 }
 
-/** "Reloaded server configuration" lines in the root's nats-server log so far. */
-export function reloadCount(layout: RootLayout): number {
+/** "Reloaded server configuration" lines in one nats-server log so far (a root's, or one cluster node's). */
+export function reloadLines(file: string): number {
   let text = "";
   try {
-    text = readFileSync(layout.logFile, "utf8");
+    text = readFileSync(file, "utf8");
   } catch {
     return 0;
   }
   return text.split("\n").filter((l) => l.includes("Reloaded server configuration")).length;
+}
+
+/** "Reloaded server configuration" lines in the root's nats-server log so far. */
+export function reloadCount(layout: RootLayout): number {
+  return reloadLines(layout.logFile);
 }
 
 /** A fresh in-memory user creds text of a space (signed by its signing key). */
