@@ -9,10 +9,9 @@ import { nodeAlive, readRuntime, writeRuntime, type BrokerRuntime, type NodeRunt
 import { serversOfRoot } from "../broker/server-scan.js";
 import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
 import { diffLists, seedRecord, type InventoryRecord, type NodeProof } from "../inventory/record.js";
-import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
-import type { AccountRecord } from "../root/records.js";
+import { type ProvisionResult } from "../provision/provision-space.js";
+import { provisionSpaces } from "../provision/provision-batch.js";
 import { settleProvisioning } from "../provision/owed.js";
-import { mapPool } from "../pool.js";
 import { accountInventory, certainInventory, loadAuthorityAccount } from "../root/account-store.js";
 import { clusterOf, newClusterSettings, tenantReplicasOf, CLUSTER_MAX, CLUSTER_MIN, type ClusterSettings } from "../root/cluster-settings.js";
 import { createRootTrust } from "../root/create-root.js";
@@ -24,7 +23,6 @@ import { digestOfServerConf } from "../saga/digest.js";
 import { executeResume } from "../saga/resume-executor.js";
 import { acquireLeaseWaiting } from "../saga/lease-holder.js";
 import { LeaseKeeper } from "../saga/lease-keeper.js";
-import { writeObserverCreds } from "../saga/materialise.js";
 import { renderList } from "../saga/render-list.js";
 import { seedInventory } from "../saga/seed.js";
 import type { ReloadVerdict } from "../saga/reload.js";
@@ -62,21 +60,6 @@ export function isClusterRoot(layout: RootLayout): boolean {
 /** How long `up` keeps re-trying a space's provisioning while a returning node rejoins JetStream. */
 const PROVISION_REJOIN_MS = 30_000;
 
-/**
- * provisionSpace (idempotent), re-tried on a JetStream timeout for a bounded while: right after a
- * node returns, the meta group may still be electing or catching it up, and every API call times out.
- */
-async function provisionRejoining(url: string, acct: AccountRecord, replicas: number): Promise<ProvisionResult> {
-  const deadline = Date.now() + PROVISION_REJOIN_MS;
-  for (;;) {
-    try {
-      return await provisionSpace(url, acct, replicas);
-    } catch (err) {
-      if (!isSagaError(err, "broker-unreachable") || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 1_000));
-    }
-  }
-}
 
 /** The node count of a cluster root, or undefined on a single-broker (or not yet made) root. */
 export function clusterSizeOf(layout: RootLayout): number | undefined {
@@ -172,15 +155,12 @@ export async function bootCluster({ layout }: BootContext, opts: ClusterBootOpti
   if (opts.removing) notes.push(`the removal of space ${opts.removing} is unfinished: cotal space rm ${opts.removing}   # finishes it on every node`);
 
   // A space being removed is never provisioned again: its streams are already (being) deleted.
-  const inv = certainInventory(layout).filter((s) => record.spaces.includes(s.name) && s.name !== opts.removing);
-  let done = 0;
+  const listed = new Set(record.spaces);
+  const inv = certainInventory(layout).filter((s) => listed.has(s.name) && s.name !== opts.removing);
   const broker = loadBrokerTrust(layout);
-  const provisioned: ProvisionResult[] = await mapPool(inv, PROVISION_CONCURRENCY, async (acct) => {
-    const r = await provisionRejoining(runtime.url, acct, tenantReplicasOf(cluster));
-    writeObserverCreds(layout, broker, acct.name);
-    opts.onProvision?.({ done: ++done, total: inv.length, space: acct.name });
-    return r;
-  });
+  // Right after a node returns the meta group may still be electing or catching it up, and every
+  // JetStream call times out: provisioning keeps re-trying for a bounded while.
+  const provisioned: ProvisionResult[] = await provisionSpaces(layout, broker, runtime, inv, { onProvision: opts.onProvision, replicas: tenantReplicasOf(cluster), retryForMs: PROVISION_REJOIN_MS });
   settleProvisioning(layout);
   const names = record.spaces;
   const space = opts.space ?? (names.includes("default") ? "default" : names[0]) ?? "default";

@@ -65,19 +65,25 @@ export interface ProvisionSpacesOptions {
   onNotice?: (m: string) => void;
   /** The tenants' own streams and buckets: 1, or 3 on a cluster root that asked for it (default 1). */
   replicas?: number;
+  /** Keep re-trying a dropped provisioner this long, once a second (default: twice, at once). */
+  retryForMs?: number;
 }
 
 /**
  * Provisioning is idempotent, and once `space add` released its lock the next writer's reload can drop
- * the provisioner's connection (every JWT client, before 2.14.8) mid-request: such a failure is retried, twice.
+ * the provisioner's connection (every JWT client, before 2.14.8) mid-request: such a failure is retried,
+ * twice at once, or every second until `retryForMs` ran out (a cluster node rejoining JetStream).
  */
-async function provisionRetrying(url: string, rec: AccountRecord, replicas: number, onNotice?: (m: string) => void): Promise<ProvisionResult> {
+async function provisionRetrying(url: string, rec: AccountRecord, replicas: number, retryForMs: number | undefined, onNotice?: (m: string) => void): Promise<ProvisionResult> {
+  const deadline = retryForMs === undefined ? undefined : Date.now() + retryForMs;
   for (let attempt = 1; ; attempt++) {
     try {
       return await provisionSpace(url, rec, replicas);
     } catch (err) {
-      if (attempt >= 3 || !isSagaError(err, "broker-unreachable")) throw err;
-      onNotice?.(`provisioning ${rec.name} again (attempt ${attempt + 1}/3): ${err.message}`);
+      const more = deadline === undefined ? attempt < 3 : Date.now() <= deadline;
+      if (!more || !isSagaError(err, "broker-unreachable")) throw err;
+      onNotice?.(`provisioning ${rec.name} again (attempt ${attempt + 1}${deadline === undefined ? "/3" : ""}): ${err.message}`);
+      if (deadline !== undefined) await new Promise((r) => setTimeout(r, 1_000));
     }
   }
 }
@@ -89,13 +95,13 @@ export async function provisionSpaces(
   records: readonly AccountRecord[],
   opts: ProvisionSpacesOptions = {},
 ): Promise<ProvisionResult[]> {
-  const { onProvision, onNotice, replicas = 1 } = opts;
+  const { onProvision, onNotice, replicas = 1, retryForMs } = opts;
   let done = 0;
   const width = provisionPacer(runtime);
   const [creds, provisioned] = await Promise.allSettled([
     writeObserverCredsBatch(layout, broker, records),
     mapPaced(records, width, async (rec) => {
-      const r = await provisionRetrying(runtime.url, rec, replicas, onNotice);
+      const r = await provisionRetrying(runtime.url, rec, replicas, retryForMs, onNotice);
       onProvision?.({ done: ++done, total: records.length, space: rec.name });
       return r;
     }),
