@@ -81,6 +81,8 @@ export const UNSAFE_SWITCHES = [
   "TEMPLATE_REPLICAS_UNCHECKED",
   /** Any claim, a removal too, may commit on a cluster with a member that is down left behind (not only an add). */
   "CLUSTER_BEHIND_ANY_OP",
+  /** A cluster reload renames a node's config without re-checking the writer lease before that node (only the root's step-6 fence). */
+  "CLUSTER_NO_NODE_FENCE",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];
