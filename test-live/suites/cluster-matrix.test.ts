@@ -183,13 +183,21 @@ describe("cluster: lease expiry of a paused writer", () => {
       expectNeverAfter(reports, removedAt);
       expectContinuousPolling(reports);
       await expectCommittedEverywhere(r, ["default"]);
+      const st = await statusOf(r);
+      expect(st.configDigest).toBe(st.inventory?.configDigest); // the root's server.conf is the committed one
     }));
 
-  it("cluster lease expiry control: with both lease fences off (test-only switches) the woken writer promotes its stale list and beta connects again", () =>
-    cell("cluster: lease expiry control (fences off)", async (m) => {
-      const { after } = await pausedWriterArm("before-rename", { COTAL_TEST_UNSAFE_DISABLE_FENCE: "1", COTAL_TEST_UNSAFE_CLUSTER_NO_NODE_FENCE: "1" }, m);
-      m.notes = [`beta's successes after the removal per node: ${after.join(", ")}`];
-      expect(after.some((n) => n > 0), "no node admitted beta again").toBe(true);
+  it("cluster lease expiry control: with the step-6 fence off (test-only switch) the woken writer promotes its stale list into the root's server.conf; no node runs it (its removed tenant has no record left to render), and beta never connects", () =>
+    cell("cluster: lease expiry control (fence off)", async (m) => {
+      const { r, reports, removedAt, w1Code, w1Err, after } = await pausedWriterArm("before-rename", { COTAL_TEST_UNSAFE_DISABLE_FENCE: "1" }, m);
+      m.notes = [`W1: exit ${w1Code}: ${w1Err.split("\n")[0] ?? ""}`, `beta's successes after the removal per node: ${after.join(", ")}`];
+      // The guard's absence shows: the stale list was promoted (the root file is no longer the committed one) …
+      const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+      expect(st.configDigest).not.toBe(st.inventory?.configDigest);
+      expect(w1Err).not.toMatch(/nothing was promoted/);
+      // … and the cluster's second line held: the per-node render refused the list before any node was touched.
+      expect(w1Err).toMatch(/\[render-refused\]/);
+      expectNeverAfter(reports, removedAt);
     }));
 
   it("cluster lease expiry between nodes: a writer paused after node 1's proof is fenced before node 2's rename; beta never connects again on any node", () =>

@@ -79,6 +79,21 @@ describe("cluster settings and node paths", () => {
     expect(routesFor(c, "127.0.0.1", "cotal-ab-n2")).toEqual(["nats-route://127.0.0.1:6001", "nats-route://127.0.0.1:6003"]);
   });
 
+  it("a test-only testRoutePort: the others dial it and the node advertises it; absent, nothing changes", () => {
+    const c = newClusterSettings("c", [1, 2, 3], [4, 5, 6]);
+    const fwd = { ...c, nodes: c.nodes.map((n, i) => ({ ...n, testRoutePort: 7 + i })) };
+    expect(clusterOf(layout, { cluster: fwd })).toEqual(fwd);
+    expect(routesFor(fwd, "127.0.0.1", "c-n2")).toEqual(["nats-route://127.0.0.1:7", "nats-route://127.0.0.1:9"]);
+    for (const testRoutePort of [4, 7, 0]) {
+      const bad = { ...fwd, nodes: [...fwd.nodes.slice(0, 2), { ...fwd.nodes[2], testRoutePort }] };
+      expect(refusalOf(() => clusterOf(layout, { cluster: bad })).code).toBe("corrupt-record");
+    }
+    const lines = serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, advertisePort: 7001 } }).split("\n");
+    expect(lines.slice(lines.indexOf("cluster {") + 2, lines.indexOf("cluster {") + 4)).toEqual(['  listen: "127.0.0.1:6222"', '  advertise: "127.0.0.1:7001"']);
+    expect(serverConfig(broker, [space(alpha)], { ...opts, cluster: block })).not.toMatch(/advertise/);
+    expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, advertisePort: 0 } })).code).toBe("render-refused");
+  });
+
   it("refuses a malformed cluster in settings.json, never guesses", () => {
     const ok = newClusterSettings("c", [1, 2, 3], [4, 5, 6]);
     expect(clusterOf(layout, { cluster: ok })).toEqual(ok);
