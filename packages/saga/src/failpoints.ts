@@ -23,6 +23,8 @@ export const FAILPOINTS = [
   "maintenance-started", "backup-started", "clean-started", "restore-quarantine-started", "restore-target-started",
   // space rm, space add after its commit (docs/saga.md) and up --rotate-sys (docs/refusals.md)
   "rm-journaled", "rm-streams-deleted", "add-provisioning", "rotate-journaled", "rotate-seed-written", "rotate-applied",
+  // cotal node run (ops/node-agent.ts): it read the record and decided to apply, before the writer lease
+  "node-decided",
   // the preserve-state cut, backup and restore
   "cut-intent", "cut-committed", "resume-intent",
   "backup-snapshot-start", "backup-first-chunk", "backup-mid-stream", "backup-snapshot-close", "backup-manifest",

@@ -81,6 +81,8 @@ export const UNSAFE_SWITCHES = [
   "TEMPLATE_REPLICAS_UNCHECKED",
   /** Any claim, a removal too, may commit on a cluster with a member that is down left behind (not only an add). */
   "CLUSTER_BEHIND_ANY_OP",
+  /** `cotal node run` applies its stale decision without the writer lease or a re-read under it (and renames unfenced). */
+  "NODE_APPLY_UNFENCED",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

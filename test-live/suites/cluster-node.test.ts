@@ -1,0 +1,224 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { CredentialPoller, harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
+import type { StatusReport, UpResult } from "@cotal/saga";
+import { connectAsAccount, readRuntime } from "@cotal/saga/broker";
+import { loadAuthorityAccount } from "@cotal/saga/root";
+import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import { cell } from "../fixtures/matrix.js";
+import { alive, pausedVerb, startAgent, type RunningAgent } from "../fixtures/node-agent.js";
+import { connects, credsText, disposeLiveRoots, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
+import { until } from "../fixtures/until.js";
+
+// `cotal node run` (docs/cluster.md "cotal node"): the per-host agent that keeps one node of a
+// three-node cluster (real nats-servers on loopback) on the committed record without `cotal up`.
+// Every cell has a positive control; a removed tenant's cred is polled continuously.
+
+const roots: LiveRoot[] = [];
+const agents: RunningAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+  for (const r of roots.splice(0)) {
+    await r.cotal(["down"]);
+    for (const n of readRuntime(r.layout)?.nodes ?? []) {
+      try {
+        process.kill(n.owner.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
+  await disposeLiveRoots();
+});
+afterAll(harnessTeardown);
+
+async function upCluster(): Promise<{ r: LiveRoot; up: UpResult; nodes: NonNullable<UpResult["nodes"]> }> {
+  const r = await trackedRoot("cotal-cnode-");
+  roots.push(r);
+  const res = await r.cotal(["up", "--cluster", "3", "--detach", "--port", String(r.port), "--json"], { timeoutMs: 60_000 });
+  expect(res.code, res.stderr).toBe(0);
+  const up = parseJson<UpResult>(res);
+  expect(up.nodes).toHaveLength(3);
+  return { r, up, nodes: up.nodes ?? [] };
+}
+
+function agent(r: LiveRoot, node: string, env: Record<string, string> = {}): RunningAgent {
+  const a = startAgent(r, node, env);
+  agents.push(a);
+  return a;
+}
+
+const nodesOf = (st: StatusReport) => st.broker.nodes ?? [];
+const poller = (url: string, creds: string, name: string) => new CredentialPoller({ url, creds, maxDurationMs: 120_000, threads: 1, concurrency: 8, name }).start();
+
+/** A write verb right after a node returned may meet JetStream's "temporarily unavailable": re-run it until it answers. */
+async function pastRejoin(r: LiveRoot, args: string[]) {
+  return until(`${args.join(" ")} past the rejoin`, async () => {
+    const res = await r.cotal(args, { timeoutMs: 60_000 });
+    return res.code !== 0 && /\[(inventory-unreachable|inventory-busy)\]/.test(res.stderr) ? undefined : res;
+  }, 60_000, 1_000);
+}
+
+describe("cotal node run", () => {
+  it("kill -9 of node 3 during an add, then the agent: it restarts node 3 with no tenant preloaded, applies, proves; beta connects on node 3 only after the apply", () =>
+    cell("node agent: returning node after kill -9", async () => {
+      const { r, nodes } = await upCluster();
+      const [n1, n2, n3] = nodes;
+      if (!n1 || !n2 || !n3) throw new Error("three nodes expected");
+      const paused = await pausedVerb(r, ["space", "add", "beta"]);
+      process.kill(n3.pid, "SIGKILL");
+      await until("node 3 gone", async () => (!alive(n3.pid) ? true : undefined), 10_000);
+      paused.release();
+      const add = await paused.run;
+      expect([0, 6], add.stderr).toContain(add.code);
+      let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+      expect(st.inventory?.generation).toBe(2);
+      expect(nodesOf(st).map((n) => [n.running, n.appliedGeneration])).toEqual([[true, 2], [true, 2], [false, 1]]);
+      const beta = await credsText(r, "beta");
+      expect(await connects(n1.url, beta)).toBe(true); // positive control: beta is a live tenant
+
+      // Polled from before node 3 exists again; the agent holds it in maintenance 3 s after its decision.
+      const p = poller(n3.url, beta, "node-agent-n3");
+      const a = agent(r, n3.name, { COTAL_FAILPOINT: "node-decided:sleep:3000" });
+      const started = await a.line(/not running; starting it with no tenant preloaded/);
+      const applying = await a.line(/applying \(/, 60_000);
+      await a.line(/serving generation 2/, 90_000);
+      st = await statusOf(r);
+      const me = nodesOf(st)[2];
+      expect([me?.running, me?.appliedGeneration, me?.behind], a.text()).toEqual([true, 2, false]);
+      expect(me?.agent?.state).toBe("serving");
+      expect(me?.agent?.generation).toBe(2);
+      await p.waitForAttempt((x) => x.ok, { timeoutMs: 15_000 });
+      const report: PollReport = await p.stop();
+      // Node 3 answered in maintenance and refused beta (its first accepted connections), and admitted it only after the apply began.
+      const refusedInMaintenance = report.attempts.filter((x) => !x.ok && x.startedAt >= started.at && x.endedAt <= applying.at && /authori/i.test(x.error ?? ""));
+      expect(refusedInMaintenance.length, JSON.stringify(report.errors)).toBeGreaterThan(0);
+      expect(report.successesBetween(0, applying.at, "overlapping"), a.text()).toBe(0);
+      expect(report.successes).toBeGreaterThan(0);
+      expect(await connects(n3.url, await credsText(r, "default"))).toBe(true);
+      expect(a.child.exitCode).toBeNull(); // still watching
+    }));
+
+  it("a removal while the agent runs: the removed cred, polled on all three nodes, never connects after the commit; the agent follows to the new generation", () =>
+    cell("node agent: removal while running", async () => {
+      const { r, nodes } = await upCluster();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const n3 = nodes[2];
+      if (!n3) throw new Error("no third node");
+      const a = agent(r, n3.name);
+      await a.line(/serving generation 2/, 60_000);
+      const pollers = nodes.map((n) => poller(n.url, beta, `node-rm-${n.name}`));
+      await Promise.all(pollers.map((q) => q.waitForAttempt((x) => x.ok, { timeoutMs: 15_000 }))); // positive control on every node
+      const rm = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+      const removedAt = monotonicMs();
+      expect(rm.code, rm.stderr).toBe(0);
+      await a.line(/serving generation 3/, 30_000);
+      await new Promise((res) => setTimeout(res, 1_500));
+      const reports = await Promise.all(pollers.map((q) => q.stop()));
+      for (const [i, rep] of reports.entries()) {
+        expect(rep.successes).toBeGreaterThan(0);
+        expect(rep.successesBetween(removedAt, Number.POSITIVE_INFINITY, "within"), `node ${i + 1} admitted beta after the commit\n${a.text()}`).toBe(0);
+        expect(rep.failuresBetween(removedAt, Number.POSITIVE_INFINITY)).toBeGreaterThan(0);
+      }
+      const st = await statusOf(r);
+      expect(nodesOf(st).map((n) => n.appliedGeneration)).toEqual([3, 3, 3]);
+      expect(await connects(n3.url, await credsText(r, "default"))).toBe(true);
+    }));
+
+  it("SIGSTOP node 3, an add commits with it behind, SIGCONT: the running agent catches node 3 up without `cotal up`", () =>
+    cell("node agent: SIGCONT catch-up", async () => {
+      const { r, nodes } = await upCluster();
+      const n3 = nodes[2];
+      if (!n3) throw new Error("no third node");
+      const a = agent(r, n3.name);
+      await a.line(/serving generation 1/, 60_000);
+      process.kill(n3.pid, "SIGSTOP");
+      let contAt = 0;
+      try {
+        const add = await r.cotal(["space", "add", "beta"], { timeoutMs: 60_000 });
+        expect([0, 6], add.stderr).toContain(add.code);
+        expect(add.stderr).toContain(n3.name); // left behind, named
+        const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+        expect(st.inventory?.generation).toBe(2);
+        expect(nodesOf(st)[2]?.behind).toBe(true);
+      } finally {
+        process.kill(n3.pid, "SIGCONT");
+        contAt = monotonicMs();
+      }
+      const beta = await credsText(r, "beta");
+      expect(await connects(nodes[0]?.url ?? "", beta)).toBe(true); // positive control on node 1
+      const p = poller(n3.url, beta, "node-cont-n3");
+      await p.waitForAttempt((x) => x.ok, { timeoutMs: 45_000 });
+      const rep = await p.stop();
+      const connectedAfter = (rep.firstSuccessAt ?? Number.POSITIVE_INFINITY) - contAt;
+      expect(connectedAfter, a.text()).toBeLessThan(45_000);
+      await a.line(/applying \(/, 1_000, contAt);
+      const st = await untilStatus(r, (s) => nodesOf(s)[2]?.appliedGeneration === 2, 20_000);
+      expect(nodesOf(st)[2]?.behind).toBe(false);
+    }));
+
+  it("no quorum: node 3 alone stays in maintenance (a tenant is refused, the agent says why and `next:`); the others started, it applies and serves", () =>
+    cell("node agent: maintenance without quorum", async () => {
+      const { r, nodes } = await upCluster();
+      const [n1, n2, n3] = nodes;
+      if (!n1 || !n2 || !n3) throw new Error("three nodes expected");
+      const def = await credsText(r, "default");
+      expect((await r.cotal(["down"])).code).toBe(0);
+      await until("every node stopped", async () => (nodes.every((n) => !alive(n.pid)) ? true : undefined), 15_000);
+
+      const a3 = agent(r, n3.name);
+      await a3.line(/starting it with no tenant preloaded/, 30_000);
+      const m = await a3.line(/^cotal node: .*: maintenance: no tenant admitted: /, 60_000);
+      const idx = a3.lines.findIndex((l) => l === m);
+      await until("the next: line", () => (a3.lines[idx + 1]?.text.match(/^\s+next: \S/) ? true : undefined), 5_000);
+      const url = readRuntime(r.layout)?.nodes?.find((n) => n.name === n3.name)?.url;
+      if (!url) throw new Error("node 3 not recorded");
+      // Positive control: node 3 runs and admits the authority account (preloaded in maintenance) ...
+      const nc = await connectAsAccount(url, loadAuthorityAccount(r.layout), { name: "control" });
+      await nc.close();
+      // ... and refuses the tenant.
+      expect(await connects(url, def)).toBe(false);
+      let st = await statusOf(r);
+      expect(nodesOf(st).find((n) => n.name === n3.name)?.agent?.state).toBe("maintenance");
+      const once = await r.cotal(["node", "run", "--node", n3.name, "--once"], { timeoutMs: 60_000 });
+      expect(once.code, once.stderr).toBe(6);
+      expect(once.stderr).toMatch(/next: /);
+
+      const startedOthers = monotonicMs();
+      agent(r, n1.name);
+      agent(r, n2.name);
+      await a3.line(/serving generation 1/, 90_000, startedOthers);
+      expect(await connects(url, def)).toBe(true);
+      st = await untilStatus(r, (s) => nodesOf(s).length === 3 && nodesOf(s).every((n) => n.agent?.state === "serving"), 60_000);
+      expect(nodesOf(st).map((n) => [n.running, n.appliedGeneration])).toEqual([[true, 1], [true, 1], [true, 1]]);
+    }));
+
+  it("lease rule: an agent that decided on a stale record before a removal applies only under the lease, after re-reading; the removed tenant never returns on node 3 (red with NODE_APPLY_UNFENCED)", () =>
+    cell("node agent: fenced against a writer", async () => {
+      const { r, nodes } = await upCluster();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const n3 = nodes[2];
+      if (!n3) throw new Error("no third node");
+      process.kill(n3.pid, "SIGKILL");
+      await until("node 3 gone", async () => (!alive(n3.pid) ? true : undefined), 10_000);
+      // The agent restarts node 3, reads generation 2 (beta listed) and decides to apply it, then pauses before the lease.
+      const a = agent(r, n3.name, { COTAL_FAILPOINT: "node-decided:sleep:15000" });
+      const decided = await a.line(/applying \(/, 60_000);
+      const url = readRuntime(r.layout)?.nodes?.find((n) => n.name === n3.name)?.url ?? n3.url;
+      const rm = await pastRejoin(r, ["space", "rm", "beta"]);
+      const removedAt = monotonicMs();
+      expect(rm.code, rm.stderr).toBe(0);
+      expect(removedAt - decided.at, "the removal must commit inside the agent's pause").toBeLessThan(15_000);
+      const p = poller(url, beta, "node-fence-n3");
+      // Past the agent's pause and its apply (or its decision that none is needed).
+      await a.line(/serving generation 3/, 60_000, decided.at);
+      await new Promise((res) => setTimeout(res, 2_000));
+      const rep = await p.stop();
+      expect(rep.failures).toBeGreaterThan(0);
+      expect(rep.successes, `beta admitted on node 3 after its removal:\n${a.text()}`).toBe(0);
+      expect(await connects(url, await credsText(r, "default"))).toBe(true); // control: node 3 serves
+      const st = await statusOf(r);
+      expect(nodesOf(st).find((n) => n.name === n3.name)?.appliedGeneration).toBe(3);
+    }));
+});
