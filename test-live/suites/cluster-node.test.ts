@@ -152,9 +152,13 @@ describe("cotal node run", () => {
       const rep = await p.stop();
       const connectedAfter = (rep.firstSuccessAt ?? Number.POSITIVE_INFINITY) - contAt;
       expect(connectedAfter, a.text()).toBeLessThan(45_000);
-      await a.line(/applying \(/, 1_000, contAt);
+      // Admission alone may come from the writer's SIGHUP, queued while node 3 was stopped, over the config it
+      // renamed; the proof of generation 2 on node 3 is the agent's alone (no writer runs now).
+      await a.line(/applying \(/, 45_000, contAt);
+      await a.line(/serving generation 2/, 45_000, contAt);
       const st = await untilStatus(r, (s) => nodesOf(s)[2]?.appliedGeneration === 2, 20_000);
       expect(nodesOf(st)[2]?.behind).toBe(false);
+      expect(nodesOf(st)[2]?.agent?.state).toBe("serving");
     }));
 
   it("no quorum: node 3 alone stays in maintenance (a tenant is refused, the agent says why and `next:`); the others started, it applies and serves", () =>

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
-import { isSagaError, SagaError } from "../errors.js";
+import { isSagaError, RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { AuthorityStore, VersionedRecord } from "../inventory/authority-store.js";
 import type { NodeProof } from "../inventory/record.js";
@@ -117,9 +117,12 @@ class NodeAgent {
     try {
       round = await this.#round();
     } catch (err) {
-      const e = isSagaError(err) ? err : new SagaError("broker-unreachable", (err as Error).message, { next: `cotal node run --node ${this.name}   # retries by itself` });
+      const e = isSagaError(err) ? err : new SagaError("broker-unreachable", (err as Error).message, { next: this.#retryNext() });
       await this.#dropStore();
-      round = { ...this.#idleState(e.message, e.next), error: e };
+      // The store's own `next` names a re-run of a verb; here the agent itself is what re-runs.
+      const unreadable = e.code === "inventory-unreachable" || e.code === "inventory-busy";
+      const next = unreadable ? this.#retryNext() : (e.next ?? this.#retryNext()).replaceAll(RERUN, `cotal node run --node ${this.name}`);
+      round = { ...this.#idleState(unreadable ? `cannot read the cluster's record: ${e.message}` : e.message, next), error: e };
     }
     this.#report(round);
     return round;
@@ -215,6 +218,12 @@ class NodeAgent {
       generation: read.record.generation,
       ...(p ? { reason: `generation ${p.generation} is claimed and not committed: runs generation ${read.record.generation}${p.removes.length ? ` without ${p.removes.join(", ")}` : ""}`, next: "cotal up --detach   # completes or rolls back the claim on every node" } : {}),
     };
+  }
+
+  /** The way out while the record is unreadable: the agent retries; a quorum needs the other nodes up. */
+  #retryNext(): string {
+    const others = this.cluster.nodes.filter((n) => n.name !== this.name).map((n) => n.name);
+    return `cotal status   # this agent retries every round; JetStream needs a quorum: start the other nodes (cotal node run --node ${others[0] ?? "<node>"}${others.length > 1 ? `, ... --node ${others[others.length - 1]}` : ""} on their hosts)`;
   }
 
   /** The node's state when the record could not be read or applied: maintenance if it runs no tenant, else stale. */
