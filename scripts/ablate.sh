@@ -46,6 +46,7 @@ ROWS=(
   "TEMPLATE_REPLICAS_UNCHECKED|cluster|tenant-replicas 3 on a single broker|a space template's replicas are 1 or 3, at most the cluster's size, 1 on a single broker"
   "CLUSTER_BEHIND_ANY_OP|cluster|kill -9 of node 3: the writer refuses|only an add may commit with a down node left behind; a removal needs every node's proof"
   "NODE_APPLY_UNFENCED|cluster-node|lease rule|cotal node applies to its node only under the writer lease, deciding again on the record it re-reads there"
+  "NODE_ADMITS_PENDING_REMOVES|cluster-node|pending-claim rule|cotal node never lets its node admit a tenant a pending claim removes"
 )
 
 want=("$@")

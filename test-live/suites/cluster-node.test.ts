@@ -230,4 +230,40 @@ describe("cotal node run", () => {
       const st = await statusOf(r);
       expect(nodesOf(st).find((n) => n.name === n3.name)?.appliedGeneration).toBe(3);
     }));
+
+  it("pending-claim rule: a removal refused with node 3 killed leaves its claim; the agent brings node 3 back without the removed tenant and records its partial proof (red with NODE_ADMITS_PENDING_REMOVES)", () =>
+    cell("node agent: pending removal", async () => {
+      const { r, nodes } = await upCluster();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const def = await credsText(r, "default"); // before the removal's journal blocks other verbs
+      const n3 = nodes[2];
+      if (!n3) throw new Error("no third node");
+      const paused = await pausedVerb(r, ["space", "rm", "beta"]);
+      process.kill(n3.pid, "SIGKILL");
+      await until("node 3 gone", async () => (!alive(n3.pid) ? true : undefined), 10_000);
+      paused.release();
+      const rm = await paused.run;
+      expect(rm.code, rm.stderr).toBe(7); // cluster-unproven: the claim stays
+      let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+      expect(st.inventory?.pending?.removes).toEqual(["beta"]);
+      expect(nodesOf(st).map((n) => n.stillAdmits)).toEqual([[], [], ["beta"]]);
+
+      const p = poller(n3.url, beta, "node-pending-n3"); // from before node 3 exists again
+      const a = agent(r, n3.name);
+      await a.line(/serving generation 2: generation 3 is claimed and not committed: runs generation 2 without beta/, 90_000);
+      expect(await connects(n3.url, def)).toBe(true); // control: node 3 serves the kept tenant
+      await new Promise((res) => setTimeout(res, 1_500));
+      const rep = await p.stop();
+      expect(rep.failures).toBeGreaterThan(0);
+      expect(rep.successes, `beta admitted on node 3 while its removal was pending:\n${a.text()}`).toBe(0);
+      st = await statusOf(r);
+      expect(st.inventory?.generation).toBe(2); // the agent never resolves a claim
+      expect(nodesOf(st).map((n) => n.stillAdmits), a.text()).toEqual([[], [], []]); // its partial proof is in the claim
+
+      // The printed re-run completes the removal on every node; the agent follows.
+      const fin = await pastRejoin(r, ["space", "rm", "beta"]);
+      expect(fin.code, fin.stderr).toBe(0);
+      await a.line(/serving generation 3$/, 30_000);
+    }));
 });

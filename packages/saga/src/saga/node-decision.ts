@@ -1,4 +1,5 @@
 import { claimedSpaces, type InventoryRecord, type NodeProof } from "../inventory/record.js";
+import { unsafe } from "../unsafe.js";
 
 // The pure decisions of `cotal node run` (docs/cluster.md "cotal node"): which tenants its own node
 // may run, and whether the node must be (re-)applied. The agent (ops/node-agent.ts) does the I/O.
@@ -8,7 +9,7 @@ import { claimedSpaces, type InventoryRecord, type NodeProof } from "../inventor
  * side: a removal in flight is never re-admitted), and without what it adds (not committed yet).
  */
 export function nodeAllowedSpaces(record: Pick<InventoryRecord, "spaces" | "pending">): string[] {
-  const removes = new Set(record.pending?.removes ?? []);
+  const removes = new Set(unsafe("NODE_ADMITS_PENDING_REMOVES") ? [] : (record.pending?.removes ?? []));
   return record.spaces.filter((s) => !removes.has(s));
 }
 
