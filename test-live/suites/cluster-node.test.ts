@@ -5,7 +5,8 @@ import { connectAsAccount, readRuntime } from "@cotal/saga/broker";
 import { loadAuthorityAccount } from "@cotal/saga/root";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell } from "../fixtures/matrix.js";
-import { alive, pausedVerb, startAgent, type RunningAgent } from "../fixtures/node-agent.js";
+import { alive, killNodeDuring, stopClusterRoots } from "../fixtures/cluster.js";
+import { startAgent, type RunningAgent } from "../fixtures/node-agent.js";
 import { connects, credsText, disposeLiveRoots, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
 
@@ -17,16 +18,7 @@ const roots: LiveRoot[] = [];
 const agents: RunningAgent[] = [];
 afterEach(async () => {
   await Promise.all(agents.splice(0).map((a) => a.stop()));
-  for (const r of roots.splice(0)) {
-    await r.cotal(["down"]);
-    for (const n of readRuntime(r.layout)?.nodes ?? []) {
-      try {
-        process.kill(n.owner.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  }
+  await stopClusterRoots(roots);
   await disposeLiveRoots();
 });
 afterAll(harnessTeardown);
@@ -64,11 +56,7 @@ describe("cotal node run", () => {
       const { r, nodes } = await upCluster();
       const [n1, n2, n3] = nodes;
       if (!n1 || !n2 || !n3) throw new Error("three nodes expected");
-      const paused = await pausedVerb(r, ["space", "add", "beta"]);
-      process.kill(n3.pid, "SIGKILL");
-      await until("node 3 gone", async () => (!alive(n3.pid) ? true : undefined), 10_000);
-      paused.release();
-      const add = await paused.run;
+      const add = await killNodeDuring(r, ["space", "add", "beta"], n3.pid);
       expect([0, 6], add.stderr).toContain(add.code);
       let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
       expect(st.inventory?.generation).toBe(2);
@@ -239,11 +227,7 @@ describe("cotal node run", () => {
       const def = await credsText(r, "default"); // before the removal's journal blocks other verbs
       const n3 = nodes[2];
       if (!n3) throw new Error("no third node");
-      const paused = await pausedVerb(r, ["space", "rm", "beta"]);
-      process.kill(n3.pid, "SIGKILL");
-      await until("node 3 gone", async () => (!alive(n3.pid) ? true : undefined), 10_000);
-      paused.release();
-      const rm = await paused.run;
+      const rm = await killNodeDuring(r, ["space", "rm", "beta"], n3.pid);
       expect(rm.code, rm.stderr).toBe(7); // cluster-unproven: the claim stays
       let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
       expect(st.inventory?.pending?.removes).toEqual(["beta"]);

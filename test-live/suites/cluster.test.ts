@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
 import type { SpaceRmResult, StatusReport, UpResult } from "@cotal/saga";
@@ -8,6 +7,7 @@ import { loadSpaceAccount } from "@cotal/saga/root";
 import { client, sleep, type Client } from "../fixtures/isolation.js";
 import { readRuntime } from "@cotal/saga/broker";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import { alive, killNodeDuring, pausedVerb, stopClusterRoots } from "../fixtures/cluster.js";
 import { cell, recordPoll } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
@@ -18,17 +18,7 @@ import { until } from "../fixtures/until.js";
 
 const clusterRoots: LiveRoot[] = [];
 afterEach(async () => {
-  for (const r of clusterRoots.splice(0)) {
-    await r.cotal(["down"]);
-    // A node left running with node 1 dead is not something `down` must miss; make sure nothing leaks.
-    for (const n of readRuntime(r.layout)?.nodes ?? []) {
-      try {
-        process.kill(n.owner.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  }
+  await stopClusterRoots(clusterRoots);
   await disposeLiveRoots();
 });
 afterAll(harnessTeardown);
@@ -175,32 +165,9 @@ describe("the space template's replicas", () => {
     }));
 });
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Pauses the writer at `after-stage` (its streams deleted, the claim staged) until the test arrives too. */
 async function pausedRemoval(r: LiveRoot, space: string, env: Record<string, string> = {}) {
   return pausedVerb(r, ["space", "rm", space], env);
-}
-
-/** Pauses a writer of `args` at `after-stage` (the claim staged, nothing promoted) until the test arrives too. */
-async function pausedVerb(r: LiveRoot, args: string[], env: Record<string, string> = {}) {
-  const dir = join(r.root, "..", `barrier-cluster-${process.pid}-${Date.now()}`);
-  const run = r.cotal(args, { env: { COTAL_FAILPOINT: `after-stage:barrier:${dir}:2`, ...env }, timeoutMs: 60_000 });
-  await until("the writer at after-stage", async () => (existsSync(dir) && readdirSync(dir).length > 0 ? true : undefined), 30_000);
-  return {
-    run,
-    release: () => {
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, "test"), "");
-    },
-  };
 }
 
 /** The writer refused the change, exit 7 `cluster-unproven`, naming the node that did not prove it. */
@@ -385,11 +352,7 @@ describe("a node killed during an add", () => {
       const { r, up } = await upCluster();
       const [n1, n2, n3] = up.nodes ?? [];
       if (!n1 || !n2 || !n3) throw new Error("three nodes expected");
-      const paused = await pausedVerb(r, ["space", "add", "beta"]);
-      process.kill(n3.pid, "SIGKILL");
-      await until("node 3 gone", async () => (!alive(n3.pid) ? true : undefined), 10_000);
-      paused.release();
-      const add = await paused.run;
+      const add = await killNodeDuring(r, ["space", "add", "beta"], n3.pid);
       // The trust change commits; provisioning beta's streams may time out while JetStream re-elects a
       // leader node 3 held (seen on 2.9.10): then the verb exits 6 with `next: cotal up`, the same way back.
       expect([0, 6], add.stderr).toContain(add.code);
