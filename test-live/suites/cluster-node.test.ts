@@ -42,12 +42,21 @@ function agent(r: LiveRoot, node: string, env: Record<string, string> = {}): Run
 const nodesOf = (st: StatusReport) => st.broker.nodes ?? [];
 const poller = (url: string, creds: string, name: string) => new CredentialPoller({ url, creds, maxDurationMs: 120_000, threads: 1, concurrency: 8, name }).start();
 
-/** A write verb right after a node returned may meet JetStream's "temporarily unavailable" or time out: re-run it (as printed) until it answers. */
-async function pastRejoin(r: LiveRoot, args: string[]) {
-  return until(`${args.join(" ")} past the rejoin`, async () => {
-    const res = await r.cotal(args, { timeoutMs: 60_000 });
-    return res.code !== 0 && /\[(inventory-unreachable|inventory-busy|broker-unreachable)\]/.test(res.stderr) ? undefined : res;
-  }, 60_000, 1_000);
+/**
+ * A write verb right after a node returned (or while one is stopped) may meet JetStream's "temporarily
+ * unavailable" or a timeout before it writes anything: re-run it, as its `next:` says, until it answers.
+ */
+async function pastRejoin(r: LiveRoot, args: string[], retry = /\[(inventory-unreachable|inventory-busy)\]/) {
+  let last = "";
+  try {
+    return await until(`${args.join(" ")} past the rejoin`, async () => {
+      const res = await r.cotal(args, { timeoutMs: 60_000 });
+      last = res.stderr;
+      return res.code !== 0 && retry.test(res.stderr) ? undefined : res;
+    }, 90_000, 1_000);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; its last refusal:\n${last}`);
+  }
 }
 
 describe("cotal node run", () => {
@@ -129,7 +138,9 @@ describe("cotal node run", () => {
       try {
         // With node 3 stopped the R3 buckets may be electing a new leader: the add re-runs until the store answers.
         const add = await pastRejoin(r, ["space", "add", "beta"]);
+        // Committed; provisioning beta's streams may time out on a cluster with a stopped node (exit 6, `next: cotal up`).
         expect([0, 6], add.stderr).toContain(add.code);
+        if (add.code === 6) expect(add.stderr).toMatch(/provisioning space beta failed/);
         expect(add.stderr).toContain(n3.name); // left behind, named
         const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
         expect(st.inventory?.generation).toBe(2);
@@ -152,7 +163,7 @@ describe("cotal node run", () => {
       const st = await untilStatus(r, (s) => nodesOf(s)[2]?.appliedGeneration === 2, 20_000);
       expect(nodesOf(st)[2]?.behind).toBe(false);
       expect(nodesOf(st)[2]?.agent?.state).toBe("serving");
-    }));
+    }), 240_000);
 
   it("no quorum: node 3 alone stays in maintenance (a tenant is refused, the agent says why and `next:`); the others started, it applies and serves", () =>
     cell("node agent: maintenance without quorum", async () => {
@@ -203,7 +214,8 @@ describe("cotal node run", () => {
       const a = agent(r, n3.name, { COTAL_FAILPOINT: "node-decided:sleep:25000" });
       const decided = await a.line(/applying \(/, 60_000);
       const url = readRuntime(r.layout)?.nodes?.find((n) => n.name === n3.name)?.url ?? n3.url;
-      const rm = await pastRejoin(r, ["space", "rm", "beta"]);
+      // Deleting beta's streams may time out while node 3 rejoins: the journaled re-run finishes it.
+      const rm = await pastRejoin(r, ["space", "rm", "beta"], /\[(inventory-unreachable|inventory-busy|broker-unreachable)\]/);
       const removedAt = monotonicMs();
       expect(rm.code, rm.stderr).toBe(0);
       expect(removedAt - decided.at, "the removal must commit inside the agent's pause").toBeLessThan(25_000);
