@@ -1,3 +1,5 @@
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
 import type { StatusReport, UpResult } from "@cotal/saga";
@@ -229,6 +231,38 @@ describe("cotal node run", () => {
       expect(await connects(url, await credsText(r, "default"))).toBe(true); // control: node 3 serves
       const st = await statusOf(r);
       expect(nodesOf(st).find((n) => n.name === n3.name)?.appliedGeneration).toBe(3);
+    }));
+
+  it("lease rule, a writer mid-removal: an agent released while a writer holding the lease is paused after node 3's reload waits for it, then re-reads; beta never returns on node 3 (red with NODE_APPLY_UNFENCED)", () =>
+    cell("node agent: waits for a writer's lease", async () => {
+      const { r, nodes } = await upCluster();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const def = await credsText(r, "default");
+      const n3 = nodes[2];
+      if (!n3) throw new Error("no third node");
+      expect(await connects(n3.url, beta)).toBe(true); // positive control: beta is admitted on node 3 before the removal
+      // A fresh agent re-applies the committed list (beta, default) once: hold it after that decision.
+      const agentGate = join(r.root, "..", `gate-agent-${Date.now()}`);
+      const a = agent(r, n3.name, { COTAL_FAILPOINT: `node-decided:barrier:${agentGate}:2` });
+      await until("the agent at node-decided", () => (existsSync(agentGate) && readdirSync(agentGate).length > 0 ? true : undefined), 60_000);
+      // The writer: every node reloaded without beta and proven, the lease held, not committed.
+      const writerGate = join(r.root, "..", `gate-writer-${Date.now()}`);
+      const rm = r.cotal(["space", "rm", "beta"], { env: { COTAL_FAILPOINT: `after-proof:barrier:${writerGate}:2` }, timeoutMs: 90_000 });
+      await until("the writer at after-proof", () => (existsSync(writerGate) && readdirSync(writerGate).length > 0 ? true : undefined), 25_000);
+      const p = poller(n3.url, beta, "node-wait-n3");
+      writeFileSync(join(agentGate, "test"), "");
+      await new Promise((res) => setTimeout(res, 3_000)); // the agent, released, must now wait for the lease
+      const heldOff = monotonicMs();
+      writeFileSync(join(writerGate, "test"), "");
+      const done = await rm;
+      expect(done.code, done.stderr).toBe(0);
+      await a.line(/serving generation 3/, 60_000);
+      await new Promise((res) => setTimeout(res, 1_500));
+      const rep = await p.stop();
+      expect(rep.failuresBetween(0, heldOff)).toBeGreaterThan(0);
+      expect(rep.successes, `beta admitted on node 3 during or after its removal:\n${a.text()}`).toBe(0);
+      expect(await connects(n3.url, def)).toBe(true); // control: node 3 serves
     }));
 
   it("pending-claim rule: a removal refused with node 3 killed leaves its claim; the agent brings node 3 back without the removed tenant and records its partial proof (red with NODE_ADMITS_PENDING_REMOVES)", () =>
