@@ -4,6 +4,7 @@ import { registerBackup } from "./commands/backup.js";
 import { registerDashboard } from "./commands/dashboard.js";
 import { registerDown } from "./commands/down.js";
 import { registerJobs } from "./commands/jobs.js";
+import { registerNode } from "./commands/node.js";
 import { registerSpace } from "./commands/space.js";
 import { registerStatus } from "./commands/status.js";
 import { registerUp } from "./commands/up.js";
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerWorker(program);
   registerBackup(program);
   registerBroker(program);
+  registerNode(program);
   registerDashboard(program);
   return program;
 }

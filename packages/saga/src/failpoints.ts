@@ -28,6 +28,8 @@ export const FAILPOINTS = [
   // a cluster reload (saga/cluster-reloader.ts): after each node's proof and its partial-proof CAS, once per node
   "after-node-proof",
   "rm-journaled", "rm-streams-deleted", "add-provisioning", "rotate-journaled", "rotate-seed-written", "rotate-applied",
+  // cotal node run (ops/node-agent.ts): it read the record and decided to apply, before the writer lease
+  "node-decided",
   // the preserve-state cut, backup and restore
   "cut-intent", "cut-committed", "resume-intent",
   "backup-snapshot-start", "backup-first-chunk", "backup-mid-stream", "backup-snapshot-close", "backup-manifest",

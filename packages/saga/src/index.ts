@@ -22,6 +22,7 @@ export { brokerState, clearRuntime, type BrokerRuntime, type BrokerState } from 
 export { leaseKeyFor, type SessionHooks } from "./ops/session.js";
 export { reconcile, type Direction, type ReconcileOptions, type ReconcilePlan, type ReconcileReport, type ReconcileResult } from "./ops/reconcile.js";
 export { rotateSys, type RotateSysResult } from "./ops/rotate-sys.js";
+export { runNodeAgent, type NodeAgentOptions, type NodeAgentResult } from "./ops/node-agent.js";
 
 // the space verbs
 export { spaceAdd, validateBatch, type SpaceAddOptions, type SpaceAddResult } from "./ops/space-add.js";

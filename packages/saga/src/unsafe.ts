@@ -83,6 +83,10 @@ export const UNSAFE_SWITCHES = [
   "CLUSTER_BEHIND_ANY_OP",
   /** A cluster reload renames a node's config without re-checking the writer lease before that node (only the root's step-6 fence). */
   "CLUSTER_NO_NODE_FENCE",
+  /** `cotal node run` applies its stale decision without the writer lease or a re-read under it (and renames unfenced). */
+  "NODE_APPLY_UNFENCED",
+  /** `cotal node run` lets its node run the whole committed list while a pending claim removes tenants from it. */
+  "NODE_ADMITS_PENDING_REMOVES",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

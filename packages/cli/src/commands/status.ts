@@ -16,6 +16,8 @@ function printStatus(s: StatusReport): void {
   for (const n of b.nodes ?? []) {
     const proof = n.appliedGeneration === null ? "no proof recorded" : `proven generation ${n.appliedGeneration}`;
     out(`  node:  ${n.name}  ${n.running ? `running, pid ${n.pid}` : "not running"}  ${n.url}  ${proof}${n.behind ? " (behind)" : ""}${n.stillAdmits.length > 0 ? `  still admits ${n.stillAdmits.join(", ")}` : ""}`);
+    const a = n.agent;
+    if (a) out(`    agent: ${a.running ? `pid ${a.pid}` : `pid ${a.pid} gone`}: ${a.state}${a.generation !== undefined ? ` generation ${a.generation}` : ""}${a.reason ? `: ${a.reason}` : ""} (${a.at})${a.next ? `\n      next: ${a.next}` : ""}`);
   }
   if (s.operator) out(`trust:   operator ${s.operator}${s.multiSpace ? "" : " (single-space root)"}`);
   const inv = s.inventory;

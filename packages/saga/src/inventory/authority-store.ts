@@ -5,7 +5,7 @@
  */
 import { InvalidArgumentError, type NatsConnection } from "@nats-io/transport-node";
 import { JetStreamApiCodes, JetStreamApiError, StorageType, jetstream, jetstreamManager, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
-import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
+import { Kvm, KvWatchInclude, type KV, type KvEntry } from "@nats-io/kv";
 import { connectAsAccount } from "../broker/connect.js";
 import { serverFeatures } from "../broker/server-features.js";
 import { isSagaError, RERUN, SagaError } from "../errors.js";
@@ -430,6 +430,18 @@ export class AuthorityStore implements InventoryStore {
     const max = this.maxPayload();
     const needed = recordWriteBytes(record, bytes.length);
     if (max !== undefined && needed > max) throw tooLarge(needed, max, what);
+  }
+
+  /**
+   * Calls `onChange` on every later write of the record key (a wake-up only: the caller re-reads
+   * the record through `read()`, leader-served). Returns the stop function.
+   */
+  async watchRecord(onChange: () => void): Promise<() => void> {
+    const iter = await this.#inventory.watch({ key: INVENTORY_KEY, include: KvWatchInclude.UpdatesOnly });
+    void (async () => {
+      for await (const _ of iter) onChange();
+    })().catch(() => undefined);
+    return () => iter.stop();
   }
 
   async close(): Promise<void> {

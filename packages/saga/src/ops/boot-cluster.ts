@@ -1,22 +1,19 @@
 import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { isSagaError, RERUN, SagaError } from "../errors.js";
-import { natsServerVersion } from "../broker/binary.js";
-import { startNodes, waitForMetaLeader } from "../broker/cluster-process.js";
+import { RERUN, SagaError } from "../errors.js";
+import { waitForMetaLeader } from "../broker/cluster-process.js";
 import { freePorts } from "../broker/free-port.js";
-import { renderNode } from "../broker/render-root.js";
-import { nodeAlive, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
-import { serversOfRoot } from "../broker/server-scan.js";
-import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
+import { readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import type { VersionedRecord } from "../inventory/authority-store.js";
 import { diffLists, seedRecord, type InventoryRecord, type NodeProof } from "../inventory/record.js";
 import { type ProvisionResult } from "../provision/provision-space.js";
 import { provisionSpaces } from "../provision/provision-batch.js";
 import { settleProvisioning } from "../provision/owed.js";
-import { accountInventory, certainInventory, loadAuthorityAccount } from "../root/account-store.js";
+import { accountInventory, certainInventory } from "../root/account-store.js";
 import { clusterOf, newClusterSettings, tenantReplicasOf, CLUSTER_MAX, CLUSTER_MIN, type ClusterSettings } from "../root/cluster-settings.js";
 import { createRootTrust } from "../root/create-root.js";
 import type { RootLayout } from "../root/layout.js";
-import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
+import { writeFileAtomic } from "../root/secret-files.js";
 import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings, type RootSettings } from "../root/settings.js";
 import { clusterReloader } from "../saga/cluster-reloader.js";
 import { digestOfServerConf } from "../saga/digest.js";
@@ -27,6 +24,7 @@ import { renderList } from "../saga/render-list.js";
 import { seedInventory } from "../saga/seed.js";
 import type { ReloadVerdict } from "../saga/reload.js";
 import type { BootContext, BootOptions, UpResult } from "./boot-root.js";
+import { connectReplicated, liveNodesOrRefuse, startClusterNodes } from "./cluster-nodes.js";
 import { ensureUserCreds } from "./creds.js";
 import { leaseKeyFor } from "./session.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -66,12 +64,6 @@ export function clusterSizeOf(layout: RootLayout): number | undefined {
   return clusterOf(layout, loadSettings(layout))?.nodes.length;
 }
 
-/** run/broker.json for a cluster: the first node's fields on top (what verbs connect through), every node below. */
-function clusterRuntime(nodes: NodeRuntime[], host: string, serverVersion: string, startedAt: string): Omit<BrokerRuntime, "format"> {
-  const first = nodes[0] as NodeRuntime;
-  return { owner: first.owner, url: first.url, host, port: first.port, configPath: first.configPath, logFile: first.logFile, serverVersion, detached: true, startedAt, nodes };
-}
-
 /** The proofs a cluster reload returned, stamped with the generation they prove. */
 function stamped(verdict: ReloadVerdict, generation: number): Record<string, NodeProof> {
   const nodes = verdict.outcome === "reloaded" ? (verdict.nodes ?? {}) : {};
@@ -100,19 +92,6 @@ async function createClusterRoot(layout: RootLayout, size: number, opts: Cluster
   };
   saveSettings(layout, settings);
   createRootTrust(layout, opts.space ?? "default", { multiSpace: true });
-}
-
-async function connectReplicated(url: string, layout: RootLayout, replicas: number, timeoutMs = 30_000): Promise<AuthorityStore> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: "cotal up (cluster)", replicas });
-    } catch (err) {
-      // Right after the election a peer may not count as current yet, so an R3 create can fail; its shape never heals.
-      if (isSagaError(err, "inventory-corrupt") || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
 }
 
 /**
@@ -189,33 +168,12 @@ export async function bootCluster({ layout }: BootContext, opts: ClusterBootOpti
  * every other start preloads no tenant until the committed record is applied.
  */
 async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: ClusterSettings, created: boolean, progress: (m: string) => void): Promise<NodeRuntime[]> {
-  const prior = readRuntime(layout);
-  const alive = new Map((prior?.nodes ?? []).filter(nodeAlive).map((n) => [n.name, n] as const));
-  const livePids = new Set([...alive.values()].map((n) => n.owner.pid));
-  const strays = serversOfRoot(layout).filter((s) => !livePids.has(s.pid));
-  if (strays.length > 0) {
-    throw new SagaError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
-      next: "cotal down   # stops every server of this root, recorded or not",
-      details: { strays },
-    });
-  }
+  const { prior, alive } = liveNodesOrRefuse(layout);
   const toStart = cluster.nodes.filter((n) => !alive.has(n.name));
   const firstList = created ? certainInventory(layout) : [];
   if (created) writeFileAtomic(layout.serverConf, renderList(layout, firstList.map((s) => s.name)).text);
-  for (const n of toStart) {
-    ensureSecretDir(layout.nodeDir(n.name));
-    writeFileAtomic(layout.nodeServerConf(n.name), renderNode(layout, n.name, firstList, created ? {} : { maintenance: true }).text);
-  }
-  const version = natsServerVersion().raw;
-  const startedAt = prior?.nodes && alive.size > 0 ? prior.startedAt : new Date().toISOString();
-  const ordered = (spawned: NodeRuntime[]): NodeRuntime[] => cluster.nodes.map((n) => alive.get(n.name) ?? spawned.find((s) => s.name === n.name)).filter((n): n is NodeRuntime => n !== undefined);
-  if (toStart.length > 0) {
-    progress(`starting ${toStart.length === cluster.nodes.length ? "every node" : `node${toStart.length > 1 ? "s" : ""} ${toStart.map((n) => n.name).join(", ")}`}${created ? "" : " with no tenant preloaded"}`);
-    await startNodes(layout, settings.host, toStart, (spawned) => writeRuntime(layout, clusterRuntime(ordered(spawned), settings.host, version, startedAt)));
-  }
-  const nodes = ordered(readRuntime(layout)?.nodes ?? []);
-  writeRuntime(layout, clusterRuntime(nodes, settings.host, version, startedAt));
-  return nodes;
+  if (toStart.length > 0) progress(`starting ${toStart.length === cluster.nodes.length ? "every node" : `node${toStart.length > 1 ? "s" : ""} ${toStart.map((n) => n.name).join(", ")}`}${created ? "" : " with no tenant preloaded"}`);
+  return startClusterNodes(layout, settings, cluster, toStart, { list: firstList, maintenance: !created, alive, prior });
 }
 
 /**

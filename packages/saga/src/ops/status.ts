@@ -17,6 +17,7 @@ import { readProvisioningOwed } from "../provision/owed.js";
 import { configPicture } from "./config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
 import { clusterNodesStatus, type NodeStatus } from "./cluster-status.js";
+import { readNodeAgentState } from "../root/node-state.js";
 
 export interface SpaceStatus {
   name: string;
@@ -195,7 +196,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
       ...(rt ? { pid: rt.owner.pid, url: rt.url, host: rt.host, port: rt.port, serverVersion: rt.serverVersion, startedAt: rt.startedAt, detached: rt.detached } : settings ? { host: settings.host, port: settings.port } : {}),
       staleRuntime: !st.running && st.stale,
       strays,
-      ...(rt?.nodes ? { nodes: clusterNodesStatus(rt.nodes, inventory) } : {}),
+      ...(rt?.nodes ? { nodes: clusterNodesStatus(rt.nodes, inventory, Object.fromEntries(rt.nodes.map((n) => [n.name, readNodeAgentState(layout, n.name)]))) } : {}),
     },
     ...(typeof brokerRec === "object" ? { operator: brokerRec.operator.publicKey, multiSpace: brokerRec.multiSpace } : {}),
     spaces,

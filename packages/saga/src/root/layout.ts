@@ -50,6 +50,8 @@ export class RootLayout {
   nodeLogFile(node: string): string { return join(this.nodeDir(node), "log", "nats-server.log"); }
   nodeStdioLogFile(node: string): string { return join(this.nodeDir(node), "log", "nats-server.stdio.log"); }
   nodePidFile(node: string): string { return join(this.nodeDir(node), "nats-server.pid"); }
+  /** `cotal node run`'s last state for this node (maintenance or serving), for `cotal status`. */
+  nodeAgentStateFile(node: string): string { return join(this.nodeDir(node), "agent.json"); }
 
   spaceDir(space: string): string { return join(this.root, `space.${spaceHex(space)}`); }
   /** Pid files of processes that serve one space (daemons a deployment runs per tenant). */

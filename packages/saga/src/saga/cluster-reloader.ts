@@ -127,8 +127,8 @@ function provenProofs(done: readonly NodeVerdict[]): Record<string, Omit<NodePro
   return proofs;
 }
 
-/** One node: stage beside its config, fence, rename, reload that server, prove from it. */
-async function applyToNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, text: string, tag: string, fence: () => Promise<boolean>, done: readonly NodeVerdict[], timeoutMs?: number): Promise<ReloadVerdict> {
+/** One node: stage beside its config, fence, rename, reload that server, prove from it (also `cotal node run`'s apply, ops/node-agent.ts). */
+export async function applyToNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, text: string, tag: string, fence: () => Promise<boolean>, done: readonly { node: { name: string } }[], timeoutMs?: number): Promise<ReloadVerdict> {
   const t0 = Date.now();
   const target = layout.nodeServerConf(node.name);
   if (node.configPath !== target) throw new SagaError("corrupt-record", `run/broker.json names ${node.configPath} for node ${node.name}, not ${target}`, { next: "cotal down   # then cotal up" });

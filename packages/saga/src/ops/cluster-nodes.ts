@@ -1,0 +1,76 @@
+import { natsServerVersion } from "../broker/binary.js";
+import { startNodes } from "../broker/cluster-process.js";
+import { renderNode } from "../broker/render-root.js";
+import { nodeAlive, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { serversOfRoot } from "../broker/server-scan.js";
+import { isSagaError, SagaError } from "../errors.js";
+import { AuthorityStore } from "../inventory/authority-store.js";
+import { loadAuthorityAccount } from "../root/account-store.js";
+import type { ClusterNodeSettings, ClusterSettings } from "../root/cluster-settings.js";
+import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
+import type { RootSettings } from "../root/settings.js";
+
+// What `cotal up` on a cluster root (ops/boot-cluster.ts) and `cotal node run` (ops/node-agent.ts)
+// share: starting nodes and recording them, and the replicated authority store (docs/cluster.md).
+
+/** run/broker.json for a cluster: the first node's fields on top (what verbs connect through), every node below. */
+export function clusterRuntime(nodes: NodeRuntime[], host: string, serverVersion: string, startedAt: string): Omit<BrokerRuntime, "format"> {
+  const first = nodes[0] as NodeRuntime;
+  return { owner: first.owner, url: first.url, host, port: first.port, configPath: first.configPath, logFile: first.logFile, serverVersion, detached: true, startedAt, nodes };
+}
+
+/** The recorded nodes that run, by name; a server of this root no record names refuses (a second one on its store would corrupt it). */
+export function liveNodesOrRefuse(layout: RootLayout): { prior: BrokerRuntime | undefined; alive: Map<string, NodeRuntime> } {
+  const prior = readRuntime(layout);
+  const alive = new Map((prior?.nodes ?? []).filter(nodeAlive).map((n) => [n.name, n] as const));
+  const livePids = new Set([...alive.values()].map((n) => n.owner.pid));
+  const strays = serversOfRoot(layout).filter((s) => !livePids.has(s.pid));
+  if (strays.length > 0) {
+    throw new SagaError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
+      next: "cotal down   # stops every server of this root, recorded or not",
+      details: { strays },
+    });
+  }
+  return { prior, alive };
+}
+
+/**
+ * Writes each node's config (the given list, or with `maintenance` no tenant at all: invariant 3),
+ * starts those nodes and records every running node of the root in run/broker.json, before the
+ * ready wait and after it. Returns the root's nodes in settings order.
+ */
+export async function startClusterNodes(
+  layout: RootLayout,
+  settings: RootSettings,
+  cluster: ClusterSettings,
+  toStart: readonly ClusterNodeSettings[],
+  opts: { list: AccountRecord[]; maintenance: boolean; alive: Map<string, NodeRuntime>; prior: BrokerRuntime | undefined },
+): Promise<NodeRuntime[]> {
+  for (const n of toStart) {
+    ensureSecretDir(layout.nodeDir(n.name));
+    writeFileAtomic(layout.nodeServerConf(n.name), renderNode(layout, n.name, opts.list, opts.maintenance ? { maintenance: true } : {}).text);
+  }
+  const version = natsServerVersion().raw;
+  const startedAt = opts.prior?.nodes && opts.alive.size > 0 ? opts.prior.startedAt : new Date().toISOString();
+  const ordered = (spawned: NodeRuntime[]): NodeRuntime[] => cluster.nodes.map((n) => opts.alive.get(n.name) ?? spawned.find((s) => s.name === n.name)).filter((n): n is NodeRuntime => n !== undefined);
+  if (toStart.length > 0) await startNodes(layout, settings.host, toStart, (spawned) => writeRuntime(layout, clusterRuntime(ordered(spawned), settings.host, version, startedAt)));
+  const nodes = ordered(readRuntime(layout)?.nodes ?? []);
+  writeRuntime(layout, clusterRuntime(nodes, settings.host, version, startedAt));
+  return nodes;
+}
+
+/** The R3 authority store on a cluster root, re-trying while a fresh meta group may not count a peer as current yet. */
+export async function connectReplicated(url: string, layout: RootLayout, replicas: number, opts: { timeoutMs?: number; name?: string; connectTimeoutMs?: number } = {}): Promise<AuthorityStore> {
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  for (;;) {
+    try {
+      return await AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: opts.name ?? "cotal up (cluster)", replicas, ...(opts.connectTimeoutMs !== undefined ? { timeoutMs: opts.connectTimeoutMs } : {}) });
+    } catch (err) {
+      // Right after the election a peer may not count as current yet, so an R3 create can fail; its shape never heals.
+      if (isSagaError(err, "inventory-corrupt") || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}

@@ -1,0 +1,328 @@
+import { randomBytes } from "node:crypto";
+import { renderNode } from "../broker/render-root.js";
+import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { isSagaError, RERUN, SagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
+import type { AuthorityStore, VersionedRecord } from "../inventory/authority-store.js";
+import type { NodeProof } from "../inventory/record.js";
+import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
+import { configDigest } from "../render/server-config.js";
+import { loadSpaceAccount } from "../root/account-store.js";
+import { clusterOf, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
+import { RootLayout } from "../root/layout.js";
+import { writeNodeAgentState, type NodeAgentState } from "../root/node-state.js";
+import type { AccountRecord } from "../root/records.js";
+import { readTextIfExists } from "../root/secret-files.js";
+import { loadSettings, type RootSettings } from "../root/settings.js";
+import { applyToNode } from "../saga/cluster-reloader.js";
+import { acquireLeaseWaiting } from "../saga/lease-holder.js";
+import { LeaseKeeper } from "../saga/lease-keeper.js";
+import { allowedIsClaimList, nodeAllowedSpaces, nodeNeedsApply, withNodeProof, type NodeObservation } from "../saga/node-decision.js";
+import { recordPartialProofs } from "../saga/partial-proofs.js";
+import { unsafe } from "../unsafe.js";
+import { connectReplicated, liveNodesOrRefuse, startClusterNodes } from "./cluster-nodes.js";
+import { leaseKeyFor } from "./session.js";
+
+export interface NodeAgentOptions {
+  root: string;
+  node: string;
+  /** One round (start, read, apply, prove), then return: for scripts and tests. */
+  once?: boolean;
+  /** The periodic check of the node's liveness and the record (a KV watch wakes it sooner). Default 2 s. */
+  intervalMs?: number;
+  /** Stops the loop between rounds (SIGTERM/SIGINT); a round in flight finishes and releases the lease. */
+  signal?: AbortSignal;
+  /** One line per state change, and one per apply. */
+  onEvent?: (line: string) => void;
+}
+
+export interface NodeAgentResult {
+  node: string;
+  state: NodeAgentState["state"];
+  generation?: number;
+  reason?: string;
+  next?: string;
+  /** Applies this agent made (render, fence, rename, reload, prove) and nodes it started. */
+  applied: number;
+  started: number;
+}
+
+type Round = { state: NodeAgentState["state"]; generation?: number; reason?: string; next?: string; error?: SagaError };
+
+const DEFAULT_INTERVAL_MS = 2_000;
+const LOCK_WAIT_MS = 30_000;
+
+/**
+ * `cotal node run` (docs/cluster.md "cotal node"): keeps one cluster node on the committed record.
+ * Each round: start the node with no tenant preloaded if it does not run; read the record from the
+ * replicated store; if the node's bytes or its proof do not match what it may run (the committed
+ * list without a pending claim's removes), apply that list to this node only under the writer
+ * lease and record its proof. A record it cannot read leaves the node as it is (a node it started:
+ * in maintenance) and says why; the next round retries.
+ */
+export async function runNodeAgent(opts: NodeAgentOptions): Promise<NodeAgentResult> {
+  const layout = new RootLayout(opts.root);
+  const settings = loadSettings(layout);
+  const cluster = clusterOf(layout, settings);
+  if (!settings || !cluster) throw new SagaError("invalid-argument", `${layout.root} is not a cluster root: cotal node runs beside a node of \`cotal up --cluster N\``, { next: `cotal status --root ${layout.root}` });
+  const self = cluster.nodes.find((n) => n.name === opts.node);
+  if (!self) throw new SagaError("invalid-argument", `${layout.root} has no node ${JSON.stringify(opts.node)}; its nodes: ${cluster.nodes.map((n) => n.name).join(", ")}`, { next: `cotal node run --node ${cluster.nodes[0]?.name ?? "<name>"}` });
+  const agent = new NodeAgent(layout, settings, cluster, self, opts.onEvent ?? (() => undefined));
+  try {
+    for (;;) {
+      const round = await agent.round();
+      if (opts.once) {
+        if (round.error) throw round.error;
+        return agent.result(round);
+      }
+      if (opts.signal?.aborted) return agent.result(round);
+      await agent.sleep(opts.intervalMs ?? DEFAULT_INTERVAL_MS, opts.signal);
+      if (opts.signal?.aborted) return agent.result(round);
+    }
+  } finally {
+    await agent.close();
+  }
+}
+
+class NodeAgent {
+  #store: AuthorityStore | undefined;
+  #stopWatch: (() => void) | undefined;
+  #wake: (() => void) | undefined;
+  #changed = false;
+  #seen: { serverKey: string; at: number } | undefined;
+  #applied: NodeObservation["applied"];
+  #last = "";
+  applied = 0;
+  started = 0;
+
+  constructor(
+    private readonly layout: RootLayout,
+    private readonly settings: RootSettings,
+    private readonly cluster: ClusterSettings,
+    private readonly self: ClusterNodeSettings,
+    private readonly onEvent: (line: string) => void,
+  ) {}
+
+  get name(): string {
+    return this.self.name;
+  }
+
+  result(round: Round): NodeAgentResult {
+    return { node: this.name, state: round.state, ...pick(round), applied: this.applied, started: this.started };
+  }
+
+  /** One round, never throwing: what it could not do is the state it reports and writes. */
+  async round(): Promise<Round> {
+    let round: Round;
+    try {
+      round = await this.#round();
+    } catch (err) {
+      const e = isSagaError(err) ? err : new SagaError("broker-unreachable", (err as Error).message, { next: this.#retryNext() });
+      await this.#dropStore();
+      // The store's own `next` names a re-run of a verb; here the agent itself is what re-runs.
+      const unreadable = e.code === "inventory-unreachable" || e.code === "inventory-busy";
+      const next = unreadable ? this.#retryNext() : (e.next ?? this.#retryNext()).replaceAll(RERUN, `cotal node run --node ${this.name}`);
+      round = { ...this.#idleState(unreadable ? `cannot read the cluster's record: ${e.message}` : e.message, next), error: e };
+    }
+    this.#report(round);
+    return round;
+  }
+
+  async #round(): Promise<Round> {
+    const node = await this.#ensureRunning();
+    const serverKey = `${node.owner.pid}:${node.owner.procStart ?? ""}`;
+    if (this.#seen?.serverKey !== serverKey) this.#seen = { serverKey, at: Date.now() };
+    const store = await this.#connect(node);
+    let read = await store.read();
+    if (!read) throw new SagaError("inventory-unreachable", "the cluster's authority store holds no record yet", { next: "cotal up --detach   # seeds the record on a new cluster root" });
+    let plan = this.#plan(read, serverKey);
+    if (!plan.decision.apply) return this.#serving(read);
+    this.onEvent(`cotal node: ${this.name}: applying (${plan.decision.why})`);
+    await failpoint("node-decided");
+    const unfenced = unsafe("NODE_APPLY_UNFENCED");
+    const keeper = unfenced ? undefined : new LeaseKeeper(store, await acquireLeaseWaiting(store, leaseKeyFor(this.layout), `cotal node run (${this.name})`));
+    try {
+      const fence = keeper ? (): Promise<boolean> => keeper.held() : (): Promise<boolean> => Promise.resolve(true);
+      if (keeper) {
+        // Under the lease the record cannot move: decide again on what it says now.
+        read = (await store.read()) ?? read;
+        plan = this.#plan(read, serverKey);
+        if (!plan.decision.apply) return this.#serving(read);
+      }
+      const runtime = readRuntime(this.layout) as BrokerRuntime;
+      const signalledAt = performance.now();
+      const verdict = await applyToNode(this.layout, runtime, node, plan.text, `${process.pid}${randomBytes(4).toString("hex")}`, fence, []);
+      if (verdict.outcome !== "reloaded") {
+        const why = "logTail" in verdict ? verdict.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "" : "";
+        throw new SagaError("reload-unproven", `node ${this.name} did not prove the committed list (${verdict.outcome}${why ? `: ${why}` : ""})`, { next: `tail -n 40 ${node.logFile}   # the agent retries every round` });
+      }
+      this.applied++;
+      this.#applied = { serverKey, digest: plan.digest };
+      await store.settleAfterReload(signalledAt);
+      const proof: Omit<NodeProof, "appliedGeneration"> = { configDigest: plan.digest, ...(verdict.serverConfigDigest ? { serverConfigDigest: verdict.serverConfigDigest } : {}), provenAt: new Date().toISOString() };
+      await this.#recordProof(store, read, proof, fence);
+      return this.#serving((await store.read()) ?? read);
+    } finally {
+      await keeper?.stop(true);
+    }
+  }
+
+  /** What this node may run now, its render, and whether the node must be applied. */
+  #plan(read: VersionedRecord, serverKey: string) {
+    const spaces = nodeAllowedSpaces(read.record);
+    const records = spaces.map((s) => {
+      const rec = loadSpaceAccount(this.layout, s);
+      if (!rec) throw new SagaError("divergence", `the committed record lists space ${s}, which has no account record under ${this.layout.root}`, { next: "cotal broker reconcile   # prints both lists" });
+      return rec as AccountRecord;
+    });
+    const { text, digest } = renderNode(this.layout, this.name, records);
+    const disk = readTextIfExists(this.layout.nodeServerConf(this.name));
+    const seen: NodeObservation = {
+      running: true,
+      serverKey,
+      ...(this.#seen ? { serverSeenAt: this.#seen.at } : {}),
+      ...(disk !== undefined ? { diskDigest: configDigest(disk) } : {}),
+      ...(this.#applied ? { applied: this.#applied } : {}),
+    };
+    return { text, digest, decision: nodeNeedsApply(read.record, this.name, digest, seen) };
+  }
+
+  /**
+   * The proof CAS under the lease: with nothing pending, this node's entry of `nodes` at the committed
+   * generation; with a claim whose list is exactly what the node now runs, the claim's partial proof;
+   * otherwise none (the node runs a list no generation names). A generation that moved records nothing.
+   */
+  async #recordProof(store: AuthorityStore, read: VersionedRecord, proof: Omit<NodeProof, "appliedGeneration">, fence: () => Promise<boolean>): Promise<void> {
+    if (read.record.pending) {
+      // The node runs exactly the claim's list, so its proof is of the claim's staged config.
+      if (allowedIsClaimList(read.record)) await recordPartialProofs(store, fence, { [this.name]: proof }, read.record.pending.stagedDigest);
+      return;
+    }
+    let cur: VersionedRecord | undefined = read;
+    for (let attempt = 0; attempt < 3 && cur; attempt++) {
+      if (cur.record.generation !== read.record.generation || cur.record.pending) return;
+      if (!(await fence())) throw new SagaError("lease-lost", `the writer lease expired before node ${this.name}'s proof was recorded`, { next: `cotal node run --node ${this.name}   # the next round applies and proves again` });
+      try {
+        await store.update(withNodeProof(cur.record, this.name, proof), cur.revision);
+        return;
+      } catch (err) {
+        if (!isSagaError(err, "conflict") || attempt === 2) throw err;
+        cur = await store.read();
+      }
+    }
+  }
+
+  #serving(read: VersionedRecord): Round {
+    const p = read.record.pending;
+    return {
+      state: "serving",
+      generation: read.record.generation,
+      ...(p ? { reason: `generation ${p.generation} is claimed and not committed: runs generation ${read.record.generation}${p.removes.length ? ` without ${p.removes.join(", ")}` : ""}`, next: "cotal up --detach   # completes or rolls back the claim on every node" } : {}),
+    };
+  }
+
+  /** The way out while the record is unreadable: the agent retries; a quorum needs the other nodes up. */
+  #retryNext(): string {
+    const others = this.cluster.nodes.filter((n) => n.name !== this.name).map((n) => n.name);
+    return `cotal status   # this agent retries every round; JetStream needs a quorum: start the other nodes (cotal node run --node ${others[0] ?? "<node>"}${others.length > 1 ? `, ... --node ${others[others.length - 1]}` : ""} on their hosts)`;
+  }
+
+  /** The node's state when the record could not be read or applied: maintenance if it runs no tenant, else stale. */
+  #idleState(reason: string, next: string | undefined): Round {
+    let maintenance = false;
+    try {
+      const disk = readTextIfExists(this.layout.nodeServerConf(this.name));
+      maintenance = disk !== undefined && configDigest(disk) === renderNode(this.layout, this.name, [], { maintenance: true }).digest;
+    } catch {
+      // an unreadable root: say stale, the conservative word
+    }
+    return { state: maintenance ? "maintenance" : "stale", reason: maintenance ? `no tenant admitted: ${reason}` : `runs the last list applied to it, unconfirmed: ${reason}`, next: next ?? `cotal node run --node ${this.name}` };
+  }
+
+  #report(round: Round): void {
+    const line = `cotal node: ${this.name}: ${round.state}${round.generation !== undefined ? ` generation ${round.generation}` : ""}${round.reason ? `: ${round.reason}` : ""}${round.next ? `\n  next: ${round.next}` : ""}`;
+    if (line === this.#last) return;
+    this.#last = line;
+    this.onEvent(line);
+    try {
+      writeNodeAgentState(this.layout, { node: this.name, pid: process.pid, state: round.state, ...pick(round) });
+    } catch (err) {
+      this.onEvent(`cotal node: ${this.name}: could not write ${this.layout.nodeAgentStateFile(this.name)}: ${(err as Error).message}`);
+    }
+  }
+
+  /** Starts this node with no tenant preloaded when it does not run (invariant 3), under the maintenance lock. */
+  async #ensureRunning(): Promise<NodeRuntime> {
+    const mine = (): NodeRuntime | undefined => readRuntime(this.layout)?.nodes?.find((n) => n.name === this.name);
+    const cur = mine();
+    if (cur && nodeAlive(cur)) return cur;
+    await this.#dropStore();
+    const lock = await waitForMaintenanceLock(this.layout.root, `cotal node run (${this.name}): start the node`, LOCK_WAIT_MS);
+    try {
+      const { prior, alive } = liveNodesOrRefuse(this.layout);
+      if (!alive.has(this.name)) {
+        this.onEvent(`cotal node: ${this.name}: not running; starting it with no tenant preloaded`);
+        await startClusterNodes(this.layout, this.settings, this.cluster, [this.self], { list: [], maintenance: true, alive, prior });
+        this.started++;
+        this.#applied = undefined;
+      }
+    } finally {
+      releaseMaintenanceLock(lock);
+    }
+    const now = mine();
+    if (!now || !nodeAlive(now)) throw new SagaError("broker-start-failed", `node ${this.name} is not running after its start`, { next: `tail -n 40 ${this.layout.nodeLogFile(this.name)}` });
+    return now;
+  }
+
+  /** The replicated store through this node (one attempt a round), and a watch on the record key that wakes the loop. */
+  async #connect(node: NodeRuntime): Promise<AuthorityStore> {
+    if (this.#store) return this.#store;
+    const store = await connectReplicated(node.url, this.layout, this.cluster.replicas, { timeoutMs: 0, name: `cotal node run (${this.name})`, connectTimeoutMs: 3_000 });
+    this.#store = store;
+    try {
+      this.#stopWatch = await store.watchRecord(() => {
+        this.#changed = true;
+        this.#wake?.();
+      });
+    } catch {
+      // no watch: the periodic round still reads the record
+    }
+    return store;
+  }
+
+  async #dropStore(): Promise<void> {
+    this.#stopWatch?.();
+    this.#stopWatch = undefined;
+    const s = this.#store;
+    this.#store = undefined;
+    await s?.close();
+  }
+
+  /** Until the interval passes, the record changes, or the signal aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    if (this.#changed) {
+      this.#changed = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        this.#wake = undefined;
+        this.#changed = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener("abort", done);
+      this.#wake = done;
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.#dropStore();
+  }
+}
+
+function pick(round: Round): Pick<NodeAgentResult, "generation" | "reason" | "next"> {
+  return { ...(round.generation !== undefined ? { generation: round.generation } : {}), ...(round.reason ? { reason: round.reason } : {}), ...(round.next ? { next: round.next } : {}) };
+}

@@ -1,0 +1,292 @@
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { CredentialPoller, harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
+import type { UpResult } from "@cotal/saga";
+import { connectAsAccount, readRuntime } from "@cotal/saga/broker";
+import { loadAuthorityAccount } from "@cotal/saga/root";
+import type { LiveRoot } from "../fixtures/live-root.js";
+import { cell } from "../fixtures/matrix.js";
+import { alive, disposeClusterRoots, killNodeDuring, nodesOf, upCluster } from "../fixtures/cluster.js";
+import { startAgent, type RunningAgent } from "../fixtures/node-agent.js";
+import { connects, credsText, statusOf, untilStatus } from "../fixtures/tenants.js";
+import { until } from "../fixtures/until.js";
+
+// `cotal node run` (docs/cluster.md "cotal node"): the per-host agent that keeps one node of a
+// three-node cluster (real nats-servers on loopback) on the committed record without `cotal up`.
+// Every cell has a positive control; a removed tenant's cred is polled continuously.
+
+const agents: RunningAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+  await disposeClusterRoots();
+});
+afterAll(harnessTeardown);
+
+async function upClusterNodes(): Promise<{ r: LiveRoot; up: UpResult; nodes: NonNullable<UpResult["nodes"]> }> {
+  const { r, up } = await upClusterNodes();
+  expect(up.nodes).toHaveLength(3);
+  return { r, up, nodes: up.nodes ?? [] };
+}
+
+function agent(r: LiveRoot, node: string, env: Record<string, string> = {}): RunningAgent {
+  const a = startAgent(r, node, env);
+  agents.push(a);
+  return a;
+}
+
+const poller = (url: string, creds: string, name: string) => new CredentialPoller({ url, creds, maxDurationMs: 120_000, threads: 1, concurrency: 8, name }).start();
+
+/**
+ * A write verb right after a node returned (or while one is stopped) may meet JetStream's "temporarily
+ * unavailable" or a timeout before it writes anything: re-run it, as its `next:` says, until it answers.
+ */
+async function pastRejoin(r: LiveRoot, args: string[], retry = /\[(inventory-unreachable|inventory-busy)\]/) {
+  let last = "";
+  try {
+    return await until(`${args.join(" ")} past the rejoin`, async () => {
+      const res = await r.cotal(args, { timeoutMs: 60_000 });
+      last = res.stderr;
+      return res.code !== 0 && retry.test(res.stderr) ? undefined : res;
+    }, 90_000, 1_000);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; its last refusal:\n${last}`);
+  }
+}
+
+describe("cotal node run", () => {
+  it("kill -9 of node 3 during an add, then the agent: it restarts node 3 with no tenant preloaded, applies, proves; beta connects on node 3 only after the apply", () =>
+    cell("node agent: returning node after kill -9", async () => {
+      const { r, nodes } = await upClusterNodes();
+      const [n1, n2, n3] = nodes;
+      if (!n1 || !n2 || !n3) throw new Error("three nodes expected");
+      const add = await killNodeDuring(r, ["space", "add", "beta"], n3.pid);
+      expect([0, 6], add.stderr).toContain(add.code);
+      let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+      expect(st.inventory?.generation).toBe(2);
+      expect(nodesOf(st).map((n) => [n.running, n.appliedGeneration])).toEqual([[true, 2], [true, 2], [false, 1]]);
+      const beta = await credsText(r, "beta");
+      expect(await connects(n1.url, beta)).toBe(true); // positive control: beta is a live tenant
+
+      // Polled from before node 3 exists again; the agent holds it in maintenance 3 s after its decision.
+      const p = poller(n3.url, beta, "node-agent-n3");
+      const a = agent(r, n3.name, { COTAL_FAILPOINT: "node-decided:sleep:3000" });
+      const started = await a.line(/not running; starting it with no tenant preloaded/);
+      const applying = await a.line(/applying \(/, 60_000);
+      await a.line(/serving generation 2/, 90_000);
+      st = await statusOf(r);
+      const me = nodesOf(st)[2];
+      expect([me?.running, me?.appliedGeneration, me?.behind], a.text()).toEqual([true, 2, false]);
+      expect(me?.agent?.state).toBe("serving");
+      expect(me?.agent?.generation).toBe(2);
+      await p.waitForAttempt((x) => x.ok, { timeoutMs: 15_000 });
+      const report: PollReport = await p.stop();
+      // Node 3 answered in maintenance and refused beta (its first accepted connections), and admitted it only after the apply began.
+      const refusedInMaintenance = report.attempts.filter((x) => !x.ok && x.startedAt >= started.at && x.endedAt <= applying.at && /authori/i.test(x.error ?? ""));
+      expect(refusedInMaintenance.length, JSON.stringify(report.errors)).toBeGreaterThan(0);
+      expect(report.successesBetween(0, applying.at, "overlapping"), a.text()).toBe(0);
+      expect(report.successes).toBeGreaterThan(0);
+      expect(await connects(n3.url, await credsText(r, "default"))).toBe(true);
+      expect(a.child.exitCode).toBeNull(); // still watching
+    }));
+
+  it("a removal while the agent runs: the removed cred, polled on all three nodes, never connects after the commit; the agent follows to the new generation", () =>
+    cell("node agent: removal while running", async () => {
+      const { r, nodes } = await upClusterNodes();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const n3 = nodes[2];
+      if (!n3) throw new Error("no third node");
+      const a = agent(r, n3.name);
+      await a.line(/serving generation 2/, 60_000);
+      const pollers = nodes.map((n) => poller(n.url, beta, `node-rm-${n.name}`));
+      await Promise.all(pollers.map((q) => q.waitForAttempt((x) => x.ok, { timeoutMs: 15_000 }))); // positive control on every node
+      const rm = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+      const removedAt = monotonicMs();
+      expect(rm.code, rm.stderr).toBe(0);
+      await a.line(/serving generation 3/, 30_000);
+      await new Promise((res) => setTimeout(res, 1_500));
+      const reports = await Promise.all(pollers.map((q) => q.stop()));
+      for (const [i, rep] of reports.entries()) {
+        expect(rep.successes).toBeGreaterThan(0);
+        expect(rep.successesBetween(removedAt, Number.POSITIVE_INFINITY, "within"), `node ${i + 1} admitted beta after the commit\n${a.text()}`).toBe(0);
+        expect(rep.failuresBetween(removedAt, Number.POSITIVE_INFINITY)).toBeGreaterThan(0);
+      }
+      const st = await statusOf(r);
+      expect(nodesOf(st).map((n) => n.appliedGeneration)).toEqual([3, 3, 3]);
+      // SIGTERM stops the agent cleanly, not its node: the lease is free (a write goes through) and node 3 still serves.
+      expect(await a.stop()).toBe(0);
+      expect(alive(n3.pid)).toBe(true);
+      expect((await r.cotal(["space", "add", "gamma"], { env: { COTAL_LEASE_WAIT_MS: "0" } })).code).toBe(0);
+      expect(await connects(n3.url, await credsText(r, "default"))).toBe(true);
+    }));
+
+  it("SIGSTOP node 3, an add commits with it behind, SIGCONT: the running agent catches node 3 up without `cotal up`", () =>
+    cell("node agent: SIGCONT catch-up", async () => {
+      const { r, nodes } = await upClusterNodes();
+      const n3 = nodes[2];
+      if (!n3) throw new Error("no third node");
+      const a = agent(r, n3.name);
+      await a.line(/serving generation 1/, 60_000);
+      process.kill(n3.pid, "SIGSTOP");
+      let contAt = 0;
+      try {
+        // With node 3 stopped the R3 buckets may be electing a new leader: the add re-runs until the store answers.
+        const add = await pastRejoin(r, ["space", "add", "beta"]);
+        // Committed; provisioning beta's streams may time out on a cluster with a stopped node (exit 6, `next: cotal up`).
+        expect([0, 6], add.stderr).toContain(add.code);
+        if (add.code === 6) expect(add.stderr).toMatch(/provisioning space beta failed/);
+        expect(add.stderr).toContain(n3.name); // left behind, named
+        const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+        expect(st.inventory?.generation).toBe(2);
+        expect(nodesOf(st)[2]?.behind).toBe(true);
+      } finally {
+        process.kill(n3.pid, "SIGCONT");
+        contAt = monotonicMs();
+      }
+      const beta = await credsText(r, "beta");
+      expect(await connects(nodes[0]?.url ?? "", beta)).toBe(true); // positive control on node 1
+      const p = poller(n3.url, beta, "node-cont-n3");
+      await p.waitForAttempt((x) => x.ok, { timeoutMs: 45_000 });
+      const rep = await p.stop();
+      const connectedAfter = (rep.firstSuccessAt ?? Number.POSITIVE_INFINITY) - contAt;
+      expect(connectedAfter, a.text()).toBeLessThan(45_000);
+      // Admission alone may come from the writer's SIGHUP, queued while node 3 was stopped, over the config it
+      // renamed; the proof of generation 2 on node 3 is the agent's alone (no writer runs now).
+      await a.line(/applying \(/, 45_000, contAt);
+      await a.line(/serving generation 2/, 45_000, contAt);
+      const st = await untilStatus(r, (s) => nodesOf(s)[2]?.appliedGeneration === 2, 20_000);
+      expect(nodesOf(st)[2]?.behind).toBe(false);
+      expect(nodesOf(st)[2]?.agent?.state).toBe("serving");
+    }), 240_000);
+
+  it("no quorum: node 3 alone stays in maintenance (a tenant is refused, the agent says why and `next:`); the others started, it applies and serves", () =>
+    cell("node agent: maintenance without quorum", async () => {
+      const { r, nodes } = await upClusterNodes();
+      const [n1, n2, n3] = nodes;
+      if (!n1 || !n2 || !n3) throw new Error("three nodes expected");
+      const def = await credsText(r, "default");
+      expect((await r.cotal(["down"])).code).toBe(0);
+      await until("every node stopped", async () => (nodes.every((n) => !alive(n.pid)) ? true : undefined), 15_000);
+
+      const a3 = agent(r, n3.name);
+      await a3.line(/starting it with no tenant preloaded/, 30_000);
+      const m = await a3.line(/^cotal node: .*: maintenance: no tenant admitted: /, 60_000);
+      const idx = a3.lines.findIndex((l) => l === m);
+      await until("the next: line", () => (a3.lines[idx + 1]?.text.match(/^\s+next: \S/) ? true : undefined), 5_000);
+      const url = readRuntime(r.layout)?.nodes?.find((n) => n.name === n3.name)?.url;
+      if (!url) throw new Error("node 3 not recorded");
+      // Positive control: node 3 runs and admits the authority account (preloaded in maintenance) ...
+      const nc = await connectAsAccount(url, loadAuthorityAccount(r.layout), { name: "control" });
+      await nc.close();
+      // ... and refuses the tenant.
+      expect(await connects(url, def)).toBe(false);
+      let st = await statusOf(r);
+      expect(nodesOf(st).find((n) => n.name === n3.name)?.agent?.state).toBe("maintenance");
+      const once = await r.cotal(["node", "run", "--node", n3.name, "--once"], { timeoutMs: 60_000 });
+      expect(once.code, once.stderr).toBe(6);
+      expect(once.stderr).toMatch(/next: /);
+
+      const startedOthers = monotonicMs();
+      agent(r, n1.name);
+      agent(r, n2.name);
+      await a3.line(/serving generation 1/, 90_000, startedOthers);
+      expect(await connects(url, def)).toBe(true);
+      st = await untilStatus(r, (s) => nodesOf(s).length === 3 && nodesOf(s).every((n) => n.agent?.state === "serving"), 60_000);
+      expect(nodesOf(st).map((n) => [n.running, n.appliedGeneration])).toEqual([[true, 1], [true, 1], [true, 1]]);
+    }));
+
+  it("lease rule: an agent that decided on a stale record before a removal applies only under the lease, after re-reading; the removed tenant never returns on node 3 (red with NODE_APPLY_UNFENCED)", () =>
+    cell("node agent: fenced against a writer", async () => {
+      const { r, nodes } = await upClusterNodes();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const n3 = nodes[2];
+      if (!n3) throw new Error("no third node");
+      process.kill(n3.pid, "SIGKILL");
+      await until("node 3 gone", async () => (!alive(n3.pid) ? true : undefined), 10_000);
+      // The agent restarts node 3, reads generation 2 (beta listed) and decides to apply it, then pauses before the lease.
+      const a = agent(r, n3.name, { COTAL_FAILPOINT: "node-decided:sleep:25000" });
+      const decided = await a.line(/applying \(/, 60_000);
+      const url = readRuntime(r.layout)?.nodes?.find((n) => n.name === n3.name)?.url ?? n3.url;
+      // Deleting beta's streams may time out while node 3 rejoins: the journaled re-run finishes it.
+      const rm = await pastRejoin(r, ["space", "rm", "beta"], /\[(inventory-unreachable|inventory-busy|broker-unreachable)\]/);
+      const removedAt = monotonicMs();
+      expect(rm.code, rm.stderr).toBe(0);
+      expect(removedAt - decided.at, "the removal must commit inside the agent's pause").toBeLessThan(25_000);
+      const p = poller(url, beta, "node-fence-n3");
+      // Past the agent's pause and its apply (or its decision that none is needed).
+      await a.line(/serving generation 3/, 60_000, decided.at);
+      await new Promise((res) => setTimeout(res, 2_000));
+      const rep = await p.stop();
+      expect(rep.failures).toBeGreaterThan(0);
+      expect(rep.successes, `beta admitted on node 3 after its removal:\n${a.text()}`).toBe(0);
+      expect(await connects(url, await credsText(r, "default"))).toBe(true); // control: node 3 serves
+      const st = await statusOf(r);
+      expect(nodesOf(st).find((n) => n.name === n3.name)?.appliedGeneration).toBe(3);
+    }));
+
+  it("lease rule, a writer mid-removal: an agent released while a writer holding the lease is paused after node 3's reload waits for it, then re-reads; beta never returns on node 3 (red with NODE_APPLY_UNFENCED)", () =>
+    cell("node agent: waits for a writer's lease", async () => {
+      const { r, nodes } = await upClusterNodes();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const def = await credsText(r, "default");
+      const n3 = nodes[2];
+      if (!n3) throw new Error("no third node");
+      expect(await connects(n3.url, beta)).toBe(true); // positive control: beta is admitted on node 3 before the removal
+      // A fresh agent re-applies the committed list (beta, default) once: hold it after that decision.
+      const agentGate = join(r.root, "..", `gate-agent-${Date.now()}`);
+      const a = agent(r, n3.name, { COTAL_FAILPOINT: `node-decided:barrier:${agentGate}:2` });
+      await until("the agent at node-decided", () => (existsSync(agentGate) && readdirSync(agentGate).length > 0 ? true : undefined), 60_000);
+      // The writer: every node reloaded without beta and proven, the lease held, not committed.
+      const writerGate = join(r.root, "..", `gate-writer-${Date.now()}`);
+      const rm = r.cotal(["space", "rm", "beta"], { env: { COTAL_FAILPOINT: `after-proof:barrier:${writerGate}:2` }, timeoutMs: 90_000 });
+      await until("the writer at after-proof", () => (existsSync(writerGate) && readdirSync(writerGate).length > 0 ? true : undefined), 25_000);
+      const p = poller(n3.url, beta, "node-wait-n3");
+      writeFileSync(join(agentGate, "test"), "");
+      await new Promise((res) => setTimeout(res, 3_000)); // the agent, released, must now wait for the lease
+      const heldOff = monotonicMs();
+      writeFileSync(join(writerGate, "test"), "");
+      const done = await rm;
+      expect(done.code, done.stderr).toBe(0);
+      await a.line(/serving generation 3/, 60_000);
+      await new Promise((res) => setTimeout(res, 1_500));
+      const rep = await p.stop();
+      expect(rep.failuresBetween(0, heldOff)).toBeGreaterThan(0);
+      expect(rep.successes, `beta admitted on node 3 during or after its removal:\n${a.text()}`).toBe(0);
+      expect(await connects(n3.url, def)).toBe(true); // control: node 3 serves
+    }));
+
+  it("pending-claim rule: a removal refused with node 3 killed leaves its claim; the agent brings node 3 back without the removed tenant and records its partial proof (red with NODE_ADMITS_PENDING_REMOVES)", () =>
+    cell("node agent: pending removal", async () => {
+      const { r, nodes } = await upClusterNodes();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const beta = await credsText(r, "beta");
+      const def = await credsText(r, "default"); // before the removal's journal blocks other verbs
+      const n3 = nodes[2];
+      if (!n3) throw new Error("no third node");
+      const rm = await killNodeDuring(r, ["space", "rm", "beta"], n3.pid);
+      expect(rm.code, rm.stderr).toBe(7); // cluster-unproven: the claim stays
+      let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+      expect(st.inventory?.pending?.removes).toEqual(["beta"]);
+      expect(nodesOf(st).map((n) => n.stillAdmits)).toEqual([[], [], ["beta"]]);
+
+      const p = poller(n3.url, beta, "node-pending-n3"); // from before node 3 exists again
+      const a = agent(r, n3.name);
+      await a.line(/serving generation 2: generation 3 is claimed and not committed: runs generation 2 without beta/, 90_000);
+      expect(await connects(n3.url, def)).toBe(true); // control: node 3 serves the kept tenant
+      await new Promise((res) => setTimeout(res, 1_500));
+      const rep = await p.stop();
+      expect(rep.failures).toBeGreaterThan(0);
+      expect(rep.successes, `beta admitted on node 3 while its removal was pending:\n${a.text()}`).toBe(0);
+      st = await statusOf(r);
+      expect(st.inventory?.generation).toBe(2); // the agent never resolves a claim
+      expect(nodesOf(st).map((n) => n.stillAdmits), a.text()).toEqual([[], [], []]); // its partial proof is in the claim
+
+      // The printed re-run completes the removal on every node; the agent follows.
+      const fin = await pastRejoin(r, ["space", "rm", "beta"]);
+      expect(fin.code, fin.stderr).toBe(0);
+      await a.line(/serving generation 3$/, 30_000);
+    }));
+});
