@@ -48,6 +48,8 @@ export interface InstallHooks {
   streamFailpoint: FailpointName;
   installedFailpoint?: FailpointName;
   verifyFailed: (why: string) => SagaError;
+  /** The root's tenant replicas (docs/cluster.md): each stream is re-created at it, whatever the artifact's root had. */
+  replicas?: number;
 }
 
 /**
@@ -61,7 +63,8 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
   for (const s of m.streams) {
     hooks.onInstalling?.(s.name);
     await failpoint(hooks.streamFailpoint);
-    const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config: s.config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }));
+    const config = hooks.replicas === undefined ? s.config : { ...s.config, num_replicas: hooks.replicas };
+    const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }));
     const st = (await jsm.streams.info(s.name)).state;
     for (const k of ["messages", "bytes", "first_seq", "last_seq", "consumer_count"] as const) {
       const differs = k === "first_seq" ? effectiveFirstSeq(st) !== effectiveFirstSeq(s.state) : st[k] !== s.state[k];
@@ -77,10 +80,10 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
   }
   const present = new Set((await listStreams(jsm)).map((i) => i.config.name));
   const kvm = new Kvm(nc);
-  const tpl = spaceTemplate(m.space);
+  const tpl = spaceTemplate(m.space, hooks.replicas);
   for (const e of m.excluded) {
     const b = tpl.buckets.find((x) => x.bucket === e.bucket);
-    if (b && !present.has(e.name)) await kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description });
+    if (b && !present.has(e.name)) await kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description, replicas: b.replicas });
   }
 }
 

@@ -20,25 +20,55 @@ export interface NodeStatus {
    * proven the claim (neither a partial proof in the claim nor its full proof). Empty otherwise.
    */
   stillAdmits: string[];
+  /** This node's own derived state (`nodeState`): a cluster's top-level state is read through node 1 alone. */
+  state: NodeState;
+  why: string;
 }
 
-/** Pure but for the liveness read of each recorded pid: the nodes, in the record's order. */
-export function clusterNodesStatus(nodes: readonly NodeRuntime[], record: InventoryRecord | null): NodeStatus[] {
+/** A node's state, in the words of the single broker's where one fits (docs/vocabulary.md). */
+export type NodeState = "stopped" | "unknown" | "still admits" | "behind" | "UNPROVEN RELOAD" | "clean";
+
+export interface NodeStateInput {
+  running: boolean;
+  /** The record, or null when it could not be read. */
+  record: InventoryRecord | null;
+  proof: { appliedGeneration: number; configDigest: string } | undefined;
+  stillAdmits: readonly string[];
+  /** sha256 of the node's own server.conf on disk (undefined: unreadable). */
+  onDiskDigest: string | undefined;
+}
+
+/** Pure: one node's state, most dangerous first, from its process, its proof and its config on disk. */
+export function nodeState(i: NodeStateInput): { state: NodeState; why: string } {
+  if (!i.running) return { state: "stopped", why: "not running: it admits nobody; `cotal up` restarts it with no tenant preloaded, then applies the committed record" };
+  if (!i.record) return { state: "unknown", why: "the record could not be read" };
+  if (i.stillAdmits.length > 0) return { state: "still admits", why: `has not proven the removal of ${i.stillAdmits.join(", ")} (generation ${i.record.pending?.generation ?? "?"})` };
+  if (!i.proof) return { state: "behind", why: "no proof recorded" };
+  if (i.proof.appliedGeneration < i.record.generation) return { state: "behind", why: `proven generation ${i.proof.appliedGeneration}, the record is at ${i.record.generation}` };
+  if (i.onDiskDigest !== i.proof.configDigest) return { state: "UNPROVEN RELOAD", why: `its server.conf is not the config it proved at generation ${i.proof.appliedGeneration}${i.record.pending ? ` (generation ${i.record.pending.generation} is in flight)` : ""}` };
+  return { state: "clean", why: `generation ${i.proof.appliedGeneration}, proven` };
+}
+
+/** Pure but for the liveness read of each recorded pid: the nodes, in the record's order. `digests`: each node's server.conf on disk. */
+export function clusterNodesStatus(nodes: readonly NodeRuntime[], record: InventoryRecord | null, digests: Readonly<Record<string, string | undefined>> = {}): NodeStatus[] {
   const unproven = new Set(record ? nodesNotProven(record) : []);
   const removes = record?.pending?.removes ?? [];
   return nodes.map((n) => {
     const proof = record?.nodes?.[n.name];
+    const running = nodeAlive(n);
+    const stillAdmits = unproven.has(n.name) ? [...removes] : [];
     return {
       name: n.name,
       pid: n.owner.pid,
       url: n.url,
       port: n.port,
       clusterPort: n.clusterPort,
-      running: nodeAlive(n),
+      running,
       appliedGeneration: proof?.appliedGeneration ?? null,
       configDigest: proof?.configDigest ?? null,
       behind: record ? (proof?.appliedGeneration ?? 0) < record.generation : null,
-      stillAdmits: unproven.has(n.name) ? [...removes] : [],
+      stillAdmits,
+      ...nodeState({ running, record, proof, stillAdmits, onDiskDigest: digests[n.name] }),
     };
   });
 }
