@@ -10,7 +10,7 @@ import { cell } from "../fixtures/matrix.js";
 import { ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
 import { connects, credsText, disposeLiveRoots, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
-import { accountLimitsOn, askServer, disposeClusterRoot, streamReplicasOf, systemCreds, upClusterRoot } from "../fixtures/cluster-root.js";
+import { accountLimitsOn, alive, askServer, disposeClusterRoot, streamReplicasOf, systemCreds, upClusterRoot } from "../fixtures/cluster-root.js";
 
 // Every verb on a cluster root (docs/cluster.md "Verbs on a cluster root"): the ones that work are run
 // against three real nats-servers with a positive control on every node; the offline ones refuse
@@ -23,15 +23,6 @@ const nodesOf = (st: StatusReport) => st.broker.nodes ?? [];
 /** The root's files but the nodes' stores and logs, which a running server writes by itself. */
 function rootFiles(r: LiveRoot): Record<string, string> {
   return Object.fromEntries(Object.entries(snapshotTree(r.root)).filter(([k]) => !/^nodes\/[^/]+\/(store|log)\//.test(k)));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe("verbs on a running cluster root (tenant streams R3)", () => {
