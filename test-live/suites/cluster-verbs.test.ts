@@ -10,7 +10,7 @@ import { cell } from "../fixtures/matrix.js";
 import { ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
 import { connects, credsText, disposeLiveRoots, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
-import { accountLimitsOn, alive, askServer, disposeClusterRoot, streamReplicasOf, systemCreds, upClusterRoot } from "../fixtures/cluster-root.js";
+import { accountLimitsOn, alive, askServer, disposeClusterRoot, pausedAt, streamReplicasOf, systemCreds, upClusterRoot } from "../fixtures/cluster-root.js";
 
 // Every verb on a cluster root (docs/cluster.md "Verbs on a cluster root"): the ones that work are run
 // against three real nats-servers with a positive control on every node; the offline ones refuse
@@ -86,11 +86,15 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
       const manifest = JSON.parse(readFileSync(join(artifact, "manifest.json"), "utf8")) as { streams: { name: string; config: { num_replicas?: number } }[] };
       expect(manifest.streams.map((s) => s.config.num_replicas)).toEqual(manifest.streams.map(() => 1));
 
-      // The cluster's own online backup of beta (positive control of the verb on the cluster), then data the restore replaces.
+      // The cluster's own online backup of beta: quiesced on every node while its streams are read, lifted on every node after.
       await seedSpace(up.url, beta, "beta", 5, 0);
       const own = join(r.root, "..", "beta-r3.bak");
-      ok(await r.cotal(["space", "backup", "beta", "--out", own], { timeoutMs: 60_000 }));
+      const paused = await pausedAt(r, ["space", "backup", "beta", "--out", own], "backup-quiesced");
+      for (const url of urls()) expect(await connects(url, beta), `beta quiesced on ${url}`).toBe(false);
+      paused.release();
+      ok(await paused.run);
       expect(existsSync(join(own, "manifest.json"))).toBe(true);
+      for (const url of urls()) expect(await connects(url, beta), `beta lifted on ${url} after the backup`).toBe(true);
 
       const res = ok(await r.cotal(["space", "restore", "beta", "--from", artifact, "--rebind-account", "--replace", "--yes", "--json"], { timeoutMs: 90_000 }));
       expect(parseJson<{ mode: string }>(res).mode).toBe("online");

@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
 import type { SpaceRmResult, StatusReport, UpResult } from "@cotal/saga";
@@ -11,7 +10,7 @@ import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell, recordPoll } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
-import { alive, streamReplicasOf as streamReplicas } from "../fixtures/cluster-root.js";
+import { alive, pausedAt, streamReplicasOf as streamReplicas } from "../fixtures/cluster-root.js";
 
 // cotal on a three-node NATS cluster (docs/cluster.md): real nats-servers on loopback, routes between
 // them, the inventory and lease buckets R3. A removed tenant's cred is polled against every node
@@ -170,17 +169,8 @@ async function pausedRemoval(r: LiveRoot, space: string, env: Record<string, str
 }
 
 /** Pauses a writer of `args` at `after-stage` (the claim staged, nothing promoted) until the test arrives too. */
-async function pausedVerb(r: LiveRoot, args: string[], env: Record<string, string> = {}) {
-  const dir = join(r.root, "..", `barrier-cluster-${process.pid}-${Date.now()}`);
-  const run = r.cotal(args, { env: { COTAL_FAILPOINT: `after-stage:barrier:${dir}:2`, ...env }, timeoutMs: 60_000 });
-  await until("the writer at after-stage", async () => (existsSync(dir) && readdirSync(dir).length > 0 ? true : undefined), 30_000);
-  return {
-    run,
-    release: () => {
-      mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, "test"), "");
-    },
-  };
+function pausedVerb(r: LiveRoot, args: string[], env: Record<string, string> = {}) {
+  return pausedAt(r, args, "after-stage", env);
 }
 
 /** The writer refused the change, exit 7 `cluster-unproven`, naming the node that did not prove it. */
