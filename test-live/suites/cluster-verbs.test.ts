@@ -10,6 +10,8 @@ import { cell } from "../fixtures/matrix.js";
 import { ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
 import { connects, credsText, disposeLiveRoots, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
+import { startRedis, startWorker } from "../fixtures/jobs.js";
+import { startDashboard } from "../fixtures/dashboard.js";
 import { accountLimitsOn, alive, askServer, disposeClusterRoot, pausedAt, streamReplicasOf, systemCreds, upClusterRoot } from "../fixtures/cluster-root.js";
 
 // Every verb on a cluster root (docs/cluster.md "Verbs on a cluster root"): the ones that work are run
@@ -115,6 +117,48 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
       }
       for (const url of urls()) expect(await connects(url, beta), `beta lifted on ${url}`).toBe(true);
       await single.cotal(["down"]);
+    }));
+
+  it("queued verbs through `cotal worker`: space add --queue and space rm --queue apply to every node; jobs status and the dashboard read the root", () =>
+    cell("cluster verbs: queued add and rm through the worker", async () => {
+      const redis = await startRedis();
+      const worker = startWorker("cli", { root: r.root, redisUrl: redis.url });
+      try {
+        await worker.ready();
+        const env = { REDIS_URL: redis.url };
+        ok(await r.cotal(["space", "add", "gamma", "--queue"], { env, timeoutMs: 60_000 }));
+        let st = await statusOf(r);
+        const g = st.inventory?.generation as number;
+        expect(st.inventory?.spaces).toContain("gamma");
+        expect(nodesOf(st).map((n) => [n.appliedGeneration, n.state])).toEqual([[g, "clean"], [g, "clean"], [g, "clean"]]);
+        const gamma = await credsText(r, "gamma");
+        for (const url of urls()) expect(await connects(url, gamma), `gamma on ${url}`).toBe(true);
+        ok(await r.cotal(["space", "rm", "gamma", "--queue"], { env, timeoutMs: 60_000 }));
+        st = await statusOf(r);
+        expect(st.inventory?.spaces).not.toContain("gamma");
+        expect(nodesOf(st).map((n) => n.appliedGeneration)).toEqual([g + 1, g + 1, g + 1]);
+        for (const url of urls()) expect(await connects(url, gamma), `gamma removed on ${url}`).toBe(false);
+        // Completed jobs are not kept: nothing is left waiting or failed, and the worker is attached to both queues.
+        const jobs = parseJson<{ queues: { type: string; workers: number; counts: Record<string, number> }[] }>(ok(await r.cotal(["jobs", "status", "--json"], { env })));
+        for (const type of ["space-add", "space-rm"]) {
+          const q = jobs.queues.find((x) => x.type === type);
+          expect([q?.workers, q?.counts.waiting, q?.counts.active, q?.counts.failed], type).toEqual([1, 0, 0, 0]);
+        }
+        // The dashboard reads the same status: the tenant page renders the cluster root's record.
+        const dash = await startDashboard(r.root, env);
+        try {
+          const page = await fetch(`${dash.url}/tenants`);
+          const html = await page.text();
+          expect(page.status).toBe(200);
+          expect(html).toContain("beta");
+          expect(html).toContain("clean");
+        } finally {
+          await dash.stop();
+        }
+      } finally {
+        await worker.stop();
+        await redis.stop();
+      }
     }));
 
   it("down --preserve-state refuses cluster-offline: nothing stops, no cut is journaled", () =>
