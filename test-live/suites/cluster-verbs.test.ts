@@ -243,6 +243,35 @@ describe("offline verbs on a stopped cluster root refuse cluster-offline before 
       }));
   }
 
+  for (const [name, args] of [["space add", ["space", "add", "delta"]], ["space limits --max-conns", ["space", "limits", "beta", "--max-conns", "9"]]] as const) {
+    it(`${name} on the stopped cluster: exit 6 broker-not-running, next starts it and re-runs, nothing changed`, () =>
+      cell(`cluster verbs: offline ${name} refused`, async () => {
+        const before = snapshotTree(r.root);
+        const res = await r.cotal([...args]);
+        expect(res.code, res.stderr).toBe(6);
+        expect(res.stderr).toMatch(/\[broker-not-running\]/);
+        expect(res.stderr).toMatch(new RegExp(`next: cotal up --detach --root \\S+ && cotal (--root \\S+ )?${args.join(" ")}`));
+        expect(snapshotTree(r.root)).toEqual(before);
+      }));
+  }
+
+  it("the read verbs work on the stopped cluster from disk and change nothing: status, space list, space limits, clean restore-attempt, space creds", () =>
+    cell("cluster verbs: read verbs on the stopped cluster", async () => {
+      const before = snapshotTree(r.root);
+      const st = await statusOf(r);
+      expect([st.state, st.broker.running, nodesOf(st).map((n) => n.state)]).toEqual(["stopped", false, ["stopped", "stopped", "stopped"]]);
+      const list = parseJson<{ spaces: { name: string; state: string }[] }>(ok(await r.cotal(["space", "list", "--json"])));
+      expect(list.spaces.map((x) => x.name)).toEqual(["beta", "default"]);
+      const limits = parseJson<{ quota: { conns: number } }>(ok(await r.cotal(["space", "limits", "beta", "--json"])));
+      expect(limits.quota.conns).toBe(128);
+      const clean = parseJson<{ outcome: string }>(ok(await r.cotal(["clean", "restore-attempt", "--attempt", "nope", "--json"])));
+      expect(clean.outcome).toBe("absent");
+      expect(snapshotTree(r.root), "the read verbs wrote nothing").toEqual(before);
+      const out = join(r.root, "..", "beta-offline.creds");
+      ok(await r.cotal(["space", "creds", "beta", "--user", "offline", "--out", out]));
+      expect(readFileSync(out, "utf8")).toContain("BEGIN NATS USER JWT");
+    }));
+
   it("after every refusal the cluster comes up at the same generation with beta (the refusals' positive control)", () =>
     cell("cluster verbs: offline refusals changed nothing", async () => {
       ok(await r.cotal(["up", "--detach"], { timeoutMs: 90_000 }));

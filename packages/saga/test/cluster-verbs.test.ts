@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { nodeState, type NodeStateInput } from "../src/ops/cluster-status.js";
+import { clusterNodesStatus, nodeState, type NodeStateInput } from "../src/ops/cluster-status.js";
 import { refuseOfflineOnCluster } from "../src/ops/cluster-offline.js";
 import { newClusterSettings } from "../src/root/cluster-settings.js";
 import { loadSettings, saveSettings } from "../src/root/settings.js";
@@ -67,5 +67,12 @@ describe("nodeState", () => {
     expect(state({ onDiskDigest: D("b") })).toBe("UNPROVEN RELOAD");
     expect(state({ onDiskDigest: undefined })).toBe("UNPROVEN RELOAD");
     expect(nodeState(input({ onDiskDigest: D("b"), record: rec({ pending: pending() }) })).why).toMatch(/generation 8 is in flight/);
+  });
+});
+
+describe("clusterNodesStatus on a stopped root", () => {
+  it("lists nodes with no recorded process as stopped, pid null", () => {
+    const st = clusterNodesStatus([{ name: "n1", url: "nats://h:1", port: 1, clusterPort: 11 }], rec({}), { n1: D("a") });
+    expect(st.map((n) => [n.name, n.pid, n.running, n.state])).toEqual([["n1", null, false, "stopped"]]);
   });
 });

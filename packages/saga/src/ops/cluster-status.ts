@@ -5,7 +5,8 @@ import { nodesNotProven } from "../saga/partial-proofs.js";
 /** One cluster node as `cotal status` shows it: its process, and its own proof from the record. */
 export interface NodeStatus {
   name: string;
-  pid: number;
+  /** null: no process recorded (the root is down: `down` clears run/broker.json). */
+  pid: number | null;
   url: string;
   port: number;
   clusterPort: number;
@@ -49,17 +50,20 @@ export function nodeState(i: NodeStateInput): { state: NodeState; why: string } 
   return { state: "clean", why: `generation ${i.proof.appliedGeneration}, proven` };
 }
 
+/** A node with no recorded process (a stopped root): its name and listeners from settings.json. */
+export type UnrecordedNode = Pick<NodeRuntime, "name" | "url" | "port" | "clusterPort"> & { owner?: undefined };
+
 /** Pure but for the liveness read of each recorded pid: the nodes, in the record's order. `digests`: each node's server.conf on disk. */
-export function clusterNodesStatus(nodes: readonly NodeRuntime[], record: InventoryRecord | null, digests: Readonly<Record<string, string | undefined>> = {}): NodeStatus[] {
+export function clusterNodesStatus(nodes: readonly (NodeRuntime | UnrecordedNode)[], record: InventoryRecord | null, digests: Readonly<Record<string, string | undefined>> = {}): NodeStatus[] {
   const unproven = new Set(record ? nodesNotProven(record) : []);
   const removes = record?.pending?.removes ?? [];
   return nodes.map((n) => {
     const proof = record?.nodes?.[n.name];
-    const running = nodeAlive(n);
+    const running = n.owner ? nodeAlive(n as NodeRuntime) : false;
     const stillAdmits = unproven.has(n.name) ? [...removes] : [];
     return {
       name: n.name,
-      pid: n.owner.pid,
+      pid: n.owner?.pid ?? null,
       url: n.url,
       port: n.port,
       clusterPort: n.clusterPort,

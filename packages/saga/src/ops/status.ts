@@ -10,6 +10,7 @@ import { RootLayout } from "../root/layout.js";
 import { parseAccountRecord, parseBrokerRecord, type AccountRecord } from "../root/records.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
+import { clusterOf } from "../root/cluster-settings.js";
 import { readJournal, restoreRerun, standingQuiesce, type JournalEntry } from "../maintenance/journal.js";
 import { ownerStatus } from "../lock/process-identity.js";
 import { quiescedOnDisk } from "../maintenance/quiesce.js";
@@ -199,7 +200,16 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     }
   })();
   const lock = readLockOwner(layout.root);
-  const nodes = rt?.nodes ? clusterNodesStatus(rt.nodes, inventory, Object.fromEntries(rt.nodes.map((n) => [n.name, digestOf(readTextIfExists(layout.nodeServerConf(n.name)))]))) : undefined;
+  // A stopped cluster root has no runtime record: its nodes come from settings.json, none running.
+  const cluster = (() => {
+    try {
+      return clusterOf(layout, settings);
+    } catch {
+      return undefined;
+    }
+  })();
+  const listed = rt?.nodes ?? cluster?.nodes.map((n) => ({ name: n.name, url: `nats://${settings?.host ?? "127.0.0.1"}:${n.port}`, port: n.port, clusterPort: n.clusterPort }));
+  const nodes = listed ? clusterNodesStatus(listed, inventory, Object.fromEntries(listed.map((n) => [n.name, digestOf(readTextIfExists(layout.nodeServerConf(n.name)))]))) : undefined;
   const nodePids = new Set((rt?.nodes ?? []).map((n) => n.owner.pid));
   const strays = serversOfRoot(layout).filter((p) => p.pid !== rt?.owner.pid && !nodePids.has(p.pid));
   return {
