@@ -12,7 +12,8 @@ import { connects, credsText, disposeLiveRoots, statusOf, trackedRoot, untilStat
 import { until } from "../fixtures/until.js";
 import { startRedis, startWorker } from "../fixtures/jobs.js";
 import { startDashboard } from "../fixtures/dashboard.js";
-import { accountLimitsOn, alive, askServer, disposeClusterRoot, pausedAt, streamReplicasOf, systemCreds, upClusterRoot } from "../fixtures/cluster-root.js";
+import { alive, pausedAt } from "../fixtures/cluster.js";
+import { accountLimitsOn, askServer, disposeClusterRoot, streamReplicasOf, systemCreds, upClusterRoot } from "../fixtures/cluster-root.js";
 
 // Every verb on a cluster root (docs/cluster.md "Verbs on a cluster root"): the ones that work are run
 // against three real nats-servers with a positive control on every node; the offline ones refuse

@@ -1,70 +1,29 @@
 import { existsSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { CredentialPoller, harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
-import type { SpaceRmResult, StatusReport, UpResult } from "@cotal/saga";
+import { harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
+import type { SpaceRmResult } from "@cotal/saga";
 import { evictEverywhere, templateStreamNames } from "@cotal/saga/provision";
 import { loadSpaceAccount } from "@cotal/saga/root";
 import { client, sleep, type Client } from "../fixtures/isolation.js";
 import { readRuntime } from "@cotal/saga/broker";
+import { alive, clusterWithBeta, disposeClusterRoots, expectContinuousPolling, expectUnprovenBy, nodesOf, pausedVerb, pollEveryNode, stopAll, upCluster } from "../fixtures/cluster.js";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell, recordPoll } from "../fixtures/matrix.js";
-import { connects, credsText, disposeLiveRoots, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
+import { connects, credsText, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
-import { alive, pausedAt, streamReplicasOf as streamReplicas } from "../fixtures/cluster-root.js";
+import { streamReplicasOf as streamReplicas } from "../fixtures/cluster-root.js";
 
 // cotal on a three-node NATS cluster (docs/cluster.md): real nats-servers on loopback, routes between
 // them, the inventory and lease buckets R3. A removed tenant's cred is polled against every node
 // continuously from before the removal, and every cell has a positive control.
 
-const clusterRoots: LiveRoot[] = [];
-afterEach(async () => {
-  for (const r of clusterRoots.splice(0)) {
-    await r.cotal(["down"]);
-    // A node left running with node 1 dead is not something `down` must miss; make sure nothing leaks.
-    for (const n of readRuntime(r.layout)?.nodes ?? []) {
-      try {
-        process.kill(n.owner.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  }
-  await disposeLiveRoots();
-});
+afterEach(disposeClusterRoots);
 afterAll(harnessTeardown);
 
-async function upCluster(extra: string[] = []): Promise<{ r: LiveRoot; up: UpResult }> {
-  const r = await trackedRoot("cotal-cluster-");
-  clusterRoots.push(r);
-  const res = await r.cotal(["up", "--cluster", "3", "--detach", "--port", String(r.port), ...extra, "--json"], { timeoutMs: 60_000 });
-  expect(res.code, res.stderr).toBe(0);
-  return { r, up: parseJson<UpResult>(res) };
-}
 
-const nodesOf = (st: StatusReport) => st.broker.nodes ?? [];
 
-/** One poller per node for the same cred: each node decides alone whom it admits. */
-function pollEveryNode(up: UpResult, creds: string): CredentialPoller[] {
-  return (up.nodes ?? []).map((n) => new CredentialPoller({ url: n.url, creds, maxDurationMs: 90_000, threads: 1, concurrency: 16, name: `cluster-poller-${n.name}` }).start());
-}
 
-/**
- * Three pollers (one per node) share two loaded cores with three servers and other sessions, so the
- * bar is continuity, not the matrix's one-poller rate: on every node no gap between two attempts'
- * starts is longer than MAX_POLL_GAP_MS, from the first attempt to the last. The rates are reported.
- */
-const MAX_POLL_GAP_MS = 1_000;
-function expectContinuousPolling(reports: PollReport[]): void {
-  for (const [i, r] of reports.entries()) {
-    const starts = r.attempts.map((a) => a.startedAt).sort((a, b) => a - b);
-    const gap = starts.slice(1).reduce((g, t, j) => Math.max(g, t - (starts[j] as number)), 0);
-    expect(gap, `node ${i + 1}: ${r.total} attempts at ${Math.round(r.attemptsPerSecond)}/s, longest pause ${Math.round(gap)} ms`).toBeLessThanOrEqual(MAX_POLL_GAP_MS);
-  }
-}
 
-async function stopAll(pollers: CredentialPoller[]): Promise<PollReport[]> {
-  return Promise.all(pollers.map((p) => p.stop()));
-}
 
 describe("cotal up --cluster 3", () => {
   it("three nodes with routes and R3 buckets; a space's cred connects to every node; removed, it never connects to any node after the commit; down stops all three", () =>
@@ -163,32 +122,14 @@ describe("the space template's replicas", () => {
     }));
 });
 
+
 /** Pauses the writer at `after-stage` (its streams deleted, the claim staged) until the test arrives too. */
 async function pausedRemoval(r: LiveRoot, space: string, env: Record<string, string> = {}) {
   return pausedVerb(r, ["space", "rm", space], env);
 }
 
-/** Pauses a writer of `args` at `after-stage` (the claim staged, nothing promoted) until the test arrives too. */
-function pausedVerb(r: LiveRoot, args: string[], env: Record<string, string> = {}) {
-  return pausedAt(r, args, "after-stage", env);
-}
 
-/** The writer refused the change, exit 7 `cluster-unproven`, naming the node that did not prove it. */
-function expectUnprovenBy(res: { code: number | null; stderr: string }, node: string): void {
-  expect(res.code, res.stderr).toBe(7);
-  expect(res.stderr).toMatch(/\[cluster-unproven\]/);
-  expect(res.stderr).toContain(node);
-}
 
-/** A three-node root with a second space `beta` (its cred) and node 3, the one each cell takes down. */
-async function clusterWithBeta() {
-  const { r, up } = await upCluster();
-  expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
-  const beta = await credsText(r, "beta");
-  const n3 = up.nodes?.[2];
-  if (!n3) throw new Error("no third node");
-  return { r, up, beta, n3 };
-}
 
 describe("a node killed during a removal", () => {
   it("kill -9 of node 3: the writer refuses cluster-unproven naming it and never commits; `up` restarts it without the tenant and completes the removal", () =>

@@ -6,13 +6,16 @@ import { SagaError } from "./errors.js";
  * Crash-test hooks named after saga steps. Inert unless COTAL_FAILPOINT is set, e.g.
  * `COTAL_FAILPOINT=after-claim:exit` or `up-locked:sleep:3000,before-rename:barrier:/tmp/b:2`.
  * Actions: exit (code 86, no cleanup), kill (SIGKILL self), throw, sleep:<ms>, barrier:<dir>:<n>.
+ * A step reached more than once (once per cluster node) takes `<step>#<n>`: the action fires on the
+ * n-th time only, e.g. `after-node-proof#2:kill`.
  */
-export type FailpointAction =
+export type FailpointAction = (
   | { kind: "exit" }
   | { kind: "kill" }
   | { kind: "throw" }
   | { kind: "sleep"; ms: number }
-  | { kind: "barrier"; dir: string; parties: number };
+  | { kind: "barrier"; dir: string; parties: number }
+) & { nth?: number };
 
 /** Every step a failpoint can be armed at; an unknown name in COTAL_FAILPOINT is refused, never silently inert. */
 export const FAILPOINTS = [
@@ -22,6 +25,8 @@ export const FAILPOINTS = [
   "up-locked", "up-rendered", "up-started", "broker-spawned",
   "maintenance-started", "backup-started", "clean-started", "restore-quarantine-started", "restore-target-started",
   // space rm, space add after its commit (docs/saga.md) and up --rotate-sys (docs/refusals.md)
+  // a cluster reload (saga/cluster-reloader.ts): after each node's proof and its partial-proof CAS, once per node
+  "after-node-proof",
   "rm-journaled", "rm-streams-deleted", "add-provisioning", "rotate-journaled", "rotate-seed-written", "rotate-applied",
   // the preserve-state cut, backup and restore
   "cut-intent", "cut-committed", "resume-intent",
@@ -47,31 +52,45 @@ export function parseFailpoints(spec: string | undefined): Map<string, Failpoint
   const out = new Map<string, FailpointAction>();
   if (!spec) return out;
   for (const entry of spec.split(",").map((s) => s.trim()).filter(Boolean)) {
-    const [name, kind, ...args] = entry.split(":");
-    if (!name || !kind) throw new SagaError("invalid-argument", `bad COTAL_FAILPOINT entry ${JSON.stringify(entry)}`);
+    const [step, kind, ...args] = entry.split(":");
+    const [name, nthText, ...more] = (step ?? "").split("#");
+    if (!name || !kind || more.length > 0 || (nthText !== undefined && !/^[1-9]\d*$/.test(nthText))) throw new SagaError("invalid-argument", `bad COTAL_FAILPOINT entry ${JSON.stringify(entry)}`);
     if (!(FAILPOINTS as readonly string[]).includes(name)) {
       throw new SagaError("invalid-argument", `COTAL_FAILPOINT names an unknown step ${JSON.stringify(name)}; known: ${FAILPOINTS.join(", ")}`, { next: "unset COTAL_FAILPOINT, or name a known step" });
     }
-    if (kind === "exit" || kind === "kill" || kind === "throw") out.set(name, { kind });
-    else if (kind === "sleep" && args[0] && /^\d+$/.test(args[0])) out.set(name, { kind, ms: Number(args[0]) });
+    const nth = nthText !== undefined ? { nth: Number(nthText) } : {};
+    if (kind === "exit" || kind === "kill" || kind === "throw") out.set(name, { kind, ...nth });
+    else if (kind === "sleep" && args[0] && /^\d+$/.test(args[0])) out.set(name, { kind, ms: Number(args[0]), ...nth });
     else if (kind === "barrier" && args.length >= 2) {
       const parties = Number(args[args.length - 1]);
-      out.set(name, { kind, dir: args.slice(0, -1).join(":"), parties });
+      out.set(name, { kind, dir: args.slice(0, -1).join(":"), parties, ...nth });
     } else throw new SagaError("invalid-argument", `bad COTAL_FAILPOINT action in ${JSON.stringify(entry)}`);
   }
   return out;
 }
 
 let armed: Map<string, FailpointAction> | undefined;
+/** How often each step was reached, for the `#<n>` form. */
+const hits = new Map<string, number>();
 
 function points(): Map<string, FailpointAction> {
   armed ??= parseFailpoints(process.env.COTAL_FAILPOINT);
   return armed;
 }
 
+/** The action armed at `name` if it fires on this visit (every visit, or only the n-th). */
+function firing(name: FailpointName): FailpointAction | undefined {
+  const action = points().get(name);
+  if (!action || action.nth === undefined) return action;
+  const n = (hits.get(name) ?? 0) + 1;
+  hits.set(name, n);
+  return n === action.nth ? action : undefined;
+}
+
 /** Re-reads COTAL_FAILPOINT (tests that change the env in-process). */
 export function resetFailpoints(): void {
   armed = undefined;
+  hits.clear();
 }
 
 async function barrier(dir: string, parties: number, name: FailpointName): Promise<void> {
@@ -86,7 +105,7 @@ async function barrier(dir: string, parties: number, name: FailpointName): Promi
 
 export async function failpoint(name: FailpointName): Promise<void> {
   if (process.env.COTAL_FAILPOINT === undefined) return;
-  const action = points().get(name);
+  const action = firing(name);
   if (!action) return;
   switch (action.kind) {
     case "exit":
@@ -111,7 +130,7 @@ export async function failpoint(name: FailpointName): Promise<void> {
 /** The synchronous subset (exit, kill, throw) for the few steps that cannot await. */
 export function failpointSync(name: FailpointName): void {
   if (process.env.COTAL_FAILPOINT === undefined) return;
-  const action = points().get(name);
+  const action = firing(name);
   if (!action) return;
   if (action.kind === "exit") {
     process.stderr.write(`cotal: failpoint ${name}: exit\n`);

@@ -85,6 +85,8 @@ export const UNSAFE_SWITCHES = [
   "CLUSTER_OFFLINE_VERBS",
   /** `up --rotate-sys` on a cluster root checks only the first node is stopped (the others keep the retired system account). */
   "ROTATE_WITH_NODES_UP",
+  /** A cluster reload renames a node's config without re-checking the writer lease before that node (only the root's step-6 fence). */
+  "CLUSTER_NO_NODE_FENCE",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

@@ -79,6 +79,21 @@ describe("cluster settings and node paths", () => {
     expect(routesFor(c, "127.0.0.1", "cotal-ab-n2")).toEqual(["nats-route://127.0.0.1:6001", "nats-route://127.0.0.1:6003"]);
   });
 
+  it("a test-only testRoutePort: the others dial it and the node advertises it; absent, nothing changes", () => {
+    const c = newClusterSettings("c", [1, 2, 3], [4, 5, 6]);
+    const fwd = { ...c, nodes: c.nodes.map((n, i) => ({ ...n, testRoutePort: 7 + i })) };
+    expect(clusterOf(layout, { cluster: fwd })).toEqual(fwd);
+    expect(routesFor(fwd, "127.0.0.1", "c-n2")).toEqual(["nats-route://127.0.0.1:7", "nats-route://127.0.0.1:9"]);
+    for (const testRoutePort of [4, 7, 0]) {
+      const bad = { ...fwd, nodes: [...fwd.nodes.slice(0, 2), { ...fwd.nodes[2], testRoutePort }] };
+      expect(refusalOf(() => clusterOf(layout, { cluster: bad })).code).toBe("corrupt-record");
+    }
+    const lines = serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, advertisePort: 7001 } }).split("\n");
+    expect(lines.slice(lines.indexOf("cluster {") + 2, lines.indexOf("cluster {") + 4)).toEqual(['  listen: "127.0.0.1:6222"', '  advertise: "127.0.0.1:7001"']);
+    expect(serverConfig(broker, [space(alpha)], { ...opts, cluster: block })).not.toMatch(/advertise/);
+    expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, advertisePort: 0 } })).code).toBe("render-refused");
+  });
+
   it("refuses a malformed cluster in settings.json, never guesses", () => {
     const ok = newClusterSettings("c", [1, 2, 3], [4, 5, 6]);
     expect(clusterOf(layout, { cluster: ok })).toEqual(ok);
@@ -298,14 +313,17 @@ describe("partial proofs (docs/cluster.md)", () => {
     const root = createTempRoot();
     const s = memorySaga({ root, seed: false });
     try {
-      s.store.put({ ...base, pending: claim });
-      await recordPartialProofs(s.store, async () => true, { n1: { configDigest: D("c"), provenAt: "t" } });
-      await recordPartialProofs(s.store, async () => true, { n2: { configDigest: D("c"), provenAt: "t" } });
+      s.store.put({ ...base, pending: { ...claim, stagedDigest: D("e") } });
+      const first = await recordPartialProofs(s.store, async () => true, { n1: { configDigest: D("c"), provenAt: "t" } }, D("e"));
+      const second = await recordPartialProofs(s.store, async () => true, { n2: { configDigest: D("c"), provenAt: "t" } }, D("e"));
+      expect(second?.from).toBe(first?.to); // one chain of CASes, each reporting the revision it moved from and to
       const rec = record(s);
       expect(Object.entries(rec.pending?.proven ?? {}).map(([n, p]) => [n, p.appliedGeneration])).toEqual([["n1", 3], ["n2", 3]]);
       expect(rec.generation).toBe(2); // a partial proof commits nothing
       expect(nodesNotProven(rec)).toEqual(["n3"]);
-      await expect(recordPartialProofs(s.store, async () => false, { n3: { configDigest: D("c"), provenAt: "t" } })).rejects.toThrow(/lease/);
+      await expect(recordPartialProofs(s.store, async () => false, { n3: { configDigest: D("c"), provenAt: "t" } }, D("e"))).rejects.toThrow(/lease/);
+      // A reload of another root config (a rollback re-applying the committed list) proves nothing of the claim.
+      expect(await recordPartialProofs(s.store, async () => true, { n3: { configDigest: D("c"), provenAt: "t" } }, D("a"))).toBeUndefined();
       expect(nodesNotProven(record(s))).toEqual(["n3"]);
     } finally {
       s.close();
@@ -329,6 +347,35 @@ describe("partial proofs (docs/cluster.md)", () => {
       expect(rec.generation).toBe(1);
       expect(Object.keys(rec.pending?.proven ?? {})).toEqual(["n1", "n2"]);
       expect(nodesNotProven(rec)).toEqual(["n3"]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it("proofs recorded one node at a time during a reload that then succeeds: the saga's proof CAS and commit still land", async () => {
+    const root = createTempRoot();
+    const s = memorySaga({ root, seed: false });
+    try {
+      s.store.put({ ...root.record, members: ["n1", "n2", "n3"], nodes: {} });
+      const seen: string[][] = [];
+      s.env.reloader = {
+        async reload(o?: ReloaderOptions): Promise<ReloadVerdict> {
+          const proofs: Record<string, { configDigest: string; provenAt: string }> = {};
+          for (const n of ["n1", "n2", "n3"]) {
+            proofs[n] = { configDigest: D("c"), provenAt: "t" };
+            await o?.recordPartial?.({ [n]: proofs[n] });
+            seen.push(Object.keys(record(s).pending?.proven ?? {}));
+          }
+          return { outcome: "reloaded", via: "request", line: "3/3", ms: 1, nodes: proofs };
+        },
+      };
+      const out = await runMutation(s.env, add("alpha"));
+      expect(out.outcome).toBe("committed");
+      expect(seen).toEqual([["n1"], ["n1", "n2"], ["n1", "n2", "n3"]]); // in the claim as each was made
+      const rec = record(s);
+      expect(rec.pending).toBeNull();
+      expect(rec.generation).toBe(2);
+      expect(Object.values(rec.nodes ?? {}).map((p) => p.appliedGeneration)).toEqual([2, 2, 2]);
     } finally {
       s.close();
     }

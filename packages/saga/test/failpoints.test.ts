@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseFailpoints } from "../src/internal.js";
+import { failpoint, parseFailpoints, resetFailpoints } from "../src/internal.js";
 
 describe("failpoints", () => {
   it("are inert when COTAL_FAILPOINT is unset", () => {
@@ -25,5 +25,20 @@ describe("failpoints", () => {
   it("refuse a step nobody arms: a typo is an error, never a cell that silently tests nothing", () => {
     expect(() => parseFailpoints("after-clam:exit")).toThrow(/unknown step "after-clam"/);
     expect(() => parseFailpoints("maintenance-started:kill")).not.toThrow();
+  });
+
+  it("`<step>#<n>` fires on the n-th visit only (a step reached once per cluster node)", async () => {
+    expect(parseFailpoints("after-node-proof#2:kill").get("after-node-proof")).toEqual({ kind: "kill", nth: 2 });
+    for (const bad of ["after-node-proof#0:kill", "after-node-proof#x:kill", "after-node-proof#2#3:kill"]) expect(() => parseFailpoints(bad)).toThrow(/COTAL_FAILPOINT/);
+    process.env.COTAL_FAILPOINT = "after-node-proof#2:throw";
+    resetFailpoints();
+    try {
+      await expect(failpoint("after-node-proof")).resolves.toBeUndefined();
+      await expect(failpoint("after-node-proof")).rejects.toThrow(/failpoint after-node-proof/);
+      await expect(failpoint("after-node-proof")).resolves.toBeUndefined();
+    } finally {
+      delete process.env.COTAL_FAILPOINT;
+      resetFailpoints();
+    }
   });
 });

@@ -71,7 +71,7 @@ export function renderNode(layout: RootLayout, node: string, spaces: AccountReco
     storeDir: layout.nodeStoreDir(node),
     logFile: layout.nodeLogFile(node),
     pidFile: layout.nodePidFile(node),
-    cluster: { name: cluster.name, port: self.clusterPort, routes: routesFor(cluster, settings.host, node) },
+    cluster: { name: cluster.name, port: self.clusterPort, routes: routesFor(cluster, settings.host, node), ...(self.testRoutePort !== undefined ? { advertisePort: self.testRoutePort } : {}) },
     ...(opts.maintenance ? { maintenance: true } : {}),
     ...sharedOptions(layout, settings, loadAuthorityAccount(layout)),
   });

@@ -62,6 +62,8 @@ export interface ClusterBlock {
   name: string;
   port: number;
   routes: readonly string[];
+  /** Test-only (ClusterNodeSettings.testRoutePort): the route port this node advertises instead of `port`; absent, no `advertise` line. */
+  advertisePort?: number;
 }
 
 function refuse(message: string, details?: Record<string, unknown>): never {
@@ -148,6 +150,7 @@ export function serverConfig(broker: RenderBroker, spaces: readonly RenderAccoun
 
 function clusterLines(c: ClusterBlock, host: string): string[] {
   if (!Number.isInteger(c.port) || c.port < 1 || c.port > 65535) refuse(`invalid cluster port ${c.port}`);
+  if (c.advertisePort !== undefined && (!Number.isInteger(c.advertisePort) || c.advertisePort < 1 || c.advertisePort > 65535)) refuse(`invalid cluster advertise port ${c.advertisePort}`);
   if (c.routes.length === 0) refuse("a cluster node needs at least one route");
   const routes = [...new Set(c.routes)].sort();
   if (routes.length !== c.routes.length) refuse("a cluster node's routes repeat");
@@ -155,6 +158,7 @@ function clusterLines(c: ClusterBlock, host: string): string[] {
     "cluster {",
     `  name: ${confString(c.name, "cluster name")}`,
     `  listen: ${confString(`${host}:${c.port}`, "cluster listen address")}`,
+    ...(c.advertisePort !== undefined ? [`  advertise: ${confString(`${host}:${c.advertisePort}`, "cluster advertise address")}`] : []),
     "  routes: [",
     ...routes.map((r) => `    ${confString(r, "route URL")}`),
     "  ]",

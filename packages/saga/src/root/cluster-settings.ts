@@ -8,6 +8,12 @@ export interface ClusterNodeSettings {
   port: number;
   /** Route listener (`cluster { listen }`). */
   clusterPort: number;
+  /**
+   * Test-only, absent outside the partition cells (test-live/fixtures/route-proxy.ts): the port the
+   * other nodes dial for this node's routes, and that it advertises, a forwarder in front of
+   * `clusterPort` that a cell can cut. Absent: the others dial `clusterPort` (docs/cluster.md).
+   */
+  testRoutePort?: number;
 }
 
 /** settings.json `cluster` (docs/cluster.md): fixed at creation, like the single broker's listener. */
@@ -59,13 +65,15 @@ export function clusterOf(layout: RootLayout, s: { cluster?: unknown } | undefin
     if (!validPort(n.port) || !validPort(n.clusterPort) || ports.has(n.port as number) || ports.has(n.clusterPort as number) || n.port === n.clusterPort) return bad(`node ${n.name} has a missing or repeated port`);
     names.add(n.name);
     ports.add(n.port as number).add(n.clusterPort as number);
+    if (n.testRoutePort !== undefined && (!validPort(n.testRoutePort) || ports.has(n.testRoutePort as number))) return bad(`node ${n.name} has a malformed or repeated testRoutePort`);
+    if (n.testRoutePort !== undefined) ports.add(n.testRoutePort as number);
   }
   return c as ClusterSettings;
 }
 
-/** Pure: the route URLs node `self` dials, every other node's route listener, sorted. */
+/** Pure: the route URLs node `self` dials, every other node's route listener (or its test-only forwarder), sorted. */
 export function routesFor(cluster: ClusterSettings, host: string, self: string): string[] {
-  return cluster.nodes.filter((n) => n.name !== self).map((n) => `nats-route://${host}:${n.clusterPort}`).sort();
+  return cluster.nodes.filter((n) => n.name !== self).map((n) => `nats-route://${host}:${n.testRoutePort ?? n.clusterPort}`).sort();
 }
 
 /** The replicas a root's tenant streams get: the cluster's `tenantReplicas`, else 1 (a single broker is always 1). */

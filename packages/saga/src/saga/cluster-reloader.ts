@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { createConnection } from "node:net";
 import { RERUN, SagaError } from "../errors.js";
+import { failpoint } from "../failpoints.js";
 import { unsafe } from "../unsafe.js";
 import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
@@ -60,12 +61,15 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
   const records = promotedRecords(layout);
   const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
   const done: NodeVerdict[] = [];
+  const recorder = partialRecorder(opts);
   for (const node of nodes) {
     const { text, digest } = renderNode(layout, node.name, records);
     const verdict = await applyToNode(layout, runtime, node, text, tag, fence, done, opts.timeoutMs);
     // The first node rejected the bytes: no other node was touched, so the saga's rollback rules apply as on one broker.
     if (done.length === 0 && verdict.outcome === "failed") return { ...verdict, line: `node ${node.name}: ${verdict.line}` };
     done.push({ node, digest, verdict });
+    if (verdict.outcome === "reloaded") await recorder.record(provenProofs([{ node, digest, verdict }]));
+    await failpoint("after-node-proof");
   }
   const unproven = done.filter((d) => d.verdict.outcome !== "reloaded");
   const proofs = provenProofs(done);
@@ -73,18 +77,43 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
   const leaveBehind = opts.mayLeaveBehind === true && unproven.length < done.length && unproven.every((d) => d.verdict.outcome === "unproven");
   if (unproven.length > 0 && !leaveBehind && !unsafe("CLUSTER_COMMIT_UNPROVEN")) {
     const err = unprovenError(done, unproven);
-    // The nodes that did prove it no longer admit a removed tenant: the claim says so, so status names only the others.
-    if (opts.recordPartial && Object.keys(proofs).length > 0 && !unsafe("CLUSTER_NO_PARTIAL_PROOFS")) {
-      await opts.recordPartial(proofs).catch((e: unknown) => {
-        err.message += `\n(the proofs of ${Object.keys(proofs).join(", ")} could not be recorded: ${(e as Error).message}; status counts them as behind)`;
-      });
-    }
+    // A proof whose CAS failed as it was made gets one more try before the refusal.
+    const missed = Object.fromEntries(Object.entries(proofs).filter(([name]) => !recorder.recorded.has(name)));
+    if (Object.keys(missed).length > 0) await recorder.record(missed);
+    if (recorder.failed().length > 0) err.message += `\n(${recorder.failed().join("; ")}; status counts those nodes as still admitting)`;
     throw err;
   }
   const first = done[0]?.verdict;
   const notes = done.flatMap((d) => (d.verdict.notes ?? []).map((n) => `node ${d.node.name}: ${n}`));
+  if (recorder.failed().length > 0) notes.push(`${recorder.failed().join("; ")}; status counted those nodes as still admitting until this commit`);
   if (leaveBehind && unproven.length > 0) notes.push(`node${unproven.length > 1 ? "s" : ""} ${unproven.map((d) => d.node.name).join(", ")} did not prove it (down) and stay behind until their next boot: cotal up   # restarts them, which applies the committed record`);
   return { outcome: "reloaded", via: first?.via ?? "signal", line: `${Object.keys(proofs).length}/${done.length} nodes reloaded: ${done.map((d) => d.node.name).join(", ")}`, ms: Date.now() - t0, nodes: proofs, ...(notes.length > 0 ? { notes } : {}) };
+}
+
+/**
+ * Hands each node's proof to the saga as soon as that node proved the claim (docs/cluster.md
+ * "Partial proofs"), so a writer killed mid-reload leaves the nodes it proved named in the claim. A
+ * CAS that fails is not fatal: that node stays counted as still admitting (the conservative side).
+ */
+function partialRecorder(opts: ClusterReloadOptions) {
+  const recorded = new Set<string>();
+  const failures = new Map<string, string>();
+  const record = async (proofs: Record<string, Omit<NodeProof, "appliedGeneration">>): Promise<void> => {
+    if (!opts.recordPartial || unsafe("CLUSTER_NO_PARTIAL_PROOFS")) return;
+    const names = Object.keys(proofs);
+    try {
+      await opts.recordPartial(proofs);
+      for (const name of names) {
+        recorded.add(name);
+        failures.delete(name);
+      }
+    } catch (e) {
+      for (const name of names) failures.set(name, (e as Error).message);
+    }
+  };
+  /** One line per failed node, for the refusal or the success's notes. */
+  const failed = (): string[] => [...failures].map(([name, why]) => `the proof of ${name} could not be recorded in the claim: ${why}`);
+  return { record, recorded, failed };
 }
 
 /** The proofs of the nodes that reloaded, stamped now (the caller adds the generation). */
@@ -105,7 +134,7 @@ async function applyToNode(layout: RootLayout, runtime: BrokerRuntime, node: Nod
   if (node.configPath !== target) throw new SagaError("corrupt-record", `run/broker.json names ${node.configPath} for node ${node.name}, not ${target}`, { next: "cotal down   # then cotal up" });
   const staged = layout.nodeStagedConf(node.name, tag);
   writeDurable(staged, text);
-  if (!(await fence())) {
+  if (!unsafe("CLUSTER_NO_NODE_FENCE") && !(await fence())) {
     rmSync(staged, { force: true });
     const already = done.map((d) => d.node.name);
     throw new SagaError("lease-lost", `the writer lease expired before node ${node.name}'s rename${already.length ? `; nodes ${already.join(", ")} already had the new config` : ""}; the claim stays for the next writer`, {

@@ -21,8 +21,9 @@ import type { ReloadVerdict } from "./reload.js";
 import type { Reloader } from "./reloader.js";
 import { commitPending, describePending, rollbackUnpromoted, undoClaimFiles } from "./finish.js";
 import { executeResume, recordProof } from "./resume-executor.js";
-import { mayLeaveNodesBehind, recordPartialProofs } from "./partial-proofs.js";
+import { mayLeaveNodesBehind, recordPartialProofs, type RevisionMove } from "./partial-proofs.js";
 import { renderList } from "./render-list.js";
+import { digestOfServerConf } from "./digest.js";
 import { configDigest } from "../render/server-config.js";
 import type { SagaTiming } from "./steps.js";
 
@@ -172,11 +173,19 @@ class Mutation {
     return verdict;
   }
 
+  /**
+   * Our own partial-proof CASes moved the record from `from` to `to` during a reload, changing only
+   * the claim's partial proofs (which the proof CAS supersedes): a CAS this run meant at `from` is
+   * meant at `to`. Any other writer's change breaks the chain, and that CAS then conflicts as it must.
+   */
+  private moved: RevisionMove | undefined;
+
   /** A cluster reload's partial proofs, written once the reload's dropped connections settled (saga/partial-proofs.ts). */
   private partialRecorder(fence: () => Promise<boolean>, signalledAt: number) {
     return async (proofs: Parameters<typeof recordPartialProofs>[2]): Promise<void> => {
       await this.env.store.settleAfterReload(signalledAt);
-      await recordPartialProofs(this.env.store, fence, proofs);
+      const m = await recordPartialProofs(this.env.store, fence, proofs, digestOfServerConf(this.env.layout));
+      if (m) this.moved = this.moved && this.moved.to === m.from ? { from: this.moved.from, to: m.to } : m;
     };
   }
 
@@ -189,7 +198,7 @@ class Mutation {
     return { ok: true, ...proven };
   }
 
-  readonly casWrite = (record: InventoryRecord, revision: number): Promise<number> => this.cas(record, revision);
+  readonly casWrite = (record: InventoryRecord, revision: number): Promise<number> => this.cas(record, this.moved?.from === revision ? this.moved.to : revision);
 
   async commit(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<VersionedRecord> {
     return this.timed("commit", () => commitPending(this.env.layout, this.casWrite, record, revision, pending));

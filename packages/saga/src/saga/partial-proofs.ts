@@ -4,23 +4,30 @@ import { unsafe } from "../unsafe.js";
 
 const ATTEMPTS = 3;
 
+/** The revision a partial-proof CAS read and the one it wrote: the saga's later CAS at `from` is meant at `to`. */
+export interface RevisionMove {
+  from: number;
+  to: number;
+}
+
 /**
- * Records, in the claim, the nodes that proved its config while another node could not
+ * Records, in the claim, the nodes that proved its config, each as soon as it did
  * (docs/cluster.md "Partial proofs"): a CAS on the record like the proof CAS, by the lease holder
  * only, so `status` names exactly the nodes that may still admit a removed tenant. A lost CAS
  * re-reads (a lost reply across the reload may have landed); a record with no claim is left alone.
+ * `appliedDigest` is the digest of the root config the reload applied: a reload of any other (a
+ * rollback re-applying the committed list) proves nothing of the claim and records nothing.
  */
-export async function recordPartialProofs(store: InventoryStore, leaseHeld: () => Promise<boolean>, proofs: Record<string, Omit<NodeProof, "appliedGeneration">>): Promise<void> {
+export async function recordPartialProofs(store: InventoryStore, leaseHeld: () => Promise<boolean>, proofs: Record<string, Omit<NodeProof, "appliedGeneration">>, appliedDigest: string | undefined): Promise<RevisionMove | undefined> {
   for (let i = 1; ; i++) {
     const cur = await store.read();
     const pending = cur?.record.pending;
-    if (!cur || !pending) return;
+    if (!cur || !pending || pending.stagedDigest === undefined || pending.stagedDigest !== appliedDigest) return undefined;
     if (!(await leaseHeld())) throw new Error("the writer lease was lost before the partial proofs were recorded");
     const stamped = Object.fromEntries(Object.entries(proofs).map(([name, p]) => [name, { ...p, appliedGeneration: pending.generation }]));
     const next: InventoryRecord = { ...cur.record, pending: { ...pending, proven: { ...pending.proven, ...stamped } } };
     try {
-      await store.update(next, cur.revision);
-      return;
+      return { from: cur.revision, to: await store.update(next, cur.revision) };
     } catch (err) {
       if (i >= ATTEMPTS) throw err;
     }
