@@ -45,6 +45,8 @@ ROWS=(
   "EVICT_FIRST_NODE_ONLY|cluster|evictor on every node|a removed tenant is evicted on every node|2.10"
   "TEMPLATE_REPLICAS_UNCHECKED|cluster|tenant-replicas 3 on a single broker|a space template's replicas are 1 or 3, at most the cluster's size, 1 on a single broker"
   "CLUSTER_BEHIND_ANY_OP|cluster|kill -9 of node 3: the writer refuses|only an add may commit with a down node left behind; a removal needs every node's proof"
+  "CLUSTER_OFFLINE_VERBS|cluster-verbs|space rm on the stopped cluster|an offline verb on a stopped cluster root refuses cluster-offline before any write"
+  "ROTATE_WITH_NODES_UP|cluster-verbs|refused broker-running while any node runs|up --rotate-sys on a cluster root needs every node stopped"
   "CLUSTER_NO_NODE_FENCE|cluster-matrix|cluster lease expiry between nodes: a writer paused|a cluster reload re-checks the lease before each node's rename"
   "CLUSTER_NO_PARTIAL_PROOFS|cluster-matrix|partial proofs as made|each node's proof lands in the claim as it is made"
   "DISABLE_CAS|cluster-matrix|cluster R1 gate|every inventory CAS on a cluster (R1 lost update)"

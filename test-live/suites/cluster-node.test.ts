@@ -24,7 +24,7 @@ afterEach(async () => {
 afterAll(harnessTeardown);
 
 async function upClusterNodes(): Promise<{ r: LiveRoot; up: UpResult; nodes: NonNullable<UpResult["nodes"]> }> {
-  const { r, up } = await upClusterNodes();
+  const { r, up } = await upCluster();
   expect(up.nodes).toHaveLength(3);
   return { r, up, nodes: up.nodes ?? [] };
 }

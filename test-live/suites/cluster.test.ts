@@ -11,6 +11,7 @@ import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell, recordPoll } from "../fixtures/matrix.js";
 import { connects, credsText, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
+import { streamReplicasOf as streamReplicas } from "../fixtures/cluster-root.js";
 
 // cotal on a three-node NATS cluster (docs/cluster.md): real nats-servers on loopback, routes between
 // them, the inventory and lease buckets R3. A removed tenant's cred is polled against every node
@@ -71,18 +72,6 @@ describe("cotal up --cluster 3", () => {
       expect(st.broker.running).toBe(false);
     }));
 });
-
-/** `$JS.API.STREAM.INFO.<name>` as the tenant: the configured replica count and the followers the cluster reports. */
-async function streamReplicas(url: string, creds: string, stream: string): Promise<{ numReplicas: number; peers: number }> {
-  const c = await client(url, creds, "stream-info");
-  try {
-    const info = (await c.nc.request(`$JS.API.STREAM.INFO.${stream}`, "", { timeout: 5_000 })).json<{ config?: { num_replicas?: number }; cluster?: { replicas?: unknown[] }; error?: { description?: string } }>();
-    if (info.error) throw new Error(`STREAM.INFO ${stream}: ${info.error.description}`);
-    return { numReplicas: info.config?.num_replicas ?? 0, peers: info.cluster?.replicas?.length ?? 0 };
-  } finally {
-    await c.close();
-  }
-}
 
 describe("the space template's replicas", () => {
   it("R3: with --tenant-replicas 3 every stream and bucket of a space has three replicas on the cluster; removed, its cred never connects to any node after the commit", () =>

@@ -91,6 +91,7 @@ export const ERROR_TABLE: { readonly [C in ErrorCode]: ErrorEntry } = {
   "broker-not-running": { exit: EXIT.broker, retriable: true, next: "cotal up --detach" },
   "broker-start-failed": { exit: EXIT.broker, retriable: false },
   "broker-unreachable": { exit: EXIT.broker, retriable: true, next: "cotal status   # is the broker running?" },
+  "cluster-offline": { exit: EXIT.broker, retriable: false, next: `cotal up --detach && ${THE_COMMAND}   # on the running cluster` },
   "inventory-unreachable": { exit: EXIT.broker, retriable: true, next: "cotal status   # is the broker running?" },
   "cut-required": { exit: EXIT.broker, retriable: false, next: "cotal down --preserve-state" },
   "snapshot-failed": { exit: EXIT.broker, retriable: false },

@@ -28,6 +28,8 @@ export const SAGA_ERROR_CODES = [
   "broker-not-running",
   "broker-start-failed",
   "broker-unreachable",
+  // an offline verb on a cluster root: the record lives in the nodes' R3 buckets
+  "cluster-offline",
   // the inventory and the saga
   "inventory-unreachable",
   "inventory-busy",

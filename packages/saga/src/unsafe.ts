@@ -81,6 +81,10 @@ export const UNSAFE_SWITCHES = [
   "TEMPLATE_REPLICAS_UNCHECKED",
   /** Any claim, a removal too, may commit on a cluster with a member that is down left behind (not only an add). */
   "CLUSTER_BEHIND_ANY_OP",
+  /** Offline verbs on a cluster root are not refused: they open a private broker on a store no node holds (a phantom record). */
+  "CLUSTER_OFFLINE_VERBS",
+  /** `up --rotate-sys` on a cluster root checks only the first node is stopped (the others keep the retired system account). */
+  "ROTATE_WITH_NODES_UP",
   /** A cluster reload renames a node's config without re-checking the writer lease before that node (only the root's step-6 fence). */
   "CLUSTER_NO_NODE_FENCE",
   /** `cotal node run` applies its stale decision without the writer lease or a re-read under it (and renames unfenced). */

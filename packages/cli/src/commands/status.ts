@@ -15,7 +15,7 @@ function printStatus(s: StatusReport): void {
   out(b.running ? `broker:  running, pid ${b.pid}, ${b.url}, nats-server ${b.serverVersion}, since ${b.startedAt}` : `broker:  stopped${b.staleRuntime ? " (a stale runtime record was left by a crash)" : ""}`);
   for (const n of b.nodes ?? []) {
     const proof = n.appliedGeneration === null ? "no proof recorded" : `proven generation ${n.appliedGeneration}`;
-    out(`  node:  ${n.name}  ${n.running ? `running, pid ${n.pid}` : "not running"}  ${n.url}  ${proof}${n.behind ? " (behind)" : ""}${n.stillAdmits.length > 0 ? `  still admits ${n.stillAdmits.join(", ")}` : ""}`);
+    out(`  node:  ${n.name}  ${n.running ? `running, pid ${n.pid}` : "not running"}  ${n.url}  ${proof}${n.behind ? " (behind)" : ""}${n.stillAdmits.length > 0 ? `  still admits ${n.stillAdmits.join(", ")}` : ""}${n.state === "still admits" || n.state === "behind" ? "" : `  [${n.state}${n.state === "clean" || n.state === "stopped" ? "" : `: ${n.why}`}]`}`);
     const a = n.agent;
     if (a) out(`    agent: ${a.running ? `pid ${a.pid}` : `pid ${a.pid} gone`}: ${a.state}${a.generation !== undefined ? ` generation ${a.generation}` : ""}${a.reason ? `: ${a.reason}` : ""} (${a.at})${a.next ? `\n      next: ${a.next}` : ""}`);
   }

@@ -17,6 +17,7 @@ import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
 import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 import { brokerState } from "../broker/runtime.js";
 import { spaceBackupOnline } from "./online-backup.js";
+import { refuseOfflineOnCluster } from "../ops/cluster-offline.js";
 
 export { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 
@@ -32,6 +33,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
   const layout = new RootLayout(canonicalRoot(opts.root));
   // A running broker is backed up online (only that tenant quiesced); a stopped one through its cut.
   if (opts.mode !== "offline" && brokerState(layout).running) return spaceBackupOnline(opts);
+  refuseOfflineOnCluster(layout, `space backup ${space}`, "is online only (offline, it snapshots a preserved store through a private broker)");
   const progress = opts.onProgress ?? (() => undefined);
   const journal = { verb: "space backup", cut: true };
   assertJournalAllows(layout, journal); // a standing removal names itself before any input check

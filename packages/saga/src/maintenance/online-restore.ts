@@ -16,6 +16,8 @@ import type { SessionHooks } from "../ops/session.js";
 import { withLiveVerb } from "../ops/verb.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
+import { clusterOf, tenantReplicasOf } from "../root/cluster-settings.js";
+import { loadSettings } from "../root/settings.js";
 import type { AccountRecord } from "../root/records.js";
 import { assertJournalAllows, clearJournal, readJournal, restoreRerun, writeJournal, type QuiesceEntry } from "./journal.js";
 import { unsafe } from "../unsafe.js";
@@ -212,6 +214,7 @@ async function restoreOnline(opts: OnlineRestoreOptions, clock: PhaseClock): Pro
           streamFailpoint: "restore-online-stream",
           installedFailpoint: "restore-online-installed",
           verifyFailed: (why) => new SagaError("restore-verify-failed", `the online restore of space ${space} did not reproduce the artifact: ${why}`, { next: `${rerun}   # run it again`, details: { reason: why } }),
+          replicas: tenantReplicasOf(clusterOf(layout, loadSettings(layout))),
         });
         clock.lap("restore and verify");
         return gone;

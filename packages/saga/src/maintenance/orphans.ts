@@ -4,6 +4,8 @@ import { SagaError } from "../errors.js";
 import { brokerState } from "../broker/runtime.js";
 import { withVerb } from "../ops/verb.js";
 import { orphanStreams, storeOwners } from "./store-inventory.js";
+import { refuseOfflineOnCluster } from "../ops/cluster-offline.js";
+import { RootLayout } from "../root/layout.js";
 
 export interface OrphanCleanResult {
   root: string;
@@ -17,6 +19,9 @@ export interface OrphanCleanResult {
  * Lists them, and deletes their account directories only with --yes.
  */
 export async function cleanOrphanStreams(opts: { root: string; yes?: boolean; lockWaitMs?: number }): Promise<OrphanCleanResult> {
+  const root = new RootLayout(opts.root);
+  // Every node's store holds its own copy of each stream: one store's view is not the cluster's.
+  refuseOfflineOnCluster(root, "clean orphan-streams", "is not built (it scans one store on disk, and each node keeps its own)", "cotal broker reconcile   # the record beside the disk records; see docs/cluster.md \"Verbs on a cluster root\"");
   return withVerb({ root: opts.root, purpose: "cotal clean orphan-streams", journal: { verb: "clean orphan-streams", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, disk }) => {
     if (brokerState(layout).running) {
       throw new SagaError("broker-running", "orphan streams are removed from the store on disk, which no running server may hold", { next: "cotal down --preserve-state   # then cotal clean orphan-streams" });

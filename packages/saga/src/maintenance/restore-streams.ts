@@ -5,7 +5,7 @@
  */
 import { join } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { StorageType, type JetStreamManager, type StreamInfo } from "@nats-io/jetstream";
+import { JetStreamApiCodes, JetStreamApiError, StorageType, type ConsumerInfo, type JetStreamManager, type StreamInfo } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { SagaError } from "../errors.js";
 import { failpoint, type FailpointName } from "../failpoints.js";
@@ -48,6 +48,8 @@ export interface InstallHooks {
   streamFailpoint: FailpointName;
   installedFailpoint?: FailpointName;
   verifyFailed: (why: string) => SagaError;
+  /** The root's tenant replicas (docs/cluster.md): each stream is re-created at it, whatever the artifact's root had. */
+  replicas?: number;
 }
 
 /**
@@ -61,7 +63,8 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
   for (const s of m.streams) {
     hooks.onInstalling?.(s.name);
     await failpoint(hooks.streamFailpoint);
-    const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config: s.config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }));
+    const config = hooks.replicas === undefined ? s.config : { ...s.config, num_replicas: hooks.replicas };
+    const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }));
     const st = (await jsm.streams.info(s.name)).state;
     for (const k of ["messages", "bytes", "first_seq", "last_seq", "consumer_count"] as const) {
       const differs = k === "first_seq" ? effectiveFirstSeq(st) !== effectiveFirstSeq(s.state) : st[k] !== s.state[k];
@@ -70,17 +73,33 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
     if (hooks.installedFailpoint) await failpoint(hooks.installedFailpoint);
   }
   for (const c of checkpoints.consumers) {
-    const ci = await jsm.consumers.info(c.stream, c.name);
+    const ci = await consumerOnceAssigned(jsm, c.stream, c.name, (hooks.replicas ?? 1) > 1 ? REPLICATED_CONSUMER_WAIT_MS : 0);
     if (ci.ack_floor.stream_seq !== c.ack_floor.stream_seq || ci.delivered.stream_seq !== c.delivered.stream_seq) {
       throw hooks.verifyFailed(`consumer ${c.stream}/${c.name} ack floor ${ci.ack_floor.stream_seq} (delivered ${ci.delivered.stream_seq}), checkpoint ${c.ack_floor.stream_seq} (${c.delivered.stream_seq})`);
     }
   }
   const present = new Set((await listStreams(jsm)).map((i) => i.config.name));
   const kvm = new Kvm(nc);
-  const tpl = spaceTemplate(m.space);
+  const tpl = spaceTemplate(m.space, hooks.replicas);
   for (const e of m.excluded) {
     const b = tpl.buckets.find((x) => x.bucket === e.bucket);
-    if (b && !present.has(e.name)) await kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description });
+    if (b && !present.has(e.name)) await kvm.create(b.bucket, { history: b.history, ttl: b.ttlMs, storage: StorageType.File, description: b.description, replicas: b.replicas });
+  }
+}
+
+/** How long a replicated restore waits for a restored consumer's assignment (2.14 answers "consumer not found" for a moment). */
+const REPLICATED_CONSUMER_WAIT_MS = 15_000;
+
+/** A restored R3 stream's consumers are assigned through the meta leader after the stream answers: wait up to `waitMs` for one. */
+async function consumerOnceAssigned(jsm: JetStreamManager, stream: string, name: string, waitMs: number): Promise<ConsumerInfo> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await jsm.consumers.info(stream, name);
+    } catch (err) {
+      if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound) || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 }
 

@@ -16,6 +16,7 @@ import { runRestorePass } from "./restore-pass.js";
 import { recoverAttempt } from "./clean.js";
 import { brokerState } from "../broker/runtime.js";
 import { spaceRestoreOnline } from "./online-restore.js";
+import { refuseOfflineOnCluster } from "../ops/cluster-offline.js";
 import type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
 
 export type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
@@ -51,6 +52,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
   const layout = new RootLayout(canonicalRoot(opts.root));
   // A running broker restores online (only that tenant quiesced); a stopped one through its cut.
   if (opts.mode !== "offline" && brokerState(layout).running) return spaceRestoreOnline(opts);
+  refuseOfflineOnCluster(layout, `space restore ${space}`, "is online only (offline, it installs into a preserved store through a private broker)");
   const journal = { verb: "space restore", cut: true };
   offlineJournalAllows(layout, journal); // a standing removal names itself before any input check
   if (opts.replace) {

@@ -7,7 +7,8 @@ import { nodesNotProven } from "../saga/partial-proofs.js";
 /** One cluster node as `cotal status` shows it: its process, and its own proof from the record. */
 export interface NodeStatus {
   name: string;
-  pid: number;
+  /** null: no process recorded (the root is down: `down` clears run/broker.json). */
+  pid: number | null;
   url: string;
   port: number;
   clusterPort: number;
@@ -24,26 +25,64 @@ export interface NodeStatus {
   stillAdmits: string[];
   /** `cotal node run`'s last word on this node (nodes/<name>/agent.json); `running` false when that agent is gone. */
   agent?: { state: NodeAgentState["state"]; running: boolean; pid: number; at: string; generation?: number; reason?: string; next?: string };
+  /** This node's own derived state (`nodeState`): a cluster's top-level state is read through node 1 alone. */
+  state: NodeState;
+  why: string;
 }
 
-/** Pure but for the liveness read of each recorded pid: the nodes, in the record's order. */
-export function clusterNodesStatus(nodes: readonly NodeRuntime[], record: InventoryRecord | null, agents: Readonly<Record<string, NodeAgentState | undefined>> = {}): NodeStatus[] {
+/** A node's state, in the words of the single broker's where one fits (docs/vocabulary.md). */
+export type NodeState = "stopped" | "unknown" | "still admits" | "behind" | "UNPROVEN RELOAD" | "clean";
+
+export interface NodeStateInput {
+  running: boolean;
+  /** The record, or null when it could not be read. */
+  record: InventoryRecord | null;
+  proof: { appliedGeneration: number; configDigest: string } | undefined;
+  stillAdmits: readonly string[];
+  /** sha256 of the node's own server.conf on disk (undefined: unreadable). */
+  onDiskDigest: string | undefined;
+}
+
+/** Pure: one node's state, most dangerous first, from its process, its proof and its config on disk. */
+export function nodeState(i: NodeStateInput): { state: NodeState; why: string } {
+  if (!i.running) return { state: "stopped", why: "not running: it admits nobody; `cotal up` restarts it with no tenant preloaded, then applies the committed record" };
+  if (!i.record) return { state: "unknown", why: "the record could not be read" };
+  if (i.stillAdmits.length > 0) return { state: "still admits", why: `has not proven the removal of ${i.stillAdmits.join(", ")} (generation ${i.record.pending?.generation ?? "?"})` };
+  if (!i.proof) return { state: "behind", why: "no proof recorded" };
+  if (i.proof.appliedGeneration < i.record.generation) return { state: "behind", why: `proven generation ${i.proof.appliedGeneration}, the record is at ${i.record.generation}` };
+  if (i.onDiskDigest !== i.proof.configDigest) return { state: "UNPROVEN RELOAD", why: `its server.conf is not the config it proved at generation ${i.proof.appliedGeneration}${i.record.pending ? ` (generation ${i.record.pending.generation} is in flight)` : ""}` };
+  return { state: "clean", why: `generation ${i.proof.appliedGeneration}, proven` };
+}
+
+/** A node with no recorded process (a stopped root): its name and listeners from settings.json. */
+export type UnrecordedNode = Pick<NodeRuntime, "name" | "url" | "port" | "clusterPort"> & { owner?: undefined };
+
+/** Pure but for the liveness read of each recorded pid: the nodes, in the record's order. `digests`: each node's server.conf on disk. */
+export function clusterNodesStatus(
+  nodes: readonly (NodeRuntime | UnrecordedNode)[],
+  record: InventoryRecord | null,
+  digests: Readonly<Record<string, string | undefined>> = {},
+  agents: Readonly<Record<string, NodeAgentState | undefined>> = {},
+): NodeStatus[] {
   const unproven = new Set(record ? nodesNotProven(record) : []);
   const removes = record?.pending?.removes ?? [];
   return nodes.map((n) => {
     const proof = record?.nodes?.[n.name];
+    const running = n.owner ? nodeAlive(n as NodeRuntime) : false;
+    const stillAdmits = unproven.has(n.name) ? [...removes] : [];
     const a = agents[n.name];
     return {
       name: n.name,
-      pid: n.owner.pid,
+      pid: n.owner?.pid ?? null,
       url: n.url,
       port: n.port,
       clusterPort: n.clusterPort,
-      running: nodeAlive(n),
+      running,
       appliedGeneration: proof?.appliedGeneration ?? null,
       configDigest: proof?.configDigest ?? null,
       behind: record ? (proof?.appliedGeneration ?? 0) < record.generation : null,
-      stillAdmits: unproven.has(n.name) ? [...removes] : [],
+      stillAdmits,
+      ...nodeState({ running, record, proof, stillAdmits, onDiskDigest: digests[n.name] }),
       ...(a ? { agent: { state: a.state, running: pidAlive(a.pid), pid: a.pid, at: a.at, ...(a.generation !== undefined ? { generation: a.generation } : {}), ...(a.reason ? { reason: a.reason } : {}), ...(a.next ? { next: a.next } : {}) } } : {}),
     };
   });

@@ -3,6 +3,7 @@ import { stopBroker } from "../broker/process.js";
 import { RootLayout } from "../root/layout.js";
 import { preserveStateCut, type CutResult } from "../maintenance/cut.js";
 import { withVerb } from "./verb.js";
+import { refuseOfflineOnCluster } from "./cluster-offline.js";
 
 export interface DownResult {
   root: string;
@@ -22,6 +23,8 @@ export interface DownResult {
 export async function down(opts: { root: string; graceMs?: number; preserveState?: boolean }): Promise<DownResult> {
   const root = new RootLayout(opts.root).root;
   if (!existsSync(root)) return { root, stopped: false, forced: false };
+  // A cut preserves one store for offline backup/restore, which a cluster root does online instead.
+  if (opts.preserveState) refuseOfflineOnCluster(new RootLayout(root), "down --preserve-state", "has no offline backup or restore to cut for", "cotal space backup <name> --out <dir>   # online on the running cluster: no cut needed");
   // The preamble has already stopped leaked private brokers (a killed verb's, never the journal's own attempt).
   return withVerb({ root, purpose: "cotal down", journal: { verb: "down", any: true }, certain: false }, async ({ layout, lock, reaped }) => {
     // Hook (maintenance/cut.ts): the cut journals cut-intent → cut-committed, stops the broker, then ready.

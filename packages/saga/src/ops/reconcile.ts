@@ -23,6 +23,7 @@ import { configPicture } from "./config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
 import { openLiveSession, openOfflineSession, type Session } from "./session.js";
 import { withVerb } from "./verb.js";
+import { refuseOfflineOnCluster } from "./cluster-offline.js";
 import { unsafe } from "../unsafe.js";
 export type Direction = "disk" | "kv";
 
@@ -103,6 +104,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<ReconcileResult
   // A removal journal is let through only to be checked against the record below (docs/refusals.md).
   return withVerb({ root, purpose: `cotal ${verb}`, journal: { verb, anyRemoval: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ layout, lock, journal }) => {
     const st = brokerState(layout);
+    if (!st.running) refuseOfflineOnCluster(layout, `cotal ${verb}`, "needs the running cluster (offline, it reconciles through a private broker on the store)");
     const session = st.running ? await openLiveSession(layout, verb, opts) : await openOfflineSession(layout, verb, opts);
     try {
       return await reconcileIn(layout, session, st.running, journal, lock, opts);

@@ -13,6 +13,9 @@ import { clearJournal, writeJournal, type RotationEntry } from "../maintenance/j
 import { writeObserverCreds } from "../saga/materialise.js";
 import { openOfflineSession, leaseKeyFor } from "./session.js";
 import { withVerb } from "./verb.js";
+import { isClusterRoot } from "./boot-cluster.js";
+import { serversOfRoot } from "../broker/server-scan.js";
+import { unsafe } from "../unsafe.js";
 
 export interface RotateSysResult {
   root: string;
@@ -61,9 +64,12 @@ function applySuccessor(layout: RootLayout, next: BrokerTrust): void {
  */
 export async function rotateSys(opts: { root: string }): Promise<RotateSysResult> {
   return withVerb({ root: opts.root, purpose: "cotal up --rotate-sys", journal: { verb: "up --rotate-sys", rotation: true }, lockWaitMs: 30_000 }, async ({ layout, lock, disk: spaces, journal }) => {
-    if (brokerState(layout).running) {
-      throw new SagaError("broker-running", "rotating the system account needs the broker stopped: every tenant's $SYS creds change at once", {
+    // On a cluster root every node must be down, not only the first one `brokerState` reads.
+    const nodesUp = unsafe("ROTATE_WITH_NODES_UP") ? [] : serversOfRoot(layout).filter((p) => p.role === "node");
+    if (brokerState(layout).running || nodesUp.length > 0) {
+      throw new SagaError("broker-running", `rotating the system account needs the broker stopped: every tenant's $SYS creds change at once${nodesUp.length > 0 ? ` (cluster nodes still run: ${nodesUp.map((p) => `pid ${p.pid} (${p.config})`).join(", ")})` : ""}`, {
         next: "cotal down && cotal up --rotate-sys",
+        ...(nodesUp.length > 0 ? { details: { nodes: nodesUp } } : {}),
       });
     }
     let entry = journal?.op === "rotate-sys" ? journal : undefined;
@@ -73,38 +79,43 @@ export async function rotateSys(opts: { root: string }): Promise<RotateSysResult
     // applying the staged successor first, then take the lease for the rest.
     if (entry) applySuccessor(layout, stagedSuccessor(layout, entry));
     const current = loadBrokerTrust(layout);
+    const rotate = async (): Promise<RotateSysResult> => {
+      let retired = typeof before === "object" && before.generation < current.generation ? before.system.publicKey : current.system.publicKey;
+      if (!entry) {
+        const next = rotateSystemAccount(current);
+        writeJsonAtomic(layout.successorTrustFile, next);
+        entry = { op: "rotate-sys", generation: next.generation, startedAt: new Date().toISOString() };
+        writeJournal(layout, lock, entry);
+        await failpoint("rotate-journaled");
+        replaceBrokerTrust(layout, current, next);
+        retired = current.system.publicKey;
+      }
+      await failpoint("rotate-applied");
+      const rotated = loadBrokerTrust(layout);
+      for (const s of spaces) {
+        rmSync(layout.sysCredsFile(s.name, "observer"), { force: true });
+        writeObserverCreds(layout, rotated, s.name);
+      }
+      ensureEvictorCreds(layout, rotated);
+      clearJournal(layout, lock);
+      rmSync(layout.successorTrustFile, { force: true });
+      return {
+        root: layout.root,
+        generation: rotated.generation,
+        systemAccount: rotated.system.publicKey,
+        retiredSystemAccount: retired,
+        reminted: spaces.map((s) => s.name),
+        resumed,
+        warning: "full backups taken against the retired system-account chain no longer restore; retired $SYS creds stop connecting once the broker loads the new config",
+      };
+    };
+    // A cluster root: no private broker (its store is no node's: a phantom lease). With every node
+    // stopped nobody can hold or take the lease in the R3 bucket, and the lock we hold keeps `up` out
+    // until the rotation is done; every node then boots on the new system account (docs/cluster.md).
+    if (isClusterRoot(layout)) return rotate();
     const session = await openOfflineSession(layout, "up --rotate-sys");
     try {
-      return await withLease(session.store, leaseKeyFor(layout), "up --rotate-sys", async () => {
-        let retired = typeof before === "object" && before.generation < current.generation ? before.system.publicKey : current.system.publicKey;
-        if (!entry) {
-          const next = rotateSystemAccount(current);
-          writeJsonAtomic(layout.successorTrustFile, next);
-          entry = { op: "rotate-sys", generation: next.generation, startedAt: new Date().toISOString() };
-          writeJournal(layout, lock, entry);
-          await failpoint("rotate-journaled");
-          replaceBrokerTrust(layout, current, next);
-          retired = current.system.publicKey;
-        }
-        await failpoint("rotate-applied");
-        const rotated = loadBrokerTrust(layout);
-        for (const s of spaces) {
-          rmSync(layout.sysCredsFile(s.name, "observer"), { force: true });
-          writeObserverCreds(layout, rotated, s.name);
-        }
-        ensureEvictorCreds(layout, rotated);
-        clearJournal(layout, lock);
-        rmSync(layout.successorTrustFile, { force: true });
-        return {
-          root: layout.root,
-          generation: rotated.generation,
-          systemAccount: rotated.system.publicKey,
-          retiredSystemAccount: retired,
-          reminted: spaces.map((s) => s.name),
-          resumed,
-          warning: "full backups taken against the retired system-account chain no longer restore; retired $SYS creds stop connecting once the broker loads the new config",
-        };
-      });
+      return await withLease(session.store, leaseKeyFor(layout), "up --rotate-sys", rotate);
     } finally {
       await session.close();
     }

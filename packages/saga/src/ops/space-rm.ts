@@ -24,6 +24,7 @@ import { digestOfServerConf } from "../saga/digest.js";
 import { assertJournalAllows, clearJournal, writeJournal, type JournalPolicy, type SpaceRmEntry } from "../maintenance/journal.js";
 import { runMutation, type MutationResult } from "../saga/mutation.js";
 import { openOfflineSession, type Session, type SessionHooks } from "./session.js";
+import { refuseOfflineOnCluster } from "./cluster-offline.js";
 import { withLiveVerb, withVerb, type VerbContext } from "./verb.js";
 
 export interface SpaceRmOptions extends SessionHooks {
@@ -198,6 +199,7 @@ export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
   if (brokerState(layout).running) {
     return withLiveVerb(base, (v) => runRemoval({ v, space, session: v.session, running: true, decided: v.decided, notes, waitMs: base.lockWaitMs, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) }));
   }
+  refuseOfflineOnCluster(layout, `space rm ${space}`, "needs the running cluster (an offline removal deletes the tenant's streams through a private broker on the store)");
   assertJournalAllows(layout, journal);
   return withVerb(base, async (v) => {
     if (brokerState(layout).running) {

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { brokerState } from "../broker/runtime.js";
+import { brokerState, nodeAlive } from "../broker/runtime.js";
 import { serversOfRoot, type RootServer } from "../broker/server-scan.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
 import { diffLists, type InventoryRecord } from "../inventory/record.js";
@@ -10,6 +10,7 @@ import { RootLayout } from "../root/layout.js";
 import { parseAccountRecord, parseBrokerRecord, type AccountRecord } from "../root/records.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
+import { clusterOf } from "../root/cluster-settings.js";
 import { readJournal, restoreRerun, standingQuiesce, type JournalEntry } from "../maintenance/journal.js";
 import { ownerStatus } from "../lock/process-identity.js";
 import { quiescedOnDisk } from "../maintenance/quiesce.js";
@@ -118,6 +119,19 @@ async function readInventory(url: string, authority: AccountRecord): Promise<{ r
   }
 }
 
+function digestOf(text: string | undefined): string | undefined {
+  return text === undefined ? undefined : configDigest(text);
+}
+
+/**
+ * The top-level state is derived through node 1 (the node verbs connect through): on a cluster
+ * root, name the nodes whose own state differs, so a "clean" or "stopped" never hides one.
+ */
+function nodesWhy(nodes: NodeStatus[] | undefined, running: boolean): string {
+  const odd = (nodes ?? []).filter((n) => (running ? n.state !== "clean" : n.state !== "stopped"));
+  return odd.length === 0 ? "" : `; node${odd.length > 1 ? "s" : ""} ${odd.map((n) => `${n.name} ${n.state}`).join(", ")}`;
+}
+
 /** Reads everything without taking the lock or changing a byte: safe to run any time. */
 export async function status(opts: { root: string }): Promise<StatusReport> {
   const layout = new RootLayout(opts.root);
@@ -143,8 +157,11 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
 
   let inventory: StatusReport["inventory"] = null;
   let inventoryError: string | undefined;
-  if (st.running && typeof authority === "object") {
-    const r = await readInventory(st.runtime.url, authority);
+  // A cluster whose first node is down still has the record on the others (R3): read it through one of them.
+  const liveNode = st.running ? undefined : rt?.nodes?.find((n) => nodeAlive(n));
+  const readUrl = st.running ? st.runtime.url : liveNode?.url;
+  if (readUrl && typeof authority === "object") {
+    const r = await readInventory(readUrl, authority);
     inventory = r.record ?? null;
     inventoryError = r.error;
   } else if (!st.running) inventoryError = "the broker is down; the inventory lives in its store";
@@ -184,19 +201,36 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     }
   })();
   const lock = readLockOwner(layout.root);
+  // A stopped cluster root has no runtime record: its nodes come from settings.json, none running.
+  const cluster = (() => {
+    try {
+      return clusterOf(layout, settings);
+    } catch {
+      return undefined;
+    }
+  })();
+  const listed = rt?.nodes ?? cluster?.nodes.map((n) => ({ name: n.name, url: `nats://${settings?.host ?? "127.0.0.1"}:${n.port}`, port: n.port, clusterPort: n.clusterPort }));
+  const nodes = listed
+    ? clusterNodesStatus(
+        listed,
+        inventory,
+        Object.fromEntries(listed.map((n) => [n.name, digestOf(readTextIfExists(layout.nodeServerConf(n.name)))])),
+        Object.fromEntries(listed.map((n) => [n.name, readNodeAgentState(layout, n.name)])),
+      )
+    : undefined;
   const nodePids = new Set((rt?.nodes ?? []).map((n) => n.owner.pid));
   const strays = serversOfRoot(layout).filter((p) => p.pid !== rt?.owner.pid && !nodePids.has(p.pid));
   return {
     root: layout.root,
     exists: true,
     state: derived.state,
-    why: strays.length > 0 ? `${derived.why}; ${strays.length} unrecorded nats-server(s) of this root run (${strays.map((p) => `pid ${p.pid}: ${p.role}`).join(", ")}): cotal down stops them` : derived.why,
+    why: `${derived.why}${nodesWhy(nodes, st.running)}${strays.length > 0 ? `; ${strays.length} unrecorded nats-server(s) of this root run (${strays.map((p) => `pid ${p.pid}: ${p.role}`).join(", ")}): cotal down stops them` : ""}`,
     broker: {
       running: st.running,
       ...(rt ? { pid: rt.owner.pid, url: rt.url, host: rt.host, port: rt.port, serverVersion: rt.serverVersion, startedAt: rt.startedAt, detached: rt.detached } : settings ? { host: settings.host, port: settings.port } : {}),
       staleRuntime: !st.running && st.stale,
       strays,
-      ...(rt?.nodes ? { nodes: clusterNodesStatus(rt.nodes, inventory, Object.fromEntries(rt.nodes.map((n) => [n.name, readNodeAgentState(layout, n.name)]))) } : {}),
+      ...(nodes ? { nodes } : {}),
     },
     ...(typeof brokerRec === "object" ? { operator: brokerRec.operator.publicKey, multiSpace: brokerRec.multiSpace } : {}),
     spaces,

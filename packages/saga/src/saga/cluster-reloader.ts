@@ -86,7 +86,7 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
   const first = done[0]?.verdict;
   const notes = done.flatMap((d) => (d.verdict.notes ?? []).map((n) => `node ${d.node.name}: ${n}`));
   if (recorder.failed().length > 0) notes.push(`${recorder.failed().join("; ")}; status counted those nodes as still admitting until this commit`);
-  if (leaveBehind) notes.push(`node${unproven.length > 1 ? "s" : ""} ${unproven.map((d) => d.node.name).join(", ")} did not prove it (down) and stay behind until their next boot: cotal up   # restarts them, which applies the committed record`);
+  if (leaveBehind && unproven.length > 0) notes.push(`node${unproven.length > 1 ? "s" : ""} ${unproven.map((d) => d.node.name).join(", ")} did not prove it (down) and stay behind until their next boot: cotal up   # restarts them, which applies the committed record`);
   return { outcome: "reloaded", via: first?.via ?? "signal", line: `${Object.keys(proofs).length}/${done.length} nodes reloaded: ${done.map((d) => d.node.name).join(", ")}`, ms: Date.now() - t0, nodes: proofs, ...(notes.length > 0 ? { notes } : {}) };
 }
 
