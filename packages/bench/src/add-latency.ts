@@ -1,6 +1,7 @@
 /**
  * `space add` latency at 10 / 100 / 1000 (or 10,000 with `--trust-only` fills) existing tenants, per saga step, in-process (no CLI start-up),
- * against the bare "render + rename + SIGHUP + proof" baseline at the same tenant count.
+ * against the bare "render + rename + SIGHUP + proof" baseline at the same tenant count, the two arms
+ * alternating run by run (saga first, then baseline first).
  *
  *   node packages/bench/dist/add-latency.js [--tenants 10,100,1000] [--runs 20] [--trust-only]
  */
@@ -36,7 +37,7 @@ interface AddRun {
   gaps: Record<string, number>;
 }
 
-const STEP_ORDER: SagaTiming[] = ["read", "lease", "decide", "claim", "materialise", "render-stage", "promote", "reload-proof", "commit", "release"];
+const STEP_ORDER: SagaTiming[] = ["read", "lease", "decide", "claim", "materialise", "render-stage", "promote", "reload-proof", "reconnect", "commit", "release"];
 
 async function timedAdd(root: string, name: string): Promise<AddRun> {
   const events: { step: SagaTiming; ms: number; at: number }[] = [];
@@ -64,34 +65,35 @@ interface BaseRun {
   reload: number;
 }
 
-/** render (records already in memory, plus one freshly minted account) → writeFileAtomic → SIGHUP → proof line. */
-async function baselineRuns(br: BenchRoot, count: number): Promise<BaseRun[]> {
+/**
+ * One bare run: render (records already in memory, plus one freshly minted account) → writeFileAtomic
+ * → SIGHUP → proof line; then the committed config is put back (byte-identical render of the
+ * inventory, reloaded, not counted) so the next saga add finds a clean root.
+ */
+async function baselineOnce(br: BenchRoot, i: number): Promise<BaseRun> {
   const runtime = readRuntime(br.layout);
   if (!runtime) throw new Error("no broker runtime");
   const broker = loadBrokerTrust(br.layout);
   const records = certainInventory(br.layout);
-  const out: BaseRun[] = [];
+  let out: BaseRun | undefined;
   let failure: unknown;
   try {
-    for (let i = 0; i < count; i++) {
-      const extra = toAccountRecord(createAccountTrust(broker.operator, `baseline${i}`, { kind: "space" }));
-      const t0 = performance.now();
-      const rendered = renderRoot(br.layout, [...records, extra]);
-      const t1 = performance.now();
-      writeFileAtomic(br.layout.serverConf, rendered.text);
-      const t2 = performance.now();
-      const v = await reloadAndProve(runtime);
-      const t3 = performance.now();
-      if (v.outcome !== "reloaded") throw new Error(`baseline reload ${v.outcome}`);
-      out.push({ total: t3 - t0, render: t1 - t0, write: t2 - t1, reload: t3 - t2 });
-    }
+    const extra = toAccountRecord(createAccountTrust(broker.operator, `baseline${i}`, { kind: "space" }));
+    const t0 = performance.now();
+    const rendered = renderRoot(br.layout, [...records, extra]);
+    const t1 = performance.now();
+    writeFileAtomic(br.layout.serverConf, rendered.text);
+    const t2 = performance.now();
+    const v = await reloadAndProve(runtime);
+    const t3 = performance.now();
+    if (v.outcome !== "reloaded") throw new Error(`baseline reload ${v.outcome}`);
+    out = { total: t3 - t0, render: t1 - t0, write: t2 - t1, reload: t3 - t2 };
   } catch (err) {
     failure = err;
   }
-  // Put back the committed config (byte-identical render of the inventory) so the saga finds a clean root.
   writeFileAtomic(br.layout.serverConf, renderRoot(br.layout).text);
   const v = await reloadAndProve(runtime);
-  if (failure !== undefined) throw failure;
+  if (failure !== undefined || !out) throw failure;
   if (v.outcome !== "reloaded") throw new Error(`restoring the committed config: reload ${v.outcome}`);
   return out;
 }
@@ -119,12 +121,15 @@ await runBench(async () => {
     const atStart = existing;
     await timedAdd(br.root, `warm${String(level).padStart(5, "0")}`); // warm-up (JIT, connections), not counted
     existing++;
+    // The arms alternate which goes first, so a drift in the machine's load (or the server's) falls on both.
     const adds: AddRun[] = [];
+    const base: BaseRun[] = [];
     for (let r = 0; r < runs; r++) {
+      if (r % 2 === 1) base.push(await baselineOnce(br, r));
       adds.push(await timedAdd(br.root, names(`at${level}x`, r, 1)[0] as string));
       existing++;
+      if (r % 2 === 0) base.push(await baselineOnce(br, r));
     }
-    const base = await baselineRuns(br, runs);
 
     const stepRows = STEP_ORDER.filter((s) => adds.some((a) => a.steps[s] !== undefined)).map((s) => [s, pick(adds, (a) => a.steps[s])] as const);
     const gapKeys = [...new Set(adds.flatMap((a) => Object.keys(a.gaps)))];

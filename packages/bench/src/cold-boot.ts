@@ -9,7 +9,7 @@
  *
  *   NATS_SERVER_BIN=… node packages/bench/dist/cold-boot.js [--tenants 2800] [--boots 3] [--batch 500]
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { down, spaceAdd, up } from "@cotal/saga";
 import { parseArgs } from "./lib/args.js";
@@ -38,18 +38,41 @@ function openFds(pid: number): number | undefined {
   }
 }
 
+/** The broker's user + system CPU so far, in ms (/proc/<pid>/stat utime + stime; clock ticks of 10 ms). */
+function brokerCpuMs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/** This process's user + system CPU so far, in ms. */
+function ownCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 await runBench(async () => {
   const r = await startCotalRoot("cold-boot");
   const addStarted = performance.now();
-  const curve: { tenants: number; batch: number; ms: number; perTenantMs: number; fds?: number }[] = [];
+  const curve: { tenants: number; batch: number; ms: number; perTenantMs: number; sagaMs: number; provisionMs: number; cotalCpuMs: number; brokerCpuMs?: number; fds?: number }[] = [];
   let limit: { at: number; code?: string; message: string } | undefined;
   let reached = 1;
   // The root starts with one space ("default"), so N-1 more make N tenants.
   for (let done = 1; done < tenants && !limit; done += batch) {
     let count = Math.min(batch, tenants - done);
     const t0 = performance.now();
+    const cpu0 = ownCpuMs();
+    const broker0 = brokerCpuMs(r.started.pid);
+    // The saga (trust) ends at its release; what follows is the batch's provisioning.
+    let releasedAt = t0;
+    const onTiming = (step: string): void => {
+      if (step === "release") releasedAt = performance.now();
+    };
     try {
-      await spaceAdd({ root: r.root, names: names("t", done, count), lockWaitMs: 120_000 });
+      await spaceAdd({ root: r.root, names: names("t", done, count), lockWaitMs: 120_000, onTiming });
     } catch (err) {
       const e = err as { code?: string; details?: { room?: number } };
       limit = { at: done, code: e.code, message: err instanceof Error ? err.message.slice(0, 400) : String(err) };
@@ -58,16 +81,34 @@ await runBench(async () => {
       const room = e.code === "fd-budget" ? (e.details?.room ?? 0) : 0;
       if (room <= 0 || room >= count) break;
       count = room;
-      await spaceAdd({ root: r.root, names: names("t", done, count), lockWaitMs: 120_000 });
+      await spaceAdd({ root: r.root, names: names("t", done, count), lockWaitMs: 120_000, onTiming });
     }
-    const ms = performance.now() - t0;
+    const end = performance.now();
+    const ms = end - t0;
+    const broker1 = brokerCpuMs(r.started.pid);
     reached = done + count;
-    curve.push({ tenants: reached, batch: count, ms: round(ms), perTenantMs: round(ms / count, 2), fds: openFds(r.started.pid) });
-    process.stderr.write(`added ${reached}/${tenants}\r`);
+    curve.push({
+      tenants: reached,
+      batch: count,
+      ms: round(ms),
+      perTenantMs: round(ms / count, 2),
+      sagaMs: round(releasedAt - t0),
+      provisionMs: round(end - releasedAt),
+      cotalCpuMs: round(ownCpuMs() - cpu0),
+      ...(broker0 !== undefined && broker1 !== undefined ? { brokerCpuMs: broker1 - broker0 } : {}),
+      fds: openFds(r.started.pid),
+    });
+    const c = curve[curve.length - 1]!;
+    console.log(`added ${reached}/${tenants}: ${fmt(c.ms)} (saga ${fmt(c.sagaMs)}, provisioning ${fmt(c.provisionMs)}; cotal CPU ${fmt(c.cotalCpuMs)}, broker CPU ${c.brokerCpuMs === undefined ? "n/a" : fmt(c.brokerCpuMs)}; ${c.fds ?? "?"} fds)`);
   }
   const addMs = performance.now() - addStarted;
   console.log(`\n${reached} tenants added in ${fmt(addMs)}${limit ? ` (asked for ${tenants}; stopped by ${limit.code ?? "an error"})` : ""}`);
-  console.log(table(["tenants after", "batch", "wall", "per tenant", "broker fds"], curve.map((c) => [c.tenants, c.batch, fmt(c.ms), `${c.perTenantMs} ms`, c.fds ?? "n/a"])));
+  console.log(
+    table(
+      ["tenants after", "batch", "wall", "per tenant", "saga (trust)", "provisioning", "cotal CPU", "broker CPU", "broker fds"],
+      curve.map((c) => [c.tenants, c.batch, fmt(c.ms), `${c.perTenantMs} ms`, fmt(c.sagaMs), fmt(c.provisionMs), fmt(c.cotalCpuMs), c.brokerCpuMs === undefined ? "n/a" : fmt(c.brokerCpuMs), c.fds ?? "n/a"]),
+    ),
+  );
 
   const results: Boot[] = [];
   for (let i = 0; i < boots; i++) {

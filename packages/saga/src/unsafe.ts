@@ -43,6 +43,8 @@ export const UNSAFE_SWITCHES = [
   "RELOAD_BY_SIGNAL",
   /** New spaces are minted unbounded and the broker budget is not checked (one tenant starves all). */
   "UNLIMITED_TENANTS",
+  /** The render takes every record from the verb's inventory view, even the one its own claim re-signed or after the revision moved. */
+  "STALE_RECORD_VIEW",
   /** A rolled-back `space limits` claim leaves its re-signed record (the record lies about the server). */
   "KEEP_LIMITS_RECORD",
   /** Live renders take settings.json's JetStream max as is (a reload nats-server refuses). */

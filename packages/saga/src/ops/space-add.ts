@@ -63,7 +63,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
   const limits = limitsForQuota(names, opts.quota ?? {});
   const label = names.length === 1 ? names[0] : `(${names.length} spaces)`;
   const verb = { ...opts, purpose: `cotal space add ${label}`, journal: { verb: "space add" }, lockWaitMs: opts.lockWaitMs ?? 30_000, decideUnderLock: opts.decideUnderLock === true };
-  return withLiveVerb(verb, async ({ layout, lock, session, decided, releaseLock }) => {
+  return withLiveVerb(verb, async ({ layout, lock, session, decided, disk, view, releaseLock }) => {
     const broker = loadBrokerTrust(layout);
     for (const n of names) existingSpaceRecord(layout, broker, n); // foreign operator refuses before any write
     assertCanMintSysCreds(broker);
@@ -73,7 +73,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
       opts.onNotice?.(`existing spaces keep their limits (${names.filter((n) => !minted.has(n)).join(", ")}); change them with \`cotal space limits <name>\``);
     }
     // Under the lock: no other writer's add can slip between this check and the claim.
-    const committed = fresh.length > 0 ? assertBudgetAllows(layout, fresh, limits, `cotal space add ${fresh.join(" ")}`, opts.onNotice) : undefined;
+    const committed = fresh.length > 0 ? assertBudgetAllows(layout, disk, fresh, limits, `cotal space add ${fresh.join(" ")}`, opts.onNotice) : undefined;
     if (committed && committed.unbounded.length > 0) {
       opts.onNotice?.(`space(s) with unbounded storage can still starve the others: ${committed.unbounded.join(", ")} (next: cotal space limits <name> --max-disk ${formatBytes(limits.disk_storage).replace(/ /g, "")})`);
     }
@@ -84,7 +84,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     const owed = oweProvisioning(layout, names);
     let result: MutationResult;
     try {
-      result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add", limits }, decided);
+      result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add", limits }, decided, view);
     } catch (err) {
       // A refused saga owes nothing for the names the record neither lists nor claims.
       const cur = await session.store.read().catch(() => undefined);

@@ -17,6 +17,7 @@ import { withLiveVerb } from "./verb.js";
 import { assertQuotaUsable, resolveQuota } from "../provision/template.js";
 import { assertWithinBudget, type Commitment, type QuotaHolder } from "../provision/quota-budget.js";
 import { effectiveBudget } from "../provision/jetstream-max.js";
+import type { AccountRecord } from "../root/records.js";
 import { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, limitsQuota, quotaLimits, type AccountLimits, type SpaceQuota } from "../trust/limits.js";
 
 /** Test-only switch for the quota cell's positive control: new spaces are unbounded and no budget is kept. */
@@ -34,9 +35,10 @@ export function limitsForQuota(spaces: readonly string[], requested: Partial<Spa
 
 /**
  * Refuses limits for `incoming` that would overcommit the root's budget, counting every other space
- * on disk as it is. Run under the maintenance lock so no other writer's add slips between check and claim.
+ * on disk (`onDisk`: the verb's certain inventory, read once under the lock) as it is. Run under the
+ * maintenance lock so no other writer's add slips between check and claim.
  */
-export function assertBudgetAllows(layout: RootLayout, incoming: readonly string[], limits: AccountLimits, retry: string, onNotice?: (m: string) => void): Commitment | undefined {
+export function assertBudgetAllows(layout: RootLayout, onDisk: readonly AccountRecord[], incoming: readonly string[], limits: AccountLimits, retry: string, onNotice?: (m: string) => void): Commitment | undefined {
   if (quotaGuardDisabled()) return undefined;
   const { budget, deferred } = effectiveBudget(layout);
   if (deferred) {
@@ -44,7 +46,7 @@ export function assertBudgetAllows(layout: RootLayout, incoming: readonly string
     onNotice?.(`settings.json asks for a JetStream max of ${formatBytes(deferred.settings.file)} disk / ${formatBytes(deferred.settings.memory)} memory; the running broker keeps ${running} until a cold start (next: cotal down && cotal up --detach)`);
   }
   const names = new Set(incoming);
-  const kept: QuotaHolder[] = certainInventory(layout).filter((r) => !names.has(r.name));
+  const kept: QuotaHolder[] = onDisk.filter((r) => !names.has(r.name));
   return assertWithinBudget(budget, kept, incoming.map((name) => ({ name, limits })), retry);
 }
 
@@ -86,12 +88,14 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
     throw new SagaError("invalid-argument", "no limit to change", { next: `cotal space limits ${name} --max-disk 256M   # or --limits FILE; without flags it prints the limits` });
   }
   limitsForQuota([name], opts.quota, undefined, `cotal space limits ${name}`); // each field's own rule, before the broker is asked anything
-  return withLiveVerb({ ...opts, purpose: `cotal space limits ${name}`, journal: { verb: "space limits" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided }) => {
+  return withLiveVerb({ ...opts, purpose: `cotal space limits ${name}`, journal: { verb: "space limits" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided, disk, view }) => {
     const env = session.envWith(lock);
     let base = decided;
+    let onDisk = disk;
     if (base.record.pending || base.record.appliedGeneration !== base.record.generation) {
       await runMutation(env, { op: "batch", adds: [], removes: [], verb: "space limits (resume)" });
       base = (await session.store.read()) ?? base;
+      onDisk = certainInventory(layout); // the resume may have rolled records back; `view` no longer matches `base`
     }
     if (!base.record.spaces.includes(name)) {
       throw new SagaError("space-not-found", `space ${name} is not in the inventory`, { next: "cotal space list" });
@@ -105,9 +109,9 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
     if (QUOTA_FIELDS.every((f) => before[f] === after[f])) {
       return { space: name, outcome: "noop", generation: base.record.generation, before, after, reloads: 0 };
     }
-    assertBudgetAllows(layout, [name], wanted, `cotal space limits ${name}`, opts.onNotice);
+    assertBudgetAllows(layout, onDisk, [name], wanted, `cotal space limits ${name}`, opts.onNotice);
     const to = resignAccountLimits(broker.operator, rec.jwt, wanted).jwt;
-    const r = await runMutation(env, { op: "limits", adds: [], removes: [], verb: "space limits", limitsChange: { space: name, from: rec.jwt, to } }, base);
+    const r = await runMutation(env, { op: "limits", adds: [], removes: [], verb: "space limits", limitsChange: { space: name, from: rec.jwt, to } }, base, view);
     return { space: name, outcome: r.outcome, generation: r.generation, before, after, reloads: r.reloads, ...(r.resumed ? { resumed: r.resumed } : {}) };
   });
 }

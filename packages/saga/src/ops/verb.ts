@@ -9,7 +9,7 @@ import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { assertJournalAllows, type JournalEntry, type JournalPolicy } from "../maintenance/journal.js";
-import { decisionRead } from "../saga/mutation.js";
+import { decisionRead, type DiskView } from "../saga/mutation.js";
 import { openLiveSession, type LiveSession, type SessionHooks } from "./session.js";
 
 /** How a mutating verb enters the root; see docs/refusals.md for the order and why. */
@@ -68,6 +68,8 @@ export interface LiveVerbContext extends VerbContext {
   session: LiveSession;
   /** The read this verb decides on, made before it queued for the lock (docs/resume.md, R1). */
   decided: VersionedRecord;
+  /** `disk` tied to `decided`: read under the lock after it, so the saga may render from it (saga/mutation.ts). */
+  view: DiskView;
 }
 
 /**
@@ -80,7 +82,14 @@ export async function withLiveVerb<T>(opts: VerbOptions & SessionHooks, fn: (v: 
   const session = await openLiveSession(layout, opts.journal.verb, opts);
   try {
     const early = opts.decideUnderLock ? undefined : await decisionRead(session.store);
-    return await withVerb({ ...opts, root: layout.root }, async (v) => fn({ ...v, session, decided: early ?? (await decisionRead(session.store)) }));
+    // The inventory is always read after the decision read (under the lock, then), so the pair is a
+    // view the saga can trust while the revision stands; deciding under the lock reads it here too.
+    const late = opts.decideUnderLock && opts.certain !== false;
+    return await withVerb({ ...opts, root: layout.root, ...(late ? { certain: false } : {}) }, async (v) => {
+      const decided = early ?? (await decisionRead(session.store));
+      const disk = late ? certainInventory(layout) : v.disk;
+      return fn({ ...v, disk, session, decided, view: { revision: decided.revision, records: disk } });
+    });
   } finally {
     await session.close();
   }

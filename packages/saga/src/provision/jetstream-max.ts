@@ -4,7 +4,7 @@
  * booted with; settings.json's budget takes effect at the next cold boot (docs/quotas.md).
  */
 import { unsafe } from "../unsafe.js";
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { brokerState } from "../broker/runtime.js";
 import type { RootLayout } from "../root/layout.js";
 import { loadSettings } from "../root/settings.js";
@@ -19,13 +19,36 @@ function carryDisabled(): boolean {
 /** The max the running broker booted with ("dynamic" when its config sets none); undefined when none runs. */
 export function runningJetStreamMax(layout: RootLayout): JetStreamMax | "dynamic" | undefined {
   if (carryDisabled() || !brokerState(layout).running) return undefined;
-  let conf: string;
   try {
-    conf = readFileSync(layout.serverConf, "utf8");
+    return jetStreamMaxInFile(layout.serverConf) ?? "dynamic";
   } catch {
     return undefined;
   }
-  return renderedJetStreamMax(conf) ?? "dynamic";
+}
+
+/** The max a config file carries (renderedJetStreamMax of its text), reading only its head when that holds both values. */
+export function jetStreamMaxInFile(path: string, headBytes = 64 * 1024): JetStreamMax | undefined {
+  return renderedJetStreamMax(readHead(path, headBytes));
+}
+
+/**
+ * The rendered `jetstream {}` block stands before the preloaded JWTs (megabytes at 10,000 tenants),
+ * so the head of the file is read first; the whole file only when both values are not in it, which
+ * gives exactly the first matches a read of the whole file would.
+ */
+function readHead(path: string, bytes: number): string {
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(bytes);
+    const n = readSync(fd, buf, 0, bytes, 0);
+    if (n < bytes) return buf.subarray(0, n).toString("utf8");
+    // Whole lines only: a value cut at the boundary would still match `$` at the end of the text.
+    const head = buf.subarray(0, buf.lastIndexOf(0x0a) + 1).toString("utf8");
+    if (renderedJetStreamMax(head) !== undefined) return head;
+  } finally {
+    closeSync(fd);
+  }
+  return readFileSync(path, "utf8");
 }
 
 export interface EffectiveBudget {

@@ -16,9 +16,9 @@ import { readTextIfExists, writeJsonAtomic } from "./secret-files.js";
  */
 const parsed = new Map<string, AccountRecord>();
 function parseRemembered(layout: RootLayout, text: string, expect: { kind: "space" | "authority"; name?: string }, seen?: Set<string>): AccountRecord | string {
-  const key = `${expect.kind}\0${expect.name ?? ""}\0${text}`;
-  const hit = parsed.get(key);
-  const digest = seen || !hit ? recordDigest(expect.kind, expect.name ?? "", text) : "";
+  // Keyed by the digest the index uses (kind, name and bytes): one sha256, not a 2 KB string key per lookup.
+  const digest = recordDigest(expect.kind, expect.name ?? "", text);
+  const hit = parsed.get(digest);
   if (hit) {
     seen?.add(digest);
     return hit;
@@ -26,7 +26,7 @@ function parseRemembered(layout: RootLayout, text: string, expect: { kind: "spac
   const rec = validatedDigests(layout).has(digest) ? reparseCheckedAccountRecord(text) : parseAccountRecord(text, expect);
   if (typeof rec !== "string") {
     if (parsed.size >= 50_000) parsed.clear();
-    parsed.set(key, rec);
+    parsed.set(digest, rec);
     seen?.add(digest);
   }
   return rec;

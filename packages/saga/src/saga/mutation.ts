@@ -10,6 +10,7 @@ import { claimedSpaces, sortedNames, type InventoryRecord, type LimitsChange, ty
 import type { ResumeDecision } from "../inventory/resume-decision.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
 import type { AccountLimits } from "../trust/limits.js";
 import { renameDurable, writeDurable, writeFileAtomic } from "../root/secret-files.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -22,7 +23,7 @@ import type { Reloader } from "./reloader.js";
 import { commitPending, describePending, rollbackUnpromoted, undoClaimFiles } from "./finish.js";
 import { executeResume, recordProof } from "./resume-executor.js";
 import { mayLeaveNodesBehind, recordPartialProofs, type RevisionMove } from "./partial-proofs.js";
-import { renderList } from "./render-list.js";
+import { renderList, type KnownRecords } from "./render-list.js";
 import { digestOfServerConf } from "./digest.js";
 import { configDigest } from "../render/server-config.js";
 import type { SagaTiming } from "./steps.js";
@@ -73,6 +74,22 @@ export interface MutationResult {
   conflicts: number;
   reloads: number;
   resumed?: ResumeDecision["action"];
+}
+
+/**
+ * A verb's certain inventory (ops/verb.ts), read under the maintenance lock after its decision read
+ * at `revision`: the render takes the records this claim does not write from it instead of re-reading
+ * every file (issue 15). Every record a cooperative writer writes is written under a claim, which
+ * moves the revision, so the view holds exactly while the record still stands at `revision`.
+ */
+export interface DiskView {
+  revision: number;
+  records: readonly AccountRecord[];
+}
+
+/** Test-only switch for the view cell's positive control: the render trusts the view for every name, moved revision or not. */
+function viewUnchecked(): boolean {
+  return unsafe("STALE_RECORD_VIEW");
 }
 
 function missingRecord(): SagaError {
@@ -237,8 +254,22 @@ class Mutation {
     }
   }
 
-  /** `decided` is the read the verb made its decision on (before it queued for the lock), if any. */
-  async attempt(decided?: VersionedRecord): Promise<MutationResult> {
+  /**
+   * The records step 5 may take from the verb's view: none unless the record this attempt claims on
+   * is the one the view was read after (same revision, nothing pending, nothing resumed, every CAS
+   * on); the names the claim itself writes (adds, mints, a limits re-sign) are read from disk anyway.
+   */
+  knownRecords(view: DiskView | undefined, read: VersionedRecord, pending: PendingMutation): KnownRecords | undefined {
+    if (!view) return undefined;
+    const writes = new Set([...pending.adds, ...(pending.mints ?? []), ...(pending.limits ? [pending.limits.space] : [])]);
+    if (viewUnchecked()) return { records: new Map(view.records.map((r) => [r.name, r])), reread: new Set() };
+    const cas = !casDisabled() && !unsafe("DISABLE_CLAIM_CAS") && !unsafe("DISABLE_STAGE_CAS");
+    if (!cas || this.intent.op === "reconcile" || this.resumed !== undefined || read.revision !== view.revision || read.record.pending) return undefined;
+    return { records: new Map(view.records.map((r) => [r.name, r])), reread: writes };
+  }
+
+  /** `decided` is the read the verb made its decision on (before it queued for the lock), if any; `view` its inventory. */
+  async attempt(decided?: VersionedRecord, view?: DiskView): Promise<MutationResult> {
     const { env, intent } = this;
     const pre = decided ?? (await this.timed("read", () => env.store.read()));
     if (!pre) throw missingRecord();
@@ -256,6 +287,7 @@ class Mutation {
         });
       }
       if (casDisabled()) base = pre;
+      const claimedOn = base;
       if (intent.expectRevision !== undefined && base.revision !== intent.expectRevision) {
         throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { next: `${RERUN}   # prints the new state`});
       }
@@ -303,7 +335,7 @@ class Mutation {
       // Step 5: render from the claimed list, stage, and make the digest durable before promotion.
       const staged = env.layout.stagedConf(pending.generation, pending.leaseId);
       await this.timed("render-stage", async () => {
-        const { text, digest } = renderList(env.layout, target);
+        const { text, digest } = renderList(env.layout, target, this.knownRecords(view, claimedOn, pending));
         writeDurable(staged, text);
         pending = { ...pending, stagedDigest: digest };
         record = { ...record, pending };
@@ -386,13 +418,13 @@ class Mutation {
  * The mutation saga (docs/saga.md): read, lease, decide/resume, claim, materialise, stage, fence +
  * promote, prove, commit, release. A lost CAS re-reads and re-decides, at most `maxAttempts` times.
  */
-export async function runMutation(env: SagaEnv, intent: MutationIntent, decided?: VersionedRecord): Promise<MutationResult> {
+export async function runMutation(env: SagaEnv, intent: MutationIntent, decided?: VersionedRecord, view?: DiskView): Promise<MutationResult> {
   const max = env.maxAttempts ?? Number(process.env.COTAL_SAGA_MAX_ATTEMPTS ?? 5);
   let conflicts = 0;
   for (let attempt = 1; ; attempt++) {
     try {
-      // Only the first attempt uses the verb's early read; a retry re-reads and re-decides.
-      const r = await new Mutation(env, intent).attempt(attempt === 1 ? decided : undefined);
+      // Only the first attempt uses the verb's early read (and its view); a retry re-reads and re-decides.
+      const r = await new Mutation(env, intent).attempt(attempt === 1 ? decided : undefined, attempt === 1 ? view : undefined);
       return { ...r, attempts: attempt, conflicts };
     } catch (err) {
       if (!isSagaError(err, "conflict") || attempt >= max || intent.expectRevision !== undefined) {

@@ -4,14 +4,21 @@ import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 
+/** Records already read and validated under the lock (the saga's view, saga/mutation.ts), and the names to read again regardless. */
+export interface KnownRecords {
+  records: ReadonlyMap<string, AccountRecord>;
+  reread: ReadonlySet<string>;
+}
+
 /**
- * Renders the config for exactly `spaces` from their records on disk. A listed space without a
- * record refuses: rendering without it would silently evict it.
+ * Renders the config for exactly `spaces` from their records on disk (or, for a name `known` holds
+ * and does not ask to re-read, the record it holds). A listed space without a record refuses:
+ * rendering without it would silently evict it.
  */
-export function renderList(layout: RootLayout, spaces: readonly string[]): { text: string; digest: string } {
+export function renderList(layout: RootLayout, spaces: readonly string[], known?: KnownRecords): { text: string; digest: string } {
   const records: AccountRecord[] = [];
   for (const name of spaces) {
-    const rec = loadSpaceAccount(layout, name);
+    const rec = (known && !known.reread.has(name) ? known.records.get(name) : undefined) ?? loadSpaceAccount(layout, name);
     if (!rec) {
       throw new SagaError("render-refused", `space ${name} is in the claimed list but its record is missing on disk; a render would evict it`, {
         next: "cotal broker reconcile   # prints the disk and KV lists side by side",
