@@ -9,3 +9,4 @@ export { verifyArtifact } from "../maintenance/artifact.js";
 export type { OnlineBackupResult } from "../maintenance/online-backup.js";
 export { quiescedCount } from "../maintenance/quiesce.js";
 export { restoreStream, snapshotStream, type SnapshotFile } from "../maintenance/stream-snapshot.js";
+export type { SnapshotTuning } from "../maintenance/snapshot-set.js";

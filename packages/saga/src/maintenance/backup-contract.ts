@@ -5,6 +5,7 @@
  */
 import { spaceTemplate } from "../provision/template.js";
 import type { ProgressSink } from "./progress.js";
+import type { SnapshotTuning } from "./snapshot-set.js";
 
 export interface SpaceBackupOptions {
   root: string;
@@ -15,6 +16,8 @@ export interface SpaceBackupOptions {
   onNotice?: (message: string) => void;
   /** "offline": refuse unless a ready cut holds the stopped store; default: online when the broker runs. */
   mode?: "online" | "offline";
+  /** Online only: how the snapshots are read; not a CLI flag: the bench compares variants (BENCHMARKS.md). */
+  tuning?: SnapshotTuning;
 }
 
 export interface SpaceBackupResult {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, fdatasync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { RERUN, SagaError } from "../errors.js";
 import { FailpointError, failpoint } from "../failpoints.js";
@@ -67,14 +67,58 @@ function incomplete(stream: string, why: string): SagaError {
   });
 }
 
+/** Bytes written between two background flushes of a snapshot file. */
+const FLUSH_EVERY = 8 * 1024 * 1024;
+
+/**
+ * Flushes a growing file in libuv's pool while chunks keep arriving, so the fsync before the
+ * manifest finds little left to write (BENCHMARKS.md: 64 MB left ~33 ms of fsync after the last
+ * chunk). A background flush's error is kept and thrown by `drain`: the kernel reports a write-back
+ * error once, so the final fsync alone could miss it.
+ */
+export class BackgroundFlush {
+  private inFlight: Promise<void> | undefined;
+  private unflushed = 0;
+  private failure: Error | undefined;
+  constructor(private readonly fd: number, private readonly file: string, private readonly every = FLUSH_EVERY) {}
+
+  wrote(n: number): void {
+    this.unflushed += n;
+    if (this.unflushed < this.every || this.inFlight) return;
+    this.unflushed = 0;
+    this.inFlight = new Promise((done) =>
+      fdatasync(this.fd, (err) => {
+        if (err) this.failure ??= err;
+        this.inFlight = undefined;
+        done();
+      }),
+    );
+  }
+
+  /** Waits for the flush in flight (the fd must stay open until then); throws a flush's error. */
+  async drain(): Promise<void> {
+    await this.inFlight;
+    if (this.failure) throw new SagaError("snapshot-failed", `writing ${this.file} failed: ${this.failure.message}; no manifest was written`, { next: RERUN, cause: this.failure });
+  }
+}
+
+export interface SnapshotOptions {
+  /** The server's chunk (128 KiB: the mid-stream failpoint cells count 16 of them). */
+  chunkSize?: number;
+  /** `jsck`: the server verifies every message's checksum before it sends a byte (a corrupted store is refused, not backed up). */
+  check?: boolean;
+  /** Flush the file in the background as it grows (BackgroundFlush); else all of it after the end marker. */
+  earlyFlush?: boolean;
+}
+
 /**
  * `$JS.API.STREAM.SNAPSHOT.<stream>` (nats.js 3.x has no client for it): chunks arrive on our
  * deliver subject, each acknowledged by replying to its reply subject (the server stops sending when
  * too many bytes are unacked: flow control); the end is an empty message whose status header says
  * whether the snapshot completed. The bytes (tar + s2, opaque to us) go to `file`, fsynced.
- * `check` asks the server to verify every message's checksum first (`jsck`; the bench times both).
  */
-export async function snapshotStream(nc: NatsConnection, stream: string, file: string, onBytes: (n: number) => void, chunkSize = 128 * 1024, check = true): Promise<SnapshotFile> {
+export async function snapshotStream(nc: NatsConnection, stream: string, file: string, onBytes: (n: number) => void, opts: SnapshotOptions = {}): Promise<SnapshotFile> {
+  const { chunkSize = 128 * 1024, check = true, earlyFlush = true } = opts;
   const deliver = createInbox();
   const sub = nc.subscribe(deliver);
   await failpoint("backup-snapshot-start");
@@ -90,6 +134,7 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
     throw apiFailure("snapshot", stream, resp.error);
   }
   const fd = openSync(file, "wx", 0o600);
+  const flush = earlyFlush ? new BackgroundFlush(fd, file) : undefined;
   const hash = createHash("sha256");
   let size = 0;
   let chunks = 0;
@@ -120,6 +165,7 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
       }
       let off = 0;
       while (off < m.data.length) off += writeSync(fd, m.data, off, m.data.length - off);
+      flush?.wrote(m.data.length);
       hash.update(m.data);
       size += m.data.length;
       chunks++;
@@ -134,8 +180,10 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
     if (status && !SNAPSHOT_DONE.includes(status.code)) throw incomplete(stream, `it ended with status ${status.code} ${status.description}`);
     if (unannounced > 1) throw incomplete(stream, `${unannounced} chunks arrived without the server's announcement`);
     await failpoint("backup-snapshot-close");
+    await flush?.drain();
     fsyncSync(fd);
   } catch (err) {
+    await flush?.drain().catch(() => undefined); // the fd is closed below: no flush may still use it
     if (err instanceof SagaError || err instanceof FailpointError) throw err;
     // The test-only switch takes what arrived as the whole stream: the partial backup this refusal prevents.
     if (!unsafe("ACCEPT_PARTIAL_SNAPSHOT")) throw incomplete(stream, `the connection failed mid-snapshot (${(err as Error).message})`);
