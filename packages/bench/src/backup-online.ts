@@ -22,7 +22,7 @@ import { rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { mintSpaceCreds, spaceAdd, spaceBackup, spaceRestore } from "@cotal/saga";
-import type { SnapshotTuning } from "@cotal/saga/maintenance";
+import type { RestoreOptions, SnapshotTuning } from "@cotal/saga/maintenance";
 import { deleteSpaceStreams } from "@cotal/saga/provision";
 import { loadSpaceAccount } from "@cotal/saga/root";
 import { parseArgs } from "./lib/args.js";
@@ -33,10 +33,12 @@ import { REPO_ROOT, writeResult } from "./lib/out.js";
 import { median, table } from "./lib/stats.js";
 
 /** The cotal variants a run can compare; "default" is what `cotal space backup` does. */
-const ARMS: Record<string, { what: string; tuning: SnapshotTuning }> = {
-  default: { what: "the streams in parallel, each file flushed as it grows, jsck", tuning: {} },
-  before: { what: "one stream at a time, the whole file fsynced after its end marker, jsck", tuning: { parallel: 1, snapshot: { earlyFlush: false } } },
-  "no-jsck": { what: "default without the server's checksum pass", tuning: { snapshot: { check: false } } },
+const ARMS: Record<string, { what: string; tuning: SnapshotTuning; upload: RestoreOptions }> = {
+  default: { what: "backup: the streams in parallel, each file flushed as it grows, jsck; restore: 4 chunks in flight", tuning: {}, upload: {} },
+  before: { what: "backup: one stream at a time, the whole file fsynced after its end marker, jsck; restore: one chunk per round trip", tuning: { parallel: 1, snapshot: { earlyFlush: false } }, upload: { inFlight: 1 } },
+  "in-flight-2": { what: "default, the restore with 2 chunks in flight", tuning: {}, upload: { inFlight: 2 } },
+  "in-flight-8": { what: "default, the restore with 8 chunks in flight", tuning: {}, upload: { inFlight: 8 } },
+  "no-jsck": { what: "default without the server's checksum pass", tuning: { snapshot: { check: false } }, upload: {} },
 };
 
 if (process.argv.includes("--help")) {
@@ -134,7 +136,7 @@ await runBench(async () => {
           else {
             cell.restore.push(
               await seconds(async () => {
-                const res = await spaceRestore({ root: r.root, space: "bench", from });
+                const res = await spaceRestore({ root: r.root, space: "bench", from, upload: ARMS[who]?.upload ?? {} });
                 cell.restorePhases.push((res as { phases?: Phases }).phases ?? []);
               }),
             );

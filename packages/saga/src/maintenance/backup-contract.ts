@@ -6,6 +6,7 @@
 import { spaceTemplate } from "../provision/template.js";
 import type { ProgressSink } from "./progress.js";
 import type { SnapshotTuning } from "./snapshot-set.js";
+import type { RestoreOptions } from "./stream-snapshot.js";
 
 export interface SpaceBackupOptions {
   root: string;
@@ -53,6 +54,8 @@ export interface SpaceRestoreOptions {
   yes?: boolean;
   /** Online only: the queued request this run serves (a job's id and enqueue time); its receipt makes a re-delivery a no-op. */
   requestId?: string;
+  /** Online only: how the snapshots are uploaded; not a CLI flag: the bench compares variants (BENCHMARKS.md). */
+  upload?: RestoreOptions;
 }
 
 export interface SpaceRestoreResult {

@@ -12,7 +12,7 @@ import { failpoint, type FailpointName } from "../failpoints.js";
 import { spaceTemplate } from "../provision/template.js";
 import type { BackupManifest, Checkpoints } from "./artifact.js";
 import type { MaintenanceProgress, ProgressSink } from "./progress.js";
-import { effectiveFirstSeq, restoreStream } from "./stream-snapshot.js";
+import { effectiveFirstSeq, restoreStream, type RestoreOptions } from "./stream-snapshot.js";
 
 /**
  * A stream the restore may replace: a ttl-class bucket (recreated empty anyway) or a freshly
@@ -48,6 +48,8 @@ export interface InstallHooks {
   streamFailpoint: FailpointName;
   installedFailpoint?: FailpointName;
   verifyFailed: (why: string) => SagaError;
+  /** How each snapshot is uploaded (stream-snapshot.ts; the bench compares variants). */
+  upload?: RestoreOptions;
 }
 
 /**
@@ -61,7 +63,7 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
   for (const s of m.streams) {
     hooks.onInstalling?.(s.name);
     await failpoint(hooks.streamFailpoint);
-    const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config: s.config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }));
+    const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config: s.config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }), hooks.upload);
     const st = (await jsm.streams.info(s.name)).state;
     for (const k of ["messages", "bytes", "first_seq", "last_seq", "consumer_count"] as const) {
       const differs = k === "first_seq" ? effectiveFirstSeq(st) !== effectiveFirstSeq(s.state) : st[k] !== s.state[k];

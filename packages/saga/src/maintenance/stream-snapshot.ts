@@ -80,14 +80,19 @@ export class BackgroundFlush {
   private inFlight: Promise<void> | undefined;
   private unflushed = 0;
   private failure: Error | undefined;
-  constructor(private readonly fd: number, private readonly file: string, private readonly every = FLUSH_EVERY) {}
+  constructor(
+    private readonly fd: number,
+    private readonly file: string,
+    private readonly every = FLUSH_EVERY,
+    private readonly sync: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void = fdatasync,
+  ) {}
 
   wrote(n: number): void {
     this.unflushed += n;
     if (this.unflushed < this.every || this.inFlight) return;
     this.unflushed = 0;
     this.inFlight = new Promise((done) =>
-      fdatasync(this.fd, (err) => {
+      this.sync(this.fd, (err) => {
         if (err) this.failure ??= err;
         this.inFlight = undefined;
         done();
@@ -205,26 +210,61 @@ export function restoreChunkSize(maxPayload: number | undefined): number {
 }
 
 /**
- * `$JS.API.STREAM.RESTORE.<stream>`: the reply names a deliver subject; each chunk is a request
- * the server acknowledges, and an empty request ends the upload and returns the stream's info.
+ * Upload chunks sent before the first of them is acknowledged. The server takes each restore chunk
+ * in order on the sending connection (written to its staging file or restore pipe, then acked), so
+ * a window keeps the link busy where one round trip per chunk left it idle under load
+ * (BENCHMARKS.md, "the restore's upload"); 4 × 1 MiB stays far under the 64 MiB a client may have pending.
  */
-export async function restoreStream(nc: NatsConnection, file: string, manifest: { stream: string; config: Record<string, unknown>; state: StreamState }, onBytes: (n: number) => void, chunk?: number): Promise<{ state: StreamState }> {
+export const RESTORE_IN_FLIGHT = 4;
+
+export interface RestoreOptions {
+  /** Bytes per upload chunk (default restoreChunkSize of the server's max_payload). */
+  chunkSize?: number;
+  /** Chunks awaiting the server's ack at once (default RESTORE_IN_FLIGHT; 1 = one round trip per chunk). */
+  inFlight?: number;
+}
+
+/**
+ * `$JS.API.STREAM.RESTORE.<stream>`: the reply names a deliver subject; each chunk is a request
+ * the server acknowledges with an empty reply (anything else is its refusal), up to `inFlight` at
+ * once, and an empty request ends the upload and returns the stream's info.
+ */
+export async function restoreStream(nc: NatsConnection, file: string, manifest: { stream: string; config: Record<string, unknown>; state: StreamState }, onBytes: (n: number) => void, opts: RestoreOptions = {}): Promise<{ state: StreamState }> {
   const { stream } = manifest;
-  const chunkSize = chunk ?? restoreChunkSize(nc.info?.max_payload);
+  const chunkSize = opts.chunkSize ?? restoreChunkSize(nc.info?.max_payload);
+  const window = Math.max(1, opts.inFlight ?? RESTORE_IN_FLIGHT);
   const resp = await api<{ deliver_subject: string }>(nc, `$JS.API.STREAM.RESTORE.${stream}`, { config: manifest.config, state: manifest.state });
   if (resp.error) throw apiFailure("restore", stream, resp.error);
+  // Every chunk's promise handles its own failure (none may reject unobserved); the first is kept.
+  let failure: SagaError | undefined;
+  const acked = (n: number) => (m: { data: Uint8Array; json: <T>() => T }) => {
+    if (m.data.length === 0) return onBytes(n);
+    let e: { code: number; err_code?: number; description: string } | undefined;
+    try {
+      e = m.json<{ error?: typeof e }>().error;
+    } catch {
+      // not JSON: 2.9.10 answers a failed write with a bare -ERR text
+    }
+    failure ??= apiFailure("restore", stream, e ?? { code: 500, description: new TextDecoder().decode(m.data).slice(0, 200) });
+  };
+  const lost = (err: unknown) => {
+    failure ??= new SagaError("snapshot-failed", `restore of ${stream}: a chunk was not acknowledged (${(err as Error).message})`, { next: RERUN, cause: err });
+  };
+  const pending: Promise<void>[] = [];
   const fd = openSync(file, "r");
   try {
-    const buf = Buffer.alloc(chunkSize);
-    for (;;) {
+    while (!failure) {
+      const buf = Buffer.allocUnsafe(chunkSize); // its own buffer: the chunks in flight must not be overwritten
       const n = readSync(fd, buf, 0, chunkSize, null);
       if (n === 0) break;
-      await nc.request(resp.deliver_subject, buf.subarray(0, n), { timeout: API_TIMEOUT_MS });
-      onBytes(n);
+      pending.push(nc.request(resp.deliver_subject, buf.subarray(0, n), { timeout: API_TIMEOUT_MS }).then(acked(n), lost));
+      if (pending.length >= window) await pending.shift();
     }
+    await Promise.all(pending);
   } finally {
     closeSync(fd);
   }
+  if (failure) throw failure;
   const done = await nc.request(resp.deliver_subject, new Uint8Array(0), { timeout: 120_000 });
   const info = done.json<{ state?: StreamState; error?: { code: number; err_code?: number; description: string } }>();
   if (info.error) throw apiFailure("restore", stream, info.error);
