@@ -9,6 +9,7 @@
  * --sibling-mb after the curve, a sibling space gets this much data and every size runs again
  * --alone-only no sibling pass
  * --arms       cotal variants, each backed up and restored from its own artifact (ARMS below)
+ * --natscli-check  also time `nats account backup --check` (the server's checksum pass, as cotal asks)
  *
  * Every run puts the arms and natscli back to back on the same streams, the order reversed on odd
  * runs; medians. Each arm's phases (the result's `phases`) are printed side by side, and the load
@@ -42,7 +43,7 @@ const ARMS: Record<string, { what: string; tuning: SnapshotTuning; upload: Resto
 };
 
 if (process.argv.includes("--help")) {
-  console.log(`usage: node packages/bench/dist/backup-online.js [--mb 16,64,256] [--sibling-mb 256] [--runs 3] [--alone-only] [--arms ${Object.keys(ARMS).join(",")}]`);
+  console.log(`usage: node packages/bench/dist/backup-online.js [--mb 16,64,256] [--sibling-mb 256] [--runs 3] [--alone-only] [--arms ${Object.keys(ARMS).join(",")}] [--natscli-check]`);
   for (const [name, a] of Object.entries(ARMS)) console.log(`  arm ${name}: ${a.what}`);
   process.exit(0);
 }
@@ -53,6 +54,8 @@ const siblingMb = args.int("sibling-mb", 256);
 const runs = args.int("runs", 3);
 const aloneOnly = args.flag("alone-only");
 const armNames = args.str("arms", "default").split(",").filter(Boolean);
+/** The natscli rows: plain (the reference of every ratio) and, with --natscli-check, with the checksum pass cotal asks for. */
+const peers = args.flag("natscli-check") ? ["natscli", "natscli --check"] : ["natscli"];
 for (const a of armNames) if (!ARMS[a]) throw new Error(`--arms: unknown arm ${a}; known: ${Object.keys(ARMS).join(", ")}`);
 const natsCli = process.env.NATS_CLI ?? execFileSync("bash", [join(REPO_ROOT, "infra", "nats-server.sh"), "cli-path"], { encoding: "utf8" }).trim();
 
@@ -108,16 +111,17 @@ await runBench(async () => {
       if (mb > filled) await fillEvents(r.started.url, r.layout, "bench", mb - filled);
       filled = Math.max(filled, mb);
       const load0 = loadavg()[0] ?? 0;
-      const cells = new Map<string, Cell>([...armNames, "natscli"].map((a) => [a, { backup: [], restore: [], backupPhases: [], restorePhases: [] }]));
+      const cells = new Map<string, Cell>([...armNames, ...peers].map((a) => [a, { backup: [], restore: [], backupPhases: [], restorePhases: [] }]));
       let artifactBytes = 0;
       for (let i = 0; i < runs; i++) {
-        const order = [...armNames, "natscli"];
+        const order = [...armNames, ...peers];
         if (i % 2 === 1) order.reverse();
         const dirs = new Map(order.map((who) => [who, join(r.root, "..", `${who}-${pass}-${mb}-${i}`)]));
         for (const who of order) {
           const cell = cells.get(who) as Cell;
           const out = dirs.get(who) as string;
           if (who === "natscli") cell.backup.push(await seconds(() => nats("account", "backup", "--force", out)));
+          else if (who === "natscli --check") cell.backup.push(await seconds(() => nats("account", "backup", "--force", "--check", out)));
           else {
             cell.backup.push(
               await seconds(async () => {
@@ -132,7 +136,7 @@ await runBench(async () => {
           const cell = cells.get(who) as Cell;
           const from = dirs.get(who) as string;
           await emptyNamespace(r, "bench");
-          if (who === "natscli") cell.restore.push(await seconds(() => nats("account", "restore", from)));
+          if (who.startsWith("natscli")) cell.restore.push(await seconds(() => nats("account", "restore", from)));
           else {
             cell.restore.push(
               await seconds(async () => {
@@ -146,7 +150,7 @@ await runBench(async () => {
       }
       const load1 = loadavg()[0] ?? 0;
       const peer = cells.get("natscli") as Cell;
-      const rows = [...armNames, "natscli"].map((who) => {
+      const rows = [...armNames, ...peers].map((who) => {
         const c = cells.get(who) as Cell;
         const b = median(c.backup);
         const s = median(c.restore);

@@ -81,6 +81,8 @@ export const UNSAFE_SWITCHES = [
   "TEMPLATE_REPLICAS_UNCHECKED",
   /** Any claim, a removal too, may commit on a cluster with a member that is down left behind (not only an add). */
   "CLUSTER_BEHIND_ANY_OP",
+  /** A backup's snapshots skip the server's checksum pass (`jsck`): a store with a corrupted message is backed up silently. */
+  "SKIP_STORE_CHECK",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

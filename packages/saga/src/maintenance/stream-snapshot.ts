@@ -123,7 +123,8 @@ export interface SnapshotOptions {
  * whether the snapshot completed. The bytes (tar + s2, opaque to us) go to `file`, fsynced.
  */
 export async function snapshotStream(nc: NatsConnection, stream: string, file: string, onBytes: (n: number) => void, opts: SnapshotOptions = {}): Promise<SnapshotFile> {
-  const { chunkSize = 128 * 1024, check = true, earlyFlush = true } = opts;
+  const { chunkSize = 128 * 1024, earlyFlush = true } = opts;
+  const check = (opts.check ?? true) && !unsafe("SKIP_STORE_CHECK");
   const deliver = createInbox();
   const sub = nc.subscribe(deliver);
   await failpoint("backup-snapshot-start");
