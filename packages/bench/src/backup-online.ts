@@ -37,6 +37,8 @@ import { median, table } from "./lib/stats.js";
 const ARMS: Record<string, { what: string; tuning: SnapshotTuning; upload: RestoreOptions }> = {
   default: { what: "backup: the streams in parallel, each file flushed as it grows, jsck; restore: 4 chunks of up to 1 MiB in flight", tuning: {}, upload: {} },
   before: { what: "backup: one stream at a time, the whole file fsynced after its end marker, jsck; restore: one 512 KiB chunk per round trip (half a tenant user's 1 MiB max_payload, as it was)", tuning: { parallel: 1, snapshot: { earlyFlush: false } }, upload: { inFlight: 1, chunkSize: 512 * 1024 } },
+  "no-early-flush": { what: "default, each snapshot file fsynced only after its end marker", tuning: { snapshot: { earlyFlush: false } }, upload: {} },
+  "upload-serial": { what: "default, the restore's 1 MiB chunks one per round trip", tuning: {}, upload: { inFlight: 1 } },
   "in-flight-2": { what: "default, the restore with 2 chunks in flight", tuning: {}, upload: { inFlight: 2 } },
   "in-flight-8": { what: "default, the restore with 8 chunks in flight", tuning: {}, upload: { inFlight: 8 } },
   "upload-64k": { what: "default, the restore in 64 KiB chunks (natscli's), 16 in flight", tuning: {}, upload: { chunkSize: 64 * 1024, inFlight: 16 } },
