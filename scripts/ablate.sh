@@ -20,6 +20,7 @@ ROWS=(
   "SKIP_NAME_VALIDATION|cli-foundation|invalid names on an existing root|name validation"
   "IGNORE_CORRUPT|cli-foundation|a corrupt account record makes up refuse|corrupt-record refusal"
   "ACCEPT_PARTIAL_SNAPSHOT|backup-faults|killed mid-snapshot|a snapshot counts only with the server's end marker"
+  "SKIP_STORE_CHECK|backup-online|a corrupted message in the store|a backup's snapshots pass the server's checksum check (jsck)"
   "IGNORE_STRAYS|strays|a server with no record|one server per store (unrecorded servers are found)"
   "WIDE_OBSERVER_INBOX|isolation|the authority buckets and others|per-cred \$SYS reply prefix"
   "WIDE_OBSERVER_REQUESTS|isolation|the authority buckets and others|\$SYS requests only about the own account"

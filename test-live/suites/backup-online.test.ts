@@ -1,8 +1,9 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, SurvivorWatcher } from "@cotal/harness";
 import { verifyArtifact, type OnlineBackupResult } from "@cotal/saga/maintenance";
+import { loadSpaceAccount } from "@cotal/saga/root";
 import { parseJson } from "../fixtures/live-root.js";
 import { revokesAll, toMono, twoSpaces } from "../fixtures/online.js";
 import { liveServer } from "../fixtures/server-version.js";
@@ -184,6 +185,32 @@ describe("online per-space backup", () => {
     expect(await connects(up.url, alpha)).toBe(false);
     ok(await r.cotal(["up", "--detach", "--port", String(r.port)]));
     expect(revokesAll(r, "alpha")).toBeUndefined();
+    expect(await connects(up.url, alpha)).toBe(true);
+  });
+
+  it("a corrupted message in the store refuses the backup with snapshot-failed (the server's checksum pass) and lifts the tenant; COTAL_TEST_UNSAFE_SKIP_STORE_CHECK backs it up silently", async () => {
+    const { r, up, alpha } = await twoSpaces("cotal-online-jsck-", 50);
+    const key = loadSpaceAccount(r.layout, "alpha")?.publicKey ?? "";
+    const blk = join(r.layout.storeDir, "jetstream", key, "streams", "cotal_events_alpha", "msgs", "1.blk");
+    // seedSpace's payloads are 2048 × "a": one byte flipped inside a payload breaks that message's checksum, not the framing
+    const bytes = readFileSync(blk);
+    const at = bytes.indexOf("a".repeat(64), Math.floor(bytes.length / 2));
+    expect(at).toBeGreaterThan(0);
+    bytes[at + 10] = "b".charCodeAt(0);
+    writeFileSync(blk, bytes);
+
+    // the ablation first (2.9.10's check also drops the bad message from the store): without the check the corrupted block is backed up, exit 0
+    const silent = join(r.root, "..", "alpha.unchecked");
+    ok(await r.cotal(["space", "backup", "alpha", "--out", silent], { env: { COTAL_TEST_UNSAFE_SKIP_STORE_CHECK: "1" } }));
+    expect(existsSync(join(silent, "manifest.json"))).toBe(true);
+
+    const out = join(r.root, "..", "alpha.checked");
+    const refused = await r.cotal(["space", "backup", "alpha", "--out", out]);
+    expect(refused.code, refused.stderr).toBe(6);
+    expect(refused.stderr).toMatch(/\[snapshot-failed\]/);
+    expect(refused.stderr).toMatch(/bad messages/);
+    expect(existsSync(join(out, "manifest.json"))).toBe(false);
+    expect(revokesAll(r, "alpha")).toBeUndefined(); // failed closed to lifted
     expect(await connects(up.url, alpha)).toBe(true);
   });
 });

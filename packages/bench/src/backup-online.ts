@@ -1,20 +1,29 @@
 /**
  * The online per-space backup and restore (issue 16) against natscli's `nats account backup` /
- * `nats account restore` on the same streams, in the same run, and against store size: the space
- * is backed up alone, then again next to a sibling holding `--sibling-mb` of its own data.
+ * `nats account restore` on the same streams, in the same run, and against store size.
  *
- *   node packages/bench/dist/backup-online.js [--mb 32] [--sibling-mb 256] [--runs 3]
+ *   node packages/bench/dist/backup-online.js [--mb 16,64,256] [--sibling-mb 256] [--runs 3]
+ *       [--alone-only] [--arms default,before,no-jsck]
  *
- * `--alone-only` runs the alone arm only (a size curve). Each cotal run also prints where its
- * time went, phase by phase (the result's `phases`), with the quiesce's and the lift's saga steps.
+ * --mb         sizes of the space's events stream (a curve; the stream is topped up between sizes)
+ * --sibling-mb after the curve, a sibling space gets this much data and every size runs again
+ * --alone-only no sibling pass
+ * --arms       cotal variants, each backed up and restored from its own artifact (ARMS below)
+ * --natscli-check  also time `nats account backup --check` (the server's checksum pass, as cotal asks)
+ *
+ * Every run puts the arms and natscli back to back on the same streams, the order reversed on odd
+ * runs; medians. Each arm's phases (the result's `phases`) are printed side by side, and the load
+ * average at the start and end of each size.
  *
  * natscli is the one `infra/nats-server.sh cli-path` prints (NATS_CLI overrides). Its backup also
- * carries the two KV buckets cotal leaves out (ttl class, empty here), so its bytes are a little more.
+ * carries the KV bucket cotal leaves out (ttl class, empty here), so its bytes are a little more.
  */
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { mintSpaceCreds, spaceAdd, spaceBackup, spaceRestore } from "@cotal/saga";
+import type { RestoreOptions, SnapshotTuning } from "@cotal/saga/maintenance";
 import { deleteSpaceStreams } from "@cotal/saga/provision";
 import { loadSpaceAccount } from "@cotal/saga/root";
 import { parseArgs } from "./lib/args.js";
@@ -22,13 +31,37 @@ import { runBench } from "./lib/cleanup.js";
 import { fillEvents } from "./lib/fill-events.js";
 import { startCotalRoot, type BenchRoot } from "./lib/cotal-root.js";
 import { REPO_ROOT, writeResult } from "./lib/out.js";
-import { median, round, table } from "./lib/stats.js";
+import { median, table } from "./lib/stats.js";
+
+/** The cotal variants a run can compare; "default" is what `cotal space backup` does. */
+const ARMS: Record<string, { what: string; tuning: SnapshotTuning; upload: RestoreOptions }> = {
+  default: { what: "backup: the streams in parallel, each file flushed as it grows, jsck; restore: 4 chunks of up to 1 MiB in flight", tuning: {}, upload: {} },
+  before: { what: "backup: one stream at a time, the whole file fsynced after its end marker, jsck; restore: one 512 KiB chunk per round trip (half a tenant user's 1 MiB max_payload, as it was)", tuning: { parallel: 1, snapshot: { earlyFlush: false } }, upload: { inFlight: 1, chunkSize: 512 * 1024 } },
+  "no-early-flush": { what: "default, each snapshot file fsynced only after its end marker", tuning: { snapshot: { earlyFlush: false } }, upload: {} },
+  "upload-serial": { what: "default, the restore's 1 MiB chunks one per round trip", tuning: {}, upload: { inFlight: 1 } },
+  "in-flight-2": { what: "default, the restore with 2 chunks in flight", tuning: {}, upload: { inFlight: 2 } },
+  "in-flight-8": { what: "default, the restore with 8 chunks in flight", tuning: {}, upload: { inFlight: 8 } },
+  "upload-64k": { what: "default, the restore in 64 KiB chunks (natscli's), 16 in flight", tuning: {}, upload: { chunkSize: 64 * 1024, inFlight: 16 } },
+  "upload-512k": { what: "default, the restore in 512 KiB chunks, 4 in flight", tuning: {}, upload: { chunkSize: 512 * 1024, inFlight: 4 } },
+  "upload-128k": { what: "default, the restore in 128 KiB chunks, 8 in flight", tuning: {}, upload: { chunkSize: 128 * 1024, inFlight: 8 } },
+  "no-jsck": { what: "default without the server's checksum pass", tuning: { snapshot: { check: false } }, upload: {} },
+};
+
+if (process.argv.includes("--help")) {
+  console.log(`usage: node packages/bench/dist/backup-online.js [--mb 16,64,256] [--sibling-mb 256] [--runs 3] [--alone-only] [--arms ${Object.keys(ARMS).join(",")}] [--natscli-check]`);
+  for (const [name, a] of Object.entries(ARMS)) console.log(`  arm ${name}: ${a.what}`);
+  process.exit(0);
+}
 
 const args = parseArgs();
-const mb = args.int("mb", 32);
+const sizes = [...args.list("mb", [32])].sort((a, b) => a - b);
 const siblingMb = args.int("sibling-mb", 256);
 const runs = args.int("runs", 3);
 const aloneOnly = args.flag("alone-only");
+const armNames = args.str("arms", "default").split(",").filter(Boolean);
+/** The natscli rows: plain (the reference of every ratio) and, with --natscli-check, with the checksum pass cotal asks for. */
+const peers = args.flag("natscli-check") ? ["natscli", "natscli --check"] : ["natscli"];
+for (const a of armNames) if (!ARMS[a]) throw new Error(`--arms: unknown arm ${a}; known: ${Object.keys(ARMS).join(", ")}`);
 const natsCli = process.env.NATS_CLI ?? execFileSync("bash", [join(REPO_ROOT, "infra", "nats-server.sh"), "cli-path"], { encoding: "utf8" }).trim();
 
 const seconds = async (fn: () => Promise<unknown> | unknown): Promise<number> => {
@@ -36,7 +69,6 @@ const seconds = async (fn: () => Promise<unknown> | unknown): Promise<number> =>
   await fn();
   return Number(process.hrtime.bigint() - t0) / 1e9;
 };
-
 
 async function emptyNamespace(r: BenchRoot, space: string): Promise<void> {
   const account = loadSpaceAccount(r.layout, space);
@@ -46,100 +78,101 @@ async function emptyNamespace(r: BenchRoot, space: string): Promise<void> {
 
 type Phases = { phase: string; ms: number }[];
 
-/** One run's phases summed by name (a saga step may run twice in one saga, on a resume). */
-function byPhase(phases: Phases | undefined): Map<string, number> {
+/** One run's top-level phases summed by name (a saga's steps are left out: the saga's own row holds them). */
+function byPhase(phases: Phases): Map<string, number> {
   const out = new Map<string, number>();
-  for (const p of phases ?? []) out.set(p.phase, (out.get(p.phase) ?? 0) + p.ms);
+  for (const p of phases) if (!p.phase.includes(": ")) out.set(p.phase, (out.get(p.phase) ?? 0) + p.ms);
   return out;
 }
 
-/** Median ms of every phase over the runs, in the order the first run met them; saga steps indented under their phase. */
-function phaseRows(runs: Phases[]): string[][] {
-  const maps = runs.map(byPhase);
-  const names = [...new Set(runs.flatMap((r) => r.map((p) => p.phase)))];
-  const top = names.filter((n) => !n.includes(": "));
-  const total = median(maps.map((m) => [...m].filter(([n]) => !n.includes(": ")).reduce((a, [, v]) => a + v, 0)));
-  return top.flatMap((n) => {
-    const row = (name: string, label: string) => {
-      const ms = median(maps.map((m) => m.get(name) ?? 0));
-      return [label, ms.toFixed(0), `${((100 * ms) / total).toFixed(0)} %`];
-    };
-    return [row(n, n), ...names.filter((s) => s.startsWith(`${n}: `)).map((s) => row(s, `  ${s.slice(n.length + 2)}`))];
-  }).concat([["total", total.toFixed(0), "100 %"]]);
+/** Median ms of every phase over the runs, one column per arm, in the order the first arm met them. */
+function phaseRows(perArm: Phases[][]): string[][] {
+  const maps = perArm.map((runsOf) => runsOf.map(byPhase));
+  const names = [...new Set(perArm.flatMap((runsOf) => runsOf.flatMap((r) => [...byPhase(r).keys()])))];
+  const cell = (arm: Map<string, number>[], name?: string) => median(arm.map((m) => (name ? (m.get(name) ?? 0) : [...m.values()].reduce((a, b) => a + b, 0)))).toFixed(0);
+  return [...names.map((n) => [n, ...maps.map((arm) => cell(arm, n))]), ["total", ...maps.map((arm) => cell(arm))]];
 }
 
-interface Arm {
-  cotalBackup: number[];
-  natsBackup: number[];
-  cotalRestore: number[];
-  natsRestore: number[];
+interface Cell {
+  backup: number[];
+  restore: number[];
   backupPhases: Phases[];
   restorePhases: Phases[];
 }
 
 await runBench(async () => {
+  const maxMb = sizes[sizes.length - 1] ?? 32;
   const r = await startCotalRoot("backup-online");
-  await spaceAdd({ root: r.root, names: ["bench", "sibling"], quota: { disk: (mb + siblingMb + 64) * 1024 * 1024 } });
-  await fillEvents(r.started.url, r.layout, "bench", mb);
+  await spaceAdd({ root: r.root, names: ["bench", "sibling"], quota: { disk: (maxMb + siblingMb + 64) * 1024 * 1024 } });
   const creds = mintSpaceCreds({ root: r.root, space: "bench", user: "natscli", admin: true, out: join(r.root, "..", "natscli.creds") }).path;
   const nats = (...a: string[]) => execFileSync(natsCli, ["--server", r.started.url, "--creds", creds, ...a], { stdio: ["ignore", "ignore", "pipe"] });
-
-  const arm0 = (): Arm => ({ cotalBackup: [], natsBackup: [], cotalRestore: [], natsRestore: [], backupPhases: [], restorePhases: [] });
-  const arms: Record<"alone" | "sibling", Arm> = { alone: arm0(), sibling: arm0() };
-  let artifactBytes = 0;
-  // --alone-only: no sibling arm (a size curve).
-  const armNames = !aloneOnly ? (["alone", "sibling"] as const) : (["alone"] as const);
-  for (const arm of armNames) {
-    if (arm === "sibling") await fillEvents(r.started.url, r.layout, "sibling", siblingMb);
-    for (let i = 0; i < runs; i++) {
-      const out = join(r.root, "..", `cotal-${arm}-${i}`);
-      const peer = join(r.root, "..", `natscli-${arm}-${i}`);
-      // The two arms run back to back on the same streams, alternating which goes first.
-      const order = i % 2 === 0 ? ["cotal", "nats"] : ["nats", "cotal"];
-      for (const who of order) {
-        if (who === "cotal") {
-          arms[arm].cotalBackup.push(
-            await seconds(async () => {
-              const res = await spaceBackup({ root: r.root, space: "bench", out });
-              artifactBytes = res.bytes;
-              arms[arm].backupPhases.push((res as { phases?: Phases }).phases ?? []);
-            }),
-          );
+  const results: Record<string, unknown>[] = [];
+  let filled = 0;
+  const aloneBackup = new Map<number, number>();
+  const passes = aloneOnly ? (["alone"] as const) : (["alone", "sibling"] as const);
+  for (const pass of passes) {
+    if (pass === "sibling") await fillEvents(r.started.url, r.layout, "sibling", siblingMb);
+    for (const mb of sizes) {
+      if (mb > filled) await fillEvents(r.started.url, r.layout, "bench", mb - filled);
+      filled = Math.max(filled, mb);
+      const load0 = loadavg()[0] ?? 0;
+      const cells = new Map<string, Cell>([...armNames, ...peers].map((a) => [a, { backup: [], restore: [], backupPhases: [], restorePhases: [] }]));
+      let artifactBytes = 0;
+      for (let i = 0; i < runs; i++) {
+        const order = [...armNames, ...peers];
+        if (i % 2 === 1) order.reverse();
+        const dirs = new Map(order.map((who) => [who, join(r.root, "..", `${who}-${pass}-${mb}-${i}`)]));
+        for (const who of order) {
+          const cell = cells.get(who) as Cell;
+          const out = dirs.get(who) as string;
+          if (who === "natscli") cell.backup.push(await seconds(() => nats("account", "backup", "--force", out)));
+          else if (who === "natscli --check") cell.backup.push(await seconds(() => nats("account", "backup", "--force", "--check", out)));
+          else {
+            cell.backup.push(
+              await seconds(async () => {
+                const res = await spaceBackup({ root: r.root, space: "bench", out, tuning: ARMS[who]?.tuning ?? {} });
+                artifactBytes = res.bytes;
+                cell.backupPhases.push((res as { phases?: Phases }).phases ?? []);
+              }),
+            );
+          }
         }
-        else arms[arm].natsBackup.push(await seconds(() => nats("account", "backup", "--force", peer)));
-      }
-      for (const who of order) {
-        await emptyNamespace(r, "bench");
-        if (who === "cotal") {
-          arms[arm].cotalRestore.push(
-            await seconds(async () => {
-              const res = await spaceRestore({ root: r.root, space: "bench", from: out });
-              arms[arm].restorePhases.push((res as { phases?: Phases }).phases ?? []);
-            }),
-          );
+        for (const who of order) {
+          const cell = cells.get(who) as Cell;
+          const from = dirs.get(who) as string;
+          await emptyNamespace(r, "bench");
+          if (who.startsWith("natscli")) cell.restore.push(await seconds(() => nats("account", "restore", from)));
+          else {
+            cell.restore.push(
+              await seconds(async () => {
+                const res = await spaceRestore({ root: r.root, space: "bench", from, upload: ARMS[who]?.upload ?? {} });
+                cell.restorePhases.push((res as { phases?: Phases }).phases ?? []);
+              }),
+            );
+          }
         }
-        else arms[arm].natsRestore.push(await seconds(() => nats("account", "restore", peer)));
+        for (const d of dirs.values()) rmSync(d, { recursive: true, force: true });
       }
-      rmSync(out, { recursive: true, force: true });
-      rmSync(peer, { recursive: true, force: true });
+      const load1 = loadavg()[0] ?? 0;
+      const peer = cells.get("natscli") as Cell;
+      const rows = [...armNames, ...peers].map((who) => {
+        const c = cells.get(who) as Cell;
+        const b = median(c.backup);
+        const s = median(c.restore);
+        return [who, `${b.toFixed(3)} s (${(mb / b).toFixed(0)} MB/s)`, (median(peer.backup) / b).toFixed(2), `${s.toFixed(3)} s (${(mb / s).toFixed(0)} MB/s)`, (median(peer.restore) / s).toFixed(2)];
+      });
+      const label = pass === "alone" ? `${mb} MB alone` : `${mb} MB next to a ${siblingMb} MB sibling`;
+      console.log(`\n${label}: artifact ${(artifactBytes / 1_048_576).toFixed(1)} MB; ${runs} run(s), medians; load average ${load0.toFixed(1)} → ${load1.toFixed(1)}`);
+      console.log(table(["arm", "backup", "÷ natscli (throughput)", "restore", "÷ natscli (throughput)"], rows));
+      console.log(`\nwhere cotal's online backup goes (${label}, median ms)`);
+      console.log(table(["phase", ...armNames], phaseRows(armNames.map((a) => (cells.get(a) as Cell).backupPhases))));
+      console.log(`\nwhere cotal's online restore goes (${label}, median ms)`);
+      console.log(table(["phase", ...armNames], phaseRows(armNames.map((a) => (cells.get(a) as Cell).restorePhases))));
+      const first = median((cells.get(armNames[0] ?? "default") as Cell).backup);
+      if (pass === "alone") aloneBackup.set(mb, first);
+      else console.log(`\ncotal backup (${armNames[0]}) next to the ${siblingMb} MB sibling ÷ alone at ${mb} MB: ${(first / (aloneBackup.get(mb) ?? Number.NaN)).toFixed(2)} (target ≤ 1.2)`);
+      results.push({ pass, mb, artifactBytes, load: [load0, load1], cells: Object.fromEntries(cells) });
     }
   }
-
-  const m = (xs: number[]) => median(xs);
-  const mbps = (s: number) => `${(mb / s).toFixed(1)} MB/s`;
-  const rows = armNames.flatMap((arm) => [
-    [`backup, ${arm === "alone" ? "alone" : `next to ${siblingMb} MB`}`, `${m(arms[arm].cotalBackup).toFixed(2)} s (${mbps(m(arms[arm].cotalBackup))})`, `${m(arms[arm].natsBackup).toFixed(2)} s (${mbps(m(arms[arm].natsBackup))})`, (m(arms[arm].natsBackup) / m(arms[arm].cotalBackup)).toFixed(2)],
-    [`restore, ${arm === "alone" ? "alone" : `next to ${siblingMb} MB`}`, `${m(arms[arm].cotalRestore).toFixed(2)} s (${mbps(m(arms[arm].cotalRestore))})`, `${m(arms[arm].natsRestore).toFixed(2)} s (${mbps(m(arms[arm].natsRestore))})`, (m(arms[arm].natsRestore) / m(arms[arm].cotalRestore)).toFixed(2)],
-  ]);
-  console.log(`space bench: ${mb} MB of 16 KiB random events; artifact ${(artifactBytes / 1_048_576).toFixed(1)} MB; ${runs} run(s) per arm, medians`);
-  console.log(table(["what", "cotal (online)", "nats account backup/restore", "cotal throughput ÷ natscli's"], rows));
-  const siblingRatio = aloneOnly ? Number.NaN : m(arms.sibling.cotalBackup) / m(arms.alone.cotalBackup);
-  for (const arm of armNames) {
-    console.log(`\nwhere cotal's online backup goes (${arm}, median ms over ${runs} run(s); saga steps indented under their saga)`);
-    console.log(table(["phase", "ms", "share"], phaseRows(arms[arm].backupPhases)));
-    console.log(`\nwhere cotal's online restore goes (${arm}, median ms over ${runs} run(s))`);
-    console.log(table(["phase", "ms", "share"], phaseRows(arms[arm].restorePhases)));
-  }
-  if (!aloneOnly) console.log(`cotal backup next to a ${siblingMb} MB sibling ÷ alone: ${siblingRatio.toFixed(2)} (target ≤ 1.2)`);
-  writeResult("backup-online", { mb, siblingMb, runs, artifactBytes, arms, ...(aloneOnly ? {} : { siblingRatio: round(siblingRatio, 3) }) });
+  writeResult("backup-online", { sizes, siblingMb: aloneOnly ? 0 : siblingMb, runs, arms: armNames, results });
 });

@@ -58,10 +58,10 @@ await runBench(async () => {
   for (const [chunk, check] of [[128, true], [128, false], [1024, false]] as const) {
     variants.push({
       label: `cotal, ${chunk} KiB chunks${check ? ", jsck" : ""}`,
-      backup: async (dir) => (last = await snapshotStream(nc, STREAM, join(dir, "s.tar.s2"), () => undefined, chunk * 1024, check)),
+      backup: async (dir) => (last = await snapshotStream(nc, STREAM, join(dir, "s.tar.s2"), () => undefined, { chunkSize: chunk * 1024, check })),
       restore: async (dir) => {
         if (!last) throw new Error("no snapshot");
-        await restoreStream(nc, join(dir, "s.tar.s2"), { stream: STREAM, config: last.config, state: last.state }, () => undefined, chunk * 1024);
+        await restoreStream(nc, join(dir, "s.tar.s2"), { stream: STREAM, config: last.config, state: last.state }, () => undefined, { chunkSize: chunk * 1024, inFlight: 1 });
       },
     });
   }

@@ -93,6 +93,8 @@ export const UNSAFE_SWITCHES = [
   "NODE_APPLY_UNFENCED",
   /** `cotal node run` lets its node run the whole committed list while a pending claim removes tenants from it. */
   "NODE_ADMITS_PENDING_REMOVES",
+  /** A backup's snapshots skip the server's checksum pass (`jsck`): a store with a corrupted message is backed up silently. */
+  "SKIP_STORE_CHECK",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

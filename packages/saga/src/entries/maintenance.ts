@@ -8,4 +8,5 @@ export type { CutEntry } from "../maintenance/journal.js";
 export { verifyArtifact } from "../maintenance/artifact.js";
 export type { OnlineBackupResult } from "../maintenance/online-backup.js";
 export { quiescedCount } from "../maintenance/quiesce.js";
-export { restoreStream, snapshotStream, type SnapshotFile } from "../maintenance/stream-snapshot.js";
+export { restoreStream, snapshotStream, type RestoreOptions, type SnapshotFile, type SnapshotOptions } from "../maintenance/stream-snapshot.js";
+export type { SnapshotTuning } from "../maintenance/snapshot-set.js";

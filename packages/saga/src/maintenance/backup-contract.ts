@@ -5,6 +5,8 @@
  */
 import { spaceTemplate } from "../provision/template.js";
 import type { ProgressSink } from "./progress.js";
+import type { SnapshotTuning } from "./snapshot-set.js";
+import type { RestoreOptions } from "./stream-snapshot.js";
 
 export interface SpaceBackupOptions {
   root: string;
@@ -15,6 +17,8 @@ export interface SpaceBackupOptions {
   onNotice?: (message: string) => void;
   /** "offline": refuse unless a ready cut holds the stopped store; default: online when the broker runs. */
   mode?: "online" | "offline";
+  /** Online only: how the snapshots are read; not a CLI flag: the bench compares variants (BENCHMARKS.md). */
+  tuning?: SnapshotTuning;
 }
 
 export interface SpaceBackupResult {
@@ -50,6 +54,8 @@ export interface SpaceRestoreOptions {
   yes?: boolean;
   /** Online only: the queued request this run serves (a job's id and enqueue time); its receipt makes a re-delivery a no-op. */
   requestId?: string;
+  /** Online only: how the snapshots are uploaded; not a CLI flag: the bench compares variants (BENCHMARKS.md). */
+  upload?: RestoreOptions;
 }
 
 export interface SpaceRestoreResult {

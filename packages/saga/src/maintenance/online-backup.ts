@@ -127,7 +127,7 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
       const st = lstatSync(out);
       updateQuiesce(layout, lock, attemptId, { stage: "snapshotting", outIno: { dev: st.dev, ino: st.ino } });
       const set = await snapshotDurableStreams(nc, jsm, out, durable, progress, (name, before, after) =>
-        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages) although its tenant is quiesced`, { next: `cotal space backup ${space} --out ${out}   # run it again` }));
+        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages) although its tenant is quiesced`, { next: `cotal space backup ${space} --out ${out}   # run it again` }), opts.tuning);
       const snapshotsDoneAt = Date.now();
       clock.lap("snapshots");
       // The same streams, unchanged, after the last snapshot: nothing wrote while we read.

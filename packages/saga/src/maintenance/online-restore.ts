@@ -215,6 +215,7 @@ async function restoreOnline(opts: OnlineRestoreOptions, clock: PhaseClock): Pro
           installedFailpoint: "restore-online-installed",
           verifyFailed: (why) => new SagaError("restore-verify-failed", `the online restore of space ${space} did not reproduce the artifact: ${why}`, { next: `${rerun}   # run it again`, details: { reason: why } }),
           replicas: tenantReplicasOf(clusterOf(layout, loadSettings(layout))),
+          ...(opts.upload ? { upload: opts.upload } : {}),
         });
         clock.lap("restore and verify");
         return gone;

@@ -12,7 +12,7 @@ import { failpoint, type FailpointName } from "../failpoints.js";
 import { spaceTemplate } from "../provision/template.js";
 import type { BackupManifest, Checkpoints } from "./artifact.js";
 import type { MaintenanceProgress, ProgressSink } from "./progress.js";
-import { effectiveFirstSeq, restoreStream } from "./stream-snapshot.js";
+import { effectiveFirstSeq, restoreStream, type RestoreOptions } from "./stream-snapshot.js";
 
 /**
  * A stream the restore may replace: a ttl-class bucket (recreated empty anyway) or a freshly
@@ -50,6 +50,8 @@ export interface InstallHooks {
   verifyFailed: (why: string) => SagaError;
   /** The root's tenant replicas (docs/cluster.md): each stream is re-created at it, whatever the artifact's root had. */
   replicas?: number;
+  /** How each snapshot is uploaded (stream-snapshot.ts; the bench compares variants). */
+  upload?: RestoreOptions;
 }
 
 /**
@@ -64,7 +66,7 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
     hooks.onInstalling?.(s.name);
     await failpoint(hooks.streamFailpoint);
     const config = hooks.replicas === undefined ? s.config : { ...s.config, num_replicas: hooks.replicas };
-    const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }));
+    const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }), hooks.upload);
     const st = (await jsm.streams.info(s.name)).state;
     for (const k of ["messages", "bytes", "first_seq", "last_seq", "consumer_count"] as const) {
       const differs = k === "first_seq" ? effectiveFirstSeq(st) !== effectiveFirstSeq(s.state) : st[k] !== s.state[k];

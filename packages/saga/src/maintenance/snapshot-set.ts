@@ -9,10 +9,11 @@ import type { JetStreamManager, StreamInfo } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
-import { writeJsonAtomic } from "../root/secret-files.js";
+import { fsyncDir, writeJsonAtomic } from "../root/secret-files.js";
 import { ARTIFACT_FORMAT, CHECKPOINTS_FILE, MANIFEST_FILE, sha256File, type BackupManifest, type Checkpoints, type ConsumerCheckpoint, type ManifestStream } from "./artifact.js";
 import type { ProgressSink } from "./progress.js";
-import { snapshotStream } from "./stream-snapshot.js";
+import { snapshotStream, type SnapshotOptions } from "./stream-snapshot.js";
+import { mapPaced } from "../pool.js";
 
 export interface SnapshotSet {
   streams: ManifestStream[];
@@ -35,26 +36,42 @@ export async function checkpointsOf(jsm: JetStreamManager, stream: string): Prom
   return out.sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
+/** How the set is read: the bench compares these (BENCHMARKS.md, "the transfer"); the defaults are what backups use. */
+export interface SnapshotTuning {
+  /** Streams snapshotted at once (each is one server-side snapshot and its own flow-control window). */
+  parallel?: number;
+  /** Per snapshot: the server's checksum pass and the background flush (stream-snapshot.ts). */
+  snapshot?: SnapshotOptions;
+}
+
+/** A space has two durable template streams; a tenant's own streams beyond them wait for a slot. */
+const SNAPSHOT_PARALLEL = 3;
+
 /**
- * Snapshots `durable` into `out/streams/` (the dir `out` must exist). A snapshot that did not see
- * exactly the state listed before it is refused with the caller's `changed` error: the artifact
- * would not be the space at one moment.
+ * Snapshots `durable` into `out/streams/` (the dir `out` must exist), up to `parallel` at once, the
+ * set in `durable`'s order whatever finished first; every snapshot has ended (completed or failed)
+ * before this returns or throws, so a caller's clean-up never races a writer. A snapshot that did
+ * not see exactly the state listed before it is refused with the caller's `changed` error: the
+ * artifact would not be the space at one moment.
  */
-export async function snapshotDurableStreams(nc: NatsConnection, jsm: JetStreamManager, out: string, durable: readonly StreamInfo[], progress: ProgressSink, changed: (stream: string, before: number, after: number) => SagaError): Promise<SnapshotSet> {
-  mkdirSync(join(out, "streams"), { mode: 0o700 });
+export async function snapshotDurableStreams(nc: NatsConnection, jsm: JetStreamManager, out: string, durable: readonly StreamInfo[], progress: ProgressSink, changed: (stream: string, before: number, after: number) => SagaError, tuning: SnapshotTuning = {}): Promise<SnapshotSet> {
+  const dir = join(out, "streams");
+  mkdirSync(dir, { mode: 0o700 });
   const total = durable.reduce((n, i) => n + i.state.bytes, 0);
   let done = 0;
-  const set: SnapshotSet = { streams: [], files: [], consumers: [] };
-  for (const info of durable) {
+  const consumers: ConsumerCheckpoint[] = [];
+  for (const info of durable) consumers.push(...(await checkpointsOf(jsm, info.config.name)));
+  const one = async (info: StreamInfo) => {
     const name = info.config.name;
-    set.consumers.push(...(await checkpointsOf(jsm, name)));
     const rel = `streams/${name}.snap`;
-    const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }));
+    const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }), tuning.snapshot);
     if (snap.state.messages !== info.state.messages || snap.state.last_seq !== info.state.last_seq) throw changed(name, info.state.messages, snap.state.messages);
-    set.streams.push({ name, class: "durable", file: rel, config: snap.config, state: snap.state });
-    set.files.push({ path: rel, size: snap.size, sha256: snap.sha256 });
-  }
-  return set;
+    return { stream: { name, class: "durable" as const, file: rel, config: snap.config, state: snap.state }, file: { path: rel, size: snap.size, sha256: snap.sha256 } };
+  };
+  // mapPaced: on a failure nothing new starts and the snapshots in flight settle before it rejects.
+  const got = await mapPaced(durable, () => tuning.parallel ?? SNAPSHOT_PARALLEL, one);
+  fsyncDir(dir); // each file is fsynced; their names in streams/ are durable before the manifest names them
+  return { streams: got.map((g) => g.stream), files: got.map((g) => g.file), consumers };
 }
 
 /** checkpoints.json, then (after the `backup-manifest` failpoint) manifest.json: the completion marker, last. */

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, fdatasync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { RERUN, SagaError } from "../errors.js";
 import { FailpointError, failpoint } from "../failpoints.js";
@@ -67,14 +67,64 @@ function incomplete(stream: string, why: string): SagaError {
   });
 }
 
+/** Bytes written between two background flushes of a snapshot file. */
+const FLUSH_EVERY = 8 * 1024 * 1024;
+
+/**
+ * Flushes a growing file in libuv's pool while chunks keep arriving, so the fsync before the
+ * manifest finds little left to write (BENCHMARKS.md: 64 MB left ~33 ms of fsync after the last
+ * chunk). A background flush's error is kept and thrown by `drain`: the kernel reports a write-back
+ * error once, so the final fsync alone could miss it.
+ */
+export class BackgroundFlush {
+  private inFlight: Promise<void> | undefined;
+  private unflushed = 0;
+  private failure: Error | undefined;
+  constructor(
+    private readonly fd: number,
+    private readonly file: string,
+    private readonly every = FLUSH_EVERY,
+    private readonly sync: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void = fdatasync,
+  ) {}
+
+  wrote(n: number): void {
+    this.unflushed += n;
+    if (this.unflushed < this.every || this.inFlight) return;
+    this.unflushed = 0;
+    this.inFlight = new Promise((done) =>
+      this.sync(this.fd, (err) => {
+        if (err) this.failure ??= err;
+        this.inFlight = undefined;
+        done();
+      }),
+    );
+  }
+
+  /** Waits for the flush in flight (the fd must stay open until then); throws a flush's error. */
+  async drain(): Promise<void> {
+    await this.inFlight;
+    if (this.failure) throw new SagaError("snapshot-failed", `writing ${this.file} failed: ${this.failure.message}; no manifest was written`, { next: RERUN, cause: this.failure });
+  }
+}
+
+export interface SnapshotOptions {
+  /** The server's chunk (128 KiB: the mid-stream failpoint cells count 16 of them). */
+  chunkSize?: number;
+  /** `jsck`: the server verifies every message's checksum before it sends a byte (a corrupted store is refused, not backed up). */
+  check?: boolean;
+  /** Flush the file in the background as it grows (BackgroundFlush); else all of it after the end marker. */
+  earlyFlush?: boolean;
+}
+
 /**
  * `$JS.API.STREAM.SNAPSHOT.<stream>` (nats.js 3.x has no client for it): chunks arrive on our
  * deliver subject, each acknowledged by replying to its reply subject (the server stops sending when
  * too many bytes are unacked: flow control); the end is an empty message whose status header says
  * whether the snapshot completed. The bytes (tar + s2, opaque to us) go to `file`, fsynced.
- * `check` asks the server to verify every message's checksum first (`jsck`; the bench times both).
  */
-export async function snapshotStream(nc: NatsConnection, stream: string, file: string, onBytes: (n: number) => void, chunkSize = 128 * 1024, check = true): Promise<SnapshotFile> {
+export async function snapshotStream(nc: NatsConnection, stream: string, file: string, onBytes: (n: number) => void, opts: SnapshotOptions = {}): Promise<SnapshotFile> {
+  const { chunkSize = 128 * 1024, earlyFlush = true } = opts;
+  const check = (opts.check ?? true) && !unsafe("SKIP_STORE_CHECK");
   const deliver = createInbox();
   const sub = nc.subscribe(deliver);
   await failpoint("backup-snapshot-start");
@@ -90,6 +140,7 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
     throw apiFailure("snapshot", stream, resp.error);
   }
   const fd = openSync(file, "wx", 0o600);
+  const flush = earlyFlush ? new BackgroundFlush(fd, file) : undefined;
   const hash = createHash("sha256");
   let size = 0;
   let chunks = 0;
@@ -120,6 +171,7 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
       }
       let off = 0;
       while (off < m.data.length) off += writeSync(fd, m.data, off, m.data.length - off);
+      flush?.wrote(m.data.length);
       hash.update(m.data);
       size += m.data.length;
       chunks++;
@@ -134,8 +186,10 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
     if (status && !SNAPSHOT_DONE.includes(status.code)) throw incomplete(stream, `it ended with status ${status.code} ${status.description}`);
     if (unannounced > 1) throw incomplete(stream, `${unannounced} chunks arrived without the server's announcement`);
     await failpoint("backup-snapshot-close");
+    await flush?.drain();
     fsyncSync(fd);
   } catch (err) {
+    await flush?.drain().catch(() => undefined); // the fd is closed below: no flush may still use it
     if (err instanceof SagaError || err instanceof FailpointError) throw err;
     // The test-only switch takes what arrived as the whole stream: the partial backup this refusal prevents.
     if (!unsafe("ACCEPT_PARTIAL_SNAPSHOT")) throw incomplete(stream, `the connection failed mid-snapshot (${(err as Error).message})`);
@@ -148,35 +202,71 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
 }
 
 /**
- * The upload's chunk: each is one request the server acks before the next goes, so the round trips,
- * not the bytes, bound a restore at 128 KiB (BENCHMARKS.md: 0.5× natscli; 1 MiB: 1.4×). 1 MiB, or
- * half the server's max_payload where that is smaller (the chunk boundaries mean nothing to the server).
+ * The upload's chunk: the server's cost is per chunk, so larger is faster (BENCHMARKS.md: 64 KiB
+ * 0.43×, 128 KiB 0.57×, 512 KiB 0.64× natscli at 256 MB): 1 MiB, or the whole max_payload where
+ * that is smaller (a chunk carries no headers, so the payload alone counts; the boundaries mean
+ * nothing to the server).
  */
 export function restoreChunkSize(maxPayload: number | undefined): number {
-  return Math.max(1024, Math.min(1024 * 1024, Math.floor((maxPayload ?? 1024 * 1024) / 2)));
+  return Math.max(1024, Math.min(1024 * 1024, maxPayload ?? 1024 * 1024));
+}
+
+/**
+ * Upload chunks sent before the first of them is acknowledged. The server takes each restore chunk
+ * in order on the sending connection (written to its staging file or restore pipe, then acked), so
+ * a window keeps the link busy where one round trip per chunk left it idle under load
+ * (BENCHMARKS.md, "the restore's upload"); 4 × 1 MiB stays far under the 64 MiB a client may have pending.
+ */
+export const RESTORE_IN_FLIGHT = 4;
+
+export interface RestoreOptions {
+  /** Bytes per upload chunk (default restoreChunkSize of the server's max_payload). */
+  chunkSize?: number;
+  /** Chunks awaiting the server's ack at once (default RESTORE_IN_FLIGHT; 1 = one round trip per chunk). */
+  inFlight?: number;
 }
 
 /**
  * `$JS.API.STREAM.RESTORE.<stream>`: the reply names a deliver subject; each chunk is a request
- * the server acknowledges, and an empty request ends the upload and returns the stream's info.
+ * the server acknowledges with an empty reply (anything else is its refusal), up to `inFlight` at
+ * once, and an empty request ends the upload and returns the stream's info.
  */
-export async function restoreStream(nc: NatsConnection, file: string, manifest: { stream: string; config: Record<string, unknown>; state: StreamState }, onBytes: (n: number) => void, chunk?: number): Promise<{ state: StreamState }> {
+export async function restoreStream(nc: NatsConnection, file: string, manifest: { stream: string; config: Record<string, unknown>; state: StreamState }, onBytes: (n: number) => void, opts: RestoreOptions = {}): Promise<{ state: StreamState }> {
   const { stream } = manifest;
-  const chunkSize = chunk ?? restoreChunkSize(nc.info?.max_payload);
+  const chunkSize = opts.chunkSize ?? restoreChunkSize(nc.info?.max_payload);
+  const window = Math.max(1, opts.inFlight ?? RESTORE_IN_FLIGHT);
   const resp = await api<{ deliver_subject: string }>(nc, `$JS.API.STREAM.RESTORE.${stream}`, { config: manifest.config, state: manifest.state });
   if (resp.error) throw apiFailure("restore", stream, resp.error);
+  // Every chunk's promise handles its own failure (none may reject unobserved); the first is kept.
+  let failure: SagaError | undefined;
+  const acked = (n: number) => (m: { data: Uint8Array; json: <T>() => T }) => {
+    if (m.data.length === 0) return onBytes(n);
+    let e: { code: number; err_code?: number; description: string } | undefined;
+    try {
+      e = m.json<{ error?: typeof e }>().error;
+    } catch {
+      // not JSON: 2.9.10 answers a failed write with a bare -ERR text
+    }
+    failure ??= apiFailure("restore", stream, e ?? { code: 500, description: new TextDecoder().decode(m.data).slice(0, 200) });
+  };
+  const lost = (err: unknown) => {
+    failure ??= new SagaError("snapshot-failed", `restore of ${stream}: a chunk was not acknowledged (${(err as Error).message})`, { next: RERUN, cause: err });
+  };
+  const pending: Promise<void>[] = [];
   const fd = openSync(file, "r");
   try {
-    const buf = Buffer.alloc(chunkSize);
-    for (;;) {
+    while (!failure) {
+      const buf = Buffer.allocUnsafe(chunkSize); // its own buffer: the chunks in flight must not be overwritten
       const n = readSync(fd, buf, 0, chunkSize, null);
       if (n === 0) break;
-      await nc.request(resp.deliver_subject, buf.subarray(0, n), { timeout: API_TIMEOUT_MS });
-      onBytes(n);
+      pending.push(nc.request(resp.deliver_subject, buf.subarray(0, n), { timeout: API_TIMEOUT_MS }).then(acked(n), lost));
+      if (pending.length >= window) await pending.shift();
     }
+    await Promise.all(pending);
   } finally {
     closeSync(fd);
   }
+  if (failure) throw failure;
   const done = await nc.request(resp.deliver_subject, new Uint8Array(0), { timeout: 120_000 });
   const info = done.json<{ state?: StreamState; error?: { code: number; err_code?: number; description: string } }>();
   if (info.error) throw apiFailure("restore", stream, info.error);

@@ -12,7 +12,8 @@ export function ensureSecretDir(path: string): void {
   if ((statSync(path).mode & 0o777) !== SECRET_DIR_MODE) chmodSync(path, SECRET_DIR_MODE);
 }
 
-function fsyncDir(dir: string): void {
+/** Makes the names in `dir` (a create, a rename) durable. */
+export function fsyncDir(dir: string): void {
   const fd = openSync(dir, "r");
   try {
     fsyncSync(fd);
