@@ -120,6 +120,19 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
       await single.cotal(["down"]);
     }));
 
+  it("an online backup killed while beta is quiesced: beta stays refused on every node until `cotal up`, which lifts it on every node", () =>
+    cell("cluster verbs: up lifts a dead backup's quiesce", async () => {
+      const out = join(r.root, "..", "beta-killed.bak");
+      const cut = await r.cotal(["space", "backup", "beta", "--out", out], { env: { COTAL_FAILPOINT: "backup-quiesced:exit" } });
+      expect(cut.code, cut.stderr).toBe(86);
+      expect((JSON.parse(readFileSync(r.layout.journalFile, "utf8")) as { op: string }).op).toBe("quiesce");
+      for (const url of urls()) expect(await connects(url, beta), `beta still quiesced on ${url}`).toBe(false);
+      const again = ok(await r.cotal(["up", "--detach"], { timeoutMs: 90_000 }));
+      expect(again.stdout + again.stderr).toMatch(/lifted the quiesce of space beta/);
+      expect(existsSync(r.layout.journalFile), "the quiesce entry is cleared").toBe(false);
+      for (const url of urls()) expect(await connects(url, beta), `beta lifted on ${url}`).toBe(true);
+    }));
+
   it("queued verbs through `cotal worker`: space add --queue and space rm --queue apply to every node; jobs status and the dashboard read the root", () =>
     cell("cluster verbs: queued add and rm through the worker", async () => {
       const redis = await startRedis();

@@ -4,8 +4,8 @@
  * one through the running broker while the tenant is quiesced (online-restore.ts).
  */
 import { join } from "node:path";
-import type { NatsConnection } from "@nats-io/transport-node";
-import { JetStreamApiCodes, JetStreamApiError, StorageType, type ConsumerInfo, type JetStreamManager, type StreamInfo } from "@nats-io/jetstream";
+import { TimeoutError, type NatsConnection } from "@nats-io/transport-node";
+import { JetStreamApiCodes, JetStreamApiError, StorageType, type JetStreamManager, type StreamInfo } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { SagaError } from "../errors.js";
 import { failpoint, type FailpointName } from "../failpoints.js";
@@ -67,7 +67,8 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
     await failpoint(hooks.streamFailpoint);
     const config = hooks.replicas === undefined ? s.config : { ...s.config, num_replicas: hooks.replicas };
     const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }), hooks.upload);
-    const st = (await jsm.streams.info(s.name)).state;
+    const replicated = (hooks.replicas ?? 1) > 1;
+    const st = (await onceAnswered(() => jsm.streams.info(s.name), replicated ? REPLICATED_WAIT_MS : 0)).state;
     for (const k of ["messages", "bytes", "first_seq", "last_seq", "consumer_count"] as const) {
       const differs = k === "first_seq" ? effectiveFirstSeq(st) !== effectiveFirstSeq(s.state) : st[k] !== s.state[k];
       if (differs) throw hooks.verifyFailed(`stream ${s.name} ${k} is ${st[k]}, the artifact holds ${s.state[k]} (restore reported ${got.state[k]})`);
@@ -75,7 +76,7 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
     if (hooks.installedFailpoint) await failpoint(hooks.installedFailpoint);
   }
   for (const c of checkpoints.consumers) {
-    const ci = await consumerOnceAssigned(jsm, c.stream, c.name, (hooks.replicas ?? 1) > 1 ? REPLICATED_CONSUMER_WAIT_MS : 0);
+    const ci = await onceAnswered(() => jsm.consumers.info(c.stream, c.name), (hooks.replicas ?? 1) > 1 ? REPLICATED_WAIT_MS : 0);
     if (ci.ack_floor.stream_seq !== c.ack_floor.stream_seq || ci.delivered.stream_seq !== c.delivered.stream_seq) {
       throw hooks.verifyFailed(`consumer ${c.stream}/${c.name} ack floor ${ci.ack_floor.stream_seq} (delivered ${ci.delivered.stream_seq}), checkpoint ${c.ack_floor.stream_seq} (${c.delivered.stream_seq})`);
     }
@@ -89,17 +90,22 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
   }
 }
 
-/** How long a replicated restore waits for a restored consumer's assignment (2.14 answers "consumer not found" for a moment). */
-const REPLICATED_CONSUMER_WAIT_MS = 15_000;
+/**
+ * How long a replicated restore waits for a restored stream or consumer to answer: 2.14 answers
+ * "consumer not found" for a moment after the stream does, and a loaded cluster may time a read out
+ * while the new stream's leader is elected.
+ */
+const REPLICATED_WAIT_MS = 15_000;
 
-/** A restored R3 stream's consumers are assigned through the meta leader after the stream answers: wait up to `waitMs` for one. */
-async function consumerOnceAssigned(jsm: JetStreamManager, stream: string, name: string, waitMs: number): Promise<ConsumerInfo> {
+/** Retries a read of a just-restored stream or consumer (idempotent) on not-found or timeout until `waitMs` has passed. */
+async function onceAnswered<T>(read: () => Promise<T>, waitMs: number): Promise<T> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      return await jsm.consumers.info(stream, name);
+      return await read();
     } catch (err) {
-      if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound) || Date.now() > deadline) throw err;
+      const transient = err instanceof TimeoutError || (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound);
+      if (!transient || Date.now() > deadline) throw err;
       await new Promise((r) => setTimeout(r, 100));
     }
   }

@@ -23,8 +23,9 @@ import { LeaseKeeper } from "../saga/lease-keeper.js";
 import { renderList } from "../saga/render-list.js";
 import { seedInventory } from "../saga/seed.js";
 import type { ReloadVerdict } from "../saga/reload.js";
-import type { BootContext, BootOptions, UpResult } from "./boot-root.js";
-import { connectReplicated, liveNodesOrRefuse, startClusterNodes } from "./cluster-nodes.js";
+import { liftNotes, type BootContext, type BootOptions, type UpResult } from "./boot-root.js";
+import { liftStandingQuiesces } from "../maintenance/quiesce.js";
+import { connectReplicated, liveNodesOrRefuse, pastBucketElection, startClusterNodes } from "./cluster-nodes.js";
 import { ensureUserCreds } from "./creds.js";
 import { leaseKeyFor } from "./session.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -101,7 +102,7 @@ async function createClusterRoot(layout: RootLayout, size: number, opts: Cluster
  * apply the committed list to every node (fence, rename, reload, prove from that node), recording each
  * node's proof. Only then are tenants provisioned.
  */
-export async function bootCluster({ layout }: BootContext, opts: ClusterBootOptions): Promise<UpResult> {
+export async function bootCluster({ layout, lock }: BootContext, opts: ClusterBootOptions): Promise<UpResult> {
   const progress = opts.onProgress ?? (() => undefined);
   let created = false;
   if (!existsSync(layout.brokerFile)) {
@@ -131,6 +132,8 @@ export async function bootCluster({ layout }: BootContext, opts: ClusterBootOpti
   await waitForMetaLeader(layout, nodes);
   const notes: string[] = [];
   const record = await applyRecord(layout, runtime, cluster, (m) => (notes.push(m), progress(m)), opts.removing);
+  // A stopped online backup or restore resumes to lifted, through the saga on every node, as on one broker.
+  notes.push(...liftNotes(await liftStandingQuiesces(layout, lock)));
   if (opts.removing) notes.push(`the removal of space ${opts.removing} is unfinished: cotal space rm ${opts.removing}   # finishes it on every node`);
 
   // A space being removed is never provisioned again: its streams are already (being) deleted.
@@ -185,7 +188,9 @@ async function applyRecord(layout: RootLayout, runtime: BrokerRuntime, cluster: 
   const members = cluster.nodes.map((n) => n.name);
   const store = await connectReplicated(runtime.url, layout, cluster.replicas);
   try {
-    const keeper = new LeaseKeeper(store, await acquireLeaseWaiting(store, leaseKeyFor(layout), "cotal up (cluster)"));
+    // A cold cluster's buckets may still be electing their leaders: wait for both to answer.
+    await pastBucketElection(() => store.read());
+    const keeper = new LeaseKeeper(store, await pastBucketElection(() => acquireLeaseWaiting(store, leaseKeyFor(layout), "cotal up (cluster)")));
     try {
       const fence = (): Promise<boolean> => keeper.held();
       const reloader = clusterReloader(runtime, runtime.nodes ?? [], layout);

@@ -74,3 +74,20 @@ export async function connectReplicated(url: string, layout: RootLayout, replica
     }
   }
 }
+
+/**
+ * Right after nodes start, each R3 bucket elects its own leader after the meta leader does, and until
+ * then JetStream answers "temporarily unavailable" (`inventory-unreachable`). Retries `step`, which
+ * must be safe to repeat (a read, a lease acquire), until it answers or `ms` has passed.
+ */
+export async function pastBucketElection<T>(step: () => Promise<T>, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await step();
+    } catch (err) {
+      if (!isSagaError(err, "inventory-unreachable") || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}

@@ -41,7 +41,8 @@ export async function up(opts: UpOptions): Promise<UpResult> {
   return withVerb({ root, purpose, journal: { verb: "up", cut: true, quiesce: true, liftsRestore: true, ...(clustered ? { anyRemoval: true } : {}) }, certain: false }, async (v) => {
     if (clustered) {
       // A removal stuck on a stopped node passes: `up` restarts that node so the re-run can finish it.
-      if (v.journal && v.journal.op !== "space-rm") throw new SagaError("journal-blocked", `a ${v.journal.op} entry stands in the maintenance journal; a cluster root does not resume it yet`, { next: "cotal status" });
+      // A stopped online backup or restore (quiesce) is lifted by bootCluster; a cut or a rotation has no cluster resume.
+      if (v.journal && v.journal.op !== "space-rm" && v.journal.op !== "quiesce") throw new SagaError("journal-blocked", `a ${v.journal.op} entry stands in the maintenance journal; a cluster root does not resume it yet`, { next: "cotal status   # docs/cluster.md \"Verbs on a cluster root\" says how to clear it" });
       return bootCluster(v, { ...boot, ...(v.journal ? { removing: v.journal.space } : {}) });
     }
     if (v.journal?.op === "cut") return resumeCut(v, v.journal, boot);
