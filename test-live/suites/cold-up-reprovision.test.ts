@@ -27,7 +27,7 @@ async function streamsOf(r: LiveRoot, url: string, space: string): Promise<Map<s
   try {
     const jsm = await jetstreamManager(nc);
     const out = new Map<string, { description?: string }>();
-    for await (const si of jsm.streams.list()) out.set(si.config.name, { ...(si.config.description ? { description: si.config.description } : {}) });
+    for await (const si of jsm.streams.list()) out.set(si.config.name, si.config.description ? { description: si.config.description } : {});
     return out;
   } finally {
     await nc.close();
@@ -74,5 +74,16 @@ describe("cold up's provisioning re-check", () => {
     expect((await streamsOf(r, again.url, "epsilon")).has(templateStreamNames("epsilon")[2]!)).toBe(true);
     for (const s of ["alpha", "beta"]) expect((await streamsOf(r, again.url, s)).size).toBe(3);
     expect(first.provisioned.map((p) => p.space)).toEqual(["alpha"]);
+  });
+
+  it("without the system signing seed (a --single-space root) the re-check falls back to provisioning every space", async () => {
+    const r = await trackedRoot("cotal-reprov-single-");
+    const first = await upJson(r, ["--space", "solo", "--single-space"]);
+    expect(first.multiSpace).toBe(false);
+    ok(await r.cotal(["down"]));
+    const again = await upJson(r);
+    // No system user can be minted for the JSZ read, so the space is provisioned (idempotently) as before.
+    expect(again.provisioned.map((p) => p.space)).toEqual(["solo"]);
+    expect((await streamsOf(r, again.url, "solo")).size).toBe(3);
   });
 });
