@@ -27,6 +27,8 @@ interface Boot {
   ok: boolean;
   ms: number;
   fds?: number;
+  /** Spaces the boot's template re-check found lacking and provisioned (normally 0). */
+  provisioned?: number;
   error?: string;
 }
 
@@ -116,12 +118,12 @@ await runBench(async () => {
     const t0 = performance.now();
     try {
       const started = await up({ root: r.root, detach: true });
-      results.push({ ok: true, ms: performance.now() - t0, fds: openFds(started.pid) });
+      results.push({ ok: true, ms: performance.now() - t0, fds: openFds(started.pid), provisioned: started.provisioned.length });
     } catch (err) {
       results.push({ ok: false, ms: performance.now() - t0, error: err instanceof Error ? err.message.slice(0, 200) : String(err) });
     }
     const b = results[i]!;
-    console.log(`boot ${i + 1}/${boots}: ${b.ok ? "up" : "FAILED"} in ${fmt(b.ms)}${b.fds === undefined ? "" : `, broker holds ${b.fds} fds`}${b.error ? ` (${b.error})` : ""}`);
+    console.log(`boot ${i + 1}/${boots}: ${b.ok ? "up" : "FAILED"} in ${fmt(b.ms)}${b.fds === undefined ? "" : `, broker holds ${b.fds} fds`}${b.provisioned === undefined ? "" : `, ${b.provisioned} space(s) provisioned`}${b.error ? ` (${b.error})` : ""}`);
   }
   const ok = results.filter((b) => b.ok).length;
   console.log(`\ncold up at ${reached} tenants: ${ok}/${boots} booted; wall ${results.map((b) => fmt(b.ms)).join(", ")}`);

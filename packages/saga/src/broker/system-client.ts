@@ -10,6 +10,12 @@ interface ServerApiReply<T> {
   error?: { code?: number; description?: string };
 }
 
+/** An account of a JSZ reply: `id` is its public key (`name` may be the JWT's name tag). */
+export interface JszAccount {
+  id: string;
+  stream_detail?: { name: string; config?: Record<string, unknown> }[];
+}
+
 export type SystemReloadReply = { ok: true } | { ok: false; error: string } | { ok: undefined; lost: string };
 
 /**
@@ -25,7 +31,7 @@ export class SystemClient {
   static async connect(url: string, system: BrokerTrust["system"], opts: { timeoutMs?: number; jsz?: boolean } = {}): Promise<SystemClient> {
     const user = mintSystemUserCreds(system, {
       name: "cotal-reload",
-      // JSZ only for the cluster's readiness check (ops/cluster-ready.ts), which asks nothing else.
+      // JSZ only (the cluster's readiness check, the boot's template check): each asks nothing else.
       allowPub: opts.jsz ? ["$SYS.REQ.SERVER.*.JSZ"] : ["$SYS.REQ.SERVER.*.RELOAD", "$SYS.REQ.SERVER.*.VARZ"],
       allowSub: ["_INBOX.>"],
       expiresInSeconds: 300,
@@ -71,6 +77,20 @@ export class SystemClient {
     if (reply?.error) throw new SagaError("broker-unreachable", `JSZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
     const m = reply?.data?.meta_cluster;
     return { ...(m?.leader ? { leader: m.leader } : {}), ...(m?.cluster_size !== undefined ? { size: m.cluster_size } : {}), peers: (m?.replicas ?? []).map((p) => ({ name: p.name ?? "", current: p.current === true })) };
+  }
+
+  /**
+   * One page of `$SYS.REQ.SERVER.<id>.JSZ` with every account's streams and their configs (`account`:
+   * that account alone). The server sorts the accounts by public key only for an offset ≥ 1 on 2.9
+   * (always on 2.10+), and 2.9 answers an unknown `account` with a page of others: the caller reads
+   * pages from offset 1 and asks for the accounts it did not see by name (provision/template-check.ts).
+   */
+  async accountStreams(page: { offset: number; limit: number; account?: string }, timeoutMs: number): Promise<JszAccount[]> {
+    const req = { accounts: true, streams: true, config: true, offset: page.offset, limit: page.limit, ...(page.account ? { account: page.account } : {}) };
+    const msg = await this.nc.request(`$SYS.REQ.SERVER.${this.serverId}.JSZ`, JSON.stringify(req), { timeout: timeoutMs });
+    const reply = parseReply<{ account_details?: JszAccount[] }>(msg.string());
+    if (reply?.error) throw new SagaError("broker-unreachable", `JSZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
+    return reply?.data?.account_details ?? [];
   }
 
   get closedByServer(): boolean {

@@ -12,7 +12,7 @@ import { openLiveSession, type LiveSession } from "../ops/session.js";
 import { certainInventory } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";
-import type { AccountRecord } from "../root/records.js";
+import { recordRevokeAllBefore, type AccountRecord } from "../root/records.js";
 import { existingSpaceRecord } from "../saga/materialise.js";
 import { clearJournal, readJournal, standingQuiesce, writeJournal, type QuiesceEntry, type QuiesceStage } from "./journal.js";
 import { runMutation, type SagaEnv } from "../saga/mutation.js";
@@ -189,7 +189,7 @@ export function quiescedOnDisk(layout: RootLayout, records: readonly AccountReco
   for (const rec of records) {
     let at: number | undefined;
     try {
-      at = revokeAllBefore(rec.jwt);
+      at = recordRevokeAllBefore(rec);
     } catch {
       continue; // an undecodable JWT is the corrupt-record check's to report
     }

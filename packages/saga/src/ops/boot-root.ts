@@ -8,7 +8,7 @@ import { brokerState } from "../broker/runtime.js";
 import { renderRoot } from "../broker/render-root.js";
 import { startBroker } from "../broker/process.js";
 import { type ProvisionResult } from "../provision/provision-space.js";
-import { provisionSpaces } from "../provision/provision-batch.js";
+import { provisionSpaces, reprovisionSpaces } from "../provision/provision-batch.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { accountInventory, loadSpaceAccount } from "../root/account-store.js";
 import { digestOfServerConf } from "../saga/digest.js";
@@ -169,8 +169,9 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
   await finishColdBoot(layout, started.runtime.url, plan, bootDigest);
   notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
   // The same paced pool and batched creds writes as `space add` (provision/provision-batch.ts).
-  const provisioned: ProvisionResult[] = await provisionSpaces(layout, rendered.broker, started.runtime, rendered.spaces, { onProvision: opts.onProvision });
-  settleProvisioning(layout); // every booted space was provisioned just above
+  // Only the spaces whose template the server lacks (one JSZ read, not a connection per space).
+  const provisioned: ProvisionResult[] = await reprovisionSpaces(layout, rendered.broker, started.runtime, rendered.spaces, { onProvision: opts.onProvision, onNotice: progress });
+  settleProvisioning(layout); // every booted space was checked, and provisioned where it lacked its template, just above
   const account = rendered.spaces.find((s) => s.name === space);
   const credsFile = account ? ensureUserCreds(layout, account, "admin") : layout.userCredsFile(space, "admin");
   return {

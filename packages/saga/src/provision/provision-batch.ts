@@ -11,6 +11,8 @@ import { readTextIfExists, writeFilesAtomic } from "../root/secret-files.js";
 import { mintObserverCreds, observerIsCurrent } from "../saga/materialise.js";
 import { ensureEvictorCreds } from "./evict-connections.js";
 import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "./provision-space.js";
+import { SystemClient } from "../broker/system-client.js";
+import { readAccountStreams, spacesOwingTemplate } from "./template-check.js";
 
 /** How often the pacer re-reads the broker's open files (/proc/<pid>/fd is a directory listing). */
 const PACE_SAMPLE_MS = 200;
@@ -67,6 +69,8 @@ export interface ProvisionSpacesOptions {
   replicas?: number;
   /** Keep re-trying a dropped provisioner this long, once a second (default: twice, at once). */
   retryForMs?: number;
+  /** The records whose template to create (default: all); observer creds are written for all. */
+  templateFor?: readonly AccountRecord[];
 }
 
 /**
@@ -95,18 +99,47 @@ export async function provisionSpaces(
   records: readonly AccountRecord[],
   opts: ProvisionSpacesOptions = {},
 ): Promise<ProvisionResult[]> {
-  const { onProvision, onNotice, replicas = 1, retryForMs } = opts;
+  const { onProvision, onNotice, replicas = 1, retryForMs, templateFor = records } = opts;
   let done = 0;
   const width = provisionPacer(runtime);
   const [creds, provisioned] = await Promise.allSettled([
     writeObserverCredsBatch(layout, broker, records),
-    mapPaced(records, width, async (rec) => {
+    mapPaced(templateFor, width, async (rec) => {
       const r = await provisionRetrying(runtime.url, rec, replicas, retryForMs, onNotice);
-      onProvision?.({ done: ++done, total: records.length, space: rec.name });
+      onProvision?.({ done: ++done, total: templateFor.length, space: rec.name });
       return r;
     }),
   ]);
   if (provisioned.status === "rejected") throw provisioned.reason;
   if (creds.status === "rejected") throw creds.reason;
   return provisioned.value;
+}
+
+/**
+ * A cold boot's provisioning re-check: one paged JSZ read of every account's streams through a
+ * JSZ-only system user (provision/template-check.ts) instead of one provisioner connection per space,
+ * each of which makes the server build that account (O(tenants) in nats-server: BENCHMARKS.md);
+ * then only the spaces whose template is missing or differs are provisioned. Without the system
+ * signing seed, or when the read fails, every space is checked the old way.
+ */
+export async function reprovisionSpaces(
+  layout: RootLayout,
+  broker: LoadedBroker,
+  runtime: Pick<BrokerRuntime, "url" | "owner" | "serverVersion">,
+  records: readonly AccountRecord[],
+  opts: Omit<ProvisionSpacesOptions, "templateFor"> = {},
+): Promise<ProvisionResult[]> {
+  let due: readonly AccountRecord[] = records;
+  if (broker.system.signingSeed !== undefined && records.length > 0) {
+    let client: SystemClient | undefined;
+    try {
+      client = await SystemClient.connect(runtime.url, broker.system, { jsz: true });
+      due = spacesOwingTemplate(records, await readAccountStreams(client, records.map((r) => r.publicKey)), opts.replicas ?? 1);
+    } catch (err) {
+      opts.onNotice?.(`checking every space's streams one by one (the JSZ read failed: ${(err as Error).message})`);
+    } finally {
+      await client?.close();
+    }
+  }
+  return provisionSpaces(layout, broker, runtime, records, { ...opts, templateFor: due });
 }

@@ -1,5 +1,5 @@
 import type { AccountKind, AccountTrust } from "../trust/index.js";
-import { decodeJwt, keyPairFromSeed } from "../trust/index.js";
+import { decodeJwt, keyPairFromSeed, revokeAllBefore, revokeAllBeforeOf } from "../trust/index.js";
 import { limitsOfClaims, sameLimits } from "../trust/limits.js";
 import { isValidSpaceName } from "../names.js";
 
@@ -79,7 +79,25 @@ export function parseAccountRecord(text: string, expect: { kind: AccountKind; na
   // The JWT is what the server enforces; a record written before quotas carries no copy.
   const signed = limitsOfClaims(claims.nats);
   if (raw.limits !== undefined && (!isObject(raw.limits) || !sameLimits(raw.limits, signed))) return "limits differ from the ones signed into the account JWT";
-  return { ...rec, limits: signed };
+  return withSigned({ ...rec, limits: signed }, claims.nats);
+}
+
+/**
+ * What a record's JWT says beyond its limits, kept beside the parsed record (never in its bytes) so a
+ * verb decodes each account JWT once: the parse decodes it, later readers (status's quiesce list) ask here.
+ */
+const signedRevocation = new WeakMap<AccountRecord, number | null>();
+
+function withSigned(rec: AccountRecord, nats: Record<string, unknown>): AccountRecord {
+  signedRevocation.set(rec, revokeAllBeforeOf(nats) ?? null);
+  return rec;
+}
+
+/** The record's `revocations["*"]` (quiesced when set): from its parse, else decoded now (throws on a bad JWT). */
+export function recordRevokeAllBefore(rec: AccountRecord): number | undefined {
+  const known = signedRevocation.get(rec);
+  if (known !== undefined) return known ?? undefined;
+  return revokeAllBefore(rec.jwt);
 }
 
 /**
@@ -87,8 +105,11 @@ export function parseAccountRecord(text: string, expect: { kind: AccountKind; na
  * check is pure, so only the parse and the signed limits are redone, not the seed derivation.
  */
 export function reparseCheckedAccountRecord(text: string): AccountRecord {
+  // The parse's own object takes the signed limits: no copy per record (10,000 per verb).
   const rec = JSON.parse(text) as AccountRecord;
-  return { ...rec, limits: limitsOfClaims(decodeJwt(rec.jwt).nats) };
+  const nats = decodeJwt(rec.jwt).nats;
+  rec.limits = limitsOfClaims(nats);
+  return withSigned(rec, nats);
 }
 
 export function parseBrokerRecord(text: string): BrokerRecord | string {

@@ -91,7 +91,12 @@ export function resignAccountLimits(operator: { publicKey: string; seed: string 
 
 /** The account's "revoke every user issued at or before T" time (`revocations["*"]`), if any (decoded, not verified: a read for status). */
 export function revokeAllBefore(jwt: string): number | undefined {
-  const rev = decodeJwt(jwt).nats.revocations as Record<string, unknown> | undefined;
+  return revokeAllBeforeOf(decodeJwt(jwt).nats);
+}
+
+/** {@link revokeAllBefore} from claims already decoded (a record's parse decodes its JWT once). Pure. */
+export function revokeAllBeforeOf(nats: Record<string, unknown>): number | undefined {
+  const rev = nats.revocations as Record<string, unknown> | undefined;
   const t = rev?.["*"];
   return typeof t === "number" ? t : undefined;
 }

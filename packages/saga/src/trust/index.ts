@@ -7,7 +7,7 @@ export { NO_JETSTREAM, QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, limitsQuo
 export type { AccountLimits, SpaceQuota } from "./limits.js";
 export { createBrokerTrust, rotateSystemAccount } from "./broker.js";
 export type { BrokerTrust } from "./broker.js";
-export { createAccountTrust, resignAccountLimits, resignAccountRevocations, revokeAllBefore } from "./account.js";
+export { createAccountTrust, resignAccountLimits, resignAccountRevocations, revokeAllBefore, revokeAllBeforeOf } from "./account.js";
 export type { AccountKind, AccountTrust } from "./account.js";
 export { formatCreds, mintSystemUserCreds, mintUserCreds } from "./user.js";
 export type { UserCreds, UserCredsOptions } from "./user.js";
