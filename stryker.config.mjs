@@ -23,6 +23,8 @@ export default {
   htmlReporter: { fileName: "reports/mutation/mutation.html" },
   thresholds: { high: 95, low: 90, break: 90 },
   concurrency: 2,
+  // The pinned nats-servers (infra/nats-server.sh) are tools, not sources: never copied into the sandbox.
+  ignorePatterns: ["/.tools"],
   tempDirName: ".stryker-tmp",
   cleanTempDir: "always",
 };
