@@ -8,6 +8,7 @@ import { TimeoutError, type NatsConnection } from "@nats-io/transport-node";
 import { JetStreamApiCodes, JetStreamApiError, StorageType, type JetStreamManager, type StreamInfo } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { SagaError } from "../errors.js";
+import { retryWhile } from "../retry.js";
 import { failpoint, type FailpointName } from "../failpoints.js";
 import { spaceTemplate } from "../provision/template.js";
 import type { BackupManifest, Checkpoints } from "./artifact.js";
@@ -98,17 +99,9 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
 const REPLICATED_WAIT_MS = 15_000;
 
 /** Retries a read of a just-restored stream or consumer (idempotent) on not-found or timeout until `waitMs` has passed. */
-async function onceAnswered<T>(read: () => Promise<T>, waitMs: number): Promise<T> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return await read();
-    } catch (err) {
-      const transient = err instanceof TimeoutError || (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound);
-      if (!transient || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
+function onceAnswered<T>(read: () => Promise<T>, waitMs: number): Promise<T> {
+  const transient = (err: unknown): boolean => err instanceof TimeoutError || (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound);
+  return retryWhile(read, { transient, forMs: waitMs, pauseMs: 100 });
 }
 
 /** Deletes those of `names` the namespace holds; what it deleted. */

@@ -4,6 +4,7 @@ import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { serversOfRoot } from "../broker/server-scan.js";
 import { isSagaError, SagaError } from "../errors.js";
+import { retryWhile } from "../retry.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
 import type { ClusterNodeSettings, ClusterSettings } from "../root/cluster-settings.js";
@@ -63,16 +64,12 @@ export async function startClusterNodes(
 
 /** The R3 authority store on a cluster root, re-trying while a fresh meta group may not count a peer as current yet. */
 export async function connectReplicated(url: string, layout: RootLayout, replicas: number, opts: { timeoutMs?: number; name?: string; connectTimeoutMs?: number } = {}): Promise<AuthorityStore> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
-  for (;;) {
-    try {
-      return await AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: opts.name ?? "cotal up (cluster)", replicas, ...(opts.connectTimeoutMs !== undefined ? { timeoutMs: opts.connectTimeoutMs } : {}) });
-    } catch (err) {
-      // Right after the election a peer may not count as current yet, so an R3 create can fail; its shape never heals.
-      if (isSagaError(err, "inventory-corrupt") || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
+  // Right after the election a peer may not count as current yet, so an R3 create can fail; its shape never heals.
+  return retryWhile(() => AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: opts.name ?? "cotal up (cluster)", replicas, ...(opts.connectTimeoutMs !== undefined ? { timeoutMs: opts.connectTimeoutMs } : {}) }), {
+    transient: (err) => !isSagaError(err, "inventory-corrupt"),
+    forMs: opts.timeoutMs ?? 30_000,
+    pauseMs: 500,
+  });
 }
 
 /**
@@ -80,14 +77,6 @@ export async function connectReplicated(url: string, layout: RootLayout, replica
  * then JetStream answers "temporarily unavailable" (`inventory-unreachable`). Retries `step`, which
  * must be safe to repeat (a read, a lease acquire), until it answers or `ms` has passed.
  */
-export async function pastBucketElection<T>(step: () => Promise<T>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await step();
-    } catch (err) {
-      if (!isSagaError(err, "inventory-unreachable") || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
+export function pastBucketElection<T>(step: () => Promise<T>, ms = 30_000): Promise<T> {
+  return retryWhile(step, { transient: (err) => isSagaError(err, "inventory-unreachable"), forMs: ms, pauseMs: 500 });
 }

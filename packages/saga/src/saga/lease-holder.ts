@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import type { InventoryStore } from "../inventory/inventory-store.js";
 import type { Lease, LeaseHolder } from "../inventory/lease.js";
 import { isSagaError } from "../errors.js";
+import { retryWhile } from "../retry.js";
 import { pidAlive } from "../lock/process-identity.js";
 
 /** This process, as a lease holder an operator can recognise. */
@@ -18,16 +19,8 @@ export function holderIsDead(holder: LeaseHolder): boolean {
 }
 
 /** Acquires the writer lease, waiting out a live holder up to `waitMs` and taking over a dead one. */
-export async function acquireLeaseWaiting(store: InventoryStore, key: string, verb: string, waitMs = Number(process.env.COTAL_LEASE_WAIT_MS ?? 30_000)): Promise<Lease> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    try {
-      return await store.acquireLease(key, selfHolder(verb), holderIsDead);
-    } catch (err) {
-      if (!isSagaError(err, "lease-held") || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+export function acquireLeaseWaiting(store: InventoryStore, key: string, verb: string, waitMs = Number(process.env.COTAL_LEASE_WAIT_MS ?? 30_000)): Promise<Lease> {
+  return retryWhile(() => store.acquireLease(key, selfHolder(verb), holderIsDead), { transient: (err) => isSagaError(err, "lease-held"), forMs: waitMs, pauseMs: 50 });
 }
 
 /** Runs `fn` holding the writer lease, and releases it however `fn` ends. */
