@@ -80,17 +80,22 @@ for row in "${ROWS[@]}"; do
   # retried once, and its log's tail is printed so the CI output says why.
   for attempt in 1 2; do
     scratch="$(mktemp -d)"
-    if (cd test-live && env "COTAL_TEST_UNSAFE_$sw=1" COTAL_TEST_REPORT_DIR="$scratch" COTAL_MATRIX_DIR="$scratch/cells" npx vitest run "suites/$suite.test.ts" -t "$pattern" >"$log" 2>&1); then
+    ok=0
+    (cd test-live && env "COTAL_TEST_UNSAFE_$sw=1" COTAL_TEST_REPORT_DIR="$scratch" COTAL_MATRIX_DIR="$scratch/cells" npx vitest run "suites/$suite.test.ts" -t "$pattern" >"$log" 2>&1) && ok=1
+    # The log is read whole before grep: `sed | grep -q` under pipefail fails when grep stops reading
+    # early (sed takes SIGPIPE), which read a red cell as a broken run.
+    plain="$(sed 's/\x1b\[[0-9;]*m//g' "$log")"
+    if [ "$ok" = 1 ]; then
       # Green with nothing run is a wrong pattern, not a guard that caught nothing: say which.
-      if sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -qE "Tests +([0-9]+ [a-z]+ \| )*[1-9][0-9]* passed"; then verdict="NO: stayed green"
+      if grep -qE "Tests +([0-9]+ [a-z]+ \| )*[1-9][0-9]* passed" <<<"$plain"; then verdict="NO: stayed green"
       else verdict="NO: -t matched no test in $suite"; fi
       failed=1
-    elif sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -qE "Tests +[0-9]+ failed"; then
+    elif grep -qE "Tests +[0-9]+ failed" <<<"$plain"; then
       verdict="yes"
     else
       verdict="NO: the run broke before the cell ($log)"
       echo "ablate: $sw attempt $attempt broke before its cell; the log ends:" >&2
-      sed 's/\x1b\[[0-9;]*m//g' "$log" | tail -40 >&2
+      tail -40 <<<"$plain" >&2
     fi
     rm -rf "$scratch"
     case "$verdict" in "NO: the run broke"*) [ "$attempt" = 2 ] && failed=1 ;; *) break ;; esac
