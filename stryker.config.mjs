@@ -18,6 +18,11 @@ export default {
     "packages/cli/src/exit-codes.ts",
   ],
   coverageAnalysis: "perTest",
+  // Incremental (README "Mutation testing"): the committed file holds the last run's results; Stryker
+  // diffs the mutated files and the tests against it and re-tests every mutant either change could
+  // affect. `pnpm test:mutation:full` (--force) tests every mutant again and rewrites it.
+  incremental: true,
+  incrementalFile: "stryker.incremental.json",
   reporters: ["clear-text", "progress", "json", "html"],
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
   htmlReporter: { fileName: "reports/mutation/mutation.html" },

@@ -87,6 +87,22 @@ describe("stopProcess", () => {
   });
 });
 
+describe("pidAlive", () => {
+  // A zombie: `sleep 0.05` backgrounded by a shell that then execs `sleep 5`, which never reaps it.
+  it("an exited, unreaped process (a zombie) is not alive; its living parent is", async () => {
+    const parent = spawn("sh", ["-c", "sleep 0.05 & echo $!; exec sleep 5"], { stdio: ["ignore", "pipe", "ignore"] });
+    try {
+      const zombie = Number(await new Promise<string>((resolve) => parent.stdout.once("data", (d: Buffer) => resolve(d.toString().trim()))));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(() => process.kill(zombie, 0)).not.toThrow(); // still in the process table
+      expect(pidAlive(zombie)).toBe(false);
+      expect(pidAlive(parent.pid as number)).toBe(true);
+    } finally {
+      parent.kill("SIGKILL");
+    }
+  });
+});
+
 describe("freePort", () => {
   it("returns a port that can be bound right away", async () => {
     const port = await freePort();

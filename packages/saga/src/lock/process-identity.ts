@@ -2,24 +2,32 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 
 /** Field 22 of /proc/<pid>/stat: the process start time in clock ticks, which survives nothing but that process. */
-export function processStartTicks(pid: number): string | undefined {
+/** The fields of /proc/<pid>/stat after comm (field 3 on), or undefined off Linux or for a gone pid. */
+function procStatFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     // comm (field 2) may hold spaces and parentheses; everything after the last ")" is space-separated.
-    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return rest[19];
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   } catch {
     return undefined;
   }
 }
 
+export function processStartTicks(pid: number): string | undefined {
+  return procStatFields(pid)?.[19];
+}
+
+/**
+ * A zombie (state Z) has exited and holds nothing; only its parent's reap removes it, and a detached
+ * server's parent is init, which may reap it seconds later: waiting on `kill(0)` alone waited for that.
+ */
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
+  return procStatFields(pid)?.[0] !== "Z";
 }
 
 export interface ProcessOwner {
