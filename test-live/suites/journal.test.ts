@@ -122,56 +122,46 @@ describe("the journal blocks the root", () => {
       expect(st.journal).toBeNull();
     }), 120_000);
 
+  /**
+   * A removal cut at `failpoint`, then `down`: `up` refuses naming the re-run, the re-run finishes
+   * offline, and the next `up` commits. The cut broker served v until down (nothing reloaded), so the
+   * removed cred is judged from the re-run on. `check` sees the re-run's result.
+   */
+  async function stoppedCutConverges(m: CellMetrics, failpoint: string, check: (res: SpaceRmResult) => void): Promise<void> {
+    const { r, up, alpha, poller } = await withPolledSpace("v");
+    const cut = await r.cotal(["space", "rm", "v"], { env: { COTAL_FAILPOINT: `${failpoint}:exit` } });
+    expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
+    expect((await r.cotal(["down"])).code).toBe(0);
+    const blocked = await r.cotal(["up", "--detach"]);
+    expectJournalBlocked(blocked, "v", "up");
+    const rerun = await r.cotal([...printedNext(blocked), "--json"]);
+    const removedAt = monotonicMs();
+    expect(rerun.code, rerun.stderr).toBe(0);
+    const res = parseJson<SpaceRmResult>(rerun);
+    expect(res).toMatchObject({ outcome: "removed", brokerRunning: false });
+    check(res);
+    expect(existsSync(r.layout.journalFile)).toBe(false);
+    const upAgain = await r.cotal(["up", "--detach"]);
+    expect(upAgain.code, upAgain.stderr).toBe(0);
+    expect(await connects(up.url, alpha)).toBe(true); // positive control: the sibling is served again
+    await new Promise((res_) => setTimeout(res_, 500));
+    expect(await removedCredSuccesses(poller, removedAt, m)).toBe(0);
+    const st = await statusOf(r);
+    expect(st.state).toBe("clean");
+    expect(st.inventory?.spaces).toEqual(["alpha"]);
+    expect(st.inventory?.pending ?? null).toBeNull();
+  }
+
   it("rm cut before its point of no return, broker stopped: the re-run deletes the streams offline and up commits", () =>
-    cell("journal: rm cut before streams, offline", async (m) => {
-      const { r, up, alpha, poller } = await withPolledSpace("v");
-      const cut = await r.cotal(["space", "rm", "v"], { env: { COTAL_FAILPOINT: "rm-journaled:exit" } });
-      expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
-      expect((await r.cotal(["down"])).code).toBe(0);
-      const blocked = await r.cotal(["up", "--detach"]);
-      expectJournalBlocked(blocked, "v", "up");
-      const rerun = await r.cotal([...printedNext(blocked), "--json"]);
-      const removedAt = monotonicMs();
-      expect(rerun.code, rerun.stderr).toBe(0);
-      const res = parseJson<SpaceRmResult>(rerun);
-      expect(res.brokerRunning).toBe(false);
-      expect(res.deletedStreams.length).toBeGreaterThan(0); // deleted through the private broker
-      const upAgain = await r.cotal(["up", "--detach"]);
-      expect(upAgain.code, upAgain.stderr).toBe(0);
-      expect(await connects(up.url, alpha)).toBe(true);
-      await new Promise((res_) => setTimeout(res_, 500));
-      expect(await removedCredSuccesses(poller, removedAt, m)).toBe(0);
-      const st = await statusOf(r);
-      expect(st.state).toBe("clean");
-      expect(st.inventory?.spaces).toEqual(["alpha"]);
-    }), 120_000);
+    cell("journal: rm cut before streams, offline", (m) =>
+      stoppedCutConverges(m, "rm-journaled", (res) => expect(res.deletedStreams.length).toBeGreaterThan(0)), // deleted through the private broker
+    ), 120_000);
 
   it("a removal cut after its rename, then the broker stopped: the printed lines converge (rm ends promoted, up commits)", () =>
-    cell("journal: rm cut after rename, offline", async (m) => {
-      const { r, up, alpha, poller } = await withPolledSpace("v");
-      const cut = await r.cotal(["space", "rm", "v"], { env: { COTAL_FAILPOINT: "after-rename:exit" } });
-      expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
-      expect((await r.cotal(["down"])).code).toBe(0);
-      const blocked = await r.cotal(["up", "--detach"]);
-      expectJournalBlocked(blocked, "v", "up");
+    cell("journal: rm cut after rename, offline", (m) =>
       // Before the fix this re-run refused resume-refused naming `cotal up`, which named it again (chaos, seed 2026 rm run 2).
-      const rerun = await r.cotal([...printedNext(blocked), "--json"]);
-      const removedAt = monotonicMs(); // the cut broker served v until down (nothing was reloaded); from here it may never connect
-      expect(rerun.code, rerun.stderr).toBe(0);
-      const res = parseJson<SpaceRmResult>(rerun);
-      expect(res).toMatchObject({ outcome: "removed", brokerRunning: false });
-      expect(res.saga).toBeUndefined(); // its own promoted claim: no second saga
-      expect(existsSync(r.layout.journalFile)).toBe(false);
-      const upAgain = await r.cotal(["up", "--detach"]);
-      expect(upAgain.code, upAgain.stderr).toBe(0);
-      expect(await connects(up.url, alpha)).toBe(true); // positive control: the sibling is served again
-      await new Promise((res_) => setTimeout(res_, 500));
-      expect(await removedCredSuccesses(poller, removedAt, m)).toBe(0);
-      const st = await statusOf(r);
-      expect(st.state).toBe("clean");
-      expect(st.inventory?.spaces).toEqual(["alpha"]);
-      expect(st.inventory?.pending ?? null).toBeNull();
-    }), 120_000);
+      stoppedCutConverges(m, "after-rename", (res) => expect(res.saga).toBeUndefined()), // its own promoted claim: no second saga
+    ), 120_000);
 
   it("control: with the journal guard off (test-only switch) reconcile --adopt-disk re-admits v and its cred connects", () =>
     cell("journal control (guard off)", async (m) => {
