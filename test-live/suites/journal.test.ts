@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, monotonicMs, type CotalResult } from "@cotal/harness";
 import type { SpaceRmResult } from "@cotal/saga";
-import { parseJson } from "../fixtures/live-root.js";
+import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell, type CellMetrics } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";
 
@@ -40,6 +40,23 @@ async function removedCredSuccesses(poller: CredentialPoller, since: number, m: 
   m.attemptsPerSecond = Math.round(report.attemptsPerSecond);
   m.successesAfterRemoval = report.successesBetween(since, Number.POSITIVE_INFINITY, "within");
   return m.successesAfterRemoval;
+}
+
+/**
+ * After a finished removal of v: the journal is gone, `up` serves the sibling again (the positive
+ * control), v's polled cred never connected from `since` on, and the root is clean with alpha alone.
+ */
+async function upCommitsWithoutV(r: LiveRoot, url: string, alpha: string, poller: CredentialPoller, since: number, m: CellMetrics): Promise<void> {
+  expect(existsSync(r.layout.journalFile)).toBe(false);
+  const upAgain = await r.cotal(["up", "--detach"]);
+  expect(upAgain.code, upAgain.stderr).toBe(0);
+  expect(await connects(url, alpha)).toBe(true);
+  await new Promise((res) => setTimeout(res, 500));
+  expect(await removedCredSuccesses(poller, since, m)).toBe(0);
+  const st = await statusOf(r);
+  expect(st.state).toBe("clean");
+  expect(st.inventory?.spaces).toEqual(["alpha"]);
+  expect(st.inventory?.pending ?? null).toBeNull();
 }
 
 async function withPolledSpace(space: string) {
@@ -93,15 +110,7 @@ describe("the journal blocks the root", () => {
       const rerun = await r.cotal([...printedNext(last as CotalResult), "--json"]);
       expect(rerun.code, rerun.stderr).toBe(0);
       expect(parseJson<SpaceRmResult>(rerun).outcome).toBe("removed");
-      expect(existsSync(r.layout.journalFile)).toBe(false);
-      const upAgain = await r.cotal(["up", "--detach"]);
-      expect(upAgain.code, upAgain.stderr).toBe(0);
-      expect(await connects(up.url, alpha)).toBe(true); // positive control: the sibling is served again
-      await new Promise((res) => setTimeout(res, 500));
-      expect(await removedCredSuccesses(poller, cutAt, m)).toBe(0);
-      const after = await statusOf(r);
-      expect(after.state).toBe("clean");
-      expect(after.inventory?.spaces).toEqual(["alpha"]);
+      await upCommitsWithoutV(r, up.url, alpha, poller, cutAt, m);
     }), 180_000);
 
   it("rm cut after the proven reload: the re-run sees its commit point behind it and finishes live", () =>
@@ -140,16 +149,7 @@ describe("the journal blocks the root", () => {
     const res = parseJson<SpaceRmResult>(rerun);
     expect(res).toMatchObject({ outcome: "removed", brokerRunning: false });
     check(res);
-    expect(existsSync(r.layout.journalFile)).toBe(false);
-    const upAgain = await r.cotal(["up", "--detach"]);
-    expect(upAgain.code, upAgain.stderr).toBe(0);
-    expect(await connects(up.url, alpha)).toBe(true); // positive control: the sibling is served again
-    await new Promise((res_) => setTimeout(res_, 500));
-    expect(await removedCredSuccesses(poller, removedAt, m)).toBe(0);
-    const st = await statusOf(r);
-    expect(st.state).toBe("clean");
-    expect(st.inventory?.spaces).toEqual(["alpha"]);
-    expect(st.inventory?.pending ?? null).toBeNull();
+    await upCommitsWithoutV(r, up.url, alpha, poller, removedAt, m);
   }
 
   it("rm cut before its point of no return, broker stopped: the re-run deletes the streams offline and up commits", () =>
