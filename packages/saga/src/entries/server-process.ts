@@ -6,5 +6,6 @@ export { NATS_SERVER_PATHS, natsServerBinary, natsServerVersion } from "../broke
 export { spawnServer, untilReady, type ServerChild, type ServerExit, type SpawnServerOptions } from "../broker/spawn-server.js";
 export { RELOAD_FAILED, RELOAD_OK, SERVER_READY, logOffset, readLogSince, reloadLineDigest, tail, watchLog, watchLogSource, fileLogSource, type LogSource, type LogWatchEnd } from "../broker/log-proof.js";
 export { stopProcess } from "../broker/stop-process.js";
+export { pidAlive } from "../lock/process-identity.js";
 export { freePort, freePorts } from "../broker/free-port.js";
 export { parseServerVersion, versionAtLeast, type ServerVersion } from "../broker/server-features.js";

@@ -80,13 +80,6 @@ function reapSpaceMaterial(layout: RootLayout, space: string): { reaped: string[
   return { reaped, failures };
 }
 
-function reapIncomplete(space: string, failures: { path: string; error: string }[], reaped: string[], deletedStreams: string[], generation: number | undefined): SagaError {
-  return new SagaError("reap-incomplete", `space ${space} was removed from the broker, but some of its local material could not be deleted:\n${failures.map((f) => `  ${f.path}: ${f.error}`).join("\n")}`, {
-    next: `rm -rf ${failures.map((f) => JSON.stringify(f.path)).join(" ")}`,
-    details: { failures, reaped, deletedStreams, generation },
-  });
-}
-
 /** The record's pending claim is this one removal, promoted (or proven) but not committed: only a boot commits it. */
 export function ownPromotedRemoval(current: VersionedRecord, space: string, serverConfDigest: string | undefined): boolean {
   const p = current.record.pending;
@@ -186,24 +179,22 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
 
   // Offline, this removal's own claim already promoted (a crash after its rename) is where an offline
   // removal ends anyway: the saga could only refuse into `cotal up`, which waits on this journal (docs/resume.md).
-  if (!running && ownPromotedRemoval(current, space, digestOfServerConf(layout))) {
-    const { reaped, failures } = reapSpaceMaterial(layout, space);
-    if (failures.length > 0) throw reapIncomplete(space, failures, reaped, deletedStreams, current.record.pending?.generation);
-    clearJournal(layout, lock);
-    notes.push(`the removal's claim (generation ${current.record.pending?.generation}) was already promoted; \`cotal up\` boots and commits it`);
-    return { space, outcome: "removed", brokerRunning: false, deletedStreams, reaped, notes };
-  }
-
+  const promoted = !running && ownPromotedRemoval(current, space, digestOfServerConf(layout));
   // An unresumable record refuses here with `cotal broker reconcile`, which a removal journal lets
   // through for exactly that state, never re-admitting this space (docs/refusals.md).
-  const saga = await runMutation(session.envWith(lock), { op: "remove", adds: [], removes: [space], verb: `space rm ${space}` }, decided);
+  const saga = promoted ? undefined : await runMutation(session.envWith(lock), { op: "remove", adds: [], removes: [space], verb: `space rm ${space}` }, decided);
   // Connections the reload did not drop are cut at once where the server can (never throws).
   const eviction = account && session.runtime ? await evictEverywhere(layout, session.runtime, account.publicKey) : undefined;
   const { reaped, failures } = reapSpaceMaterial(layout, space);
   clearJournal(layout, lock);
   if (!running) notes.push("the broker is stopped: the removal is promoted; `cotal up` boots and commits it");
-  if (failures.length > 0) throw reapIncomplete(space, failures, reaped, deletedStreams, saga.generation);
-  return { space, outcome: "removed", brokerRunning: running, deletedStreams, saga, ...(eviction ? { eviction } : {}), reaped, notes };
+  if (failures.length > 0) {
+    throw new SagaError("reap-incomplete", `space ${space} was removed from the broker, but some of its local material could not be deleted:\n${failures.map((f) => `  ${f.path}: ${f.error}`).join("\n")}`, {
+      next: `rm -rf ${failures.map((f) => JSON.stringify(f.path)).join(" ")}`,
+      details: { failures, reaped, deletedStreams, generation: saga?.generation ?? current.record.pending?.generation },
+    });
+  }
+  return { space, outcome: "removed", brokerRunning: running, deletedStreams, ...(saga ? { saga } : {}), ...(eviction ? { eviction } : {}), reaped, notes };
 }
 
 /**
