@@ -5,6 +5,8 @@ import { join, relative } from "node:path";
 
 const root = process.argv[2];
 const runs = new Map();
+// Every failing test by run, file and title: CI's log keeps only its tail, so the names go last.
+const failures = [];
 
 function walk(dir) {
   for (const name of readdirSync(dir)) {
@@ -23,12 +25,25 @@ function walk(dir) {
       t.passed += r.numPassedTests ?? 0;
       // numFailedTestSuites counts every describe level of a failing test; count a file only when it
       // failed without a failing test (an import error, a hook), so one red test is one failure.
-      const brokenFiles = (r.testResults ?? []).filter((f) => f.status === "failed" && !(f.assertionResults ?? []).some((a) => a.status === "failed")).length;
-      t.failed += (r.numFailedTests ?? 0) + brokenFiles;
+      t.failed += r.numFailedTests ?? 0;
+      for (const f of r.testResults ?? []) {
+        const file = relative(process.cwd(), f.name ?? "?");
+        const red = (f.assertionResults ?? []).filter((a) => a.status === "failed");
+        if (red.length === 0 && f.status === "failed") {
+          t.failed += 1;
+          failures.push(`${run}: ${file} (the file failed: ${firstLine(f.message)})`);
+        }
+        for (const a of red) failures.push(`${run}: ${file} > ${a.fullName ?? a.title} (${firstLine(a.failureMessages?.[0])})`);
+      }
       t.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
       runs.set(run, t);
     }
   }
+}
+
+function firstLine(text) {
+  const line = String(text ?? "").split("\n").find((l) => l.trim() !== "") ?? "";
+  return line.trim().slice(0, 200);
 }
 
 walk(root);
@@ -41,5 +56,6 @@ for (const [run, t] of [...runs].sort(([a], [b]) => a.localeCompare(b, "en", { n
   if (runs.size > 1) console.log(`${run}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
   for (const k of Object.keys(total)) total[k] += t[k];
 }
+for (const f of failures) console.log(`FAILED ${f}`);
 console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
 process.exit(total.failed > 0 || total.passed === 0 ? 1 : 0);

@@ -19,6 +19,7 @@ export function teardown(): void {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const line = (r: string[]) => `| ${r.map((v, i) => v.padEnd(widths[i] ?? 0)).join(" | ")} |`;
   const out = [line(head), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
-  console.log(`\nlive matrix (${cells.filter((c) => c.result === "pass").length}/${cells.length} cells pass)\n${out}\n`);
+  const reruns = cells.flatMap((c) => (c.sparseRuns ?? []).map((n) => `  ${c.cell}: ${n}`));
+  console.log(`\nlive matrix (${cells.filter((c) => c.result === "pass").length}/${cells.length} cells pass)\n${out}\n${reruns.length > 0 ? `runs re-run for a sparse poll:\n${reruns.join("\n")}\n` : ""}`);
   writeFileSync(join(REPORT_DIR, "matrix.json"), `${JSON.stringify({ at: new Date().toISOString(), cells }, null, 2)}\n`);
 }

@@ -7,7 +7,7 @@ import { connectAsAccount, readRuntime } from "@cotal/saga/broker";
 import { loadAuthorityAccount } from "@cotal/saga/root";
 import type { LiveRoot } from "../fixtures/live-root.js";
 import { cell } from "../fixtures/matrix.js";
-import { alive, disposeClusterRoots, killNodeDuring, nodesOf, upCluster } from "../fixtures/cluster.js";
+import { alive, disposeClusterRoots, nodesOf, pastRejoin, throughNodeKill, upCluster } from "../fixtures/cluster.js";
 import { startAgent, type RunningAgent } from "../fixtures/node-agent.js";
 import { connects, credsText, statusOf, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
@@ -37,30 +37,13 @@ function agent(r: LiveRoot, node: string, env: Record<string, string> = {}): Run
 
 const poller = (url: string, creds: string, name: string) => new CredentialPoller({ url, creds, maxDurationMs: 120_000, threads: 1, concurrency: 8, name }).start();
 
-/**
- * A write verb right after a node returned (or while one is stopped) may meet JetStream's "temporarily
- * unavailable" or a timeout before it writes anything: re-run it, as its `next:` says, until it answers.
- */
-async function pastRejoin(r: LiveRoot, args: string[], retry = /\[(inventory-unreachable|inventory-busy)\]/) {
-  let last = "";
-  try {
-    return await until(`${args.join(" ")} past the rejoin`, async () => {
-      const res = await r.cotal(args, { timeoutMs: 60_000 });
-      last = res.stderr;
-      return res.code !== 0 && retry.test(res.stderr) ? undefined : res;
-    }, 90_000, 1_000);
-  } catch (err) {
-    throw new Error(`${(err as Error).message}; its last refusal:\n${last}`);
-  }
-}
-
 describe("cotal node run", () => {
   it("kill -9 of node 3 during an add, then the agent: it restarts node 3 with no tenant preloaded, applies, proves; beta connects on node 3 only after the apply", () =>
     cell("node agent: returning node after kill -9", async () => {
       const { r, nodes } = await upClusterNodes();
       const [n1, n2, n3] = nodes;
       if (!n1 || !n2 || !n3) throw new Error("three nodes expected");
-      const add = await killNodeDuring(r, ["space", "add", "beta"], n3.pid);
+      const add = await throughNodeKill(r, ["space", "add", "beta"], n3.pid);
       expect([0, 6], add.stderr).toContain(add.code);
       let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
       expect(st.inventory?.generation).toBe(2);
@@ -268,7 +251,7 @@ describe("cotal node run", () => {
       const def = await credsText(r, "default"); // before the removal's journal blocks other verbs
       const n3 = nodes[2];
       if (!n3) throw new Error("no third node");
-      const rm = await killNodeDuring(r, ["space", "rm", "beta"], n3.pid);
+      const rm = await throughNodeKill(r, ["space", "rm", "beta"], n3.pid);
       expect(rm.code, rm.stderr).toBe(7); // cluster-unproven: the claim stays
       let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
       expect(st.inventory?.pending?.removes).toEqual(["beta"]);

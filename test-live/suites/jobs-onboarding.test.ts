@@ -96,6 +96,43 @@ describe("bulk onboarding through the queue", () => {
     expect(await w2.stop()).toBe(0);
   });
 
+  // An idle BullMQ 6.7 worker spends alternate seconds waiting in two places (its 1 s blocking
+  // fetch times out into the other): woken inside its claim loop it claims a whole burst before
+  // handing any job on; woken in its outer loop it hands the first job on at once and then claims
+  // the rest, and without the hold that first job left alone (a saga and a reload of its own). So
+  // each arm sends ten bursts, the gaps between them stepping through that 2 s cycle.
+  it("bursts enqueued while the worker waits are one batch and one reload each; control: with --batch-hold 0 a burst's first job leaves alone", async () => {
+    const BURSTS = 10;
+    const SIZE = 60;
+    const bursts = async (hold: string[]) => {
+      const { r, redis, env } = await jobsRoot();
+      // A window shorter than the claim of a burst's other jobs, so only the hold keeps one together.
+      const w = worker("cli", r, redis, ["--batch-wait", "5", ...hold]);
+      await w.ready();
+      const before = reloadCount(r.layout);
+      for (let i = 0; i < BURSTS; i++) {
+        const file = join(r.root, "..", `burst-${i}.txt`);
+        writeFileSync(file, `${tenantNames(SIZE, `b${i}x`).join("\n")}\n`);
+        const add = await r.cotal(["space", "add", "--from", file, "--queue", "--json"], { env, timeoutMs: 120_000 });
+        expect(add.code, `${add.stderr}\n--- worker\n${w.log()}`).toBe(0);
+        expect(parseJson<{ completed: number }>(add).completed).toBe(SIZE);
+        await new Promise((res) => setTimeout(res, 200 * i));
+      }
+      expect(parseJson<StatusReport>(await r.cotal(["status", "--json"])).inventory?.spaces.length).toBe(1 + BURSTS * SIZE);
+      const lines = [...w.log().matchAll(/batch of (\d+) space-add job\(s\) committed in \d+ ms( \(held)?/g)];
+      return { batches: lines.map((m) => Number(m[1])), held: lines.filter((m) => m[2]).length, reloads: reloadCount(r.layout) - before };
+    };
+    const held = await bursts([]);
+    const alone = await bursts(["--batch-hold", "0"]);
+    console.log(`[jobs-onboarding] ${BURSTS} bursts of ${SIZE}: held ${JSON.stringify(held)}; --batch-hold 0 ${JSON.stringify(alone)}`);
+    expect(held.batches).toEqual(Array(BURSTS).fill(SIZE));
+    expect(held.reloads).toBe(BURSTS);
+    expect(held.held).toBeGreaterThan(0); // the hold was used, not only bursts that arrived whole
+    expect(alone.held).toBe(0);
+    expect(alone.batches.length).toBeGreaterThan(BURSTS); // the control: without the hold some burst split
+    expect(alone.reloads).toBe(alone.batches.length);
+  }, 240_000);
+
   it("the same add enqueued twice while pending runs once; re-adding after completion is a no-op success; a bad job fails alone", async () => {
     const { r, redis, env } = await jobsRoot();
     const first = await r.cotal(["space", "add", "beta", "--queue", "--no-wait", "--json"], { env });

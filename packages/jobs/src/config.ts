@@ -15,6 +15,12 @@ export interface BatchOptions {
   maxSize: number;
   /** The first job of a batch waits at most this long for company. */
   maxWaitMs: number;
+  /**
+   * ...and up to this long while jobs already claimed from (or still in) the space-add queue have
+   * not reached the batch yet: an idle BullMQ worker may hand a burst's first job on, then claim
+   * the rest one round trip at a time before it hands any of them on (docs/saga.md, "The queue").
+   */
+  maxHoldMs: number;
 }
 
 export interface WorkerConfig {
@@ -32,9 +38,14 @@ export interface WorkerConfig {
   drainDeadlineMs: number;
 }
 
+/**
+ * Batches of 1,000 and twice that many jobs held: N queued adds cost ~N/1,000 reloads, and the next
+ * batch fills while one provisions. Batches of 100 cost ten reloads per 1,000, and on 2.9.10 each
+ * reload drops the provisioners still at work (BENCHMARKS.md, "The queue path").
+ */
 export const WORKER_DEFAULTS = {
-  concurrency: 200,
-  batch: { maxSize: 100, maxWaitMs: 250 },
+  concurrency: 2000,
+  batch: { maxSize: 1000, maxWaitMs: 250, maxHoldMs: 2000 },
   stall: { lockDurationMs: 30_000, stalledIntervalMs: 30_000, maxStalledCount: 3 },
   lockWaitMs: 10 * 60_000,
   drainDeadlineMs: 60_000,
@@ -63,6 +74,7 @@ export function workerConfig(root: string, overrides: WorkerOverrides = {}, env:
     batch: {
       maxSize: overrides.batch?.maxSize ?? intFrom(env, "COTAL_JOBS_BATCH_MAX", 1) ?? WORKER_DEFAULTS.batch.maxSize,
       maxWaitMs: overrides.batch?.maxWaitMs ?? intFrom(env, "COTAL_JOBS_BATCH_WAIT_MS", 0) ?? WORKER_DEFAULTS.batch.maxWaitMs,
+      maxHoldMs: overrides.batch?.maxHoldMs ?? intFrom(env, "COTAL_JOBS_BATCH_HOLD_MS", 0) ?? WORKER_DEFAULTS.batch.maxHoldMs,
     },
     stall: {
       lockDurationMs: overrides.stall?.lockDurationMs ?? intFrom(env, "COTAL_JOBS_LOCK_DURATION_MS", 500) ?? WORKER_DEFAULTS.stall.lockDurationMs,

@@ -2,7 +2,7 @@ import { existsSync, realpathSync } from "node:fs";
 import type { Server } from "node:http";
 import { RootLayout, SagaError, spaceRm } from "@cotal/saga";
 import { quiescedCount } from "@cotal/saga/maintenance";
-import { UnrecoverableError, Worker, type Job } from "bullmq";
+import { Queue, UnrecoverableError, Worker, type Job } from "bullmq";
 import type { WorkerConfig } from "./config.js";
 import { connectionOptions, probeRedis } from "./connection.js";
 import { toJobFailure } from "./failures.js";
@@ -35,6 +35,8 @@ export class CotalWorker {
   readonly metrics: WorkerMetrics;
   private readonly workers = new Map<JobType, Worker>();
   private readonly adds: GroupCommit<SpaceAddItem, SpaceAddJobResult>;
+  /** The space-add queue, read only for its counts: how many jobs have not reached a batch yet. */
+  private readonly addQueue: Queue;
   private readonly realRoot: string;
   private http: Server | undefined;
   private state: "starting" | "running" | "draining" | "closed" = "starting";
@@ -51,16 +53,29 @@ export class CotalWorker {
     const layout = new RootLayout(this.realRoot);
     this.metrics = new WorkerMetrics(() => quiescedCount(layout));
     const log = this.log;
+    // Fail fast (no offline queue, a command timeout): a count Redis cannot answer is a no, never a held batch.
+    this.addQueue = new Queue(queueNameFor("space-add", rootKey), { connection: { url: opts.redisUrl, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 }, prefix: QUEUE_PREFIX });
+    this.addQueue.on("error", (err) => log?.error({ event: "worker-error", type: "space-add", reason: err.message }, `space-add queue error: ${err.message}`));
     this.adds = new GroupCommit<SpaceAddItem, SpaceAddJobResult>(
       {
         maxBatch: opts.batch.maxSize,
         maxWaitMs: opts.batch.maxWaitMs,
+        maxHoldMs: Math.max(opts.batch.maxHoldMs, opts.batch.maxWaitMs),
+        // Active jobs include the ones in running batches (`held`); waiting ones are still to be claimed,
+        // unless this worker holds all it may claim or has stopped claiming. Another worker's active jobs
+        // count too: they cost a partial batch at most the hold (README, "Jobs").
+        arriving: async (_key, held) => {
+          if (held >= opts.concurrency || this.state !== "running") return false;
+          const counts = await this.addQueue.getJobCounts("active", "wait");
+          return (counts.active ?? 0) + (counts.wait ?? 0) > held;
+        },
         // One batch's provisioning overlaps the next one's saga (it starts at the commit, docs/saga.md).
         maxInFlight: 2,
-        onBatch: ({ size, ms, ok }) => {
+        onBatch: ({ size, ms, ok, heldMs }) => {
           this.metrics.batchSize.observe(size);
           this.metrics.batchSeconds.observe(ms / 1000);
-          log?.info({ event: "batch", size, ms: Math.round(ms), ok }, `batch of ${size} space-add job(s) ${ok ? "committed" : "failed"} in ${Math.round(ms)} ms`);
+          const held = heldMs === undefined ? "" : ` (held ${Math.round(heldMs)} ms for jobs already claimed)`;
+          log?.info({ event: "batch", size, ms: Math.round(ms), ok, heldMs: heldMs === undefined ? null : Math.round(heldMs) }, `batch of ${size} space-add job(s) ${ok ? "committed" : "failed"} in ${Math.round(ms)} ms${held}`);
         },
       },
       spaceAddBatchRunner({
@@ -85,9 +100,14 @@ export class CotalWorker {
     w.consume("space-backup", 1, (job) => w.processBackup(job));
     w.consume("space-restore", 1, (job) => w.processRestore(job));
     if (opts.http) {
-      const { server, url } = await serveHealth(w, opts.http);
-      w.http = server;
-      w.healthUrl = url;
+      try {
+        const { server, url } = await serveHealth(w, opts.http);
+        w.http = server;
+        w.healthUrl = url;
+      } catch (err) {
+        await w.close(0); // its consumers and the queue's connection would keep the process alive
+        throw err;
+      }
     }
     w.state = "running";
     return w;
@@ -213,6 +233,8 @@ export class CotalWorker {
     const forced = await Promise.race([graceful, deadline]);
     if (timer) clearTimeout(timer);
     if (forced) await Promise.all([...this.workers.values()].map((w) => w.close(true).catch(() => undefined)));
+    // Only counts were read through it: drop the connection (a graceful QUIT would wait behind a hung count).
+    await this.addQueue.disconnect().catch(() => undefined);
     await new Promise<void>((r) => (this.http ? this.http.close(() => r()) : r()));
     this.state = "closed";
     return { forced };

@@ -109,6 +109,82 @@ describe("group commit", () => {
     expect(seen.sort()).toEqual(["r1:a,c", "r2:b"]);
   });
 
+  describe("a closed window and items already on their way (arriving)", () => {
+    // A burst the queue has claimed but not handed on: `total` items, the first at once, the rest after `lateMs`.
+    function burst(gc: GroupCommit<number, number>, total: number, lateMs: number): Promise<number[]> {
+      const first = gc.submit("r", 0);
+      const rest = sleep(lateMs).then(() => Promise.all(Array.from({ length: total - 1 }, (_, i) => gc.submit("r", i + 1))));
+      return Promise.all([first, rest]).then(([a, b]) => [a, ...b]);
+    }
+    const runner = (sizes: number[]) => async (_k: string, items: readonly number[]) => {
+      sizes.push(items.length);
+      return items.map((x) => ({ ok: true as const, value: x }));
+    };
+
+    it("waits past the window while more are coming, then takes the whole burst in one batch", async () => {
+      const sizes: number[] = [];
+      const asked: number[] = [];
+      let submitted = 0;
+      const held: (number | undefined)[] = [];
+      const gc = new GroupCommit<number, number>(
+        { maxBatch: 100, maxWaitMs: 20, maxHoldMs: 1_000, recheckMs: 5, arriving: async (_k, n) => (asked.push(n), submitted > n), onBatch: (b) => held.push(b.heldMs) },
+        runner(sizes),
+      );
+      submitted = 10; // the queue's counts: all ten claimed already
+      expect(await burst(gc, 10, 120)).toEqual([...Array(10).keys()]);
+      expect(sizes).toEqual([10]);
+      expect(held[0]).toBeGreaterThanOrEqual(60); // reported as held: from its closed window (20 ms) to the rest's arrival (120 ms)
+      expect(asked[0]).toBe(1); // asked with what it held: the first item only
+      expect(asked.length).toBeGreaterThan(1); // and again until the rest had come
+    });
+
+    it("control: without `arriving` the same burst leaves its first item alone", async () => {
+      const sizes: number[] = [];
+      const held: (number | undefined)[] = [];
+      const gc = new GroupCommit<number, number>({ maxBatch: 100, maxWaitMs: 20, maxHoldMs: 1_000, onBatch: (b) => held.push(b.heldMs) }, runner(sizes));
+      await burst(gc, 10, 120);
+      expect(sizes).toEqual([1, 9]);
+      expect(held).toEqual([undefined, undefined]); // nothing was held
+    });
+
+    it("stops holding at maxHoldMs after the first item, however long `arriving` says yes", async () => {
+      const sizes: number[] = [];
+      const gc = new GroupCommit<number, number>({ maxBatch: 100, maxWaitMs: 10, maxHoldMs: 60, recheckMs: 5, arriving: async () => true }, runner(sizes));
+      const t0 = Date.now();
+      const first = gc.submit("r", 0);
+      await first;
+      const waited = Date.now() - t0;
+      expect(sizes).toEqual([1]);
+      expect(waited).toBeGreaterThanOrEqual(55);
+      expect(waited).toBeLessThan(400);
+    });
+
+    // A question with no usable answer counts as no: the batch goes when its window closes, or at the
+    // latest when its hold runs out (a hung Redis holds nothing for ever).
+    it.each([
+      { what: "never answers", maxHoldMs: 80, atLeastMs: 70, arriving: () => new Promise<boolean>(() => undefined) },
+      { what: "throws at once", maxHoldMs: 5_000, atLeastMs: 0, arriving: (): Promise<boolean> => { throw new Error("sync"); } },
+      { what: "rejects", maxHoldMs: 5_000, atLeastMs: 0, arriving: () => Promise.reject(new Error("redis down")) },
+    ])("a question that $what counts as no", async ({ maxHoldMs, atLeastMs, arriving }) => {
+      const sizes: number[] = [];
+      const gc = new GroupCommit<number, number>({ maxBatch: 100, maxWaitMs: 10, maxHoldMs, arriving }, runner(sizes));
+      const t0 = Date.now();
+      await gc.submit("r", 0);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(atLeastMs);
+      expect(Date.now() - t0).toBeLessThan(1_000);
+      expect(sizes).toEqual([1]);
+    });
+
+    it("a full batch goes at once, without asking", async () => {
+      const sizes: number[] = [];
+      let asked = 0;
+      const gc = new GroupCommit<number, number>({ maxBatch: 3, maxWaitMs: 10_000, maxHoldMs: 10_000, arriving: async () => (asked++, true) }, runner(sizes));
+      await Promise.all([0, 1, 2].map((i) => gc.submit("r", i)));
+      expect(sizes).toEqual([3]);
+      expect(asked).toBe(0);
+    });
+  });
+
   it("a per-item failure fails only that item; a thrown batch fails all of its items", async () => {
     const gc = new GroupCommit<number, number>({ maxBatch: 3, maxWaitMs: 5 }, async (_k, items) => {
       if (items.includes(99)) throw new Error("boom");

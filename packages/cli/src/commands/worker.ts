@@ -15,6 +15,7 @@ interface WorkerFlags {
   concurrency?: number;
   batchSize?: number;
   batchWait?: number;
+  batchHold?: number;
   lockDuration?: number;
   stalledInterval?: number;
   metricsPort?: number;
@@ -27,6 +28,7 @@ export function registerWorker(program: Command): void {
     .option("--concurrency <n>", "space-add jobs held at once, the pool group commit draws from", count("--concurrency", 1))
     .option("--batch-size <n>", "most space-add jobs per saga call (one reload)", count("--batch-size", 1))
     .option("--batch-wait <ms>", "longest a job waits for a batch to fill", count("--batch-wait", 0))
+    .option("--batch-hold <ms>", "longest a batch's first job waits while jobs already claimed from the queue have not reached it", count("--batch-hold", 0))
     .option("--lock-duration <ms>", "job lock; a dead worker's jobs are re-delivered after it", count("--lock-duration", 500))
     .option("--stalled-interval <ms>", "how often to look for stalled jobs", count("--stalled-interval", 200))
     .option("--metrics-port <port>", "serve /healthz and /metrics on 127.0.0.1:<port> (0 = any free port)", count("--metrics-port", 0))
@@ -37,7 +39,7 @@ export function registerWorker(program: Command): void {
         root: rootOf(cmd),
         overrides: {
           ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
-          batch: { ...(flags.batchSize !== undefined ? { maxSize: flags.batchSize } : {}), ...(flags.batchWait !== undefined ? { maxWaitMs: flags.batchWait } : {}) },
+          batch: { ...(flags.batchSize !== undefined ? { maxSize: flags.batchSize } : {}), ...(flags.batchWait !== undefined ? { maxWaitMs: flags.batchWait } : {}), ...(flags.batchHold !== undefined ? { maxHoldMs: flags.batchHold } : {}) },
           stall: { ...(flags.lockDuration !== undefined ? { lockDurationMs: flags.lockDuration } : {}), ...(flags.stalledInterval !== undefined ? { stalledIntervalMs: flags.stalledInterval } : {}) },
           ...(flags.metricsPort !== undefined ? { http: { host: "127.0.0.1", port: flags.metricsPort } } : {}),
         },

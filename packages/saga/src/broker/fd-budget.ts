@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import { unsafe } from "../unsafe.js";
 import { versionAtLeast, type ServerVersion } from "./server-features.js";
@@ -65,6 +65,54 @@ export function readBrokerFds(pid: number): { soft: number; hard: number; open: 
   }
 }
 
+/** `msgs/<n>.blk` (every version) and 2.9's `msgs/<n>.idx`. */
+const BLOCK_FILE = /\/msgs\/\d+\.(blk|idx)$/;
+
+/** The broker's open descriptors that are JetStream message-block files: what it closes once they idle. */
+export function countBlockFds(pid: number): number | undefined {
+  try {
+    let n = 0;
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        if (BLOCK_FILE.test(readlinkSync(`/proc/${pid}/fd/${fd}`))) n++;
+      } catch {
+        // closed between the listing and the readlink
+      }
+    }
+    return n;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Pure: whether the batch could fit once every open block file closed. nats-server closes a
+ * block's files 30 s after its last write, at its store's next sync pass; what is not a block file
+ * (connections, the server's own files) stays, so past this no wait helps.
+ */
+export function idleCloseCouldFit(b: FdBudget, blockFds: number): boolean {
+  return b.needed - blockFds <= b.limit;
+}
+
+/**
+ * How long a batch waits for room (docs/lifecycle.md, "Open files"): the 30 s idle timer plus the
+ * longest default sync pass that applies it (2 minutes on 2.14.10, 1 on 2.9.10), so files a batch just opened close.
+ */
+export const FD_IDLE_WAIT_MS = 150_000;
+
+function fdBudgetRefusal(b: FdBudget, hard: number, pid: number, command: string, waitedMs: number): SagaError {
+  const want = Math.max(65_536, 2 ** Math.ceil(Math.log2(b.needed)));
+  const waited = waitedMs > 0 ? ` (after waiting ${Math.round(waitedMs / 1000)} s for it to close idle block files)` : "";
+  return new SagaError(
+    "fd-budget",
+    `${b.adds} new space(s) need about ${b.needed} open files on the broker (${b.open} open now + ${b.adds} × ${b.perTenant} per tenant + ${b.headroom} headroom), but nats-server pid ${pid} may open ${b.limit}; it has room for ${b.room} more${waited}. Nothing was written.`,
+    {
+      next: `raise the broker's open-file limit, then restart it: LimitNOFILE=${want} in the systemd unit (infra/systemd/cotal-broker.service) or \`ulimit -n ${want}\` in the shell, then \`cotal down && cotal up --detach\`, then re-run ${command}; or add at most ${b.room} space(s) now`,
+      details: { limit: b.limit, hardLimit: hard, open: b.open, adds: b.adds, perTenant: b.perTenant, headroom: b.headroom, needed: b.needed, room: b.room, pid, waitedMs: Math.round(waitedMs) },
+    },
+  );
+}
+
 /**
  * Refuses, before any write, a change whose tenants would not fit in the broker's file descriptors:
  * past the limit nats-server fails stream creation mid-provisioning, after the saga trusted them.
@@ -75,15 +123,46 @@ export function assertFdBudget(pid: number, version: ServerVersion | undefined, 
   if (!fds) return undefined;
   const b = fdBudget({ limit: fds.soft, open: fds.open, adds, perTenant: fdsPerTenant(version) });
   if (b.fits) return b;
-  const want = Math.max(65_536, 2 ** Math.ceil(Math.log2(b.needed)));
-  throw new SagaError(
-    "fd-budget",
-    `${adds} new space(s) need about ${b.needed} open files on the broker (${b.open} open now + ${adds} × ${b.perTenant} per tenant + ${b.headroom} headroom), but nats-server pid ${pid} may open ${b.limit}; it has room for ${b.room} more. Nothing was written.`,
-    {
-      next: `raise the broker's open-file limit, then restart it: LimitNOFILE=${want} in the systemd unit (infra/systemd/cotal-broker.service) or \`ulimit -n ${want}\` in the shell, then \`cotal down && cotal up --detach\`, then re-run ${command}; or add at most ${b.room} space(s) now`,
-      details: { limit: b.limit, hardLimit: fds.hard, open: b.open, adds, perTenant: b.perTenant, headroom: b.headroom, needed: b.needed, room: b.room, pid },
-    },
-  );
+  throw fdBudgetRefusal(b, fds.hard, pid, command, 0);
+}
+
+export interface FdWaitOptions {
+  /** The longest wait for room (default FD_IDLE_WAIT_MS); 0 refuses at once, as assertFdBudget does. */
+  waitMs?: number;
+  pollMs?: number;
+  /** Told once, when the wait begins. */
+  onNotice?: (message: string) => void;
+  /** Seams for the unit tests: the broker's fds and its block files, the clock, the sleep. */
+  read?: (pid: number) => { soft: number; hard: number; open: number } | undefined;
+  blocks?: (pid: number) => number | undefined;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * assertFdBudget that waits, bounded, while the batch would fit once the broker closes its idle
+ * block files (the files of tenants provisioned in the last half minute are still open: a fill in
+ * batches outruns the server's idle close). A batch no idle close could fit is refused at once.
+ */
+export async function awaitFdBudget(pid: number, version: ServerVersion | undefined, adds: number, command: string, opts: FdWaitOptions = {}): Promise<FdBudget | undefined> {
+  if (adds <= 0 || unsafe("IGNORE_FD_BUDGET")) return undefined;
+  const { waitMs = FD_IDLE_WAIT_MS, pollMs = 1000, read = readBrokerFds, blocks = countBlockFds, now = Date.now, sleep = (ms) => new Promise((r) => setTimeout(r, ms)) } = opts;
+  const start = now();
+  let told = false;
+  for (;;) {
+    const fds = read(pid);
+    if (!fds) return undefined;
+    const b = fdBudget({ limit: fds.soft, open: fds.open, adds, perTenant: fdsPerTenant(version) });
+    if (b.fits) return b; // the common case reads no fd's target
+    const waited = now() - start;
+    const closable = blocks(pid) ?? 0;
+    if (waited >= waitMs || !idleCloseCouldFit(b, closable)) throw fdBudgetRefusal(b, fds.hard, pid, command, waited);
+    if (!told) {
+      told = true;
+      opts.onNotice?.(`the broker holds ${b.open} open files (${closable} of them message blocks it closes once idle) and ${adds} new space(s) need ${b.needed - b.limit} more than its limit of ${b.limit} allows: waiting up to ${Math.round(waitMs / 1000)} s for it to close idle files`);
+    }
+    await sleep(Math.min(pollMs, Math.max(0, waitMs - waited)));
+  }
 }
 
 /**

@@ -15,8 +15,13 @@ import { oweProvisioning, settleOwed } from "../provision/owed.js";
 import { failpoint } from "../failpoints.js";
 import { assertBudgetAllows, limitsForQuota } from "./space-limits.js";
 import { withLiveVerb } from "./verb.js";
+import { existsSync } from "node:fs";
 import { hostname } from "node:os";
-import { assertFdBudget } from "../broker/fd-budget.js";
+import { assertFdBudget, awaitFdBudget } from "../broker/fd-budget.js";
+import { readRuntime } from "../broker/runtime.js";
+import { canonicalRoot } from "../root/canonical-root.js";
+import { ownerStatus } from "../lock/process-identity.js";
+import { RootLayout } from "../root/layout.js";
 import { parseServerVersion } from "../broker/server-features.js";
 
 export interface SpaceAddOptions extends SessionHooks {
@@ -55,6 +60,26 @@ export function validateBatch(names: readonly string[]): string[] {
 }
 
 /**
+ * Before the lock: a batch that fits once the local broker closes its idle block files waits for
+ * that here, bounded, so no other verb waits on the lock meanwhile (docs/lifecycle.md, "Open
+ * files"). The check under the lock stays the one that decides.
+ */
+async function awaitFdRoom(opts: SpaceAddOptions, names: readonly string[], label: string | undefined): Promise<void> {
+  let broker: { pid: number; version: string; fresh: number } | undefined;
+  try {
+    const layout = new RootLayout(canonicalRoot(opts.root));
+    const rt = readRuntime(layout);
+    // a recycled pid is not the broker: only a live recorded owner is asked
+    if (!rt || rt.nodes || rt.owner.host !== hostname() || ownerStatus(rt.owner) !== "alive") return;
+    // only a count: the verb reads and validates the records themselves under the lock
+    broker = { pid: rt.owner.pid, version: rt.serverVersion, fresh: names.filter((n) => !existsSync(layout.accountFile(n))).length };
+  } catch {
+    return; // a root this cannot read is the verb's own preamble's to refuse, with its own code
+  }
+  await awaitFdBudget(broker.pid, parseServerVersion(broker.version), broker.fresh, `cotal space add ${label}`, { ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) });
+}
+
+/**
  * docs/lifecycle.md: through the saga: one generation (one reload) for the whole batch. Forward-idempotent:
  * present spaces are a no-op in the inventory and are provisioned again, which completes a crashed add.
  */
@@ -62,6 +87,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
   const names = validateBatch(opts.names);
   const limits = limitsForQuota(names, opts.quota ?? {});
   const label = names.length === 1 ? names[0] : `(${names.length} spaces)`;
+  await awaitFdRoom(opts, names, label);
   const verb = { ...opts, purpose: `cotal space add ${label}`, journal: { verb: "space add" }, lockWaitMs: opts.lockWaitMs ?? 30_000, decideUnderLock: opts.decideUnderLock === true };
   return withLiveVerb(verb, async ({ layout, lock, session, decided, disk, view, releaseLock }) => {
     const broker = loadBrokerTrust(layout);
