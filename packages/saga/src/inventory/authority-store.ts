@@ -102,7 +102,7 @@ function describe(err: unknown): string {
 }
 
 function unreachable(what: string, cause: unknown): SagaError {
-  const code = apiErrCode(cause);
+  const code = apiErrCode(cause) ?? apiErrCode((cause as { cause?: unknown } | null)?.cause);
   return new SagaError("inventory-unreachable", `cannot ${what}: ${describe(cause)}`, {
     next: UNREACHABLE_NEXT,
     details: code === undefined ? undefined : { errCode: code },
@@ -123,7 +123,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-interface BucketSpec {
+export interface BucketSpec {
   bucket: string;
   /** max_age in ms; 0 = never expires. */
   ttlMs: number;
@@ -146,7 +146,13 @@ function shapeProblems(cfg: StreamConfig, spec: BucketSpec): string[] {
   return problems;
 }
 
-async function streamConfig(jsm: JetStreamManager, stream: string): Promise<StreamConfig | undefined> {
+/** The two calls bucket creation needs, so the create race can be exercised without a server. */
+export interface BucketApi {
+  jsm: { streams: Pick<JetStreamManager["streams"], "info"> };
+  kvm: Pick<Kvm, "create" | "open">;
+}
+
+async function streamConfig(jsm: BucketApi["jsm"], stream: string): Promise<StreamConfig | undefined> {
   try {
     return (await jsm.streams.info(stream)).config;
   } catch (err) {
@@ -155,19 +161,35 @@ async function streamConfig(jsm: JetStreamManager, stream: string): Promise<Stre
   }
 }
 
-/** Creates the bucket when absent; an existing one of another shape is refused, never altered. */
-async function ensureBucket(kvm: Kvm, jsm: JetStreamManager, spec: BucketSpec): Promise<KV> {
+/** How long a losing concurrent creator keeps re-creating a bucket that is still absent (docs/saga.md). */
+const CREATE_SETTLE_MS = 3_000;
+
+/**
+ * Creates the bucket when absent; an existing one of another shape is refused, never altered.
+ * Several first connects race here: one creator can be answered "exists" (or succeed on the other's
+ * half-made stream) while the other's add is still in flight or fails and is rolled back, so an
+ * absent stream after a create is re-created until it is seen or CREATE_SETTLE_MS passes.
+ */
+export async function ensureBucket({ kvm, jsm }: BucketApi, spec: BucketSpec, settleMs = CREATE_SETTLE_MS): Promise<KV> {
   const stream = `KV_${spec.bucket}`;
   let cfg = await streamConfig(jsm, stream);
-  if (cfg === undefined) {
+  const settleBy = performance.now() + settleMs;
+  let lastRefusal: unknown;
+  while (cfg === undefined) {
     try {
       await kvm.create(spec.bucket, { history: 1, storage: StorageType.File, allow_direct: false, ...(spec.ttlMs > 0 ? { ttl: spec.ttlMs } : {}), ...(spec.replicas !== undefined ? { replicas: spec.replicas } : {}) });
     } catch (err) {
       // A concurrent creator with another config wins the add; its shape is judged below.
       if (apiErrCode(err) === undefined) throw err;
+      lastRefusal = err;
     }
     cfg = await streamConfig(jsm, stream);
-    if (cfg === undefined) throw unreachable(`create bucket ${spec.bucket}`, new Error(`stream ${stream} is still missing after create`));
+    if (cfg !== undefined) break;
+    if (performance.now() > settleBy) {
+      const why = lastRefusal === undefined ? "" : ` (the server last answered: ${describe(lastRefusal)})`;
+      throw unreachable(`create bucket ${spec.bucket}`, Object.assign(new Error(`stream ${stream} is still missing after create${why}`), { cause: lastRefusal }));
+    }
+    await sleep(50);
   }
   const problems = shapeProblems(cfg, spec);
   if (problems.length > 0) {
@@ -251,8 +273,8 @@ export class AuthorityStore implements InventoryStore {
       const jsm = await jetstreamManager(nc, { timeout: timeoutMs });
       const kvm = new Kvm(jetstream(nc, { timeout: timeoutMs }));
       const replicas = opts.replicas !== undefined ? { replicas: opts.replicas } : {};
-      const inventory = await ensureBucket(kvm, jsm, { bucket: INVENTORY_BUCKET, ttlMs: 0, ...replicas });
-      const lease = await ensureBucket(kvm, jsm, { bucket: LEASE_BUCKET, ttlMs: leaseTtlMs, ...replicas });
+      const inventory = await ensureBucket({ kvm, jsm }, { bucket: INVENTORY_BUCKET, ttlMs: 0, ...replicas });
+      const lease = await ensureBucket({ kvm, jsm }, { bucket: LEASE_BUCKET, ttlMs: leaseTtlMs, ...replicas });
       return new AuthorityStore(nc, inventory, lease, { reconnectWaitMs: opts.reconnectWaitMs ?? 15_000, leaseTtlMs });
     } catch (err) {
       await nc.close().catch(() => undefined);
