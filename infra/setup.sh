@@ -33,4 +33,5 @@ pnpm build --output-logs=errors-only
 # A failed build is reported, not fatal: the rest of the set-up (and Debian's server) still works.
 if command -v go >/dev/null 2>&1; then
   QUIET=1 bash infra/nats-server.sh install || echo "setup: building the pinned nats-server releases failed (above); only Debian's nats-server is usable" >&2
+  QUIET=1 bash infra/credpoll.sh install || echo "setup: building the Go credential poller failed (above); the harness polls from Node" >&2
 fi

@@ -14,8 +14,8 @@ export function teardown(): void {
   const files = readdirSync(CELLS_DIR).filter((f) => f.endsWith(".json") && statSync(join(CELLS_DIR, f)).mtimeMs >= startedAt);
   if (files.length === 0) return;
   const cells = files.sort().map((f) => JSON.parse(readFileSync(join(CELLS_DIR, f), "utf8")) as CellResult);
-  const rows = cells.map((c) => [c.cell, c.result, c.attempts ?? "", c.attemptsPerSecond ?? "", c.successesAfterRemoval ?? "", `${(c.durationMs / 1000).toFixed(1)}s`].map(String));
-  const head = ["cell", "result", "attempts", "attempts/s", "successes after removal", "duration"];
+  const rows = cells.map((c) => [c.cell, c.result, c.attempts ?? "", c.attemptsPerSecond ?? "", c.attemptsPerSecondAfterRemoval ?? "", c.successesAfterRemoval ?? "", `${(c.durationMs / 1000).toFixed(1)}s`].map(String));
+  const head = ["cell", "result", "attempts", "attempts/s", "after removal /s", "successes after removal", "duration"];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
   const line = (r: string[]) => `| ${r.map((v, i) => v.padEnd(widths[i] ?? 0)).join(" | ")} |`;
   const out = [line(head), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");

@@ -18,7 +18,7 @@ afterAll(harnessTeardown);
 /** The cells whose "never connects" rests on a dense poll: a sparse run is run again on a fresh root (fixtures/matrix.ts). */
 /** Room for the runs of a dense-poll cell (one run of the longest takes 12-30 s here); the runs stop a minute earlier. */
 const DENSE_TIMEOUT_MS = 240_000;
-const densePoll: CellOptions = { densePoll: { runs: 4, budgetMs: DENSE_TIMEOUT_MS - 60_000, between: disposeLiveRoots } };
+const densePoll: CellOptions = { densePoll: { runs: 6, budgetMs: DENSE_TIMEOUT_MS - 60_000, between: disposeLiveRoots } };
 
 const barrierDir = (r: LiveRoot, tag: string) => join(r.root, "..", `barrier-${tag}-${process.pid}-${Date.now()}`);
 
@@ -94,7 +94,8 @@ describe("R3: remove versus a stale add", () => {
       await poller.waitForAttempt((a) => a.ok, { timeoutMs: 5_000 }); // positive control: beta connects before
 
       // The add reads first (pre-removal list), then sleeps past the whole removal.
-      const add = r.cotal(["space", "add", "gamma"], { env: { COTAL_FAILPOINT: "after-read:sleep:2500", COTAL_SAGA_MAX_ATTEMPTS: "1" } });
+      // Niced: it runs inside the window after the removal, where the poll must stay dense.
+      const add = r.cotal(["space", "add", "gamma"], { env: { COTAL_FAILPOINT: "after-read:sleep:2500", COTAL_SAGA_MAX_ATTEMPTS: "1" }, niceness: 10 });
       await new Promise((res) => setTimeout(res, 900));
       const rm = await r.cotal(["space", "rm", "beta"]);
       const removedAt = monotonicMs();
@@ -202,7 +203,7 @@ describe("crash windows (docs/saga.md, the race/crash matrix): kill the writer a
     // W1 adds gamma from a list that still holds beta, then stops cold just before its fence.
     // Parked at a barrier just before its fence (not a sleep: a loaded machine must not let it run on).
     const parked = barrierDir(r, "fence");
-    const w1 = spawnCotal(["space", "add", "gamma"], { root: r.root, env: { COTAL_FAILPOINT: `before-rename:barrier:${parked}:2`, ...(disableFence ? { COTAL_TEST_UNSAFE_DISABLE_FENCE: "1" } : {}) } });
+    const w1 = spawnCotal(["space", "add", "gamma"], { root: r.root, niceness: 10, env: { COTAL_FAILPOINT: `before-rename:barrier:${parked}:2`, ...(disableFence ? { COTAL_TEST_UNSAFE_DISABLE_FENCE: "1" } : {}) } });
     const w1Exit = new Promise<number>((res) => w1.on("exit", (c) => res(c ?? -1)));
     let w1Err = "";
     w1.stderr?.on("data", (d: Buffer) => (w1Err += d.toString()));

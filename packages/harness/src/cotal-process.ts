@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
+import { setPriority } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { monotonicMs } from "./clock.js";
@@ -34,6 +35,11 @@ export interface CotalRunOptions {
   timeoutMs?: number;
   /** Written to stdin, which is then closed. Without it stdin is /dev/null-like (closed at once). */
   input?: string;
+  /**
+   * Lowers the child's CPU priority (a nice value, 1-19) so a credential poll beside it keeps the
+   * cores. A broker the child starts would inherit it: only for verbs that never start one.
+   */
+  niceness?: number;
 }
 
 export interface CotalResult {
@@ -48,11 +54,19 @@ export interface CotalResult {
 
 /** Starts `node <cli> ...args` with COTAL_ROOT set; for tests that kill a writer midway. */
 export function spawnCotal(args: string[], opts: Omit<CotalRunOptions, "timeoutMs" | "input">): ChildProcess {
-  return spawn(process.execPath, [cotalCliPath(), ...args], {
+  const child = spawn(process.execPath, [cotalCliPath(), ...args], {
     cwd: opts.cwd,
     env: { ...process.env, ...opts.env, COTAL_ROOT: opts.root },
     stdio: ["pipe", "pipe", "pipe"],
   });
+  if (opts.niceness !== undefined && child.pid !== undefined) {
+    try {
+      setPriority(child.pid, opts.niceness);
+    } catch {
+      // it already exited: nothing left to lower
+    }
+  }
+  return child;
 }
 
 /** Runs the CLI to completion and collects its output. Never rejects for a non-zero exit. */

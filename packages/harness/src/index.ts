@@ -48,9 +48,11 @@ export {
   buildPollReport,
   type CredentialPollerOptions,
   type PollAttempt,
+  type PollEngine,
   type PollReport,
   type WindowMode,
 } from "./poller.js";
+export { credpollBinary } from "./credpoll.js";
 export { SurvivorWatcher, maxReconnectGapMs, type SurvivorWatcherOptions, type WatchEvent, type WatchEventType } from "./watcher.js";
 export { cotalCliPath, repoRoot, runCotal, spawnCotal, type CotalResult, type CotalRunOptions } from "./cotal-process.js";
 export { Barrier, barrierEnv, failpointBarrier, parseBarrierEnv, type BarrierSpec } from "./barrier.js";

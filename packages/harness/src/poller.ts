@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { monotonicMs } from "./clock.js";
 import { nativeCredsAuthenticator } from "./creds.js";
+import { credpollBinary, runCredpoll } from "./credpoll.js";
 import { HarnessError } from "./errors.js";
 import { newPollControl, runPollLoops, STOPPED, type PollAttempt, type PollControl, type PollLoopConfig } from "./poll-loop.js";
 import type { PollWorkerData, PollWorkerMessage } from "./poller-worker.js";
@@ -42,7 +43,15 @@ export interface CredentialPollerOptions {
    * does a full nats.js connect() and close(), about ten times the CPU per attempt.
    */
   client?: "handshake" | "nats.js";
+  /**
+   * Where the handshake loops run: "go" in tools/credpoll (a third of Node's CPU per attempt; built
+   * by infra/credpoll.sh), "node" on worker threads. "auto" (default) takes go when the binary is
+   * built and the attempt is the native-signed handshake, else node. `threads` applies to node only.
+   */
+  engine?: "auto" | PollEngine;
 }
+
+export type PollEngine = "go" | "node";
 
 export type WindowMode = "within" | "overlapping";
 
@@ -60,6 +69,8 @@ export interface PollReport {
   lastFailureAt: number | undefined;
   /** Failure count by error text. */
   errors: Record<string, number>;
+  /** Where the attempt loops ran. */
+  engine: PollEngine;
   /**
    * Successful attempts in [t0, t1] (monotonicMs() marks). "within" (default) counts attempts that
    * started and ended inside the window, so each certainly authenticated inside it; "overlapping"
@@ -73,7 +84,7 @@ function inWindow(a: PollAttempt, t0: number, t1: number, mode: WindowMode): boo
   return mode === "within" ? a.startedAt >= t0 && a.endedAt <= t1 : a.endedAt >= t0 && a.startedAt <= t1;
 }
 
-export function buildPollReport(attempts: readonly PollAttempt[], startedAt: number, endedAt: number): PollReport {
+export function buildPollReport(attempts: readonly PollAttempt[], startedAt: number, endedAt: number, engine: PollEngine = "node"): PollReport {
   let successes = 0;
   let firstSuccessAt: number | undefined;
   let lastSuccessAt: number | undefined;
@@ -107,6 +118,7 @@ export function buildPollReport(attempts: readonly PollAttempt[], startedAt: num
     firstFailureAt,
     lastFailureAt,
     errors,
+    engine,
     successesBetween: count(true),
     failuresBetween: count(false),
   };
@@ -130,7 +142,10 @@ function workerUrl(): URL {
  * loops run on worker threads and stream their attempts back; each is timed where it ran.
  */
 export class CredentialPoller {
-  private readonly opts: Required<Omit<CredentialPollerOptions, "url" | "creds">> & Pick<CredentialPollerOptions, "url" | "creds">;
+  private readonly opts: Required<Omit<CredentialPollerOptions, "url" | "creds" | "engine">> & Pick<CredentialPollerOptions, "url" | "creds">;
+  /** The resolved engine, and credpoll's path when it is go. */
+  readonly engine: PollEngine;
+  private readonly credpoll: string | undefined;
   private readonly recorded: PollAttempt[] = [];
   private waiters: Waiter[] = [];
   private workers: Promise<void>[] = [];
@@ -154,6 +169,13 @@ export class CredentialPoller {
       client: "handshake",
       ...opts,
     };
+    const wanted = opts.engine ?? "auto";
+    const goCapable = this.opts.client === "handshake" && this.opts.signer === "native";
+    const bin = wanted === "node" || !goCapable ? undefined : credpollBinary();
+    if (wanted === "go" && !goCapable) throw new HarnessError("invalid-argument", "the go engine runs the native-signed handshake only (client: handshake, signer: native)");
+    if (wanted === "go" && bin === undefined) throw new HarnessError("invalid-argument", "the go engine is not built: run bash infra/credpoll.sh install (or set COTAL_CREDPOLL_BIN)");
+    this.credpoll = bin;
+    this.engine = bin === undefined ? "node" : "go";
     if (!Number.isInteger(this.opts.concurrency) || this.opts.concurrency < 1) throw new HarnessError("invalid-argument", "concurrency must be an integer of at least 1");
     if (!Number.isInteger(this.opts.threads) || this.opts.threads < 0) throw new HarnessError("invalid-argument", "threads must be a non-negative integer");
     nativeCredsAuthenticator(opts.creds); // bad creds text is refused here, not inside a thread
@@ -176,6 +198,11 @@ export class CredentialPoller {
     this.started = monotonicMs();
     const { url, creds, signer, client, name, connectTimeoutMs, intervalMs, maxAttempts, maxDurationMs, concurrency, threads } = this.opts;
     const cfg: PollLoopConfig = { url, creds, signer, client, name, connectTimeoutMs, intervalMs, maxAttempts, maxDurationMs, startedAt: this.started };
+    if (this.credpoll !== undefined) {
+      // credpoll runs within milliseconds (a thread takes 0.1-0.5 s): no Node loop bridges its start.
+      this.workers.push(runCredpoll(this.credpoll, cfg, this.control, concurrency, (a) => this.record(a)).catch((e: Error) => void this.failures.push(e.message)));
+      return this;
+    }
     if (threads === 0) {
       this.workers.push(runPollLoops(cfg, this.control, concurrency, (a) => this.record(a)));
       return this;
@@ -202,7 +229,7 @@ export class CredentialPoller {
   /** A report of what has been recorded so far, without stopping. */
   report(): PollReport {
     const end = this.active ? monotonicMs() : Math.max(this.lastEnd, this.started);
-    return buildPollReport(this.recorded, this.started, end);
+    return buildPollReport(this.recorded, this.started, end, this.engine);
   }
 
   /** Resolves with the first attempt (already recorded or future) that satisfies `pred`. */

@@ -1,0 +1,3 @@
+module cotal.dev/credpoll
+
+go 1.22
