@@ -1,8 +1,11 @@
 // credpoll: the credential poller's attempt loops in Go (docs/harness.md, "The credential poller").
-// The Node harness (packages/harness/src/poller.ts) starts it, writes one JSON line of settings on
+// Linux only (the clock below); elsewhere the harness polls from Node. The Node harness
+// (packages/harness/src/credpoll.ts) starts it, writes one JSON line of settings on
 // stdin (the creds travel on the pipe, never in argv or a file), and reads one line per attempt.
 // Each attempt is a fresh TCP connection and the NATS connect handshake: INFO, CONNECT with the
 // signed nonce and PING, then PONG (admitted) or -ERR (refused). Closing stdin stops it.
+//go:build linux && (amd64 || arm64)
+
 package main
 
 import (
@@ -13,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
@@ -36,10 +40,14 @@ type settings struct {
 	MaxDurationMs int64    `json:"maxDurationMs"`
 }
 
-// monotonicNs reads CLOCK_MONOTONIC, the clock Node's process.hrtime uses, so both sides' marks compare.
+// monotonicNs reads CLOCK_MONOTONIC (id 1), the clock Node's process.hrtime uses, so both sides'
+// marks compare. A failed read would misplace attempts on the timeline, so it ends the process.
 func monotonicNs() int64 {
 	var ts syscall.Timespec
-	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0)
+	if _, _, errno := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0); errno != 0 {
+		fmt.Fprintln(os.Stderr, "credpoll: clock_gettime(CLOCK_MONOTONIC):", errno)
+		os.Exit(1)
+	}
 	return ts.Sec*1e9 + ts.Nsec
 }
 
@@ -86,25 +94,20 @@ type verdict struct {
 
 // attempt runs one handshake; prefix and suffix frame the CONNECT around the nonce's signature.
 func attempt(target string, timeout time.Duration, key ed25519.PrivateKey, prefix, suffix []byte) verdict {
-	conn, err := net.DialTimeout("tcp", target, timeout)
+	// One deadline for the whole attempt, dial included, as handshake.ts's single timer.
+	deadline := time.Now().Add(timeout)
+	conn, err := (&net.Dialer{Deadline: deadline}).Dial("tcp", target)
 	if err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			return verdict{"conn", "connection refused"}
-		}
-		return verdict{"conn", err.Error()}
+		return failure(err)
 	}
 	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(timeout))
+	conn.SetDeadline(deadline)
 	r := bufio.NewReaderSize(conn, 4096)
 	sent := false
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				return verdict{"timeout", "timeout"}
-			}
-			return verdict{"conn", "connection closed before the server answered"}
+			return failure(err)
 		}
 		line = strings.TrimRight(line, "\r\n")
 		switch {
@@ -126,7 +129,7 @@ func attempt(target string, timeout time.Duration, key ed25519.PrivateKey, prefi
 			msg := make([]byte, 0, len(prefix)+len(sig)+len(suffix))
 			msg = append(append(append(msg, prefix...), sig...), suffix...)
 			if _, err := conn.Write(msg); err != nil {
-				return verdict{"conn", "connection closed before the server answered"}
+				return failure(err)
 			}
 			sent = true
 		case line == "PONG":
@@ -143,6 +146,24 @@ func attempt(target string, timeout time.Duration, key ed25519.PrivateKey, prefi
 	}
 }
 
+// failure names a socket error as handshake.ts does (Node's texts), so reports read alike by engine.
+func failure(err error) verdict {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return verdict{"timeout", "timeout"}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return verdict{"conn", "connection refused"}
+	case errors.Is(err, syscall.ECONNRESET):
+		return verdict{"conn", "read ECONNRESET"}
+	case errors.Is(err, syscall.EPIPE):
+		return verdict{"conn", "write EPIPE"}
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		return verdict{"conn", "connection closed before the server answered"}
+	}
+	return verdict{"conn", err.Error()}
+}
+
 func truncate(s string, n int) string {
 	if len(s) > n {
 		return s[:n]
@@ -157,8 +178,8 @@ func main() {
 	if err == nil {
 		err = json.Unmarshal(line, &cfg)
 	}
-	if err != nil || len(cfg.Targets) == 0 || cfg.Concurrency < 1 || cfg.TimeoutMs < 1 {
-		fmt.Fprintln(os.Stderr, "credpoll: the first stdin line must be its JSON settings (targets, jwt, seed, concurrency, timeoutMs)")
+	if err != nil || len(cfg.Targets) == 0 || cfg.Concurrency < 1 || cfg.TimeoutMs < 1 || cfg.IntervalMs < 0 {
+		fmt.Fprintln(os.Stderr, "credpoll: the first stdin line must be its JSON settings (targets, jwt, seed, concurrency, timeoutMs, intervalMs, maxAttempts, maxDurationMs; whole numbers)")
 		os.Exit(2)
 	}
 	key, err := seedKey(cfg.Seed)
@@ -202,7 +223,8 @@ func main() {
 			n := i
 			buf := make([]byte, 0, 128)
 			for !stopped.Load() {
-				if cfg.MaxDurationMs > 0 && time.Since(started).Milliseconds() >= cfg.MaxDurationMs || cfg.MaxAttempts > 0 && launched.Add(1) > cfg.MaxAttempts {
+				// Both budgets always apply (the harness sends both): 0 attempts means none, as in poll-loop.ts.
+				if time.Since(started).Milliseconds() >= cfg.MaxDurationMs || launched.Add(1) > cfg.MaxAttempts {
 					stopped.Store(true)
 					return
 				}

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
-import { setPriority } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { monotonicMs } from "./clock.js";
@@ -54,19 +53,15 @@ export interface CotalResult {
 
 /** Starts `node <cli> ...args` with COTAL_ROOT set; for tests that kill a writer midway. */
 export function spawnCotal(args: string[], opts: Omit<CotalRunOptions, "timeoutMs" | "input">): ChildProcess {
-  const child = spawn(process.execPath, [cotalCliPath(), ...args], {
+  const node = [process.execPath, cotalCliPath(), ...args];
+  // Through nice(1), so every thread of the child starts at the lower priority (setPriority after
+  // spawn would lower only the main thread on Linux, and only once it had started).
+  const [cmd, ...argv] = opts.niceness === undefined ? node : ["nice", "-n", String(opts.niceness), ...node];
+  return spawn(cmd as string, argv, {
     cwd: opts.cwd,
     env: { ...process.env, ...opts.env, COTAL_ROOT: opts.root },
     stdio: ["pipe", "pipe", "pipe"],
   });
-  if (opts.niceness !== undefined && child.pid !== undefined) {
-    try {
-      setPriority(child.pid, opts.niceness);
-    } catch {
-      // it already exited: nothing left to lower
-    }
-  }
-  return child;
 }
 
 /** Runs the CLI to completion and collects its output. Never rejects for a non-zero exit. */

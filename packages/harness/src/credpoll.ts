@@ -43,22 +43,40 @@ export function parseCredpollLine(line: string): PollAttempt | undefined {
 export function runCredpoll(bin: string, cfg: PollLoopConfig, control: PollControl, concurrency: number, record: (a: PollAttempt) => void): Promise<void> {
   const { jwt, seed } = parseCreds(cfg.creds);
   const targets = (Array.isArray(cfg.url) ? cfg.url : [cfg.url]).map(handshakeTarget).map((t) => (t.host.includes(":") ? `[${t.host}]:${t.port}` : `${t.host}:${t.port}`));
-  const remainingMs = Math.max(1, Math.round(cfg.maxDurationMs - (monotonicMs() - cfg.startedAt)));
-  const settings = { targets, jwt, seed, name: cfg.name, concurrency, timeoutMs: cfg.connectTimeoutMs, intervalMs: cfg.intervalMs, maxAttempts: cfg.maxAttempts, maxDurationMs: remainingMs };
+  const remainingMs = Math.max(0, Math.round(cfg.maxDurationMs - (monotonicMs() - cfg.startedAt)));
+  // Whole numbers, as credpoll reads them; 0 attempts or 0 ms left mean none, as in poll-loop.ts.
+  const settings = {
+    targets,
+    jwt,
+    seed,
+    name: cfg.name,
+    concurrency,
+    timeoutMs: Math.max(1, Math.ceil(cfg.connectTimeoutMs)),
+    intervalMs: Math.max(0, Math.ceil(cfg.intervalMs)),
+    maxAttempts: Math.max(0, Math.floor(cfg.maxAttempts)),
+    maxDurationMs: remainingMs,
+  };
   return new Promise<void>((resolve, reject) => {
     const child = spawn(bin, [], { stdio: ["pipe", "pipe", "pipe"] });
     let buffered = "";
     let stderr = "";
     let done = false;
-    const watch = setInterval(() => {
-      if (Atomics.load(control, STOPPED) === 1) child.stdin.end();
-    }, 5);
-    child.stdin.on("error", () => undefined); // an early exit closes the pipe; the exit handler reports why
-    child.stdin.write(`${JSON.stringify(settings)}\n`);
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (d: string) => (stderr += d));
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
+    let watch: NodeJS.Timeout | undefined;
+    // Listeners first: a spawn that fails (EMFILE, a missing binary) reports through "error".
+    child.on("error", (e) => {
+      clearInterval(watch);
+      Atomics.store(control, STOPPED, 1);
+      reject(new HarnessError("invalid-state", `credpoll did not start (${bin}): ${e.message}`));
+    });
+    child.on("close", (code) => {
+      clearInterval(watch);
+      Atomics.store(control, STOPPED, 1); // a budget that ended credpoll ends the poller
+      if (code === 0 && done) resolve();
+      else reject(new HarnessError("invalid-state", `credpoll exited with code ${code}${stderr ? `: ${stderr.trim()}` : ""}`));
+    });
+    child.stdin?.on("error", () => undefined); // an early exit closes the pipe; "close" reports why
+    child.stderr?.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
       buffered += chunk;
       let i = buffered.indexOf("\n");
       while (i >= 0) {
@@ -72,16 +90,9 @@ export function runCredpoll(bin: string, cfg: PollLoopConfig, control: PollContr
         i = buffered.indexOf("\n");
       }
     });
-    child.on("error", (e) => {
-      clearInterval(watch);
-      Atomics.store(control, STOPPED, 1);
-      reject(new HarnessError("invalid-state", `credpoll did not start (${bin}): ${e.message}`));
-    });
-    child.on("close", (code) => {
-      clearInterval(watch);
-      Atomics.store(control, STOPPED, 1); // a budget that ended credpoll ends the poller
-      if (code === 0 && done) resolve();
-      else reject(new HarnessError("invalid-state", `credpoll exited with code ${code}${stderr ? `: ${stderr.trim()}` : ""}`));
-    });
+    child.stdin?.write(`${JSON.stringify(settings)}\n`);
+    watch = setInterval(() => {
+      if (Atomics.load(control, STOPPED) === 1) child.stdin?.end();
+    }, 5);
   });
 }

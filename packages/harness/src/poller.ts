@@ -62,6 +62,11 @@ export interface PollReport {
   failures: number;
   /** From start() to the end of the last attempt. */
   durationMs: number;
+  /**
+   * monotonicMs() when stop() was called (or the report taken, while running): the end of the time
+   * the caller meant to cover, later than the last attempt when a budget ended the poll early.
+   */
+  stoppedAt: number;
   attemptsPerSecond: number;
   firstSuccessAt: number | undefined;
   lastSuccessAt: number | undefined;
@@ -84,7 +89,7 @@ function inWindow(a: PollAttempt, t0: number, t1: number, mode: WindowMode): boo
   return mode === "within" ? a.startedAt >= t0 && a.endedAt <= t1 : a.endedAt >= t0 && a.startedAt <= t1;
 }
 
-export function buildPollReport(attempts: readonly PollAttempt[], startedAt: number, endedAt: number, engine: PollEngine = "node"): PollReport {
+export function buildPollReport(attempts: readonly PollAttempt[], startedAt: number, endedAt: number, engine: PollEngine = "node", stoppedAt: number = endedAt): PollReport {
   let successes = 0;
   let firstSuccessAt: number | undefined;
   let lastSuccessAt: number | undefined;
@@ -112,6 +117,7 @@ export function buildPollReport(attempts: readonly PollAttempt[], startedAt: num
     successes,
     failures: attempts.length - successes,
     durationMs,
+    stoppedAt,
     attemptsPerSecond: durationMs > 0 ? (attempts.length * 1000) / durationMs : 0,
     firstSuccessAt,
     lastSuccessAt,
@@ -155,6 +161,7 @@ export class CredentialPoller {
   private active = false;
   private started = 0;
   private lastEnd = 0;
+  private stopAskedAt: number | undefined;
 
   constructor(opts: CredentialPollerOptions) {
     this.opts = {
@@ -219,6 +226,7 @@ export class CredentialPoller {
 
   /** Stops launching attempts, waits for the ones in flight, and reports. */
   async stop(): Promise<PollReport> {
+    this.stopAskedAt ??= monotonicMs();
     Atomics.store(this.control, STOPPED, 1);
     await Promise.all(this.workers);
     this.active = false;
@@ -228,8 +236,9 @@ export class CredentialPoller {
 
   /** A report of what has been recorded so far, without stopping. */
   report(): PollReport {
-    const end = this.active ? monotonicMs() : Math.max(this.lastEnd, this.started);
-    return buildPollReport(this.recorded, this.started, end, this.engine);
+    const now = monotonicMs();
+    const end = this.active ? now : Math.max(this.lastEnd, this.started);
+    return buildPollReport(this.recorded, this.started, end, this.engine, this.stopAskedAt ?? (this.active ? now : end));
   }
 
   /** Resolves with the first attempt (already recorded or future) that satisfies `pred`. */

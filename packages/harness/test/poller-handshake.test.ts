@@ -133,6 +133,8 @@ describe.each(goOnPath ? (["node", "go"] as const) : (["node"] as const))("threa
       const after = monotonicMs();
       expect(r.total).toBe(500);
       expect(r.successes).toBe(500);
+      // a budget ended it: the report's window still runs to the stop() call, after every answer
+      expect(r.stoppedAt).toBeGreaterThanOrEqual(Math.max(...r.attempts.map((a) => a.endedAt)));
       expect(r.attempts.every((a) => a.startedAt >= before && a.endedAt <= after && a.endedAt >= a.startedAt)).toBe(true);
     } finally {
       await broker.dispose();
