@@ -49,6 +49,7 @@ export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 bash infra/redis.sh start
 trap 'bash infra/redis.sh stop' EXIT
 
+sparse=()
 for bin in "${servers[@]}"; do
   v="$("$bin" --version | sed -E 's/.*v([0-9][^ ]*).*/\1/')"
   echo "test.sh: live suites on nats-server $v ($bin)"
@@ -56,7 +57,11 @@ for bin in "${servers[@]}"; do
   mkdir -p "$dir"
   # Every suite two files at a time, then the matrix alone: its poll-rate floor needs the cores (test-live/vitest.config.ts).
   COTAL_LIVE_PART=rest COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$bin" pnpm test:live || status=1
-  COTAL_LIVE_PART=timed COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$bin" pnpm test:live || status=1
+  if ! COTAL_LIVE_PART=timed COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$bin" pnpm test:live; then
+    # Red only for want of a dense poll (a loaded machine proved nothing either way): once more at the
+    # end, the first report kept under superseded/ (docs/saga.md, "The race/crash matrix").
+    if node scripts/inconclusive-only.mjs "$dir/live-timed.json"; then sparse+=("$bin"); else status=1; fi
+  fi
 done
 
 # Ablation (docs/ablation.md): every guard switched off must turn its live cell red; on Debian's server,
@@ -69,6 +74,14 @@ fi
 # Chaos, short form (test-live/chaos/README.md): random SIGKILLs during every verb, recovery by the
 # printed next: lines only. A fixed seed keeps CI reproducible; `scripts/chaos.sh 30` is the full run.
 CHAOS_SEED="${CHAOS_SEED:-2026}" NATS_SERVER_BIN="$base" bash scripts/chaos.sh 2 || status=1
+
+for bin in "${sparse[@]}"; do
+  v="$("$bin" --version | sed -E 's/.*v([0-9][^ ]*).*/\1/')"
+  dir="$results/live-$v"
+  echo "test.sh: the matrix on nats-server $v had only inconclusive (sparse-poll) cells; running it again"
+  mkdir -p "$results/superseded/live-$v" && mv "$dir/live-timed.json" "$results/superseded/live-$v/"
+  COTAL_LIVE_PART=timed COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$bin" pnpm test:live || status=1
+done
 
 node scripts/test-summary.mjs "$results" || status=1
 exit "$status"

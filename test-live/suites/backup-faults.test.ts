@@ -9,7 +9,7 @@ import type { CutEntry } from "@cotal/saga/maintenance";
 import { type LiveRoot } from "../fixtures/live-root.js";
 import { ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
 import { credsText, disposeLiveRoots, FAILPOINT_EXIT, upRoot } from "../fixtures/tenants.js";
-import { barrierReached } from "../fixtures/until.js";
+import { barrierReached } from "../fixtures/barrier.js";
 
 afterEach(disposeLiveRoots);
 afterAll(async () => {

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, monotonicMs, spawnCotal, type PollReport } from "@cotal/harness";
@@ -11,7 +11,8 @@ import { client, sleep } from "../fixtures/isolation.js";
 import { refusal } from "../fixtures/nats.js";
 import { forwardRoutes, serverIdOf } from "../fixtures/route-proxy.js";
 import { connects, credsText, statusOf, untilStatus } from "../fixtures/tenants.js";
-import { barrierReached, until } from "../fixtures/until.js";
+import { barrierDir, barrierReached, releaseBarrier } from "../fixtures/barrier.js";
+import { until } from "../fixtures/until.js";
 
 // The race matrix (docs/saga.md "The race/crash matrix", test-live/suites/matrix.test.ts) on a
 // three-node cluster (docs/cluster.md): each node decides alone whom it admits, so every "connects" and
@@ -19,14 +20,6 @@ import { barrierReached, until } from "../fixtures/until.js";
 
 afterEach(disposeClusterRoots);
 afterAll(harnessTeardown);
-
-const barrierDir = (r: LiveRoot, tag: string) => join(r.root, "..", `barrier-${tag}-${process.pid}-${Date.now()}`);
-
-/** The second party of a `barrier:<dir>:2` failpoint: the parked writer goes on. */
-function release(dir: string): void {
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "test"), "");
-}
 
 /** Committed, and every member node proved the committed generation. */
 async function expectCommittedEverywhere(r: LiveRoot, spaces: string[]): Promise<void> {
@@ -86,7 +79,7 @@ describe("cluster R3: remove versus a stale add", () => {
       const rm = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
       const removedAt = monotonicMs();
       expect(rm.code, rm.stderr).toBe(0);
-      release(parked);
+      releaseBarrier(parked);
       const added = await add;
       await new Promise((res) => setTimeout(res, 1_000));
       const reports = await stopAll(pollers);
@@ -162,7 +155,7 @@ async function pausedWriterArm(point: "before-rename" | "after-node-proof#1", en
   expect(w2.code, w2.stderr).toBe(0);
   const removedAt = monotonicMs();
   if (stagedName && stagedBytes && point === "before-rename") writeFileSync(join(r.root, stagedName), stagedBytes, { mode: 0o600 });
-  release(parked);
+  releaseBarrier(parked);
   process.kill(w1.pid as number, "SIGCONT");
   const w1Code = await w1Exit;
   await new Promise((res) => setTimeout(res, 1_000));
@@ -284,7 +277,7 @@ describe("a partition by cut routes", () => {
         expect(await crosses(n1.url, n3.url, dflt, 2_000), "a message crossed the cut").toBe(false);
         expect(await crosses(n3.url, n2.url, dflt, 1_000), "a message crossed the cut").toBe(false);
         expect(await connects(n3.url, dflt), "node 3 still answers clients").toBe(true);
-        release(parked);
+        releaseBarrier(parked);
         let rm = await removal;
         m.notes = [`rm through node 1 with node 3 cut: exit ${rm.code}: ${rm.stderr.split("\n")[0] ?? ""}`];
         // The R3 buckets may be electing a leader on the majority side: the printed re-run continues the journaled removal.

@@ -8,7 +8,7 @@ import { loadBrokerTrust, loadSpaceAccount, saveSpaceAccount, toAccountRecord } 
 import { createAccountTrust, createBrokerTrust } from "@cotal/saga/trust";
 import { parseJson } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
-import { barrierReached } from "../fixtures/until.js";
+import { barrierReached } from "../fixtures/barrier.js";
 
 // Edges of the CLI contract: every refusal is typed, has a documented exit code and a next step,
 // and prints no stack trace; nothing destructive starts before what it needs is validated.

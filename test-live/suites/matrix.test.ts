@@ -3,10 +3,10 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, maxReconnectGapMs, monotonicMs, spawnCotal, SurvivorWatcher } from "@cotal/harness";
 import type { SpaceAddResult } from "@cotal/saga";
-import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import { parseJson } from "../fixtures/live-root.js";
 import { cell, recordPoll, type CellMetrics, type CellOptions } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, untilStatus, upRoot } from "../fixtures/tenants.js";
-import { barrierReached } from "../fixtures/until.js";
+import { barrierDir, barrierReached, releaseBarrier } from "../fixtures/barrier.js";
 import { connectCreds } from "../fixtures/nats.js";
 
 // The live race/crash matrix (docs/saga.md "The race/crash matrix"). Every cell carries a positive control, so it cannot pass
@@ -19,8 +19,6 @@ afterAll(harnessTeardown);
 /** Room for the runs of a dense-poll cell (one run of the longest takes 12-30 s here); the runs stop a minute earlier. */
 const DENSE_TIMEOUT_MS = 240_000;
 const densePoll: CellOptions = { densePoll: { runs: 6, budgetMs: DENSE_TIMEOUT_MS - 60_000, between: disposeLiveRoots } };
-
-const barrierDir = (r: LiveRoot, tag: string) => join(r.root, "..", `barrier-${tag}-${process.pid}-${Date.now()}`);
 
 /** Every disconnect the survivor saw was followed by a reconnect within 2 s. */
 async function survivorReconnectedQuickly(w: SurvivorWatcher): Promise<void> {
@@ -93,17 +91,20 @@ describe("R3: remove versus a stale add", () => {
       const poller = new CredentialPoller({ url: up.url, creds: betaCreds, maxDurationMs: 60_000 }).start();
       await poller.waitForAttempt((a) => a.ok, { timeoutMs: 5_000 }); // positive control: beta connects before
 
-      // The add reads first (pre-removal list), then sleeps past the whole removal.
-      // Niced: it runs inside the window after the removal, where the poll must stay dense.
-      const add = r.cotal(["space", "add", "gamma"], { env: { COTAL_FAILPOINT: "after-read:sleep:2500", COTAL_SAGA_MAX_ATTEMPTS: "1" }, niceness: 10 });
-      await new Promise((res) => setTimeout(res, 900));
+      // The add reads first (the pre-removal list) and parks there until the whole removal committed:
+      // a barrier, not a sleep, since a loaded machine can start it after the removal's journal
+      // (CI saw journal-blocked, exit 3). Niced: it wakes inside the window the poll must keep dense.
+      const parked = barrierDir(r, "r3");
+      const add = r.cotal(["space", "add", "gamma"], { env: { COTAL_FAILPOINT: `after-read:barrier:${parked}:2`, COTAL_SAGA_MAX_ATTEMPTS: "1" }, niceness: 10, timeoutMs: 90_000 });
+      await barrierReached(parked, "the add parked after its read");
       const rm = await r.cotal(["space", "rm", "beta"]);
       const removedAt = monotonicMs();
       expect(rm.code, rm.stderr).toBe(0);
+      releaseBarrier(parked);
       const added = await add;
       await new Promise((res) => setTimeout(res, 500));
       const report = await poller.stop();
-      expect(added.code).toBe(4);
+      expect(added.code, added.stderr).toBe(4);
       expect(added.stderr).toMatch(/\[conflict\]/);
       recordPoll(m, report, removedAt);
       expect(report.successes).toBeGreaterThan(0);
@@ -226,7 +227,7 @@ describe("crash windows (docs/saga.md, the race/crash matrix): kill the writer a
     expect(w2.code, w2.stderr).toBe(0);
     const removedAt = monotonicMs();
     writeFileSync(join(r.root, stagedName), stagedBytes, { mode: 0o600 });
-    writeFileSync(join(parked, "test"), ""); // the barrier's second party: W1 goes on to its fence when woken
+    releaseBarrier(parked); // W1 goes on to its fence when woken
     process.kill(w1.pid as number, "SIGCONT");
     const w1Code = await w1Exit;
     await new Promise((res) => setTimeout(res, 1_000));
@@ -238,7 +239,7 @@ describe("crash windows (docs/saga.md, the race/crash matrix): kill the writer a
 
   it("lease expiry while paused before rename: the woken writer aborts before rename; beta never connects again", () =>
     cell("crash: lease expiry before rename", async (m) => {
-      const { r, report, w1Code, w1Err, successesAfterRemoval } = await pausedWriterArm(false, m);
+      const { r, w1Code, w1Err, successesAfterRemoval } = await pausedWriterArm(false, m);
       expect(w1Code).toBe(7);
       expect(w1Err).toMatch(/\[lease-lost\]/);
       expect(w1Err).toMatch(/nothing was promoted/);

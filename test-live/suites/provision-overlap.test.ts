@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, monotonicMs, runCotal, type CotalResult } from "@cotal/harness";
@@ -6,7 +6,8 @@ import type { SpaceAddResult } from "@cotal/saga";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
-import { barrierReached, until } from "../fixtures/until.js";
+import { barrierDir, barrierReached, releaseBarrier } from "../fixtures/barrier.js";
+import { until } from "../fixtures/until.js";
 
 // A space add releases the maintenance lock once its saga committed and provisions after it
 // (docs/saga.md, "Provisioning after the commit"): the next writer's saga overlaps that provisioning,
@@ -16,11 +17,10 @@ afterEach(disposeLiveRoots);
 afterAll(harnessTeardown);
 
 function barrier(r: LiveRoot, tag: string): string {
-  const dir = join(r.root, "..", `barrier-${tag}-${process.pid}-${Date.now()}`);
+  const dir = barrierDir(r, tag);
   mkdirSync(dir, { recursive: true });
   return dir;
 }
-const release = (dir: string) => writeFileSync(join(dir, "release"), "");
 
 /** A CLI run started now; `done` says whether it has exited yet, `at` when (monotonic ms). */
 function started(r: LiveRoot, args: string[], env: Record<string, string> = {}) {
@@ -56,7 +56,7 @@ describe("the maintenance lock is released at the commit", () => {
       expect(parseJson<SpaceAddResult>(second)).toMatchObject({ outcome: "committed", added: ["gamma"], conflicts: 0 });
       expect(first.done).toBe(false); // the overlap: the first batch is still before its provisioning
       expect(owedWhilePaused).toEqual(["beta", "delta"]); // what it still owes stays visible meanwhile
-      release(dir);
+      releaseBarrier(dir);
       const a = await first.p;
       expect(a.code, a.stderr).toBe(0);
       expect(first.at).toBeGreaterThan(secondEnded);
@@ -78,7 +78,7 @@ describe("the maintenance lock is released at the commit", () => {
       await new Promise((res) => setTimeout(res, 2_500));
       expect(second.done).toBe(false); // blocked behind the lock: the gate above measures a real release
       const releasedAt = monotonicMs();
-      release(dir);
+      releaseBarrier(dir);
       const [a, b] = await Promise.all([first.p, second.p]);
       expect(a.code, a.stderr).toBe(0);
       expect(b.code, b.stderr).toBe(0);
@@ -103,12 +103,12 @@ describe("space rm of a space a committed add still provisions", () => {
       // The rm gets the lock at once (the add released it); it must not reach its stream deletion yet.
       const rmEarly = await barrierReached(rmDir, "rm past its stream deletion", 3_000).then(() => true, () => false);
       const journalEarly = existsSync(r.layout.journalFile);
-      release(addDir);
+      releaseBarrier(addDir);
       const a = await add.p;
       expect(a.code, a.stderr).toBe(0);
       expect(parseJson<SpaceAddResult>(a).provisioned.map((p) => p.space)).toEqual(["beta"]); // it did create beta's streams
       await until("rm past its stream deletion", () => readdirSync(rmDir).length >= 1, 30_000, 20);
-      release(rmDir);
+      releaseBarrier(rmDir);
       const removed = await rm.p;
       expect(removed.code, removed.stderr).toBe(0);
       const st = await statusOf(r);
@@ -130,7 +130,7 @@ describe("space rm of a space a committed add still provisions", () => {
       expect(again.code, again.stderr).toBe(0);
       expect(parseJson<SpaceAddResult>(again)).toMatchObject({ outcome: "noop", added: [] });
       expect((await statusOf(r)).provisioningOwed).toEqual(["beta"]); // the first add's marker still stands
-      release(dir);
+      releaseBarrier(dir);
       const a = await first.p;
       expect(a.code, a.stderr).toBe(0);
       const st = await statusOf(r);

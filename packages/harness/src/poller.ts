@@ -63,8 +63,9 @@ export interface PollReport {
   /** From start() to the end of the last attempt. */
   durationMs: number;
   /**
-   * monotonicMs() when stop() was called (or the report taken, while running): the end of the time
-   * the caller meant to cover, later than the last attempt when a budget ended the poll early.
+   * monotonicMs() when stop() was called (or the report taken, while running), or the last answer
+   * if one came after it (stop() waits for the attempts in flight): the end of the time the caller
+   * meant to cover, later than the last attempt when a budget ended the poll early.
    */
   stoppedAt: number;
   attemptsPerSecond: number;
@@ -229,6 +230,8 @@ export class CredentialPoller {
     this.stopAskedAt ??= monotonicMs();
     Atomics.store(this.control, STOPPED, 1);
     await Promise.all(this.workers);
+    // A budget clears `running` at its last launch, so stop() may come before that attempt's answer.
+    this.stopAskedAt = Math.max(this.stopAskedAt, this.lastEnd);
     this.active = false;
     if (this.failures.length > 0) throw new HarnessError("invalid-state", `a poller thread failed: ${this.failures.join("; ")}`);
     return this.report();
