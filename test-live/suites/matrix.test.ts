@@ -102,7 +102,7 @@ describe("R3: remove versus a stale add", () => {
       expect(rm.code, rm.stderr).toBe(0);
       releaseBarrier(parked);
       const added = await add;
-      await new Promise((res) => setTimeout(res, 500));
+      await new Promise((res) => setTimeout(res, 1_000)); // a second of window past the stale add, as the lease cell keeps
       const report = await poller.stop();
       expect(added.code, added.stderr).toBe(4);
       expect(added.stderr).toMatch(/\[conflict\]/);
