@@ -49,18 +49,24 @@ export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 bash infra/redis.sh start
 trap 'bash infra/redis.sh stop' EXIT
 
+# `nats-server --version` prints "nats-server: v2.9.10".
+server_version() { "$1" --version | sed -E 's/.*v([0-9][^ ]*).*/\1/'; }
+# One part of the live suites (rest: every suite two files at a time; timed: the matrix alone, its
+# poll-rate floor needs the cores; test-live/vitest.config.ts) on server $2, reports in live-<version>.
+live_part() {
+  local dir="$results/live-$(server_version "$2")"
+  mkdir -p "$dir"
+  COTAL_LIVE_PART="$1" COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$2" pnpm test:live
+}
+
 sparse=()
 for bin in "${servers[@]}"; do
-  v="$("$bin" --version | sed -E 's/.*v([0-9][^ ]*).*/\1/')"
-  echo "test.sh: live suites on nats-server $v ($bin)"
-  dir="$results/live-$v"
-  mkdir -p "$dir"
-  # Every suite two files at a time, then the matrix alone: its poll-rate floor needs the cores (test-live/vitest.config.ts).
-  COTAL_LIVE_PART=rest COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$bin" pnpm test:live || status=1
-  if ! COTAL_LIVE_PART=timed COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$bin" pnpm test:live; then
+  echo "test.sh: live suites on nats-server $(server_version "$bin") ($bin)"
+  live_part rest "$bin" || status=1
+  if ! live_part timed "$bin"; then
     # Red only for want of a dense poll (a loaded machine proved nothing either way): once more at the
     # end, the first report kept under superseded/ (docs/saga.md, "The race/crash matrix").
-    if node scripts/inconclusive-only.mjs "$dir/live-timed.json"; then sparse+=("$bin"); else status=1; fi
+    if node scripts/inconclusive-only.mjs "$results/live-$(server_version "$bin")/live-timed.json"; then sparse+=("$bin"); else status=1; fi
   fi
 done
 
@@ -76,11 +82,10 @@ fi
 CHAOS_SEED="${CHAOS_SEED:-2026}" NATS_SERVER_BIN="$base" bash scripts/chaos.sh 2 || status=1
 
 for bin in "${sparse[@]}"; do
-  v="$("$bin" --version | sed -E 's/.*v([0-9][^ ]*).*/\1/')"
-  dir="$results/live-$v"
+  v="$(server_version "$bin")"
   echo "test.sh: the matrix on nats-server $v had only inconclusive (sparse-poll) cells; running it again"
-  mkdir -p "$results/superseded/live-$v" && mv "$dir/live-timed.json" "$results/superseded/live-$v/"
-  COTAL_LIVE_PART=timed COTAL_TEST_REPORT_DIR="$dir" COTAL_MATRIX_DIR="$dir/matrix" NATS_SERVER_BIN="$bin" pnpm test:live || status=1
+  mkdir -p "$results/superseded/live-$v" && mv "$results/live-$v/live-timed.json" "$results/superseded/live-$v/"
+  live_part timed "$bin" || status=1
 done
 
 node scripts/test-summary.mjs "$results" || status=1

@@ -2,18 +2,13 @@
 // "no dense run in N run(s)", nothing proven either way), 1 otherwise: a removed cred that connected,
 // any other failure, or no failure at all. infra/test.sh re-runs such a matrix once after the rest.
 import { readFileSync } from "node:fs";
+import { reportFailures } from "./vitest-failures.mjs";
 
 const INCONCLUSIVE = /no dense run in \d+ run\(s\)/;
-let report;
+let failures;
 try {
-  report = JSON.parse(readFileSync(process.argv[2], "utf8"));
+  failures = reportFailures(JSON.parse(readFileSync(process.argv[2], "utf8")));
 } catch {
   process.exit(1);
 }
-const failed = [];
-for (const file of report.testResults ?? []) {
-  const red = (file.assertionResults ?? []).filter((a) => a.status === "failed");
-  if (red.length === 0 && file.status === "failed") process.exit(1); // the file itself failed
-  for (const a of red) failed.push(String(a.failureMessages?.[0] ?? ""));
-}
-process.exit(failed.length > 0 && failed.every((m) => INCONCLUSIVE.test(m.split("\n")[0])) ? 0 : 1);
+process.exit(failures.length > 0 && failures.every((f) => f.title !== undefined && INCONCLUSIVE.test(f.message)) ? 0 : 1);

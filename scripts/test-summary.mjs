@@ -2,6 +2,7 @@
 // into a line per run and one closing line CI can read; exits 1 when anything failed or nothing passed.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { reportFailures } from "./vitest-failures.mjs";
 
 const root = process.argv[2];
 // Reports infra/test.sh replaced by a later run (a matrix whose only failures were sparse polls).
@@ -29,27 +30,18 @@ function walk(dir) {
       const run = relative(root, dir) || ".";
       const t = runs.get(run) ?? { passed: 0, failed: 0, skipped: 0 };
       t.passed += r.numPassedTests ?? 0;
-      // numFailedTestSuites counts every describe level of a failing test; count a file only when it
-      // failed without a failing test (an import error, a hook), so one red test is one failure.
       t.failed += r.numFailedTests ?? 0;
-      for (const f of r.testResults ?? []) {
-        const file = relative(process.cwd(), f.name ?? "?");
-        const red = (f.assertionResults ?? []).filter((a) => a.status === "failed");
-        if (red.length === 0 && f.status === "failed") {
-          t.failed += 1;
-          failures.push(`${run}: ${file} (the file failed: ${firstLine(f.message)})`);
-        }
-        for (const a of red) failures.push(`${run}: ${file} > ${a.fullName ?? a.title} (${firstLine(a.failureMessages?.[0])})`);
+      for (const f of reportFailures(r)) {
+        const file = relative(process.cwd(), f.file);
+        if (f.title === undefined) {
+          t.failed += 1; // numFailedTests has no test for it
+          failures.push(`${run}: ${file} (the file failed: ${f.message})`);
+        } else failures.push(`${run}: ${file} > ${f.title} (${f.message})`);
       }
       t.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
       runs.set(run, t);
     }
   }
-}
-
-function firstLine(text) {
-  const line = String(text ?? "").split("\n").find((l) => l.trim() !== "") ?? "";
-  return line.trim().slice(0, 200);
 }
 
 walk(root);

@@ -93,7 +93,7 @@ describe("R3: remove versus a stale add", () => {
 
       // The add reads first (the pre-removal list) and parks there until the whole removal committed:
       // a barrier, not a sleep, since a loaded machine can start it after the removal's journal
-      // (CI saw journal-blocked, exit 3). Niced: it wakes inside the window the poll must keep dense.
+      // (CI saw exit 3 where the CAS gives 4: most likely journal-blocked). Niced: it wakes inside the window the poll must keep dense.
       const parked = barrierDir(r, "r3");
       const add = r.cotal(["space", "add", "gamma"], { env: { COTAL_FAILPOINT: `after-read:barrier:${parked}:2`, COTAL_SAGA_MAX_ATTEMPTS: "1" }, niceness: 10, timeoutMs: 90_000 });
       await barrierReached(parked, "the add parked after its read");
