@@ -60,24 +60,22 @@ ROWS=(
 want=("$@")
 server="$("${NATS_SERVER_BIN:-$(command -v nats-server || echo /usr/bin/nats-server)}" --version 2>/dev/null | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)"
 report_dir="${COTAL_TEST_REPORT_DIR:-$PWD/.test-results}/ablation"
-mkdir -p "$report_dir"
-printf '| guard | switch | cell | red with the switch? |\n|---|---|---|---|\n' > "$report_dir/table.md"
-failed=0
-ran=0
-for row in "${ROWS[@]}"; do
-  IFS='|' read -r sw suite pattern guard min <<<"$row"
-  if [ "${#want[@]}" -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$sw"; then continue; fi
-  if [ -n "${min:-}" ] && [ "$(printf '%s\n%s\n' "$min" "$server" | sort -V | head -1)" != "$min" ]; then
-    printf '| %s | %s | %s: %s | skipped: nats-server %s predates %s |\n' "$guard" "$sw" "$suite" "$pattern" "$server" "$min" | tee -a "$report_dir/table.md"
-    continue
-  fi
-  ran=$((ran + 1))
-  log="$report_dir/$sw.log"
+# Rows run two at a time (COTAL_ABLATE_JOBS): most cells wait on servers and leases, not the cores.
+# The matrix's rows run alone: their cells need a dense credential poll (docs/ablation.md).
+jobs_max="${COTAL_ABLATE_JOBS:-2}"
+rows_dir="$report_dir/rows"
+rm -rf "$rows_dir" && mkdir -p "$rows_dir"
+
+# One row: its verdict line goes to rows/<index>.md, and rows/<index>.failed marks a row that proved
+# nothing. Runs in the background, so it writes only its own files.
+run_row() {
+  local i="$1" sw="$2" suite="$3" pattern="$4" guard="$5"
+  local log="$report_dir/$sw-$suite.log" scratch ok plain verdict attempt
   # Only the cell itself runs; the switch reaches every cotal process the cell starts (inherited env).
   # The cell is meant to fail here: its vitest report goes to a scratch dir, never into the run's
   # test summary (scripts/test-summary.mjs counts every report under .test-results).
-  # A run that broke before its cell (a hook, the runner) is evidence of nothing either way: it is
-  # retried once, and its log's tail is printed so the CI output says why.
+  # A run that broke before its cell (a hook, the runner), or whose poll was too sparse to prove
+  # anything, is evidence of nothing either way: it is retried once, and its log's tail is printed.
   for attempt in 1 2; do
     scratch="$(mktemp -d)"
     ok=0
@@ -89,20 +87,52 @@ for row in "${ROWS[@]}"; do
       # Green with nothing run is a wrong pattern, not a guard that caught nothing: say which.
       if grep -qE "Tests +([0-9]+ [a-z]+ \| )*[1-9][0-9]* passed" <<<"$plain"; then verdict="NO: stayed green"
       else verdict="NO: -t matched no test in $suite"; fi
-      failed=1
+    elif grep -q "no dense run in" <<<"$plain"; then
+      verdict="NO: red only for a sparse poll ($log)"
     elif grep -qE "Tests +[0-9]+ failed" <<<"$plain"; then
       verdict="yes"
     else
       verdict="NO: the run broke before the cell ($log)"
-      echo "ablate: $sw attempt $attempt broke before its cell; the log ends:" >&2
-      tail -40 <<<"$plain" >&2
     fi
     rm -rf "$scratch"
-    case "$verdict" in "NO: the run broke"*) [ "$attempt" = 2 ] && failed=1 ;; *) break ;; esac
+    case "$verdict" in
+      "NO: the run broke"* | "NO: red only"*)
+        echo "ablate: $sw attempt $attempt: ${verdict#NO: }; the log ends:" >&2
+        tail -40 <<<"$plain" >&2 ;;
+      *) break ;;
+    esac
   done
-  printf '| %s | %s | %s: %s | %s |\n' "$guard" "$sw" "$suite" "$pattern" "$verdict" | tee -a "$report_dir/table.md"
+  [ "$verdict" = yes ] || : >"$rows_dir/$i.failed"
+  printf '| %s | %s | %s: %s | %s |\n' "$guard" "$sw" "$suite" "$pattern" "$verdict" | tee "$rows_dir/$i.md"
+}
+
+ran=0
+i=0
+for row in "${ROWS[@]}"; do
+  i=$((i + 1))
+  IFS='|' read -r sw suite pattern guard min <<<"$row"
+  if [ "${#want[@]}" -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$sw"; then continue; fi
+  if [ -n "${min:-}" ] && [ "$(printf '%s\n%s\n' "$min" "$server" | sort -V | head -1)" != "$min" ]; then
+    printf '| %s | %s | %s: %s | skipped: nats-server %s predates %s |\n' "$guard" "$sw" "$suite" "$pattern" "$server" "$min" | tee "$rows_dir/$i.md"
+    continue
+  fi
+  ran=$((ran + 1))
+  if [ "$suite" = matrix ]; then
+    wait
+    run_row "$i" "$sw" "$suite" "$pattern" "$guard"
+  else
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+    run_row "$i" "$sw" "$suite" "$pattern" "$guard" &
+  fi
 done
+wait
+
+# The table keeps the rows' order, whichever finished first.
+{
+  printf '| guard | switch | cell | red with the switch? |\n|---|---|---|---|\n'
+  for ((k = 1; k <= i; k++)); do [ ! -f "$rows_dir/$k.md" ] || cat "$rows_dir/$k.md"; done
+} >"$report_dir/table.md"
 echo
 cat "$report_dir/table.md"
 [ "$ran" -gt 0 ] || { echo "ablate: no row matched ${want[*]}" >&2; exit 2; }
-exit "$failed"
+if ls "$rows_dir"/*.failed >/dev/null 2>&1; then exit 1; fi

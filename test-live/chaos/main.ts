@@ -37,9 +37,17 @@ function line(r: RunResult): string {
   return `${r.failures.length ? "FAIL" : "ok  "} ${r.verb}#${r.run} seed=${r.seed} ${k} exit=${r.verbExit} steps=${r.recoverySteps}${r.intentRerun ? " +re-run" : ""}${rc} ${(r.durationMs / 1000).toFixed(1)}s${r.failures.length ? `\n       ${r.failures.join("\n       ")}` : ""}`;
 }
 
+// Verbs run in CHAOS_LANES lanes (default 2), each verb's runs in turn in its lane: every run has its
+// own root, port and servers, and its calibration shares the load its kill runs see. Seeds are per
+// verb and run, so a replay (CHAOS_ONLY_RUN) draws the same kill whichever lane ran it.
+const lanes = Number(process.env.CHAOS_LANES ?? 2);
+if (!Number.isInteger(lanes) || lanes < 1) {
+  console.error(`chaos: CHAOS_LANES must be a whole number ≥ 1, not ${process.env.CHAOS_LANES}`);
+  process.exit(2);
+}
 const all: RunResult[] = [];
-console.log(`chaos: seed ${seed} (replay: CHAOS_SEED=${seed}), ${runs} run(s) per verb, verbs ${scenarios.map((s) => s.verb).join(" ")}`);
-for (const sc of scenarios) {
+console.log(`chaos: seed ${seed} (replay: CHAOS_SEED=${seed}), ${runs} run(s) per verb, verbs ${scenarios.map((s) => s.verb).join(" ")}, ${lanes} lane(s)`);
+async function verbRuns(sc: (typeof scenarios)[number]): Promise<void> {
   const cal = await runOnce(sc, 0, runSeed(seed, sc.verb, 0), undefined);
   all.push(cal);
   console.log(line(cal));
@@ -52,6 +60,12 @@ for (const sc of scenarios) {
     console.log(line(r));
   }
 }
+const queue = [...scenarios];
+await Promise.all(
+  Array.from({ length: Math.min(lanes, queue.length) }, async () => {
+    for (let sc = queue.shift(); sc; sc = queue.shift()) await verbRuns(sc);
+  }),
+);
 
 const rows = scenarios.map((sc) => {
   const rs = all.filter((r) => r.verb === sc.verb && !r.calibration);
