@@ -63,14 +63,17 @@ report_dir="${COTAL_TEST_REPORT_DIR:-$PWD/.test-results}/ablation"
 # Rows run two at a time (COTAL_ABLATE_JOBS): most cells wait on servers and leases, not the cores.
 # The matrix's rows run alone: their cells need a dense credential poll (docs/ablation.md).
 jobs_max="${COTAL_ABLATE_JOBS:-2}"
+[[ "$jobs_max" =~ ^[1-9][0-9]*$ ]] || { echo "ablate: COTAL_ABLATE_JOBS must be a whole number ≥ 1, not '$jobs_max'" >&2; exit 2; }
 rows_dir="$report_dir/rows"
-rm -rf "$rows_dir" && mkdir -p "$rows_dir"
+rm -rf "$rows_dir" && mkdir -p "$rows_dir" || { echo "ablate: cannot make $rows_dir" >&2; exit 2; }
 
-# One row: its verdict line goes to rows/<index>.md, and rows/<index>.failed marks a row that proved
-# nothing. Runs in the background, so it writes only its own files.
+# One row: its verdict line goes to rows/<index>.md. rows/<index>.failed is made first and removed
+# only on a red cell, so a row that dies half way still fails the run. Runs in the background, so it
+# writes only its own files, and its stderr in one write.
 run_row() {
   local i="$1" sw="$2" suite="$3" pattern="$4" guard="$5"
   local log="$report_dir/$sw-$suite.log" scratch ok plain verdict attempt
+  : >"$rows_dir/$i.failed"
   # Only the cell itself runs; the switch reaches every cotal process the cell starts (inherited env).
   # The cell is meant to fail here: its vitest report goes to a scratch dir, never into the run's
   # test summary (scripts/test-summary.mjs counts every report under .test-results).
@@ -97,21 +100,22 @@ run_row() {
     rm -rf "$scratch"
     case "$verdict" in
       "NO: the run broke"* | "NO: red only"*)
-        echo "ablate: $sw attempt $attempt: ${verdict#NO: }; the log ends:" >&2
-        tail -40 <<<"$plain" >&2 ;;
+        printf 'ablate: %s/%s attempt %s: %s; the log ends:\n%s\n' "$sw" "$suite" "$attempt" "${verdict#NO: }" "$(tail -40 <<<"$plain")" >&2 ;;
       *) break ;;
     esac
   done
-  [ "$verdict" = yes ] || : >"$rows_dir/$i.failed"
+  [ "$verdict" != yes ] || rm -f "$rows_dir/$i.failed"
   printf '| %s | %s | %s: %s | %s |\n' "$guard" "$sw" "$suite" "$pattern" "$verdict" | tee "$rows_dir/$i.md"
 }
 
 ran=0
+listed=0
 i=0
 for row in "${ROWS[@]}"; do
   i=$((i + 1))
   IFS='|' read -r sw suite pattern guard min <<<"$row"
   if [ "${#want[@]}" -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$sw"; then continue; fi
+  listed=$((listed + 1))
   if [ -n "${min:-}" ] && [ "$(printf '%s\n%s\n' "$min" "$server" | sort -V | head -1)" != "$min" ]; then
     printf '| %s | %s | %s: %s | skipped: nats-server %s predates %s |\n' "$guard" "$sw" "$suite" "$pattern" "$server" "$min" | tee "$rows_dir/$i.md"
     continue
@@ -136,3 +140,5 @@ echo
 cat "$report_dir/table.md"
 [ "$ran" -gt 0 ] || { echo "ablate: no row matched ${want[*]}" >&2; exit 2; }
 if ls "$rows_dir"/*.failed >/dev/null 2>&1; then exit 1; fi
+# A row that wrote no verdict line at all (killed before its first write) fails the run too.
+[ "$(ls "$rows_dir"/*.md 2>/dev/null | wc -l)" = "$listed" ] || { echo "ablate: only $(ls "$rows_dir"/*.md 2>/dev/null | wc -l) of $listed rows wrote a verdict" >&2; exit 1; }

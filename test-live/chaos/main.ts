@@ -60,10 +60,21 @@ async function verbRuns(sc: (typeof scenarios)[number]): Promise<void> {
     console.log(line(r));
   }
 }
+// A verb whose set-up threw outside a run (a temp root, a port) fails alone: the other lane finishes
+// its verbs, so its brokers are stopped and the report is still written.
+const laneErrors: string[] = [];
 const queue = [...scenarios];
 await Promise.all(
   Array.from({ length: Math.min(lanes, queue.length) }, async () => {
-    for (let sc = queue.shift(); sc; sc = queue.shift()) await verbRuns(sc);
+    for (let sc = queue.shift(); sc; sc = queue.shift()) {
+      try {
+        await verbRuns(sc);
+      } catch (err) {
+        const why = secretFree((err as Error).message);
+        laneErrors.push(`${sc.verb}: ${why}`);
+        console.log(`FAIL ${sc.verb}: the driver itself failed: ${why}`);
+      }
+    }
   }),
 );
 
@@ -101,10 +112,11 @@ const doc = {
   natsServer: chaosServerBin(),
   recoveryCap: Number(process.env.CHAOS_RECOVERY_CAP ?? 12),
   summary: rows,
+  driverErrors: laneErrors,
   runs: all.map((r) => ({ ...r, steps: r.steps.map((s) => ({ ...s, stdout: secretFree(clip(s.stdout)), stderr: secretFree(clip(s.stderr)) })) })),
 };
 const file = join(outDir, `chaos-${stamp}.json`);
 writeFileSync(file, `${JSON.stringify(doc, null, 1)}\n`);
 writeFileSync(join(outDir, "latest.json"), `${JSON.stringify(doc, null, 1)}\n`);
 console.log(`\nchaos: wrote ${file}`);
-process.exit(all.some((r) => r.failures.length > 0) ? 1 : 0);
+process.exit(all.some((r) => r.failures.length > 0) || laneErrors.length > 0 ? 1 : 0);
