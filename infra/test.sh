@@ -51,7 +51,7 @@ trap 'bash infra/redis.sh stop' EXIT
 
 # `nats-server --version` prints "nats-server: v2.9.10".
 server_version() { "$1" --version | sed -E 's/.*v([0-9][^ ]*).*/\1/'; }
-# One part of the live suites (rest: every other suite three files at a time; timed: the matrix alone, its
+# One part of the live suites (rest: every other suite two files at a time; timed: the matrix alone, its
 # poll-rate floor needs the cores; test-live/vitest.config.ts) on server $2, reports in live-<version>.
 live_part() {
   local dir="$results/live-$(server_version "$2")"

@@ -238,11 +238,19 @@ async function crosses(from: string, to: string, creds: string, ms: number): Pro
   }
 }
 
-/** Re-runs a verb while JetStream answers "temporarily unavailable" (a leader being elected on the majority side). */
+/**
+ * Re-runs a verb while JetStream answers "temporarily unavailable" (a leader being elected on the
+ * majority side). A re-run that resumed the interrupted one and rolled its staged claim back prints
+ * the verb itself as its `next:`, and is followed the same way (an operator's next step).
+ */
 function pastElection(r: LiveRoot, args: string[]) {
+  const verb = `cotal ${args.join(" ")}`;
   return until(`${args.join(" ")} past a leader election`, async () => {
     const res = await r.cotal(args, { timeoutMs: 60_000 });
-    return res.code !== 0 && /\[(inventory-unreachable|inventory-busy)\]/.test(res.stderr) ? undefined : res;
+    if (res.code === 0) return res;
+    if (/\[(inventory-unreachable|inventory-busy)\]/.test(res.stderr)) return undefined;
+    if (/\[rolled-back\]/.test(res.stderr) && res.stderr.includes(`next: ${verb}`)) return undefined;
+    return res;
   }, 45_000, 1_000);
 }
 
