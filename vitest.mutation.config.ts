@@ -10,7 +10,8 @@ export default defineConfig({
     ],
     // It spawns real processes and sets the umask, which Stryker's worker threads forbid; it covers
     // the process plumbing, none of the mutated files.
-    exclude: ["packages/saga/test/server-process.test.ts", "**/node_modules/**"],
+    // bundle.test.ts reads the build's output (dist/bundle/), none of the mutated sources.
+    exclude: ["packages/saga/test/server-process.test.ts", "packages/cli/test/bundle.test.ts", "**/node_modules/**"],
     testTimeout: 30_000,
   },
 });

@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash infra/setup.sh
-exec node packages/cli/dist/bin.js up --detach "$@"
+exec node packages/cli/dist/bundle/cotal.js up --detach "$@"

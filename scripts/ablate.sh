@@ -2,17 +2,20 @@
 # Ablation: for each guard, switch exactly that guard off (COTAL_TEST_UNSAFE_<SWITCH>=1) and run the
 # live cell that must catch it. Every cell must go red; a cell that stays green proves nothing.
 # Usage: scripts/ablate.sh [SWITCH…]   (default: every row below). Exits 1 if any ablated cell stays green.
+# Servers: COTAL_ABLATE_SERVERS (paths, one a line, the default first; infra/test.sh passes
+# scripts/servers.sh supported), else NATS_SERVER_BIN or the default. Each row runs on the first of them
+# its server range admits: the default, unless its guard bites only on an older server.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-# switch | suite | cell name pattern (vitest -t) | guard | minimum server (optional)
+# switch | suite | cell name pattern (vitest -t) | guard | servers it bites on (optional: >=V or <V)
 ROWS=(
   "DISABLE_CAS|matrix|gate: overlapping reads|every inventory CAS (R1 lost update)"
   "DISABLE_CLAIM_CAS|guards|claim CAS|step-3 claim CAS"
   "DISABLE_STAGE_CAS|guards|staged-digest CAS|step-5 staged-digest CAS"
   "DISABLE_FENCE|matrix|lease expiry while paused before rename|step-6 lease fence"
   "PROOF_WITHOUT_LOG|matrix|a config the broker rejects|proof-only appliedGeneration"
-  "LOG_FROM_START|guards|log offset|log offset (only lines after our SIGHUP)"
+  "LOG_FROM_START|guards|log offset|log offset (only lines after our SIGHUP)|<2.10.0"
   "SKIP_COMMIT_DIGEST|guards|commit digest|step-8 commit digest check"
   "IGNORE_JOURNAL|journal|rm cut after its commit|journal refusal"
   "SKIP_LOCK|cli-foundation|two concurrent ups|maintenance lock"
@@ -20,12 +23,12 @@ ROWS=(
   "SKIP_NAME_VALIDATION|cli-foundation|invalid names on an existing root|name validation"
   "IGNORE_CORRUPT|cli-foundation|a corrupt account record makes up refuse|corrupt-record refusal"
   "ACCEPT_PARTIAL_SNAPSHOT|backup-faults|killed mid-snapshot|a snapshot counts only with the server's end marker"
-  "SKIP_STORE_CHECK|backup-online|a corrupted message in the store|a backup's snapshots pass the server's checksum check (jsck)"
+  "SKIP_STORE_CHECK|backup-online|a corrupted message in the store|a backup's snapshots pass the server's checksum check (jsck)|<2.15.0"
   "IGNORE_STRAYS|strays|a server with no record|one server per store (unrecorded servers are found)"
   "WIDE_OBSERVER_INBOX|isolation|the authority buckets and others|per-cred \$SYS reply prefix"
   "WIDE_OBSERVER_REQUESTS|isolation|the authority buckets and others|\$SYS requests only about the own account"
   "UNRESTRICTED_USER|isolation|uses A's template but cannot create|least-privilege default user"
-  "NO_EVICT|isolation|cuts every connection of one account|per-broker connection evictor|2.10"
+  "NO_EVICT|isolation|cuts every connection of one account|per-broker connection evictor|>=2.10.0"
   "UNLIMITED_TENANTS|quotas|A is refused at its quota|per-space quotas and the authority reserve"
   "KEEP_LIMITS_RECORD|quotas|crash after the record is re-signed|space limits rollback restores the record"
   "STALE_RECORD_VIEW|quotas|raises a full tenant's quota|the render re-reads the record its own claim re-signs, and takes the verb's inventory view only at the revision it was read after"
@@ -44,7 +47,7 @@ ROWS=(
   "RM_DURING_PROVISIONING|provision-overlap|rm waits for the provisioning|space rm waits for a committed add still provisioning the space"
   "TRUST_LEGACY_NEXT|resume-edges|a previous version's claim|a previous version's claim whose next list disagrees with its delta is refused (row 6)"
   "CLUSTER_NO_PARTIAL_PROOFS|cluster|kill -9 of node 3|a refused cluster reload records the nodes that proved it, so status names only the others"
-  "EVICT_FIRST_NODE_ONLY|cluster|evictor on every node|a removed tenant is evicted on every node|2.10"
+  "EVICT_FIRST_NODE_ONLY|cluster|evictor on every node|a removed tenant is evicted on every node|>=2.10.0"
   "TEMPLATE_REPLICAS_UNCHECKED|cluster|tenant-replicas 3 on a single broker|a space template's replicas are 1 or 3, at most the cluster's size, 1 on a single broker"
   "CLUSTER_BEHIND_ANY_OP|cluster|kill -9 of node 3: the writer refuses|only an add may commit with a down node left behind; a removal needs every node's proof"
   "CLUSTER_OFFLINE_VERBS|cluster-verbs|space rm on the stopped cluster|an offline verb on a stopped cluster root refuses cluster-offline before any write"
@@ -58,7 +61,21 @@ ROWS=(
 )
 
 want=("$@")
-server="$("${NATS_SERVER_BIN:-$(command -v nats-server || echo /usr/bin/nats-server)}" --version 2>/dev/null | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)"
+if [ -n "${COTAL_ABLATE_SERVERS:-}" ]; then mapfile -t servers <<<"$COTAL_ABLATE_SERVERS"
+else servers=("$(bash scripts/servers.sh default)") || exit 6; fi
+versions=()
+for bin in "${servers[@]}"; do versions+=("$("$bin" --version 2>/dev/null | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)"); done
+# in_range VERSION RANGE: RANGE is empty (every server), ">=V" or "<V".
+in_range() {
+  local v="$1" r="$2" lowest
+  [ -n "$r" ] || return 0
+  lowest="$(printf '%s\n%s\n' "${r#*[=<]}" "$v" | sort -V | head -1)"
+  case "$r" in
+    ">="*) [ "$lowest" = "${r#>=}" ] ;;
+    "<"*) [ "$lowest" = "$v" ] && [ "$v" != "${r#<}" ] ;;
+    *) echo "ablate: a row's server range must be >=V or <V, not '$r'" >&2; exit 2 ;;
+  esac
+}
 report_dir="${COTAL_TEST_REPORT_DIR:-$PWD/.test-results}/ablation"
 # Rows run two at a time (COTAL_ABLATE_JOBS): most cells wait on servers and leases, not the cores.
 # The matrix's rows run alone: their cells need a dense credential poll (docs/ablation.md).
@@ -71,7 +88,7 @@ rm -rf "$rows_dir" && mkdir -p "$rows_dir" || { echo "ablate: cannot make $rows_
 # nothing (a row that dies before its verdict line fails the count at the end). Runs in the
 # background, so it writes only its own files, and its stderr in one write.
 run_row() {
-  local i="$1" sw="$2" suite="$3" pattern="$4" guard="$5"
+  local i="$1" sw="$2" suite="$3" pattern="$4" guard="$5" bin="$6" version="$7"
   local log="$report_dir/$sw-$suite.log" scratch ok plain verdict attempt
   # Only the cell itself runs; the switch reaches every cotal process the cell starts (inherited env).
   # The cell is meant to fail here: its vitest report goes to a scratch dir, never into the run's
@@ -81,7 +98,7 @@ run_row() {
   for attempt in 1 2; do
     scratch="$(mktemp -d)"
     ok=0
-    (cd test-live && env "COTAL_TEST_UNSAFE_$sw=1" COTAL_TEST_REPORT_DIR="$scratch" COTAL_MATRIX_DIR="$scratch/cells" npx vitest run "suites/$suite.test.ts" -t "$pattern" >"$log" 2>&1) && ok=1
+    (cd test-live && env "COTAL_TEST_UNSAFE_$sw=1" NATS_SERVER_BIN="$bin" COTAL_TEST_REPORT_DIR="$scratch" COTAL_MATRIX_DIR="$scratch/cells" npx vitest run "suites/$suite.test.ts" -t "$pattern" >"$log" 2>&1) && ok=1
     # The log is read whole before grep: `sed | grep -q` under pipefail fails when grep stops reading
     # early (sed takes SIGPIPE), which read a red cell as a broken run.
     plain="$(sed 's/\x1b\[[0-9;]*m//g' "$log")"
@@ -105,7 +122,7 @@ run_row() {
     esac
   done
   [ "$verdict" = yes ] || : >"$rows_dir/$i.failed"
-  printf '| %s | %s | %s: %s | %s |\n' "$guard" "$sw" "$suite" "$pattern" "$verdict" | tee "$rows_dir/$i.md"
+  printf '| %s | %s | %s: %s | %s | %s |\n' "$guard" "$sw" "$suite" "$pattern" "$version" "$verdict" | tee "$rows_dir/$i.md"
 }
 
 ran=0
@@ -113,27 +130,31 @@ listed=0
 i=0
 for row in "${ROWS[@]}"; do
   i=$((i + 1))
-  IFS='|' read -r sw suite pattern guard min <<<"$row"
+  IFS='|' read -r sw suite pattern guard range <<<"$row"
   if [ "${#want[@]}" -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$sw"; then continue; fi
   listed=$((listed + 1))
-  if [ -n "${min:-}" ] && [ "$(printf '%s\n%s\n' "$min" "$server" | sort -V | head -1)" != "$min" ]; then
-    printf '| %s | %s | %s: %s | skipped: nats-server %s predates %s |\n' "$guard" "$sw" "$suite" "$pattern" "$server" "$min" | tee "$rows_dir/$i.md"
+  bin="" version=""
+  for k in "${!servers[@]}"; do
+    if in_range "${versions[$k]}" "${range:-}"; then bin="${servers[$k]}" version="${versions[$k]}"; break; fi
+  done
+  if [ -z "$bin" ]; then
+    printf '| %s | %s | %s: %s | - | skipped: no nats-server here in %s (%s) |\n' "$guard" "$sw" "$suite" "$pattern" "$range" "${versions[*]}" | tee "$rows_dir/$i.md"
     continue
   fi
   ran=$((ran + 1))
   if [ "$suite" = matrix ]; then
     wait
-    run_row "$i" "$sw" "$suite" "$pattern" "$guard"
+    run_row "$i" "$sw" "$suite" "$pattern" "$guard" "$bin" "$version"
   else
     while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
-    run_row "$i" "$sw" "$suite" "$pattern" "$guard" &
+    run_row "$i" "$sw" "$suite" "$pattern" "$guard" "$bin" "$version" &
   fi
 done
 wait
 
 # The table keeps the rows' order, whichever finished first.
 {
-  printf '| guard | switch | cell | red with the switch? |\n|---|---|---|---|\n'
+  printf '| guard | switch | cell | nats-server | red with the switch? |\n|---|---|---|---|---|\n'
   for ((k = 1; k <= i; k++)); do [ ! -f "$rows_dir/$k.md" ] || cat "$rows_dir/$k.md"; done
 } >"$report_dir/table.md"
 echo

@@ -8,6 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # turbo's telemetry (and its first-run notice) stays off in cotal's scripts.
 export TURBO_TELEMETRY_DISABLED=1
-[ -f packages/cli/dist/bin.js ] || pnpm build --output-logs=errors-only
+[ -f packages/cli/dist/bundle/cotal.js ] || pnpm build --output-logs=errors-only
 npx tsc -p test-live/chaos/tsconfig.json
 exec node test-live/chaos/dist/main.js "$@"

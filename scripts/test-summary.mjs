@@ -1,10 +1,17 @@
 // Sums the vitest JSON reports under a directory (one subdirectory per run: units, live-<version>)
 // into a line per run and one closing line CI can read; exits 1 when anything failed or nothing passed.
+// It also counts the distinct cells that ran (passed or failed) anywhere: a live cell run on three
+// servers is one cell. With --floor FILE it exits 1 when that count is below the number in FILE
+// (.ci/cells-floor: a change to CI's layout must not quietly run fewer cells; docs/ci.md).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { reportFailures } from "./vitest-failures.mjs";
 
 const root = process.argv[2];
+const floorAt = process.argv.indexOf("--floor");
+const floorFile = floorAt > 0 ? process.argv[floorAt + 1] : undefined;
+// Every cell that ran, by "<run kind> <file> > <full name>", the server's version taken out of the name.
+const executed = new Set();
 // Reports infra/test.sh replaced by a later run (a matrix whose only failures were sparse polls).
 const SUPERSEDED = "superseded";
 const runs = new Map();
@@ -39,6 +46,15 @@ function walk(dir) {
         } else failures.push(`${run}: ${file} > ${f.title} (${f.message})`);
       }
       t.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+      const version = /^live-(.+)$/.exec(run.split("/")[0] ?? "")?.[1];
+      const kind = version === undefined ? "unit" : "live";
+      for (const f of r.testResults ?? []) {
+        for (const a of f.assertionResults ?? []) {
+          if (a.status !== "passed" && a.status !== "failed") continue;
+          const name = version === undefined ? a.fullName : String(a.fullName).split(version).join("<server>");
+          executed.add(`${kind} ${relative(process.cwd(), f.name ?? "?")} > ${name}`);
+        }
+      }
       runs.set(run, t);
     }
   }
@@ -55,5 +71,14 @@ for (const [run, t] of [...runs].sort(([a], [b]) => a.localeCompare(b, "en", { n
   for (const k of Object.keys(total)) total[k] += t[k];
 }
 for (const f of failures) console.log(`FAILED ${f}`);
+const cells = { unit: 0, live: 0 };
+for (const key of executed) cells[key.startsWith("unit ") ? "unit" : "live"] += 1;
+console.log(`distinct cells executed: ${executed.size} (unit ${cells.unit}, live ${cells.live})`);
+let belowFloor = false;
+if (floorFile !== undefined) {
+  const floor = Number(readFileSync(floorFile, "utf8").trim());
+  belowFloor = !(executed.size >= floor);
+  if (belowFloor) console.log(`FAILED fewer distinct cells than ${floorFile} asks (${executed.size} < ${floor}): a cell stopped running somewhere`);
+}
 console.log(`${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped`);
-process.exit(total.failed > 0 || total.passed === 0 ? 1 : 0);
+process.exit(total.failed > 0 || total.passed === 0 || belowFloor ? 1 : 0);

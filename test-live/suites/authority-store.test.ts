@@ -10,6 +10,7 @@ import { connectAsAccount, serverConfig } from "@cotal/saga/broker";
 import { AuthorityStore, INVENTORY_BUCKET, INVENTORY_KEY, LEASE_BUCKET, LEASE_TTL_MS, isCasLoss, seedRecord, type InventoryRecord, type Lease } from "@cotal/saga/inventory";
 import { toAccountRecord, type AccountRecord } from "@cotal/saga/root";
 import { createAccountTrust, createBrokerTrust } from "@cotal/saga/trust";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // Real nats-server (the harness picks a process, or a container when Docker answers), no mocks.
 
@@ -121,7 +122,7 @@ describe("AuthorityStore on a real nats-server", () => {
     await again.close();
   });
 
-  it("seeds create-only: the first create wins, the second refuses with conflict", async () => {
+  it("seeds create-only: the first create wins, the second refuses with conflict", VERSION_DEPENDENT, async () => {
     expect(await store.read()).toBeUndefined();
     const first = record(1, ["alpha"]);
     const rev = await store.create(first);
@@ -143,7 +144,7 @@ describe("AuthorityStore on a real nats-server", () => {
     expect((await rawKv.get(INVENTORY_KEY))?.revision).toBe(rev); // control: a MSG.GET handle reads it
   });
 
-  it("classifies CAS losses by err_code only, never by message text", async () => {
+  it("classifies CAS losses by err_code only, never by message text", VERSION_DEPENDENT, async () => {
     const cur = await store.read();
     const rawErr = await rawError(rawKv.update(INVENTORY_KEY, "x", cur!.revision + 50));
     expect(rawErr).toBeInstanceOf(JetStreamApiError);
@@ -246,7 +247,7 @@ describe("AuthorityStore on a real nats-server", () => {
     });
   });
 
-  describe("reloads (2.9.10 drops every JWT client on each one)", () => {
+  describe("reloads (2.9.10 drops every JWT client on each one)", VERSION_DEPENDENT, () => {
     let watcher: NatsConnection;
     const events: string[] = [];
 

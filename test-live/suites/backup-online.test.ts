@@ -9,6 +9,7 @@ import { revokesAll, toMono, twoSpaces } from "../fixtures/online.js";
 import { liveServer } from "../fixtures/server-version.js";
 import { ok, spaceFacts, upJson } from "../fixtures/space-data.js";
 import { connects, credsText, disposeLiveRoots, statusOf } from "../fixtures/tenants.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // The online per-space backup (README: backup): only the tenant is quiesced (its JWT revokes every
 // user issued before the quiesce), the artifact is the offline format, a crash resumes to lifted.
@@ -18,7 +19,7 @@ afterAll(async () => {
 });
 
 describe("online per-space backup", () => {
-  it("quiesces only the tenant: its polled cred never connects from the quiesce proof to the last snapshot, connects after the lift; the sibling keeps working; the artifact restores offline", async () => {
+  it("quiesces only the tenant: its polled cred never connects from the quiesce proof to the last snapshot, connects after the lift; the sibling keeps working; the artifact restores offline", VERSION_DEPENDENT, async () => {
     const { r, up, alpha, beta } = await twoSpaces("cotal-online-");
     const before = await spaceFacts(up.url, alpha);
     const betaBefore = await spaceFacts(up.url, beta);
@@ -188,7 +189,7 @@ describe("online per-space backup", () => {
     expect(await connects(up.url, alpha)).toBe(true);
   });
 
-  it("a corrupted message in the store refuses the backup with snapshot-failed (the server's checksum pass) and lifts the tenant; COTAL_TEST_UNSAFE_SKIP_STORE_CHECK backs it up silently", async (ctx) => {
+  it("a corrupted message in the store refuses the backup with snapshot-failed (the server's checksum pass) and lifts the tenant; COTAL_TEST_UNSAFE_SKIP_STORE_CHECK backs it up silently", VERSION_DEPENDENT, async (ctx) => {
     const { r, up, alpha } = await twoSpaces("cotal-online-jsck-", 50);
     // 2.15.3's snapshot check reports no bad message for this flipped payload byte, broker running or
     // restarted (seen 2026-12-01, not yet explained): the cell shows the guard on 2.9 and 2.14 only.

@@ -13,6 +13,7 @@ import { forwardRoutes, serverIdOf } from "../fixtures/route-proxy.js";
 import { connects, credsText, statusOf, untilStatus } from "../fixtures/tenants.js";
 import { barrierDir, barrierReached, releaseBarrier } from "../fixtures/barrier.js";
 import { until } from "../fixtures/until.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // The race matrix (docs/saga.md "The race/crash matrix", test-live/suites/matrix.test.ts) on a
 // three-node cluster (docs/cluster.md): each node decides alone whom it admits, so every "connects" and
@@ -94,7 +95,7 @@ describe("cluster R3: remove versus a stale add", () => {
     }));
 });
 
-describe("partial proofs as each is made", () => {
+describe("partial proofs as each is made", VERSION_DEPENDENT, () => {
   it("partial proofs as made: the writer SIGKILLed after node 2's proof leaves nodes 1 and 2 in the claim; status names node 3 alone, which is exactly the node that still admits beta", () =>
     cell("cluster: writer killed after node 2's proof", async () => {
       const { r, up, beta, n3 } = await clusterWithBeta();
@@ -193,7 +194,7 @@ describe("cluster: lease expiry of a paused writer", () => {
       expectNeverAfter(reports, removedAt);
     }));
 
-  it("cluster lease expiry between nodes: a writer paused after node 1's proof is fenced before node 2's rename; beta never connects again on any node", () =>
+  it("cluster lease expiry between nodes: a writer paused after node 1's proof is fenced before node 2's rename; beta never connects again on any node", VERSION_DEPENDENT, () =>
     cell("cluster: lease expiry between nodes", async (m) => {
       const { r, reports, removedAt, w1Code, w1Err } = await pausedWriterArm("after-node-proof#1", {}, m);
       expect(w1Code, w1Err).toBe(7);
@@ -254,7 +255,7 @@ function pastElection(r: LiveRoot, args: string[]) {
   }, 45_000, 1_000);
 }
 
-describe("a partition by cut routes", () => {
+describe("a partition by cut routes", VERSION_DEPENDENT, () => {
   it("partition by cut routes: node 3 answers clients but is cut from nodes 1 and 2; a removal through node 1 must prove on node 3 too, and a writer connected through node 3 refuses and commits nothing", () =>
     cell("cluster: partition by cut routes", async (m) => {
       const { r } = await upCluster();

@@ -14,6 +14,7 @@ import { startRedis, startWorker } from "../fixtures/jobs.js";
 import { startDashboard } from "../fixtures/dashboard.js";
 import { alive, pausedAt } from "../fixtures/cluster.js";
 import { accountLimitsOn, askServer, disposeClusterRoot, streamReplicasOf, systemCreds, upClusterRoot } from "../fixtures/cluster-root.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // Every verb on a cluster root (docs/cluster.md "Verbs on a cluster root"): the ones that work are run
 // against three real nats-servers with a positive control on every node; the offline ones refuse
@@ -76,7 +77,7 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
       for (const url of urls()) expect(await connects(url, beta), url).toBe(true);
     }));
 
-  it("online backup, then restore --replace of an R1 artifact: the data comes back and every stream is R3 with two followers", () =>
+  it("online backup, then restore --replace of an R1 artifact: the data comes back and every stream is R3 with two followers", VERSION_DEPENDENT, () =>
     cell("cluster verbs: online backup and restore at the root's replicas", async () => {
       // The artifact comes from a single broker (R1 streams): the restore must re-create them at the cluster root's R3.
       const single = await trackedRoot("cotal-cverbs-single-");

@@ -12,6 +12,7 @@ import { cell, recordPoll } from "../fixtures/matrix.js";
 import { connects, credsText, statusOf, trackedRoot, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
 import { streamReplicasOf as streamReplicas } from "../fixtures/cluster-root.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // cotal on a three-node NATS cluster (docs/cluster.md): real nats-servers on loopback, routes between
 // them, the inventory and lease buckets R3. A removed tenant's cred is polled against every node
@@ -230,7 +231,7 @@ describe("a node killed during a removal", () => {
     }));
 });
 
-describe("the evictor on every node", () => {
+describe("the evictor on every node", VERSION_DEPENDENT, () => {
   const closedWithin = (c: Client, ms: number): Promise<boolean> => Promise.race([c.nc.closed().then(() => true), sleep(ms).then(() => false)]);
 
   it("evictor on every node: a removed tenant's connection held on node 3 is cut, directly and by space rm; a surviving tenant's connection on node 3 stays", () =>

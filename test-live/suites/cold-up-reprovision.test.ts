@@ -8,6 +8,7 @@ import type { LiveRoot } from "../fixtures/live-root.js";
 import { dropStreams } from "../fixtures/online.js";
 import { ok, upJson } from "../fixtures/space-data.js";
 import { disposeLiveRoots, trackedRoot } from "../fixtures/tenants.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // Issue 15: a cold `up` re-checks every space's template with one paged JSZ read (a JSZ-only system
 // user) and provisions only the spaces whose streams or buckets are missing or differ; the others
@@ -46,7 +47,7 @@ async function retag(r: LiveRoot, url: string, space: string, stream: string): P
 }
 
 describe("cold up's provisioning re-check", () => {
-  it("re-provisions exactly the spaces whose template is gone or differs; the others get none", async () => {
+  it("re-provisions exactly the spaces whose template is gone or differs; the others get none", VERSION_DEPENDENT, async () => {
     const r = await trackedRoot("cotal-reprov-");
     const first = await upJson(r, ["--space", "alpha"]);
     ok(await r.cotal(["space", "add", ...SPACES.slice(1)]));

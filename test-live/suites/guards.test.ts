@@ -11,6 +11,7 @@ import type { LiveRoot } from "../fixtures/live-root.js";
 import { cell } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // One cell per guard that no other cell isolates: each stops exactly one failure on its own, so
 // scripts/ablate.sh can switch that guard off (COTAL_TEST_UNSAFE_*) and watch this cell go red.
@@ -83,7 +84,7 @@ describe("guards, one cell each", () => {
       expect(await connects(up.url, await credsText(r, "beta"))).toBe(true);
     }), 120_000);
 
-  it("log offset: a stale success line written before our SIGHUP proves nothing; the rejected config is rolled back", () =>
+  it("log offset: a stale success line written before our SIGHUP proves nothing; the rejected config is rolled back", { ...VERSION_DEPENDENT, timeout: 60_000 }, () =>
     cell("guard: log offset", async () => {
       const { r } = await upRoot();
       appendFileSync(r.layout.logFile, `[1] 2026/01/01 00:00:00.000000 [INF] ${RELOAD_OK}\n`);
@@ -97,7 +98,7 @@ describe("guards, one cell each", () => {
       const st = await statusOf(r);
       expect(st.inventory?.spaces).toEqual(["alpha"]);
       expect(st.inventory?.generation).toBe(st.inventory?.appliedGeneration);
-    }), 60_000);
+    }));
 
   it("commit digest: server.conf edited between proof and commit refuses digest-mismatch; the printed reconcile converges", () =>
     cell("guard: commit digest", async () => {

@@ -13,6 +13,7 @@ import { cell } from "../fixtures/matrix.js";
 import { attempt, client, reportIsolation, rowPasses, sleep, type Client, type IsolationRow, type Outcome } from "../fixtures/isolation.js";
 import { disposeLiveRoots, upRoot } from "../fixtures/tenants.js";
 import { ok } from "../fixtures/space-data.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // docs/lifecycle.md "Minted users" / issue 11: one root with tenants alpha (A) and beta (B). Every attempt by one of A's creds
 // on B, on $SYS data about B, on the authority account or on others' replies is refused, while B's
@@ -377,7 +378,7 @@ describe("$SYS material on disk", () => {
     }));
 });
 
-describe("the per-broker connection evictor", () => {
+describe("the per-broker connection evictor", VERSION_DEPENDENT, () => {
   const kickable = () => !up.serverVersion.startsWith("2.9.");
 
   async function closedWithin(c: Client, ms: number): Promise<boolean> {

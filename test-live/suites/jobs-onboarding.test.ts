@@ -9,6 +9,7 @@ import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker, tenantNames, 
 import { until } from "../fixtures/until.js";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { connects } from "../fixtures/tenants.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 const { workers } = jobsFixtures;
 afterEach(disposeJobsFixtures);
@@ -30,7 +31,8 @@ async function scrape(health: string | undefined): Promise<Map<string, PromFamil
 }
 
 describe("bulk onboarding through the queue", () => {
-  it("1000 tenants from a file through 2 worker processes: all active, provisioned, creds connect, ≤ 10 reloads", async () => {
+  // Version-dependent: before 2.14.8 every reload drops the provisioners in flight, which are retried (provision-batch.ts).
+  it("1000 tenants from a file through 2 worker processes: all active, provisioned, creds connect, ≤ 10 reloads", VERSION_DEPENDENT, async () => {
     const { r, up, redis, env } = await jobsRoot();
     const names = tenantNames(1000);
     const file = join(r.root, "..", "tenants.txt");

@@ -8,6 +8,7 @@ import { cell, recordPoll, type CellMetrics, type CellOptions } from "../fixture
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, untilStatus, upRoot } from "../fixtures/tenants.js";
 import { barrierDir, barrierReached, releaseBarrier } from "../fixtures/barrier.js";
 import { connectCreds } from "../fixtures/nats.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // The live race/crash matrix (docs/saga.md "The race/crash matrix"). Every cell carries a positive control, so it cannot pass
 // because nothing happened; the table and reports/matrix.json are written by global-setup.ts.
@@ -26,7 +27,7 @@ async function survivorReconnectedQuickly(w: SurvivorWatcher): Promise<void> {
   expect(maxReconnectGapMs(events)).toBeLessThan(2_000);
 }
 
-describe("R1: two concurrent adds", () => {
+describe("R1: two concurrent adds", VERSION_DEPENDENT, () => {
   it("gate: overlapping reads, exactly one conflict, the retry succeeds, alpha/beta/gamma all connect", () =>
     cell("R1 gate", async (m) => {
       const { r, up } = await upRoot();
@@ -60,7 +61,7 @@ describe("R1: two concurrent adds", () => {
     }));
 });
 
-describe("R2: add during boot", () => {
+describe("R2: add during boot", VERSION_DEPENDENT, () => {
   it("an add fired between up's config write and provisioning waits for it; both spaces connect", () =>
     cell("R2 add during boot", async () => {
       const { r, up } = await upRoot();
@@ -81,7 +82,7 @@ describe("R2: add during boot", () => {
     }));
 });
 
-describe("R3: remove versus a stale add", () => {
+describe("R3: remove versus a stale add", VERSION_DEPENDENT, () => {
   it("the add that read the pre-removal list refuses; beta's cred, polled continuously, never connects after removal", () =>
     cell("R3 remove vs stale add", async (m) => {
       const { r, up } = await upRoot();
@@ -114,7 +115,7 @@ describe("R3: remove versus a stale add", () => {
     }, densePoll), DENSE_TIMEOUT_MS);
 });
 
-describe("reload failure", () => {
+describe("reload failure", VERSION_DEPENDENT, () => {
   it("a config the broker rejects: refusal, previous config restored and proven, appliedGeneration unchanged, tenants connect", () =>
     cell("reload-failure arm", async () => {
       const { r, up } = await upRoot();
@@ -137,7 +138,7 @@ describe("reload failure", () => {
     }));
 });
 
-describe("bootstrap", () => {
+describe("bootstrap", VERSION_DEPENDENT, () => {
   it("a cold up on a root with two records and no inventory seeds generation 1 with both; a concurrent cold up refuses", () =>
     cell("bootstrap arm", async () => {
       const { r, up } = await upRoot();
@@ -160,7 +161,7 @@ describe("bootstrap", () => {
     }));
 });
 
-describe("crash windows (docs/saga.md, the race/crash matrix): kill the writer at a named point; the next writer follows the resume table", () => {
+describe("crash windows (docs/saga.md, the race/crash matrix): kill the writer at a named point; the next writer follows the resume table", VERSION_DEPENDENT, () => {
   const rows = [
     { point: "after-claim", state: "PENDING", next: "rollback", cellName: "crash: step 3 → staging CAS" },
     { point: "after-stage", state: "PENDING", next: "rollback", cellName: "crash: staging CAS → rename" },

@@ -8,6 +8,7 @@ import { parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js
 import { connectCreds } from "../fixtures/nats.js";
 import { ok, upJson } from "../fixtures/space-data.js";
 import { credsText, disposeLiveRoots, FAILPOINT_EXIT, trackedRoot } from "../fixtures/tenants.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // Issue 11 finding 3: one tenant at its quota starves no sibling and not the authority account.
 // The broker gets a small server-wide JetStream max (settings.json "jetstream", docs/quotas.md):
@@ -268,7 +269,7 @@ describe("cotal space limits: a quota changed through the saga", () => {
   }, 180_000);
 });
 
-describe("the server-wide max a running broker booted with", () => {
+describe("the server-wide max a running broker booted with", VERSION_DEPENDENT, () => {
   /** settings.json's budget lowered to 96 MiB under a broker that booted with 100 MiB. */
   async function lowered(): Promise<LiveRoot> {
     const r = await budgetRoot();

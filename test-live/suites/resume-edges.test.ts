@@ -7,6 +7,7 @@ import { loadAuthorityAccount, loadSpaceAccount } from "@cotal/saga/root";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { LiveRoot } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // Edges of the crash-resume table (docs/resume.md) driven end to end on a real broker: each cell
 // reaches a torn record the way a crash or a lost write would, then follows only the printed exits.
@@ -104,7 +105,7 @@ describe("crash-resume edges", () => {
     expect((await statusOf(r)).state).toBe("clean");
   });
 
-  it("a promoted config the broker rejects does not wedge the root: the resume rolls back to the committed bytes", async () => {
+  it("a promoted config the broker rejects does not wedge the root: the resume rolls back to the committed bytes", VERSION_DEPENDENT, async () => {
     const { r, up } = await upRoot();
     const alpha = await credsText(r, "alpha");
     const settings = readFileSync(r.layout.settingsFile, "utf8");

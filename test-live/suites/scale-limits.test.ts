@@ -5,6 +5,7 @@ import { harnessTeardown } from "@cotal/harness";
 import { brokerState, type StatusReport } from "@cotal/saga";
 import { liveRoot, parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
 import { ok, upJson } from "../fixtures/space-data.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // Issue 15: past the broker's open-file limit nats-server fails stream creation mid-provisioning,
 // after the saga trusted the batch. The running broker's limit is lowered with prlimit(1) (the
@@ -38,7 +39,7 @@ async function inventoryOf(r: LiveRoot): Promise<{ revision: number; spaces: str
   return { revision: s.inventory.revision, spaces: s.inventory.spaces };
 }
 
-describe("file-descriptor budget", () => {
+describe("file-descriptor budget", VERSION_DEPENDENT, () => {
   it("a batch that cannot fit in the broker's open files is refused before any write (fd-budget)", async () => {
     const r = await lowLimitRoot();
     const before = { auth: snapshotTree(r.layout.authDir), conf: readFileSync(r.layout.serverConf, "utf8"), kv: await inventoryOf(r) };

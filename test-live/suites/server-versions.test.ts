@@ -15,6 +15,7 @@ import { parseJson } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
 import { liveServer, skipReason } from "../fixtures/server-version.js";
 import { cell } from "../fixtures/matrix.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 afterEach(disposeLiveRoots);
 afterAll(harnessTeardown);
@@ -40,7 +41,7 @@ function sha256OfConf(layout: RootLayout): string {
   return configDigest(readFileSync(layout.serverConf));
 }
 
-describe(`nats-server ${liveServer.version}: reload through $SYS.REQ.SERVER.<id>.RELOAD`, () => {
+describe(`nats-server ${liveServer.version}: reload through $SYS.REQ.SERVER.<id>.RELOAD`, VERSION_DEPENDENT, () => {
   const on = gate("reloadRequest");
 
   /** Makes the next render change the listen port, which nats-server refuses to reload. */
@@ -94,7 +95,7 @@ describe(`nats-server ${liveServer.version}: reload through $SYS.REQ.SERVER.<id>
     }));
 });
 
-describe(`nats-server ${liveServer.version}: the server's config_digest beside cotal's byte digest`, () => {
+describe(`nats-server ${liveServer.version}: the server's config_digest beside cotal's byte digest`, VERSION_DEPENDENT, () => {
   const on = gate("configDigest");
 
   it.skipIf(!on)("the recorded config_digest is the server's (VARZ) and changes exactly when the config did", () =>
@@ -144,7 +145,7 @@ describe(`nats-server ${liveServer.version}: the server's config_digest beside c
     }));
 });
 
-describe(`nats-server ${liveServer.version}: reloads and connected tenants (nats-server PR #8609)`, () => {
+describe(`nats-server ${liveServer.version}: reloads and connected tenants (nats-server PR #8609)`, VERSION_DEPENDENT, () => {
   const fixed = gate("reloadKeepsJwtClients");
   if (fixed) console.log(`[server-versions] nats-server ${liveServer.version} carries PR #8609: the unfixed-server cell is skipped`);
 

@@ -12,6 +12,7 @@ import { parseJson } from "../fixtures/live-root.js";
 import { cell } from "../fixtures/matrix.js";
 import { liveServer, skipReason } from "../fixtures/server-version.js";
 import { credsText } from "../fixtures/tenants.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 const { workers } = jobsFixtures;
 afterEach(disposeJobsFixtures);
@@ -20,7 +21,7 @@ afterAll(harnessTeardown);
 const fixed = liveServer.reloadKeepsJwtClients;
 if (!fixed) console.log(`[survivors-onboarding] ${skipReason("reloadKeepsJwtClients", FEATURE_SINCE.reloadKeepsJwtClients)}`);
 
-describe(`nats-server ${liveServer.version}: survivors of a 1,000-space queued onboarding`, () => {
+describe(`nats-server ${liveServer.version}: survivors of a 1,000-space queued onboarding`, VERSION_DEPENDENT, () => {
   it.skipIf(!fixed)("a tenant's client connected through a 1,000-space queued onboarding sees 0 disconnects", () =>
     cell("survivor disconnects during 1,000-space queued onboarding (fixed)", async (m) => {
       const { r, up, redis } = await jobsRoot("cotal-survivors-");

@@ -25,7 +25,7 @@ const runs = args.int("runs", 3);
 const batch = args.int("batch", 2500);
 const trustOnly = args.flag("trust-only");
 
-const CLI = join(REPO_ROOT, "packages", "cli", "dist", "bin.js");
+const CLI = join(REPO_ROOT, "packages", "cli", "dist", "bundle", "cotal.js");
 
 function cli(root: string, argv: string[]): { ms: number; bytes: number } {
   const t0 = performance.now();

@@ -19,9 +19,9 @@ export function repoRoot(): string {
   return resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 }
 
-/** `COTAL_CLI` when set, else <repo>/packages/cli/dist/bin.js. */
+/** `COTAL_CLI` when set, else <repo>/packages/cli/dist/bundle/cotal.js (the installed CLI: packages/cli/bundle.mjs). */
 export function cotalCliPath(): string {
-  return process.env.COTAL_CLI || join(repoRoot(), "packages", "cli", "dist", "bin.js");
+  return process.env.COTAL_CLI || join(repoRoot(), "packages", "cli", "dist", "bundle", "cotal.js");
 }
 
 export interface CotalRunOptions {

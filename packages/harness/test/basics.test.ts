@@ -147,7 +147,7 @@ describe("runCotal", () => {
 
   it("resolves the CLI inside this repo", () => {
     delete process.env.COTAL_CLI;
-    expect(cotalCliPath()).toBe(join(repoRoot(), "packages", "cli", "dist", "bin.js"));
+    expect(cotalCliPath()).toBe(join(repoRoot(), "packages", "cli", "dist", "bundle", "cotal.js"));
   });
 
   // The real CLI is not built yet; a stand-in proves the plumbing (args, COTAL_ROOT, env, stdin, exit code, timeout).

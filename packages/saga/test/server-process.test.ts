@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePort, freePorts, natsServerBinary, spawnServer, stopProcess, untilReady } from "../src/entries/server-process.js";
+import { builtServers, freePort, freePorts, natsServerBinary, spawnServer, stopProcess, untilReady } from "../src/entries/server-process.js";
 import { pidAlive } from "../src/lock/process-identity.js";
 import { leakedServers, type RootServer } from "../src/broker/server-scan.js";
 
@@ -52,6 +52,25 @@ describe("natsServerBinary", () => {
     expect(natsServerBinary({ PATH: b }, [join(a, "absent"), debian])).toBe(debian);
     expect(natsServerBinary({ PATH: `${a}-none:${b}` }, [join(a, "absent")])).toBe(onPath);
     expect(() => natsServerBinary({ PATH: "" }, [join(a, "absent")])).toThrow(expect.objectContaining({ code: "nats-server-missing" }));
+  });
+});
+
+describe("builtServers: the default is the newest release the set-up built", () => {
+  it("finds the nearest .tools/nats-server above a module and lists its releases newest first", () => {
+    const checkout = dir();
+    for (const v of ["2.9.25", "2.15.3", "2.14.10", "2.15.10"]) {
+      mkdirSync(join(checkout, ".tools", "nats-server", v), { recursive: true });
+      file(join(checkout, ".tools", "nats-server", v), "nats-server", 0o755);
+    }
+    mkdirSync(join(checkout, ".tools", "nats-server", "2.16.0"), { recursive: true }); // a build that left no binary
+    mkdirSync(join(checkout, ".tools", "nats-server", ".build.x1"), { recursive: true }); // a build in progress
+    const module = join(checkout, "packages", "cli", "dist", "bundle", "chunk.js");
+    expect(builtServers(module).map((p) => p.split("/").at(-2))).toEqual(["2.15.10", "2.15.3", "2.14.10", "2.9.25"]);
+    expect(natsServerBinary({ PATH: "" }, [...builtServers(module), "/nonexistent"])).toBe(join(checkout, ".tools", "nats-server", "2.15.10", "nats-server"));
+  });
+
+  it("an install with no set-up's builds above it has none", () => {
+    expect(builtServers(join(dir(), "a", "b.js"))).toEqual([]);
   });
 });
 

@@ -1,11 +1,42 @@
 import { execFileSync } from "node:child_process";
-import { accessSync, constants } from "node:fs";
-import { delimiter, join } from "node:path";
+import { accessSync, constants, readdirSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { SagaError } from "../errors.js";
-import { parseServerVersion, type ServerVersion } from "./server-features.js";
+import { parseServerVersion, versionAtLeast, type ServerVersion } from "./server-features.js";
 
 /** Where a distribution puts nats-server (Debian: /usr/sbin), tried before PATH. */
 export const NATS_SERVER_PATHS: readonly string[] = ["/usr/bin/nats-server", "/usr/sbin/nats-server"];
+
+/** Where `infra/nats-server.sh install` puts each pinned release it built: `<checkout>/.tools/nats-server/<version>/nats-server`. */
+const TOOLS_SERVERS = join(".tools", "nats-server");
+
+/**
+ * The releases the set-up built beside this install, newest first: the nearest ancestor of this module
+ * holding `.tools/nats-server/` (the checkout the CLI runs from, bundled or not). An install without one
+ * (a packed tarball, a container) has none, and falls back to the distribution's server.
+ */
+export function builtServers(from: string = fileURLToPath(import.meta.url)): string[] {
+  for (let dir = dirname(from); ; dir = dirname(dir)) {
+    const tools = join(dir, TOOLS_SERVERS);
+    let versions: string[] | undefined;
+    try {
+      versions = readdirSync(tools).filter((v) => /^\d+\.\d+\.\d+$/.test(v));
+    } catch {
+      // no tools here: look further up
+    }
+    if (versions) {
+      const newestFirst = versions.map((v) => parseServerVersion(v)).sort((a, b) => (a.raw === b.raw ? 0 : versionAtLeast(a, b.raw) ? -1 : 1));
+      return newestFirst.map((v) => join(tools, v.raw, "nats-server")).filter(executable);
+    }
+    if (dirname(dir) === dir) return [];
+  }
+}
+
+/** The default server (docs/server-versions.md): the newest pinned release the set-up built, else the distribution's. */
+export function defaultServerCandidates(): string[] {
+  return [...builtServers(), ...NATS_SERVER_PATHS];
+}
 
 function executable(path: string): boolean {
   try {
@@ -18,10 +49,10 @@ function executable(path: string): boolean {
 
 /**
  * `NATS_SERVER_BIN` when set (and then only it: a mistyped override must not fall back to another
- * version, so it is refused naming the path), else the first executable of `paths`, else PATH.
- * The core and the harness both resolve through here.
+ * version, so it is refused naming the path), else the first executable of `paths` (the newest built
+ * release, then the distribution's), else PATH. The core and the harness both resolve through here.
  */
-export function natsServerBinary(env: NodeJS.ProcessEnv = process.env, paths: readonly string[] = NATS_SERVER_PATHS): string {
+export function natsServerBinary(env: NodeJS.ProcessEnv = process.env, paths: readonly string[] = defaultServerCandidates()): string {
   const override = env.NATS_SERVER_BIN;
   if (override) {
     if (executable(override)) return override;
@@ -33,7 +64,7 @@ export function natsServerBinary(env: NodeJS.ProcessEnv = process.env, paths: re
   const onPath = (env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join(d, "nats-server"));
   const found = [...paths, ...onPath].find(executable);
   if (found) return found;
-  throw new SagaError("nats-server-missing", `nats-server was not found (looked at NATS_SERVER_BIN, ${paths.join(", ")} and PATH)`, {
+  throw new SagaError("nats-server-missing", `nats-server was not found (looked at NATS_SERVER_BIN, ${paths.join(", ") || "the set-up's builds"} and PATH)`, {
     next: "apt-get install -y nats-server   # or set NATS_SERVER_BIN=/path/to/nats-server",
   });
 }
