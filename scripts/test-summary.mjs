@@ -2,7 +2,9 @@
 // into a line per run and one closing line CI can read; exits 1 when anything failed or nothing passed.
 // It also counts the distinct cells that ran (passed or failed) anywhere: a live cell run on three
 // servers is one cell. With --floor FILE it exits 1 when that count is below the number in FILE
-// (.ci/cells-floor: a change to CI's layout must not quietly run fewer cells; docs/ci.md).
+// (.ci/cells-floor: a change to CI's layout must not quietly run fewer cells; docs/ci.md). A cell a run
+// skipped that another run executed (a live cell CI runs on the default server only) is counted as
+// "run elsewhere", not as skipped.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { reportFailures } from "./vitest-failures.mjs";
@@ -35,7 +37,7 @@ function walk(dir) {
       }
       if (typeof r?.numTotalTests !== "number") continue; // matrix tables and cells are not vitest reports
       const run = relative(root, dir) || ".";
-      const t = runs.get(run) ?? { passed: 0, failed: 0, skipped: 0 };
+      const t = runs.get(run) ?? { passed: 0, failed: 0, skipped: 0, skippedKeys: [] };
       t.passed += r.numPassedTests ?? 0;
       t.failed += r.numFailedTests ?? 0;
       for (const f of reportFailures(r)) {
@@ -45,14 +47,14 @@ function walk(dir) {
           failures.push(`${run}: ${file} (the file failed: ${f.message})`);
         } else failures.push(`${run}: ${file} > ${f.title} (${f.message})`);
       }
-      t.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
       const version = /^live-(.+)$/.exec(run.split("/")[0] ?? "")?.[1];
       const kind = version === undefined ? "unit" : "live";
       for (const f of r.testResults ?? []) {
         for (const a of f.assertionResults ?? []) {
-          if (a.status !== "passed" && a.status !== "failed") continue;
           const name = version === undefined ? a.fullName : String(a.fullName).split(version).join("<server>");
-          executed.add(`${kind} ${relative(process.cwd(), f.name ?? "?")} > ${name}`);
+          const key = `${kind} ${relative(process.cwd(), f.name ?? "?")} > ${name}`;
+          if (a.status === "passed" || a.status === "failed") executed.add(key);
+          else t.skippedKeys.push(key);
         }
       }
       runs.set(run, t);
@@ -65,9 +67,11 @@ if (runs.size === 0) {
   console.log("cotal tests: no report found");
   process.exit(1);
 }
-const total = { passed: 0, failed: 0, skipped: 0 };
+const total = { passed: 0, failed: 0, skipped: 0, elsewhere: 0 };
 for (const [run, t] of [...runs].sort(([a], [b]) => a.localeCompare(b, "en", { numeric: true }))) {
-  if (runs.size > 1) console.log(`${run}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped`);
+  t.elsewhere = t.skippedKeys.filter((k) => executed.has(k)).length;
+  t.skipped = t.skippedKeys.length - t.elsewhere;
+  if (runs.size > 1) console.log(`${run}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped${t.elsewhere > 0 ? ` (${t.elsewhere} more run elsewhere)` : ""}`);
   for (const k of Object.keys(total)) total[k] += t[k];
 }
 for (const f of failures) console.log(`FAILED ${f}`);
