@@ -167,7 +167,7 @@ describe("online per-space backup", () => {
     const busy = await r.cotal(["space", "add", "gamma"]);
     expect(busy.code, busy.stderr).toBe(4);
     expect(busy.stderr).toMatch(/lock-held/);
-    expect(busy.stderr).toMatch(/next: while kill -0 \d+ 2>\/dev\/null; do sleep 1; done; cotal space add gamma/);
+    expect(busy.stderr).toMatch(/next: while kill -0 \d+ 2>\/dev\/null; do sleep 1; done; cotal --root \S+ space add gamma/);
     expect(await connects(up.url, alpha)).toBe(false);
     ok(await running);
     expect(await connects(up.url, alpha)).toBe(true);

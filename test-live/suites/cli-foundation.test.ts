@@ -156,7 +156,7 @@ describe("refusals change nothing", () => {
     expect(second.code).toBe(4);
     expect(second.stderr).toMatch(new RegExp(`locked by pid ${first.pid} `));
     expect(second.stderr).toMatch(/\[lock-held\]/);
-    expect(second.stderr).toContain(`next: while kill -0 ${first.pid} 2>/dev/null; do sleep 1; done; cotal up --detach --port ${r.port}`);
+    expect(second.stderr).toContain(`next: while kill -0 ${first.pid} 2>/dev/null; do sleep 1; done; cotal --root ${r.root} up --detach --port ${r.port}`);
     expect(await firstExit).toBe(0);
     const st = parseJson<StatusReport>(await r.cotal(["status", "--json"]));
     expect(st.broker.running).toBe(true);

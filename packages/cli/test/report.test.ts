@@ -50,3 +50,13 @@ describe("report --json", () => {
     expect(stderr.join("")).toBe("cotal: disk and KV differ [divergence]\n  next: cotal broker reconcile\n");
   });
 });
+
+describe("printableArgv: a printed command names its root", () => {
+  it("puts the absolute root first, from --root, --root=, COTAL_ROOT or ./.cotal, and keeps every other argument", async () => {
+    const { printableArgv } = await import("../src/output.js");
+    expect(printableArgv(["space", "add", "b", "--root", "r", "--json"], {}, "/home/o")).toEqual(["--root", "/home/o/r", "space", "add", "b", "--json"]);
+    expect(printableArgv(["--root=/x/.cotal", "status"], {}, "/home/o")).toEqual(["--root", "/x/.cotal", "status"]);
+    expect(printableArgv(["down"], { COTAL_ROOT: "../c" }, "/home/o")).toEqual(["--root", "/home/c", "down"]);
+    expect(printableArgv(["down"], {}, "/home/o")).toEqual(["--root", "/home/o/.cotal", "down"]);
+  });
+});

@@ -41,15 +41,52 @@ const FS_HINTS: Record<string, string> = {
   EMFILE: `ulimit -n 65536 && ${RERUN}   # too many open files`,
 };
 
-/** Where an error is reported: `rerun` is the failed command as the operator typed it (the CLI knows it). */
+/**
+ * Where an error is reported. `argv` is the failed command's arguments after `cotal`, as the CLI will
+ * print them (its root named: docs/refusals.md, "Printed commands"); `rerun` a fixed line instead (the
+ * jobs print `cotal jobs status`).
+ */
 export interface ReportContext {
+  argv?: readonly string[];
   rerun?: string;
+}
+
+/** One argument as a POSIX shell reads it back: bare when safe, else single-quoted. */
+export function shellWord(arg: string): string {
+  return /^[A-Za-z0-9_\-.,/:=@%+]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * `argv` with `changes` applied (error.ts rerunWith): a flag's value replaced wherever it stands
+ * (`--out X` or `--out=X`), added at the end when absent, dropped for `null`; then as one shell line.
+ */
+export function renderRerun(argv: readonly string[], changes: Readonly<Record<string, string | true | null>> = {}): string {
+  const out = [...argv];
+  for (const [flag, value] of Object.entries(changes)) {
+    const at = out.findIndex((a) => a === flag || a.startsWith(`${flag}=`));
+    const takesValue = at >= 0 && out[at] === flag && value !== true && out[at + 1] !== undefined && !out[at + 1]?.startsWith("--");
+    const width = at < 0 ? 0 : takesValue ? 2 : 1;
+    const replacement = value === null ? [] : value === true ? [flag] : [flag, value];
+    if (at >= 0) out.splice(at, width, ...replacement);
+    else out.push(...replacement);
+  }
+  return ["cotal", ...out].map(shellWord).join(" ");
+}
+
+const RERUN_WITH = /\{rerun:([A-Za-z0-9_-]*)\}/g;
+
+/** Every RERUN and rerunWith token of `text` as the operator's own command line. */
+function renderNext(text: string, ctx: ReportContext): string {
+  const plain = ctx.rerun ?? (ctx.argv ? renderRerun(ctx.argv) : "<the same command>");
+  return text
+    .replace(RERUN_WITH, (_, enc: string) => (ctx.argv ? renderRerun(ctx.argv, JSON.parse(Buffer.from(enc, "base64url").toString("utf8")) as Record<string, string | true | null>) : plain))
+    .replaceAll(RERUN, plain);
 }
 
 function shape(code: ErrorCode, message: string, next: string | undefined, details: Record<string, unknown> | undefined, ctx: ReportContext): ErrorShape {
   const entry = ERROR_TABLE[code];
   const text = next ?? entry.next ?? null;
-  return { code, message, next: text === null ? null : text.replaceAll(RERUN, ctx.rerun ?? "<the same command>"), exit: entry.exit, retriable: entry.retriable, details: details ?? null };
+  return { code, message, next: text === null ? null : renderNext(text, ctx), exit: entry.exit, retriable: entry.retriable, details: details ?? null };
 }
 
 /** Any thrown value, typed: a coded error as itself, an OS file error as `io` with its path, the rest `internal`. */

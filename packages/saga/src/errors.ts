@@ -74,6 +74,15 @@ export type SagaErrorCode = (typeof SAGA_ERROR_CODES)[number];
  */
 export const RERUN = "{rerun}";
 
+/**
+ * Stands in a `next` for the failed command with some flags changed and every other flag kept
+ * (`rerunWith({ "--max-disk": "512MiB" })`; `true` adds a bare flag, `null` drops one): the CLI prints
+ * the operator's own command line with those edits (error-shape.ts, renderRerun).
+ */
+export function rerunWith(changes: Readonly<Record<string, string | true | null>>): string {
+  return `{rerun:${Buffer.from(JSON.stringify(changes)).toString("base64url")}}`;
+}
+
 /** `next` for a refusal that clears once pid `pid` is gone: wait for it, then the same command. */
 export function afterPid(pid: number): string {
   return `while kill -0 ${pid} 2>/dev/null; do sleep 1; done; ${RERUN}`;

@@ -4,7 +4,7 @@
 // ./testing. Every name is listed here on purpose: no `export *` (test/entries.test.ts).
 
 // the error contract
-export { RERUN, SAGA_ERROR_CODES, SagaError, afterPid, isSagaError, type SagaErrorCode, type SagaErrorOptions } from "./errors.js";
+export { RERUN, SAGA_ERROR_CODES, SagaError, afterPid, isSagaError, rerunWith, type SagaErrorCode, type SagaErrorOptions } from "./errors.js";
 export { ERROR_TABLE, EXIT, errorEntry, type ErrorCode, type ErrorEntry, type ExitCode } from "./error-table.js";
 export { describeError, errorDocument, type ErrorShape, type ReportContext } from "./error-shape.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { afterPid, describeError, errorDocument, RERUN, SagaError } from "../src/entries/errors.js";
+import { afterPid, describeError, errorDocument, renderRerun, RERUN, rerunWith, SagaError } from "../src/entries/errors.js";
 
 const KEYS = ["code", "details", "exit", "message", "next", "retriable"];
 
@@ -54,5 +54,29 @@ describe("the one JSON error shape", () => {
     const doc = errorDocument(new SagaError("confirmation-required", "add --yes"), { report: { state: "diverged" } });
     expect(doc.report).toEqual({ state: "diverged" });
     expect(doc.error.exit).toBe(3);
+  });
+});
+
+describe("printed commands keep the operator's flags (rerunWith, renderRerun)", () => {
+  const argv = ["--root", "/srv/cotal root", "space", "add", "beta", "--max-disk", "1GiB", "--max-conns=9", "--limits", "--json"];
+  it("RERUN prints the failed command whole, each word quoted as the shell reads it back", () => {
+    const e = describeError(new SagaError("conflict", "x", { next: `${RERUN}   # again` }), { argv });
+    expect(e.next).toBe("cotal --root '/srv/cotal root' space add beta --max-disk 1GiB --max-conns=9 --limits --json   # again");
+  });
+
+  it("rerunWith replaces a flag's value where it stands, in either spelling, and keeps every other flag", () => {
+    const e = describeError(new SagaError("quota-overcommit", "x", { next: rerunWith({ "--max-disk": "512MiB", "--max-conns": "4" }) }), { argv });
+    expect(e.next).toBe("cotal --root '/srv/cotal root' space add beta --max-disk 512MiB --max-conns 4 --limits --json");
+  });
+
+  it("rerunWith adds an absent flag at the end, a bare one with true, and drops one with null", () => {
+    expect(renderRerun(argv, { "--out": "/b/x.1" })).toBe("cotal --root '/srv/cotal root' space add beta --max-disk 1GiB --max-conns=9 --limits --json --out /b/x.1");
+    expect(renderRerun(argv, { "--yes": true, "--json": null, "--limits": null })).toBe("cotal --root '/srv/cotal root' space add beta --max-disk 1GiB --max-conns=9 --yes");
+    expect(renderRerun(["space", "rm", "a", "--yes"], { "--yes": true })).toBe("cotal space rm a --yes");
+  });
+
+  it("without the CLI's argv a token still names a command: the fixed rerun, else a marker", () => {
+    expect(describeError(new SagaError("conflict", "x", { next: rerunWith({ "--a": "b" }) }), { rerun: "cotal jobs status" }).next).toBe("cotal jobs status");
+    expect(describeError(new SagaError("conflict", "x", { next: RERUN }), {}).next).toBe("<the same command>");
   });
 });

@@ -1,6 +1,6 @@
 // `@cotal/saga/errors`: the error contract alone (types, the table, the one shape), loadable
 // without nats.js, so the job layer's error module stays light.
-export { RERUN, SAGA_ERROR_CODES, SagaError, afterPid, isSagaError, type SagaErrorCode, type SagaErrorOptions } from "../errors.js";
+export { RERUN, SAGA_ERROR_CODES, SagaError, afterPid, isSagaError, rerunWith, type SagaErrorCode, type SagaErrorOptions } from "../errors.js";
 export {
   CLI_ERROR_CODES,
   ERROR_TABLE,
@@ -14,5 +14,5 @@ export {
   type ExitCode,
   type JobsErrorCode,
 } from "../error-table.js";
-export { describeError, errorDocument, type ErrorShape, type ReportContext } from "../error-shape.js";
+export { describeError, errorDocument, renderRerun, shellWord, type ErrorShape, type ReportContext } from "../error-shape.js";
 export { redactSeeds } from "../redact.js";
