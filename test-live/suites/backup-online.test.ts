@@ -5,7 +5,8 @@ import { CredentialPoller, harnessTeardown, SurvivorWatcher } from "@cotal/harne
 import { verifyArtifact, type OnlineBackupResult } from "@cotal/saga/maintenance";
 import { loadSpaceAccount } from "@cotal/saga/root";
 import { parseJson } from "../fixtures/live-root.js";
-import { revokesAll, toMono, twoSpaces } from "../fixtures/online.js";
+import { dropStreams, revokesAll, toMono, twoSpaces } from "../fixtures/online.js";
+import { AppClient } from "../fixtures/app-client.js";
 import { liveServer } from "../fixtures/server-version.js";
 import { ok, spaceFacts, upJson } from "../fixtures/space-data.js";
 import { connects, credsText, disposeLiveRoots, statusOf } from "../fixtures/tenants.js";
@@ -16,6 +17,72 @@ import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 afterEach(disposeLiveRoots);
 afterAll(async () => {
   await harnessTeardown();
+});
+
+describe("live backup (the default on a running broker)", () => {
+  it("the tenant's application (nats.js, default options) keeps publishing and writing KV through it: 0 failures, 0 disconnects, never closed; each stream restores within the manifest's range", async () => {
+    const { r, up, alpha, beta } = await twoSpaces("cotal-live-backup-", 4_000);
+    const app = await AppClient.start(up.url, alpha, "alpha", { intervalMs: 2 });
+    const sibling = await AppClient.start(up.url, beta, "beta");
+    await app.writable();
+    const before = app.snapshot();
+    const out = join(r.root, "..", "alpha.live");
+    const backup = parseJson<OnlineBackupResult>(ok(await r.cotal(["space", "backup", "alpha", "--out", out, "--json"])));
+    const during = app.snapshot().published - before.published;
+    await app.writable(); // still writing after it
+    const seen = await app.stop();
+    const siblingSeen = await sibling.stop();
+    expect(backup.consistency).toBe("per-stream");
+    expect(backup.timeline).toBeUndefined(); // no quiesce, no lift
+    expect(during, "the application wrote while the backup ran (the positive control: writes were live)").toBeGreaterThan(0);
+    for (const s of [seen, siblingSeen]) {
+      expect([s.publishFailures, s.kvFailures, s.disconnects, s.closed]).toEqual([[], [], [], false]);
+    }
+    expect(revokesAll(r, "alpha")).toBeUndefined();
+    expect((await statusOf(r)).journal).toBeNull();
+    // The manifest: each stream from its snapshot's start, and how far it grew during it.
+    const { manifest } = verifyArtifact(out);
+    expect(manifest.consistency).toBe("per-stream");
+    const events = manifest.streams.find((x) => x.name === "cotal_events_alpha");
+    expect(events?.state.messages).toBeGreaterThanOrEqual(4_000);
+    console.log(`[backup-online] live: ${during} publishes during the backup; streams ${JSON.stringify(manifest.streams.map((x) => [x.name, x.state.last_seq, x.grewTo ?? "-"]))}`);
+    // Restored into the emptied namespace, every stream lies within its manifest range (restore-streams.ts restoredMismatch).
+    await dropStreams(r, up.url, "alpha", manifest.streams.map((x) => x.name));
+    const restored = parseJson<{ streams: { name: string; first_seq: number; last_seq: number; messages: number }[] }>(ok(await r.cotal(["space", "restore", "alpha", "--from", out, "--json"])));
+    for (const m of manifest.streams) {
+      const got = restored.streams.find((x) => x.name === m.name);
+      expect(got, m.name).toBeDefined();
+      expect(got?.last_seq, m.name).toBeGreaterThanOrEqual(m.state.last_seq);
+      expect(got?.last_seq, m.name).toBeLessThanOrEqual(m.grewTo ?? m.state.last_seq);
+    }
+    expect(await connects(up.url, alpha)).toBe(true);
+  });
+
+  it("control: the same application through a --quiesce backup is disconnected (the quiesce refuses every user of the tenant)", async () => {
+    const { r, up, alpha } = await twoSpaces("cotal-quiesce-ctl-", 50);
+    const app = await AppClient.start(up.url, alpha, "alpha");
+    await app.writable();
+    ok(await r.cotal(["space", "backup", "alpha", "--quiesce", "--out", join(r.root, "..", "alpha.q")]));
+    const seen = await app.stop();
+    expect(seen.disconnects.length).toBeGreaterThan(0);
+  });
+
+  it("a bad --out is refused before anything is read: an existing path, a missing parent; the tenant is never touched", async () => {
+    const { r, up, alpha } = await twoSpaces("cotal-live-out-", 20);
+    const app = await AppClient.start(up.url, alpha, "alpha");
+    const taken = join(r.root, "..", "taken");
+    writeFileSync(taken, "x");
+    const exists = await r.cotal(["space", "backup", "alpha", "--out", taken]);
+    expect([exists.code, exists.stderr]).toEqual([8, expect.stringMatching(/\[io\][\s\S]*next: cotal --root \S+ space backup alpha --out \S+taken\.1/)]);
+    const missing = await r.cotal(["space", "backup", "alpha", "--out", join(r.root, "..", "no", "such", "dir")]);
+    expect([missing.code, missing.stderr]).toEqual([8, expect.stringMatching(/\[io\][\s\S]*next: mkdir -p /)]);
+    const seen = await app.stop();
+    expect([seen.publishFailures, seen.disconnects, seen.closed]).toEqual([[], [], false]);
+    // The printed exit runs as printed and ends in a backup.
+    const line = exists.stderr.split("\n").find((l) => l.includes("next: "))?.split("next: ")[1]?.trim() ?? "";
+    const rerun = await r.cotal(line.split(" ").slice(1));
+    expect(rerun.code, rerun.stderr).toBe(0);
+  });
 });
 
 describe("online per-space backup", () => {
@@ -29,9 +96,10 @@ describe("online per-space backup", () => {
     const tenant = await SurvivorWatcher.start({ url: up.url, creds: alpha }); // a long-lived client of the quiesced tenant
 
     const out = join(r.root, "..", "alpha.online");
-    const res = await r.cotal(["space", "backup", "alpha", "--out", out, "--json"]);
+    const res = await r.cotal(["space", "backup", "alpha", "--quiesce", "--out", out, "--json"]);
     const backup = parseJson<OnlineBackupResult>(ok(res));
     expect(backup.mode).toBe("online");
+    if (!backup.timeline) throw new Error("a --quiesce backup reports its timeline");
     const { quiesceProvenAt, snapshotsDoneAt, liftProvenAt } = backup.timeline;
     expect(quiesceProvenAt).toBeLessThan(snapshotsDoneAt);
     // positive control after: the same cred connects again once the lift is proven
@@ -87,9 +155,10 @@ describe("online per-space backup", () => {
     const poller = new CredentialPoller({ url: up.url, creds: alpha, concurrency: 4, maxDurationMs: 120_000 }).start();
     await poller.waitForAttempt((a) => a.ok, { timeoutMs: 5_000 });
     const out = join(r.root, "..", "alpha.ablated");
-    const res = await r.cotal(["space", "backup", "alpha", "--out", out, "--json"], { env: { COTAL_TEST_UNSAFE_SKIP_QUIESCE: "1" } });
+    const res = await r.cotal(["space", "backup", "alpha", "--quiesce", "--out", out, "--json"], { env: { COTAL_TEST_UNSAFE_SKIP_QUIESCE: "1" } });
     const backup = parseJson<OnlineBackupResult>(ok(res));
     const report = await poller.stop();
+    if (!backup.timeline) throw new Error("a --quiesce backup reports its timeline");
     const connected = report.successesBetween(toMono(backup.timeline.quiesceProvenAt), toMono(backup.timeline.snapshotsDoneAt), "within");
     expect(connected).toBeGreaterThan(0);
     expect(revokesAll(r, "alpha")).toBeUndefined();
@@ -109,7 +178,7 @@ describe("online per-space backup", () => {
     it(`${c.action} at ${c.point}: ${c.converge === "up" ? "the printed next (cotal up)" : "the re-run"} converges to a lifted tenant and ${c.artifact === "complete" || c.converge === "rerun" ? "a complete artifact" : "no artifact"}`, async () => {
       const { r, up, alpha } = await twoSpaces(`cotal-online-${c.point}-`, 200);
       const out = join(r.root, "..", "alpha.cut");
-      const cut = await r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: `${c.point}:${c.action}` } });
+      const cut = await r.cotal(["space", "backup", "alpha", "--quiesce", "--out", out], { env: { COTAL_FAILPOINT: `${c.point}:${c.action}` } });
       expect(cut.code, cut.stderr).not.toBe(0);
       expect(typeof revokesAll(r, "alpha") === "number").toBe(c.quiesced);
       if (c.quiesced) expect(await connects(up.url, alpha)).toBe(false);
@@ -126,7 +195,7 @@ describe("online per-space backup", () => {
       expect(refused.stderr).toMatch(/next: cotal up/);
 
       if (c.converge === "up") ok(await r.cotal(["up", "--detach", "--port", String(r.port)]));
-      else ok(await r.cotal(["space", "backup", "alpha", "--out", out]));
+      else ok(await r.cotal(["space", "backup", "alpha", "--quiesce", "--out", out]));
 
       expect(revokesAll(r, "alpha")).toBeUndefined();
       expect(await connects(up.url, alpha)).toBe(true);
@@ -141,7 +210,7 @@ describe("online per-space backup", () => {
   it("a plain down while quiesced, then the cold up boots the quiesced JWT and lifts it right after the boot", async () => {
     const { r, alpha } = await twoSpaces("cotal-online-cold-", 50);
     const out = join(r.root, "..", "alpha.cold");
-    const cut = await r.cotal(["space", "backup", "alpha", "--out", out], { env: { COTAL_FAILPOINT: "backup-first-chunk:kill" } });
+    const cut = await r.cotal(["space", "backup", "alpha", "--quiesce", "--out", out], { env: { COTAL_FAILPOINT: "backup-first-chunk:kill" } });
     expect(cut.code).not.toBe(0);
     expect(typeof revokesAll(r, "alpha")).toBe("number");
     const refusedDown = await r.cotal(["down", "--preserve-state"]);
@@ -159,7 +228,7 @@ describe("online per-space backup", () => {
   it("while the backup runs (its owner alive) other verbs refuse as busy, and status names the running backup", async () => {
     const { r, up, alpha } = await twoSpaces("cotal-online-busy-", 10);
     const out = join(r.root, "..", "alpha.busy");
-    const running = r.cotal(["space", "backup", "alpha", "--out", out, "--json"], { env: { COTAL_FAILPOINT: "backup-quiesced:sleep:6000" } });
+    const running = r.cotal(["space", "backup", "alpha", "--quiesce", "--out", out, "--json"], { env: { COTAL_FAILPOINT: "backup-quiesced:sleep:6000" } });
     const deadline = Date.now() + 10_000;
     while (!(existsSync(r.layout.journalFile) && readFileSync(r.layout.journalFile, "utf8").includes('"quiesced"')) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
     const st = await statusOf(r);
@@ -177,7 +246,7 @@ describe("online per-space backup", () => {
   it("a tenant whose JWT revokes all users with no entry is shown quiesced, and `cotal up` lifts it", async () => {
     const { r, up, alpha } = await twoSpaces("cotal-online-stray-", 10);
     // a backup killed inside the lift's saga leaves the JWT quiesced; simulate the bare state: the entry cleared by hand
-    const cut = await r.cotal(["space", "backup", "alpha", "--out", join(r.root, "..", "x")], { env: { COTAL_FAILPOINT: "backup-quiesced:exit" } });
+    const cut = await r.cotal(["space", "backup", "alpha", "--quiesce", "--out", join(r.root, "..", "x")], { env: { COTAL_FAILPOINT: "backup-quiesced:exit" } });
     expect(cut.code).toBe(86);
     expect((JSON.parse(readFileSync(r.layout.journalFile, "utf8")) as { op: string }).op).toBe("quiesce");
     rmSync(r.layout.journalFile);

@@ -93,7 +93,7 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
       // The cluster's own online backup of beta: quiesced on every node while its streams are read, lifted on every node after.
       await seedSpace(up.url, beta, "beta", 5, 0);
       const own = join(r.root, "..", "beta-r3.bak");
-      const paused = await pausedAt(r, ["space", "backup", "beta", "--out", own], "backup-quiesced");
+      const paused = await pausedAt(r, ["space", "backup", "beta", "--quiesce", "--out", own], "backup-quiesced");
       for (const url of urls()) expect(await connects(url, beta), `beta quiesced on ${url}`).toBe(false);
       paused.release();
       ok(await paused.run);
@@ -124,7 +124,7 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
   it("an online backup killed while beta is quiesced: beta stays refused on every node until `cotal up`, which lifts it on every node", () =>
     cell("cluster verbs: up lifts a dead backup's quiesce", async () => {
       const out = join(r.root, "..", "beta-killed.bak");
-      const cut = await r.cotal(["space", "backup", "beta", "--out", out], { env: { COTAL_FAILPOINT: "backup-quiesced:exit" } });
+      const cut = await r.cotal(["space", "backup", "beta", "--quiesce", "--out", out], { env: { COTAL_FAILPOINT: "backup-quiesced:exit" } });
       expect(cut.code, cut.stderr).toBe(86);
       expect((JSON.parse(readFileSync(r.layout.journalFile, "utf8")) as { op: string }).op).toBe("quiesce");
       for (const url of urls()) expect(await connects(url, beta), `beta still quiesced on ${url}`).toBe(false);

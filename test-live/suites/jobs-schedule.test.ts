@@ -43,7 +43,7 @@ describe("scheduled per-space backups (BullMQ job scheduler)", () => {
     const runs = () => (w.log().match(/backup of alpha: online, \d+ bytes/g) ?? []).length;
     await until("three scheduled runs", async () => runs() >= 3 || undefined, 90_000, 250);
     // another backup holds alpha quiesced for 8 s: the scheduled runs in that window skip, naming it
-    const manual = r.cotal(["space", "backup", "alpha", "--out", `${out.path}/manual`], { env: { COTAL_FAILPOINT: "backup-quiesced:sleep:8000" } });
+    const manual = r.cotal(["space", "backup", "alpha", "--quiesce", "--out", `${out.path}/manual`], { env: { COTAL_FAILPOINT: "backup-quiesced:sleep:8000" } });
     await until("a skipped run", async () => /backup of alpha: skipped: space alpha stands quiesced by an online backup/.test(w.log()) || undefined, 30_000, 250);
     expect((await manual).code).toBe(0);
     const done = runs();

@@ -45,23 +45,25 @@ export function registerBackup(program: Command): void {
   const space = group(program, "space", "per-space lifecycle verbs");
   space
     .command("backup <name>")
-    .description("per-space backup: online on a running broker (only this tenant quiesced), else offline after `cotal down --preserve-state`; native stream snapshots, manifest.json written last")
+    .description("per-space backup: live on a running broker (the tenant keeps working; each stream consistent at its own snapshot), --quiesce for one moment across streams, else offline after `cotal down --preserve-state`; native stream snapshots, manifest.json written last")
     .requiredOption("--out <dir>", "artifact directory to create (must not exist); with --queue, the directory dated artifacts go in")
     .option("--every <cron|duration>", "with --queue: a cron pattern (\"0 3 * * *\") or a duration (6h, 1d)")
     .option("--keep <n>", "with --queue: complete artifacts to keep (default 7)")
+    .option("--quiesce", "online: every stream at one moment; the tenant's users are refused (disconnected) while its streams are read (docs/backup.md)")
     .option("--queue", "schedule it as a BullMQ job scheduler instead of running it now")
     .option("--json", "print the result as JSON")
-    .action(async (name: string, flags: { out: string; every?: string; keep?: string; queue?: boolean; json?: boolean }, cmd: Command) => {
+    .action(async (name: string, flags: { out: string; every?: string; keep?: string; queue?: boolean; quiesce?: boolean; json?: boolean }, cmd: Command) => {
       if (flags.queue || flags.every || flags.keep) return scheduleBackupCommand(rootOf(cmd), name, flags);
       const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space backup", json: flags.json, unit: "bytes" }));
       const t0 = Date.now();
       try {
-        const r = await spaceBackup({ root: rootOf(cmd), space: name, out: flags.out, onProgress: bar.update, onNotice: (m) => process.stderr.write(`cotal: ${m}\n`) });
+        const r = await spaceBackup({ root: rootOf(cmd), space: name, out: flags.out, ...(flags.quiesce ? { quiesce: true } : {}), onProgress: bar.update, onNotice: (m) => process.stderr.write(`cotal: ${m}\n`) });
         bar.done();
         if (flags.json) return json(r);
         out(`cotal: backed up space ${r.space} to ${r.out} ${r.mode === "online" ? "online " : ""}(${r.streams.length} stream(s), ${(r.bytes / 1_048_576).toFixed(2)} MB in ${((Date.now() - t0) / 1000).toFixed(1)} s; account ${r.accountPublicKey})`);
         if (r.excluded.length > 0) out(`  excluded (ttl, recreated empty on restore): ${r.excluded.join(", ")}`);
-        if (r.mode === "online") out(`  the tenant's clients were refused while its streams were read and may connect again now`);
+        if (r.mode === "online" && flags.quiesce) out(`  the tenant's clients were refused while its streams were read and may connect again now`);
+        else if (r.mode === "online") out(`  live: the tenant kept working; each stream is whole as of its own snapshot (per-stream; --quiesce for one moment across streams)`);
         else out("  next: cotal up   # resumes the preserved store");
       } finally {
         bar.done();

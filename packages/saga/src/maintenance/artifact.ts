@@ -15,7 +15,14 @@ export interface ManifestStream {
   /** Relative to the artifact directory. */
   file: string;
   config: Record<string, unknown>;
+  /** The stream's state when the server began its snapshot: the artifact holds at least this. */
   state: StreamState;
+  /**
+   * Live backups only: the stream's last sequence once its snapshot ended, when writes landed during
+   * it. The server snapshots a stream while it takes writes, so the artifact holds `state` plus, at
+   * most, the messages up to this sequence (docs/backup.md, "What a live backup holds").
+   */
+  grewTo?: number;
 }
 
 export interface ManifestFile {
@@ -33,6 +40,12 @@ export interface BackupManifest {
   cutId: string;
   attemptId: string;
   createdAt: string;
+  /**
+   * cross-stream: every stream at one moment (offline after a cut, or online with --quiesce);
+   * per-stream (a live backup): each stream consistent at its own snapshot, the tenant writing meanwhile.
+   * Absent in artifacts written before live backups existed: cross-stream.
+   */
+  consistency?: "cross-stream" | "per-stream";
   streams: ManifestStream[];
   /** ttl-class buckets: not carried; a restore recreates them empty from the template. */
   excluded: { name: string; bucket: string; class: "ttl" }[];

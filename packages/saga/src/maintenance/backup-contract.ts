@@ -4,6 +4,7 @@
  * which streams an artifact never carries.
  */
 import { spaceTemplate } from "../provision/template.js";
+import type { BackupManifest } from "./artifact.js";
 import type { ProgressSink } from "./progress.js";
 import type { SnapshotTuning } from "./snapshot-set.js";
 import type { RestoreOptions } from "./stream-snapshot.js";
@@ -17,6 +18,11 @@ export interface SpaceBackupOptions {
   onNotice?: (message: string) => void;
   /** "offline": refuse unless a ready cut holds the stopped store; default: online when the broker runs. */
   mode?: "online" | "offline";
+  /**
+   * Online only: every stream at one moment, the tenant's users refused (revoked) while its streams
+   * are read and let back by a second proven change. Default: a live backup, the tenant untouched.
+   */
+  quiesce?: boolean;
   /** Online only: how the snapshots are read; not a CLI flag: the bench compares variants (BENCHMARKS.md). */
   tuning?: SnapshotTuning;
 }
@@ -29,7 +35,8 @@ export interface SpaceBackupResult {
   attemptId: string;
   cutId: string;
   accountPublicKey: string;
-  streams: { name: string; messages: number; bytes: number; size: number }[];
+  /** Each stream as its snapshot began; `grewTo`: a live snapshot may also hold messages up to it (artifact.ts). */
+  streams: { name: string; messages: number; bytes: number; first_seq?: number; last_seq?: number; grewTo?: number; size: number }[];
   excluded: string[];
   bytes: number;
 }
@@ -67,6 +74,28 @@ export interface SpaceRestoreResult {
   accountPublicKey: string;
   artifactAccountPublicKey: string;
   rebound: boolean;
-  streams: { name: string; messages: number; last_seq: number; consumers: number }[];
+  /** Each stream as the restore brought it back (online: read from the server; offline: the artifact's). */
+  streams: { name: string; messages: number; first_seq?: number; last_seq: number; consumers: number }[];
   recreatedEmpty: string[];
+}
+
+/** What the backup user may do: list and snapshot streams, list consumers, ack chunks; nothing else. */
+export const BACKUP_USER_PERMISSIONS = {
+  allowPub: ["$JS.API.INFO", "$JS.API.STREAM.LIST", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.INFO.*", "$JS.API.STREAM.SNAPSHOT.*", "$JS.API.CONSUMER.LIST.*", "$JS.SNAPSHOT.ACK.>"],
+  allowSub: ["_INBOX.>"],
+};
+
+/** The result every online backup reports, read off its manifest. */
+export function backupResultOf(manifest: BackupManifest, out: string): SpaceBackupResult {
+  const sizes = new Map(manifest.files.map((f) => [f.path, f.size]));
+  return {
+    space: manifest.space,
+    out,
+    attemptId: manifest.attemptId,
+    cutId: manifest.cutId,
+    accountPublicKey: manifest.accountPublicKey,
+    streams: manifest.streams.map((s) => ({ name: s.name, messages: s.state.messages, bytes: s.state.bytes, first_seq: s.state.first_seq, last_seq: s.state.last_seq, ...(s.grewTo !== undefined ? { grewTo: s.grewTo } : {}), size: sizes.get(s.file) ?? 0 })),
+    excluded: manifest.excluded.map((e) => e.name),
+    bytes: manifest.files.reduce((n, f) => n + f.size, 0),
+  };
 }

@@ -76,9 +76,9 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       attempt.createDir("out", out);
       attempt.stage("snapshotting");
       // Complete: each snapshot saw exactly the state the store reported (the store is quiescent under the cut).
-      const set = await snapshotDurableStreams(nc, jsm, out, durable, progress, (name, before, after) =>
-        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages)`, { next: "cotal down --preserve-state   # then back up again" }));
-      const { streams, files } = await publishArtifact(out, set, { space, accountPublicKey: account.publicKey, cutId: cut.cutId, attemptId: attempt.id, excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })) });
+      const set = await snapshotDurableStreams(nc, jsm, out, durable, progress, { kind: "still", changed: (name, before, after) =>
+        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages)`, { next: "cotal down --preserve-state   # then back up again" }) });
+      const { streams, files } = await publishArtifact(out, set, { space, accountPublicKey: account.publicKey, cutId: cut.cutId, attemptId: attempt.id, consistency: "cross-stream", excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })) });
       attempt.stage("published");
       await nc.close();
       nc = undefined;

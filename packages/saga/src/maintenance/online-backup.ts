@@ -21,16 +21,13 @@ import { clearJournal, readJournal, writeJournal, type QuiesceEntry } from "./jo
 import { unsafe } from "../unsafe.js";
 import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";
-import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
+import { BACKUP_USER_PERMISSIONS, backupResultOf, ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
 import { PhaseClock, type PhaseTiming } from "./phase-clock.js";
+import { backupLive, type LiveBackupResult } from "./live-backup.js";
 import { quiesceTenant, recoverQuiesce, issuedAfter, setQuiesceStage, updateQuiesce, type QuiesceRecovery, liftTenant } from "./quiesce.js";
 
-/** What the backup user may do: list and snapshot streams, list consumers, ack chunks; nothing else. */
-export const BACKUP_USER_PERMISSIONS = {
-  allowPub: ["$JS.API.INFO", "$JS.API.STREAM.LIST", "$JS.API.STREAM.NAMES", "$JS.API.STREAM.INFO.*", "$JS.API.STREAM.SNAPSHOT.*", "$JS.API.CONSUMER.LIST.*", "$JS.SNAPSHOT.ACK.>"],
-  allowSub: ["_INBOX.>"],
-};
+
 
 /** Test-only switch for the quiesce cell's positive control: the tenant stays connected while its streams are read. */
 function quiesceSkipped(): boolean {
@@ -39,8 +36,10 @@ function quiesceSkipped(): boolean {
 
 export interface OnlineBackupResult extends SpaceBackupResult {
   mode: "online";
-  /** Epoch ms: the quiesce proven, the last snapshot's end marker read, the lift proven. */
-  timeline: { quiesceProvenAt: number; snapshotsDoneAt: number; liftProvenAt: number };
+  /** per-stream: live, the tenant writing meanwhile (the default); cross-stream: --quiesce. */
+  consistency: "per-stream" | "cross-stream";
+  /** --quiesce: epoch ms of the quiesce proven, the last snapshot's end marker read, the lift proven. */
+  timeline?: { quiesceProvenAt: number; snapshotsDoneAt: number; liftProvenAt: number };
   /** What the evictor found after the quiesce: "none" where the revocation already evicted every client; "skipped" before 2.10. */
   eviction?: { outcome: string; kicked: number; reason?: string };
   /** A stopped online backup this run lifted first. */
@@ -49,27 +48,15 @@ export interface OnlineBackupResult extends SpaceBackupResult {
   phases: PhaseTiming[];
 }
 
-function resultOf(manifest: BackupManifest, out: string): SpaceBackupResult {
-  const sizes = new Map(manifest.files.map((f) => [f.path, f.size]));
-  return {
-    space: manifest.space,
-    out,
-    attemptId: manifest.attemptId,
-    cutId: manifest.cutId,
-    accountPublicKey: manifest.accountPublicKey,
-    streams: manifest.streams.map((s) => ({ name: s.name, messages: s.state.messages, bytes: s.state.bytes, size: sizes.get(s.file) ?? 0 })),
-    excluded: manifest.excluded.map((e) => e.name),
-    bytes: manifest.files.reduce((n, f) => n + f.size, 0),
-  };
-}
 
-export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks): Promise<OnlineBackupResult | (SpaceBackupResult & { mode: "online"; recovered: QuiesceRecovery; phases: PhaseTiming[] })> {
+export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks): Promise<OnlineBackupResult | (LiveBackupResult & { phases: PhaseTiming[] }) | (SpaceBackupResult & { mode: "online"; recovered: QuiesceRecovery; phases: PhaseTiming[] })> {
   const clock = new PhaseClock();
-  const result = await backupOnline(opts, clock);
+  const result = opts.quiesce ? await backupOnline(opts, clock) : await backupLive(opts, clock);
   clock.lap("session close");
   return { ...result, phases: clock.laps };
 }
 
+/** `--quiesce`: every stream at one moment, the tenant's users refused meanwhile (docs/backup.md, "--quiesce"). */
 async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: PhaseClock): Promise<Omit<OnlineBackupResult, "phases"> | (SpaceBackupResult & { mode: "online"; recovered: QuiesceRecovery })> {
   const space = assertSpaceName(opts.space);
   const out = resolve(opts.out);
@@ -86,7 +73,7 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
       recovered = await recoverQuiesce(env, journal, "space backup", session.url);
       opts.onNotice?.(`lifted the quiesce of space ${recovered.space} left by backup ${recovered.attemptId} (${recovered.stage}); its artifact: ${recovered.artifact}`);
       if (recovered.out === out && recovered.artifact === "complete") {
-        return { ...resultOf(verifyArtifact(out).manifest, out), mode: "online" as const, recovered };
+        return { ...backupResultOf(verifyArtifact(out).manifest, out), mode: "online" as const, recovered };
       }
     }
     if (existsSync(out)) {
@@ -126,8 +113,8 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
       mkdirSync(out, { mode: 0o700 });
       const st = lstatSync(out);
       updateQuiesce(layout, lock, attemptId, { stage: "snapshotting", outIno: { dev: st.dev, ino: st.ino } });
-      const set = await snapshotDurableStreams(nc, jsm, out, durable, progress, (name, before, after) =>
-        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages) although its tenant is quiesced`, { next: `cotal space backup ${space} --out ${out}   # run it again` }), opts.tuning);
+      const set = await snapshotDurableStreams(nc, jsm, out, durable, progress, { kind: "still", changed: (name, before, after) =>
+        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages) although its tenant is quiesced`, { next: `cotal space backup ${space} --out ${out}   # run it again` }) }, opts.tuning);
       const snapshotsDoneAt = Date.now();
       clock.lap("snapshots");
       // The same streams, unchanged, after the last snapshot: nothing wrote while we read.
@@ -140,7 +127,7 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
         throw new SagaError("store-inventory", `streams of space ${space} changed during the backup: ${moved.map((m) => m.config.name).join(", ") || "a stream was added or removed"}`, { next: `cotal space backup ${space} --out ${out}   # run it again` });
       }
       clock.lap("stream list (after)");
-      const manifest = await publishArtifact(out, set, { space, accountPublicKey: account.publicKey, cutId: `online-${attemptId}`, attemptId, excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })) });
+      const manifest = await publishArtifact(out, set, { space, accountPublicKey: account.publicKey, cutId: `online-${attemptId}`, attemptId, consistency: "cross-stream", excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })) });
       setQuiesceStage(layout, lock, attemptId, "published");
       await failpoint("backup-published");
       clock.lap("manifest");
@@ -150,7 +137,7 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
       const liftProvenAt = await liftTenant(env, lock, attemptId, space, "space backup", clock);
       await failpoint("backup-lifted");
       clearJournal(layout, lock); // only after the lift's proof
-      return { ...resultOf(manifest, out), mode: "online" as const, timeline: { quiesceProvenAt, snapshotsDoneAt, liftProvenAt }, ...(eviction ? { eviction } : {}), ...(recovered ? { recovered } : {}) };
+      return { ...backupResultOf(manifest, out), mode: "online" as const, consistency: "cross-stream" as const, timeline: { quiesceProvenAt, snapshotsDoneAt, liftProvenAt }, ...(eviction ? { eviction } : {}), ...(recovered ? { recovered } : {}) };
     } catch (err) {
       await nc?.close().catch(() => undefined);
       // Fail closed to lifted: lift (proven), remove the partial artifact, clear the entry.

@@ -28,6 +28,7 @@ import { quiesceTenant, recoverQuiesce, issuedAfter, setQuiesceStage, updateQuie
 import type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
 import { readRestoreReceipt, writeRestoreReceipt } from "./restore-receipt.js";
 import { deleteStreams, installArtifactStreams, listStreams, replaceable, targetNotEmpty } from "./restore-streams.js";
+import type { StreamState } from "./stream-snapshot.js";
 
 /** What the restore user may do: list, inspect, delete and restore streams, create the ttl buckets, read consumers. */
 export const RESTORE_USER_PERMISSIONS = {
@@ -76,7 +77,7 @@ function resultOf(m: BackupManifest, from: string, account: AccountRecord, attem
     accountPublicKey: account.publicKey,
     artifactAccountPublicKey: m.accountPublicKey,
     rebound: m.accountPublicKey !== account.publicKey,
-    streams: m.streams.map((s) => ({ name: s.name, messages: s.state.messages, last_seq: s.state.last_seq, consumers: s.state.consumer_count })),
+    streams: m.streams.map((s) => ({ name: s.name, messages: s.state.messages, first_seq: s.state.first_seq, last_seq: s.state.last_seq, consumers: s.state.consumer_count })),
     recreatedEmpty: m.excluded.map((e) => e.name),
   };
 }
@@ -178,6 +179,7 @@ async function restoreOnline(opts: OnlineRestoreOptions, clock: PhaseClock): Pro
     }
 
     const attemptId = newAttemptId();
+    const installed = new Map<string, StreamState>();
     const replace = opts.replace === true || takeOver || overData;
     const entry: QuiesceEntry = {
       op: "quiesce", space, purpose: "restore", out: from, streams: names, attemptId, owner: selfOwner(), startedAt: new Date().toISOString(),
@@ -211,6 +213,7 @@ async function restoreOnline(opts: OnlineRestoreOptions, clock: PhaseClock): Pro
         setQuiesceStage(layout, lock, attemptId, "restoring");
         await installArtifactStreams(nc, jsm, from, manifest, checkpoints, progress, {
           phase: "online",
+          onInstalled: (name, st) => installed.set(name, st),
           streamFailpoint: "restore-online-stream",
           installedFailpoint: "restore-online-installed",
           verifyFailed: (why) => new SagaError("restore-verify-failed", `the online restore of space ${space} did not reproduce the artifact: ${why}`, { next: `${rerun}   # run it again`, details: { reason: why } }),
@@ -229,8 +232,14 @@ async function restoreOnline(opts: OnlineRestoreOptions, clock: PhaseClock): Pro
       await failpoint("restore-online-lifted");
       clearJournal(layout, lock); // only after the lift's proof
       await failpoint("restore-online-done");
+      const base = resultOf(manifest, from, account, attemptId);
       return {
-        ...resultOf(manifest, from, account, attemptId),
+        ...base,
+        // What came back, exactly (a live artifact's stream may hold more than its start state: artifact.ts grewTo).
+        streams: base.streams.map((x) => {
+          const st = installed.get(x.name);
+          return st ? { name: x.name, messages: st.messages, first_seq: st.first_seq, last_seq: st.last_seq, consumers: st.consumer_count } : x;
+        }),
         replaced,
         timeline: { quiesceProvenAt: q.provenAt, restoredAt, liftProvenAt },
         ...(recovered ? { recovered } : {}),

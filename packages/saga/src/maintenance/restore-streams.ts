@@ -11,9 +11,9 @@ import { SagaError } from "../errors.js";
 import { retryWhile } from "../retry.js";
 import { failpoint, type FailpointName } from "../failpoints.js";
 import { spaceTemplate } from "../provision/template.js";
-import type { BackupManifest, Checkpoints } from "./artifact.js";
+import type { BackupManifest, Checkpoints, ManifestStream } from "./artifact.js";
 import type { MaintenanceProgress, ProgressSink } from "./progress.js";
-import { effectiveFirstSeq, restoreStream, type RestoreOptions } from "./stream-snapshot.js";
+import { effectiveFirstSeq, restoreStream, type RestoreOptions, type StreamState } from "./stream-snapshot.js";
 
 /**
  * A stream the restore may replace: a ttl-class bucket (recreated empty anyway) or a freshly
@@ -49,10 +49,33 @@ export interface InstallHooks {
   streamFailpoint: FailpointName;
   installedFailpoint?: FailpointName;
   verifyFailed: (why: string) => SagaError;
+  /** Called with each stream's verified state: what the restore brought back, exactly. */
+  onInstalled?: (stream: string, state: StreamState) => void;
   /** The root's tenant replicas (docs/cluster.md): each stream is re-created at it, whatever the artifact's root had. */
   replicas?: number;
   /** How each snapshot is uploaded (stream-snapshot.ts; the bench compares variants). */
   upload?: RestoreOptions;
+}
+
+/**
+ * What a restored stream's state contradicts in its manifest entry, or undefined. Every field is exact,
+ * except for a live snapshot that grew (`grewTo`, artifact.ts): it holds its start state plus at most
+ * the messages written up to `grewTo`, so the last sequence lies in that range and the count may exceed
+ * the start's by at most the sequences in between; the first sequence is exact either way.
+ */
+export function restoredMismatch(st: StreamState, s: Pick<ManifestStream, "state" | "grewTo">): string | undefined {
+  const want = s.state;
+  if (effectiveFirstSeq(st) !== effectiveFirstSeq(want)) return `first_seq is ${st.first_seq}, the artifact holds ${want.first_seq}`;
+  if (st.consumer_count !== want.consumer_count) return `consumer_count is ${st.consumer_count}, the artifact holds ${want.consumer_count}`;
+  if (s.grewTo === undefined) {
+    for (const k of ["messages", "bytes", "last_seq"] as const) if (st[k] !== want[k]) return `${k} is ${st[k]}, the artifact holds ${want[k]}`;
+    return undefined;
+  }
+  if (st.last_seq < want.last_seq || st.last_seq > s.grewTo) return `last_seq is ${st.last_seq}, the live snapshot holds ${want.last_seq} to ${s.grewTo}`;
+  const extra = st.last_seq - want.last_seq;
+  if (st.messages < want.messages || st.messages > want.messages + extra) return `messages is ${st.messages}, the live snapshot holds ${want.messages} plus at most ${extra}`;
+  if (st.bytes < want.bytes) return `bytes is ${st.bytes}, the live snapshot holds at least ${want.bytes}`;
+  return undefined;
 }
 
 /**
@@ -70,10 +93,9 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
     const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }), hooks.upload);
     const replicated = (hooks.replicas ?? 1) > 1;
     const st = (await onceAnswered(() => jsm.streams.info(s.name), replicated ? REPLICATED_WAIT_MS : 0)).state;
-    for (const k of ["messages", "bytes", "first_seq", "last_seq", "consumer_count"] as const) {
-      const differs = k === "first_seq" ? effectiveFirstSeq(st) !== effectiveFirstSeq(s.state) : st[k] !== s.state[k];
-      if (differs) throw hooks.verifyFailed(`stream ${s.name} ${k} is ${st[k]}, the artifact holds ${s.state[k]} (restore reported ${got.state[k]})`);
-    }
+    const mismatch = restoredMismatch(st, s);
+    if (mismatch) throw hooks.verifyFailed(`stream ${s.name} ${mismatch} (restore reported ${JSON.stringify(got.state)})`);
+    hooks.onInstalled?.(s.name, st);
     if (hooks.installedFailpoint) await failpoint(hooks.installedFailpoint);
   }
   for (const c of checkpoints.consumers) {

@@ -48,25 +48,38 @@ export interface SnapshotTuning {
 const SNAPSHOT_PARALLEL = 3;
 
 /**
+ * How a set's snapshots relate to the tenant's writes: `still` (a cut or a quiesce: a snapshot that did
+ * not see exactly the state listed before it is refused with `changed`, since the artifact would not be
+ * the space at one moment) or `live` (the tenant writes meanwhile: each stream is read at its own
+ * moment, the growth during its snapshot recorded as `grewTo`, and no consumer checkpoint is taken,
+ * since consumers move too: their state travels inside each snapshot).
+ */
+export type SnapshotMode = { kind: "still"; changed: (stream: string, before: number, after: number) => SagaError } | { kind: "live" };
+
+/**
  * Snapshots `durable` into `out/streams/` (the dir `out` must exist), up to `parallel` at once, the
  * set in `durable`'s order whatever finished first; every snapshot has ended (completed or failed)
- * before this returns or throws, so a caller's clean-up never races a writer. A snapshot that did
- * not see exactly the state listed before it is refused with the caller's `changed` error: the
- * artifact would not be the space at one moment.
+ * before this returns or throws, so a caller's clean-up never races a writer.
  */
-export async function snapshotDurableStreams(nc: NatsConnection, jsm: JetStreamManager, out: string, durable: readonly StreamInfo[], progress: ProgressSink, changed: (stream: string, before: number, after: number) => SagaError, tuning: SnapshotTuning = {}): Promise<SnapshotSet> {
+export async function snapshotDurableStreams(nc: NatsConnection, jsm: JetStreamManager, out: string, durable: readonly StreamInfo[], progress: ProgressSink, mode: SnapshotMode, tuning: SnapshotTuning = {}): Promise<SnapshotSet> {
   const dir = join(out, "streams");
   mkdirSync(dir, { mode: 0o700 });
   const total = durable.reduce((n, i) => n + i.state.bytes, 0);
   let done = 0;
   const consumers: ConsumerCheckpoint[] = [];
-  for (const info of durable) consumers.push(...(await checkpointsOf(jsm, info.config.name)));
+  if (mode.kind === "still") for (const info of durable) consumers.push(...(await checkpointsOf(jsm, info.config.name)));
   const one = async (info: StreamInfo) => {
     const name = info.config.name;
     const rel = `streams/${name}.snap`;
     const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }), tuning.snapshot);
-    if (snap.state.messages !== info.state.messages || snap.state.last_seq !== info.state.last_seq) throw changed(name, info.state.messages, snap.state.messages);
-    return { stream: { name, class: "durable" as const, file: rel, config: snap.config, state: snap.state }, file: { path: rel, size: snap.size, sha256: snap.sha256 } };
+    const stream: ManifestStream = { name, class: "durable", file: rel, config: snap.config, state: snap.state };
+    if (mode.kind === "still") {
+      if (snap.state.messages !== info.state.messages || snap.state.last_seq !== info.state.last_seq) throw mode.changed(name, info.state.messages, snap.state.messages);
+    } else {
+      const after = (await jsm.streams.info(name)).state.last_seq;
+      if (after !== snap.state.last_seq) stream.grewTo = after;
+    }
+    return { stream, file: { path: rel, size: snap.size, sha256: snap.sha256 } };
   };
   // mapPaced: on a failure nothing new starts and the snapshots in flight settle before it rejects.
   const got = await mapPaced(durable, () => tuning.parallel ?? SNAPSHOT_PARALLEL, one);
@@ -75,11 +88,11 @@ export async function snapshotDurableStreams(nc: NatsConnection, jsm: JetStreamM
 }
 
 /** checkpoints.json, then (after the `backup-manifest` failpoint) manifest.json: the completion marker, last. */
-export async function publishArtifact(out: string, set: SnapshotSet, head: Pick<BackupManifest, "space" | "accountPublicKey" | "cutId" | "attemptId" | "excluded">): Promise<BackupManifest> {
+export async function publishArtifact(out: string, set: SnapshotSet, head: Pick<BackupManifest, "space" | "accountPublicKey" | "cutId" | "attemptId" | "excluded" | "consistency">): Promise<BackupManifest> {
   const checkpoints: Checkpoints = { format: "cotal.checkpoints/1", space: head.space, consumers: set.consumers };
   writeJsonAtomic(join(out, CHECKPOINTS_FILE), checkpoints);
   const files = [...set.files, { path: CHECKPOINTS_FILE, ...sha256File(join(out, CHECKPOINTS_FILE)) }];
-  const manifest: BackupManifest = { format: ARTIFACT_FORMAT, space: head.space, accountPublicKey: head.accountPublicKey, cutId: head.cutId, attemptId: head.attemptId, createdAt: new Date().toISOString(), streams: set.streams, excluded: head.excluded, files };
+  const manifest: BackupManifest = { format: ARTIFACT_FORMAT, space: head.space, accountPublicKey: head.accountPublicKey, cutId: head.cutId, attemptId: head.attemptId, createdAt: new Date().toISOString(), ...(head.consistency ? { consistency: head.consistency } : {}), streams: set.streams, excluded: head.excluded, files };
   await failpoint("backup-manifest");
   writeJsonAtomic(join(out, MANIFEST_FILE), manifest);
   return manifest;
