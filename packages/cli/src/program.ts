@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from "commander";
+import { registerArtifact } from "./commands/artifact.js";
 import { registerBroker } from "./commands/broker.js";
 import { registerBackup } from "./commands/backup.js";
 import { registerDashboard } from "./commands/dashboard.js";
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   registerJobs(program);
   registerWorker(program);
   registerBackup(program);
+  registerArtifact(program);
   registerBroker(program);
   registerNode(program);
   registerDashboard(program);

@@ -1,12 +1,12 @@
 import { showSpaceLimits, spaceListFrom, status, type JournalEntry, type PendingMutation, type SpaceListEntry, type SpaceQuota, type StatusReport } from "@cotal/saga";
-import { jobsStatus, openQueue, redactRedisUrl, rootKeyFor, type QueueStatus } from "@cotal/jobs";
+import { jobsStatus, redactRedisUrl, type BackupRun, type BackupScheduleEntry, type QueueStatus } from "@cotal/jobs";
 
 export interface DashboardSpace extends SpaceListEntry {
   createdAt: string | null;
   /** The signed limits from the space's record on disk; null when no record is there (kv-only). */
   quota: SpaceQuota | null;
   quotaError?: string;
-  /** The newest completed queued backup of this space (scheduled or `--queue`); null when none is recorded. */
+  /** The last successful scheduled backup of this space, from the worker's run records; null when none is recorded. */
   lastBackup: BackupRecord | null;
   /** The backup schedule of this space (`cotal space backup --every`); null when none. */
   backupSchedule: BackupSchedule | null;
@@ -15,6 +15,8 @@ export interface DashboardSpace extends SpaceListEntry {
 export interface BackupSchedule {
   every: string;
   next: string | null;
+  /** The schedule's last run, whatever its outcome (a failed one with its error): the page never says "none recorded" after a failure. */
+  lastRun?: BackupRun | null;
 }
 
 export interface BackupRecord {
@@ -69,38 +71,21 @@ interface BackupView {
   schedules: Map<string, BackupSchedule>;
 }
 
-/**
- * Newest completed backup per space from the backup queue's retained jobs (the only place runs are
- * recorded: a direct `cotal space backup` leaves no record but its artifact), and each schedule.
- */
-async function backupView(root: string, redisUrl: string): Promise<BackupView> {
-  const q = openQueue("space-backup", rootKeyFor(root), redisUrl);
-  try {
-    const [done, scheds] = await Promise.all([q.getCompleted(0, 499), q.getJobSchedulers(0, 999)]);
-    const schedules = new Map<string, BackupSchedule>();
-    for (const sc of scheds) {
-      const space = (sc.template?.data as { name?: unknown } | undefined)?.name;
-      if (typeof space !== "string") continue;
-      schedules.set(space, { every: sc.pattern ?? (sc.every ? `every ${sc.every / 1000}s` : "?"), next: sc.next ? new Date(sc.next).toISOString() : null });
-    }
-    const out = new Map<string, BackupRecord>();
-    for (const j of done) {
-      const r = j.returnvalue as { space?: unknown; artifact?: unknown; bytes?: unknown } | null;
-      if (!r || typeof r.space !== "string" || typeof r.artifact !== "string" || !j.finishedOn) continue;
-      const prev = out.get(r.space);
-      const finishedAt = new Date(j.finishedOn).toISOString();
-      if (!prev || prev.finishedAt < finishedAt) out.set(r.space, { artifact: r.artifact, bytes: typeof r.bytes === "number" ? r.bytes : null, finishedAt });
-    }
-    return { last: out, schedules };
-  } finally {
-    await q.close().catch(() => undefined);
+/** Each schedule and its space's last success, as `cotal jobs schedules` lists them (one reader: @cotal/jobs schedules.ts). */
+function backupView(schedules: readonly BackupScheduleEntry[]): BackupView {
+  const last = new Map<string, BackupRecord>();
+  const byspace = new Map<string, BackupSchedule>();
+  for (const sc of schedules) {
+    byspace.set(sc.space, { every: sc.cadence.replace(/^cron /, ""), next: sc.next, lastRun: sc.lastRun });
+    if (sc.lastSuccess) last.set(sc.space, { artifact: sc.lastSuccess.artifact, bytes: sc.lastSuccess.bytes, finishedAt: sc.lastSuccess.at });
   }
+  return { last, schedules: byspace };
 }
 
 async function queuesSection(root: string, redisUrl: string): Promise<{ section: QueuesSection; backups: BackupView }> {
   try {
     const js = await jobsStatus({ root, redisUrl, failedLimit: 20 });
-    return { section: { reachable: true, redis: js.redis, queues: js.queues }, backups: await backupView(root, redisUrl) };
+    return { section: { reachable: true, redis: js.redis, queues: js.queues }, backups: backupView(js.schedules) };
   } catch (err) {
     return { section: { reachable: false, redis: redactRedisUrl(redisUrl), error: (err as Error).message }, backups: { last: new Map(), schedules: new Map() } };
   }

@@ -1,4 +1,5 @@
 import { formatBytes, QUOTA_FIELDS, type SpaceQuota } from "@cotal/saga";
+import { backupCell } from "./backup-cell.js";
 import { Html, html } from "./html.js";
 import type { DashboardSpace, QueuesSection, TenantPageData } from "./tenant-data.js";
 import { PAGE_SIZES, pageHref, pageOfSpaces, parseSpaceQuery, type SpacePage, type SpaceQuery } from "./paging.js";
@@ -16,8 +17,7 @@ function spaceRow(s: DashboardSpace): Html {
 <td>${s.inConfig ? "yes" : "no"}</td><td>${s.inInventory === null ? "?" : s.inInventory ? "yes" : "no"}</td>
 <td class="mono">${s.publicKey ?? "—"}</td><td>${s.createdAt ?? "—"}</td>
 <td class="quota">${quotaText(s.quota, s.quotaError)}</td>
-<td class="backup">${s.lastBackup ? html`${s.lastBackup.finishedAt}<br><span class="mono">${s.lastBackup.artifact}</span>${s.lastBackup.bytes !== null ? html` (${formatBytes(s.lastBackup.bytes)})` : ""}` : html`<span class="muted">none recorded</span>`}
-${s.backupSchedule ? html`<br>scheduled ${s.backupSchedule.every}${s.backupSchedule.next ? html`, next ${s.backupSchedule.next}` : ""}` : ""}</td>
+<td class="backup">${backupCell(s)}</td>
 </tr>`;
 }
 

@@ -1,6 +1,7 @@
-import { readdirSync, rmSync, existsSync } from "node:fs";
+import { readdirSync, rmSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { brokerState, isSagaError, RootLayout, SagaError, spaceBackup, spaceRestore, type SpaceRestoreResult } from "@cotal/saga";
+import { brokerState, checkScheduleDir, describeError, isSagaError, RootLayout, SagaError, spaceBackup, spaceRestore, spaceStoreBytes, type SpaceRestoreResult } from "@cotal/saga";
+import { renderRerun } from "@cotal/saga/errors";
 import type { SpaceBackupPayload, SpaceRestorePayload } from "./payloads.js";
 
 export const DEFAULT_KEEP = 7;
@@ -39,6 +40,29 @@ function quiescedByOther(err: unknown, space: string): string | undefined {
   return `space ${space} stands quiesced by an online ${j.purpose ?? "backup"} (${j.attemptId ?? "?"}, pid ${j.owner?.pid ?? "?"}); this run skipped`;
 }
 
+/** The command that (re-)establishes this schedule, as a refusal's "run it again" (root named, every flag kept). */
+export function scheduleArgv(p: SpaceBackupPayload): string[] | undefined {
+  if (p.every === undefined) return undefined;
+  return ["--root", p.root, "space", "backup", p.name, "--out", p.out, "--every", p.every, "--keep", String(p.keep ?? DEFAULT_KEEP), "--queue"];
+}
+
+/**
+ * Each run checks its directory before anything else (issue #29): one the run could not write fails
+ * the run here, with the tenant untouched (no quiesce, no snapshot). The refusal's next step is the
+ * fix followed by the scheduling command, which checks the directory again; a rendered `next`,
+ * because a job has no command line of its own. An absent directory is created.
+ */
+function checkRunDir(p: SpaceBackupPayload): void {
+  try {
+    checkScheduleDir(p.out, { space: p.name, needBytes: spaceStoreBytes(p.root, p.name), root: p.root });
+    mkdirSync(p.out, { recursive: true });
+  } catch (err) {
+    const argv = scheduleArgv(p);
+    const e = describeError(err, argv ? { argv } : { rerun: renderRerun(["--root", p.root, "jobs", "schedules"]) });
+    throw new SagaError("io", `scheduled backup of ${p.name}: ${e.message}`, { ...(e.next ? { next: e.next } : {}), details: { ...e.details, space: p.name }, cause: err });
+  }
+}
+
 /**
  * One scheduled run, online (maintenance/online-backup.ts: only this tenant quiesced, no broker
  * stop): back up into a dated directory, then keep the newest `keep` complete artifacts. A run that
@@ -47,6 +71,7 @@ function quiescedByOther(err: unknown, space: string): string | undefined {
 export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string) => void = () => undefined): Promise<ScheduledBackupResult> {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const artifact = join(p.out, `${p.name}-${stamp}`);
+  checkRunDir(p);
   if (!brokerState(new RootLayout(p.root)).running) {
     throw new SagaError("broker-not-running", `the scheduled backup of ${p.name} runs online on the running broker; this one is stopped`, { next: "cotal up --detach   # then the job can run" });
   }

@@ -17,4 +17,5 @@ export { enqueueJobs, openQueue, type EnqueueOptions, type EnqueueResult, type E
 export { trackJobs, type TrackOptions, type TrackProgress, type TrackResult } from "./track.js";
 export { JOB_STATES, jobsStatus, type JobsStatusReport, type QueueStatus } from "./status.js";
 export { parseEvery, scheduleBackup, type ScheduleBackupOptions, type ScheduledBackup } from "./schedule.js";
-export { DEFAULT_KEEP, completeArtifacts, runQueuedRestore, runScheduledBackup, type ScheduledBackupResult } from "./backup-run.js";
+export { DEFAULT_KEEP, completeArtifacts, runQueuedRestore, runScheduledBackup, scheduleArgv, type ScheduledBackupResult } from "./backup-run.js";
+export { backupRunKeys, listSchedules, readBackupRuns, readSchedules, recordBackupRun, unscheduleBackup, type BackupRun, type BackupScheduleEntry, type BackupSchedulesReport, type BackupSuccess, type UnscheduleResult } from "./schedules.js";

@@ -18,6 +18,13 @@ export class WorkerMetrics {
   readonly generation = new Gauge({ name: "cotal_inventory_generation", help: "Inventory generation after the last saga call of this worker.", registers: this.registers });
   readonly appliedGeneration = new Gauge({ name: "cotal_inventory_applied_generation", help: "Generation the broker was last proven to run, from this worker's last committed saga call.", registers: this.registers });
   readonly reloads = new Counter({ name: "cotal_reloads_total", help: "Broker reloads this worker's saga calls performed.", registers: this.registers });
+  /** One series per scheduled tenant that ever backed up: alert on `time() - it` (README, "Metrics"). */
+  readonly backupLastSuccess = new Gauge({
+    name: "cotal_backup_last_success_timestamp_seconds",
+    help: "Unix time of the last successful scheduled backup of each space (from the run records in Redis, so a restarted worker keeps it).",
+    labelNames: ["root", "space"] as const,
+    registers: this.registers,
+  });
 
   /**
    * @param quiesced how many tenants stand quiesced on the root (journal + JWTs: files, not Redis),
@@ -45,6 +52,30 @@ export class WorkerMetrics {
     if (r.outcome === "committed") this.appliedGeneration.set(r.generation);
     this.reloads.inc(r.reloads);
   }
+
+  /** A backup of `space` succeeded at `atMs`; an older time never moves the series back. */
+  backupSucceeded(root: string, space: string, atMs: number): void {
+    const seconds = atMs / 1000;
+    const cur = this.lastSuccess.get(space);
+    if (cur !== undefined && cur >= seconds) return;
+    this.lastSuccess.set(space, seconds);
+    this.backupLastSuccess.set({ root, space }, seconds);
+  }
+
+  /**
+   * The root's run records as read from Redis (at start and every sync): a series per recorded
+   * space, none for a space whose records went (`jobs unschedule`, `space rm`). A success this worker
+   * recorded after `readAtMs` (while the read was in flight) is newer than the read and stays.
+   */
+  syncBackupSuccesses(root: string, atMs: ReadonlyMap<string, number>, readAtMs: number): void {
+    const fresh = [...this.lastSuccess].filter(([, s]) => s * 1000 >= readAtMs);
+    this.lastSuccess.clear();
+    this.backupLastSuccess.reset();
+    for (const [space, at] of atMs) this.backupSucceeded(root, space, at);
+    for (const [space, s] of fresh) this.backupSucceeded(root, space, s * 1000);
+  }
+
+  private readonly lastSuccess = new Map<string, number>();
 
   get contentType(): string {
     return this.registry.contentType;

@@ -9,7 +9,8 @@ const rootPath = z.string().min(1).refine((p) => p.startsWith("/"), { message: "
 /** Every payload names its root: a worker refuses a job for a root it does not serve. */
 export const spaceAddPayload = z.strictObject({ root: rootPath, name: spaceName });
 export const spaceRmPayload = z.strictObject({ root: rootPath, name: spaceName });
-export const spaceBackupPayload = z.strictObject({ root: rootPath, name: spaceName, out: z.string().min(1), keep: z.number().int().positive().optional() });
+// `every`: the cadence as the operator gave it, so a failed run can print the command that re-schedules it (absent in older schedules).
+export const spaceBackupPayload = z.strictObject({ root: rootPath, name: spaceName, out: z.string().min(1), keep: z.number().int().positive().optional(), every: z.string().min(1).optional() });
 export const spaceRestorePayload = z
   .strictObject({ root: rootPath, name: spaceName, from: z.string().min(1), rebindAccount: z.boolean().optional(), replace: z.boolean().optional(), yes: z.boolean().optional() })
   .refine((p) => !p.replace || p.yes === true, { message: "replace deletes the space's streams first: it needs yes", path: ["yes"] });

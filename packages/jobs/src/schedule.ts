@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
-import { SagaError } from "@cotal/saga";
+import { checkScheduleDir, SagaError, spaceStoreBytes } from "@cotal/saga";
 import { probeRedis } from "./connection.js";
 import { openQueue } from "./enqueue.js";
 import { JobsError } from "./errors.js";
@@ -21,6 +20,8 @@ export interface ScheduleBackupOptions {
 
 export interface ScheduledBackup {
   schedulerId: string;
+  /** The directory dated artifacts go into, absolute. */
+  out: string;
   queue: string;
   repeat: { pattern: string } | { every: number };
   next: string | null;
@@ -48,8 +49,10 @@ export function parseEvery(every: string): { pattern: string } | { every: number
  */
 export async function scheduleBackup(opts: ScheduleBackupOptions): Promise<ScheduledBackup> {
   if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach" });
-  const payload = parsePayload("space-backup", { root: opts.root, name: opts.space, out: resolve(opts.out), keep: opts.keep });
   const repeat = parseEvery(opts.every);
+  const payload = parsePayload("space-backup", { root: opts.root, name: opts.space, out: opts.out, keep: opts.keep, every: opts.every });
+  // Before Redis hears of it: a directory no run could write into is refused now, not at every run.
+  payload.out = checkScheduleDir(opts.out, { space: payload.name, needBytes: spaceStoreBytes(opts.root, payload.name), root: opts.root });
   await probeRedis(opts.redisUrl);
   const rootKey = rootKeyFor(opts.root);
   const queue = openQueue("space-backup", rootKey, opts.redisUrl);
@@ -62,7 +65,7 @@ export async function scheduleBackup(opts: ScheduleBackupOptions): Promise<Sched
       opts: { attempts: 1, removeOnComplete: { count: 50 }, removeOnFail: { count: 50 } },
     });
     const next = job?.opts?.delay !== undefined && job.timestamp ? new Date(job.timestamp + job.opts.delay).toISOString() : null;
-    return { schedulerId, queue: queue.name, repeat, next };
+    return { schedulerId, queue: queue.name, out: payload.out, repeat, next };
   } finally {
     await queue.close().catch(() => undefined);
   }

@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import { SagaError } from "@cotal/saga";
-import { probeRedis, redactRedisUrl } from "./connection.js";
+import { openRedis, redactRedisUrl } from "./connection.js";
 import { openQueue } from "./enqueue.js";
 import { JOB_TYPES, PROCESSED_TYPES, rootKeyFor, type JobType } from "./names.js";
+import { readSchedules, type BackupScheduleEntry } from "./schedules.js";
 
 export const JOB_STATES = ["waiting", "active", "delayed", "prioritized", "waiting-children", "completed", "failed"] as const;
 
@@ -21,36 +22,44 @@ export interface JobsStatusReport {
   rootKey: string;
   redis: string;
   queues: QueueStatus[];
+  /** Every backup schedule of the root with its last run and outcome (`cotal jobs schedules`). */
+  schedules: BackupScheduleEntry[];
 }
 
 /** Counts per state per queue of this root, workers attached, and the failed jobs with their reasons. */
 export async function jobsStatus(opts: { root: string; redisUrl: string; failedLimit?: number }): Promise<JobsStatusReport> {
   if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach" });
-  await probeRedis(opts.redisUrl);
+  const client = await openRedis(opts.redisUrl); // probes first: the clear "Redis is not there" error
   const rootKey = rootKeyFor(opts.root);
   const queues: QueueStatus[] = [];
-  for (const type of JOB_TYPES) {
-    const q = openQueue(type, rootKey, opts.redisUrl);
-    try {
-      const counts = (await q.getJobCounts(...JOB_STATES)) as QueueStatus["counts"];
-      const failedJobs = counts.failed > 0 ? await q.getFailed(0, (opts.failedLimit ?? 50) - 1) : [];
-      queues.push({
-        type,
-        queue: q.name,
-        processed: (PROCESSED_TYPES as readonly string[]).includes(type),
-        counts,
-        workers: await q.getWorkersCount(),
-        failed: failedJobs.map((j) => ({
-          id: String(j.id),
-          space: typeof (j.data as { name?: unknown })?.name === "string" ? (j.data as { name: string }).name : null,
-          reason: j.failedReason ?? "",
-          attemptsMade: j.attemptsMade,
-          failedAt: j.finishedOn ? new Date(j.finishedOn).toISOString() : null,
-        })),
-      });
-    } finally {
-      await q.close().catch(() => undefined);
+  let schedules: BackupScheduleEntry[] = [];
+  try {
+    for (const type of JOB_TYPES) {
+      const q = openQueue(type, rootKey, opts.redisUrl);
+      try {
+        if (type === "space-backup") schedules = await readSchedules(q, client, rootKey);
+        const counts = (await q.getJobCounts(...JOB_STATES)) as QueueStatus["counts"];
+        const failedJobs = counts.failed > 0 ? await q.getFailed(0, (opts.failedLimit ?? 50) - 1) : [];
+        queues.push({
+          type,
+          queue: q.name,
+          processed: (PROCESSED_TYPES as readonly string[]).includes(type),
+          counts,
+          workers: await q.getWorkersCount(),
+          failed: failedJobs.map((j) => ({
+            id: String(j.id),
+            space: typeof (j.data as { name?: unknown })?.name === "string" ? (j.data as { name: string }).name : null,
+            reason: j.failedReason ?? "",
+            attemptsMade: j.attemptsMade,
+            failedAt: j.finishedOn ? new Date(j.finishedOn).toISOString() : null,
+          })),
+        });
+      } finally {
+        await q.close().catch(() => undefined);
+      }
     }
+  } finally {
+    client.disconnect();
   }
-  return { root: opts.root, rootKey, redis: redactRedisUrl(opts.redisUrl), queues };
+  return { root: opts.root, rootKey, redis: redactRedisUrl(opts.redisUrl), queues, schedules };
 }

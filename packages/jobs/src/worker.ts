@@ -1,8 +1,10 @@
 import { existsSync, realpathSync } from "node:fs";
 import type { Server } from "node:http";
-import { RootLayout, SagaError, spaceRm } from "@cotal/saga";
+import { describeError, RootLayout, SagaError, spaceRm } from "@cotal/saga";
+import { renderRerun } from "@cotal/saga/errors";
 import { quiescedCount } from "@cotal/saga/maintenance";
 import { Queue, UnrecoverableError, Worker, type Job } from "bullmq";
+import { Redis } from "ioredis";
 import type { WorkerConfig } from "./config.js";
 import { connectionOptions, probeRedis } from "./connection.js";
 import { toJobFailure } from "./failures.js";
@@ -12,14 +14,20 @@ import { serveHealth } from "./http.js";
 import { WorkerMetrics } from "./metrics.js";
 import { lineLogger, type Logger } from "./log.js";
 import { queueNameFor, QUEUE_PREFIX, rootKeyFor, type JobType } from "./names.js";
-import { parsePayload } from "./payloads.js";
+import { parsePayload, type SpaceBackupPayload } from "./payloads.js";
+import { readBackupRuns, recordBackupRun, unscheduleBackup, type BackupRun } from "./schedules.js";
 import { spaceAddBatchRunner, type SpaceAddItem, type SpaceAddJobResult } from "./space-add-batch.js";
 
 export interface SpaceRmJobResult {
   space: string;
   outcome: "removed" | "absent";
   generation: number | null;
+  /** The removed tenant's backup schedules: gone with it, or (Redis failing) still there, with the command that removes them. */
+  schedules: "removed" | "absent" | { notRemoved: string; next: string };
 }
+
+/** How often a worker re-reads the run records for its backup metric (a `space rm` elsewhere drops a series within this). */
+const BACKUP_METRIC_SYNC_MS = 30_000;
 
 export interface CotalWorkerOptions extends WorkerConfig {
   /** Structured events worth a log line (batches, stalls, failures); silent without one. */
@@ -39,6 +47,9 @@ export class CotalWorker {
   private readonly addQueue: Queue;
   private readonly realRoot: string;
   private http: Server | undefined;
+  /** Run records of scheduled backups (schedules.ts); fails fast, so a down Redis never holds a job's outcome. */
+  private readonly runs: Redis;
+  private syncTimer: ReturnType<typeof setInterval> | undefined;
   private state: "starting" | "running" | "draining" | "closed" = "starting";
   healthUrl: string | undefined;
   private get log(): Logger | undefined {
@@ -53,6 +64,8 @@ export class CotalWorker {
     const layout = new RootLayout(this.realRoot);
     this.metrics = new WorkerMetrics(() => quiescedCount(layout));
     const log = this.log;
+    this.runs = new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 3_000 });
+    this.runs.on("error", () => undefined); // each use reports its own failure
     // Fail fast (no offline queue, a command timeout): a count Redis cannot answer is a no, never a held batch.
     this.addQueue = new Queue(queueNameFor("space-add", rootKey), { connection: { url: opts.redisUrl, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1_000 }, prefix: QUEUE_PREFIX });
     this.addQueue.on("error", (err) => log?.error({ event: "worker-error", type: "space-add", reason: err.message }, `space-add queue error: ${err.message}`));
@@ -99,6 +112,9 @@ export class CotalWorker {
     w.consume("space-rm", 1, (job) => w.processRm(job));
     w.consume("space-backup", 1, (job) => w.processBackup(job));
     w.consume("space-restore", 1, (job) => w.processRestore(job));
+    // Before serving: a restarted worker exports each tenant's last successful backup, not nothing.
+    await w.syncBackupMetric();
+    w.syncTimer = setInterval(() => void w.syncBackupMetric(), BACKUP_METRIC_SYNC_MS).unref();
     if (opts.http) {
       try {
         const { server, url } = await serveHealth(w, opts.http);
@@ -175,19 +191,68 @@ export class CotalWorker {
         onTiming: (step, ms) => this.metrics.stepSeconds.observe({ step }, ms / 1000),
       });
       if (r.saga) this.metrics.sagaResult(r.saga);
-      return { space: r.space, outcome: r.outcome, generation: r.saga?.generation ?? null };
+      return { space: r.space, outcome: r.outcome, generation: r.saga?.generation ?? null, schedules: await this.unscheduleRemoved(p.root, r.space) };
     } catch (err) {
       throw err instanceof UnrecoverableError ? err : toJobFailure(err);
     }
   }
 
-  private async processBackup(job: Job): Promise<ScheduledBackupResult> {
+  /** A removed tenant's backup schedules go with it; the removal already happened, so a failure here is a note, never the job's. */
+  private async unscheduleRemoved(root: string, space: string): Promise<SpaceRmJobResult["schedules"]> {
     try {
-      const p = parsePayload("space-backup", job.data);
+      const u = await unscheduleBackup({ root, space, redisUrl: this.opts.redisUrl });
+      this.metrics.backupLastSuccess.remove({ root: this.realRoot, space });
+      if (u.outcome === "removed") this.log?.info({ event: "unscheduled", space, schedulers: u.schedulers }, `space-rm ${space}: removed its backup schedule(s) ${u.schedulers.join(", ")}`);
+      return u.outcome;
+    } catch (err) {
+      const next = renderRerun(["--root", root, "jobs", "unschedule", space]);
+      const notRemoved = describeError(err).message;
+      this.log?.warn({ event: "unschedule-failed", space, reason: notRemoved, next }, `space-rm ${space}: removed, but its backup schedules were not: ${notRemoved}; next: ${next}`);
+      return { notRemoved, next };
+    }
+  }
+
+  private async processBackup(job: Job): Promise<ScheduledBackupResult> {
+    let p: SpaceBackupPayload;
+    try {
+      p = parsePayload("space-backup", job.data);
       this.checkRoot(p.root);
-      return await runScheduledBackup(p, this.log && lineLogger(this.log));
     } catch (err) {
       throw err instanceof UnrecoverableError ? err : toJobFailure(err);
+    }
+    const base = { jobId: job.id ?? null, artifact: null, bytes: null, reason: null, error: null };
+    try {
+      const r = await runScheduledBackup(p, this.log && lineLogger(this.log));
+      const at = Date.now();
+      if (r.outcome === "done") this.metrics.backupSucceeded(this.realRoot, p.name, at);
+      const run: BackupRun = r.outcome === "done" ? { ...base, at: new Date(at).toISOString(), outcome: "succeeded", artifact: r.artifact ?? null, bytes: r.bytes } : { ...base, at: new Date(at).toISOString(), outcome: "skipped", reason: r.reason ?? null };
+      await this.recordRun(p.name, run);
+      return r;
+    } catch (err) {
+      const e = describeError(err, { rerun: "cotal jobs status" });
+      await this.recordRun(p.name, { ...base, at: new Date().toISOString(), outcome: "failed", reason: e.message, error: { code: e.code, message: e.message, next: e.next } });
+      throw toJobFailure(err);
+    }
+  }
+
+  /** Best effort: the run's outcome stands in BullMQ's job either way; a lost record only dims the list and the metric. */
+  private async recordRun(space: string, run: BackupRun): Promise<void> {
+    try {
+      await recordBackupRun(this.runs, this.rootKey, space, run);
+    } catch (err) {
+      this.log?.warn({ event: "run-record-failed", space, reason: (err as Error).message }, `backup of ${space}: its run record was not written: ${(err as Error).message}`);
+    }
+  }
+
+  /** The backup metric from the run records in Redis (start, then every BACKUP_METRIC_SYNC_MS); a failed read keeps the series as they are. */
+  private async syncBackupMetric(): Promise<void> {
+    const readAt = Date.now();
+    try {
+      const { lastSuccess } = await readBackupRuns(this.runs, this.rootKey);
+      const atMs = new Map([...lastSuccess].map(([space, s]) => [space, Date.parse(s.at)] as const).filter(([, t]) => Number.isFinite(t)));
+      this.metrics.syncBackupSuccesses(this.realRoot, atMs, readAt);
+    } catch (err) {
+      this.log?.warn({ event: "run-records-unread", reason: (err as Error).message }, `backup run records unread: ${(err as Error).message}`);
     }
   }
 
@@ -235,6 +300,8 @@ export class CotalWorker {
     if (forced) await Promise.all([...this.workers.values()].map((w) => w.close(true).catch(() => undefined)));
     // Only counts were read through it: drop the connection (a graceful QUIT would wait behind a hung count).
     await this.addQueue.disconnect().catch(() => undefined);
+    if (this.syncTimer) clearInterval(this.syncTimer);
+    this.runs.disconnect();
     await new Promise<void>((r) => (this.http ? this.http.close(() => r()) : r()));
     this.state = "closed";
     return { forced };

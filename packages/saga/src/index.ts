@@ -37,6 +37,7 @@ export type { SagaTiming } from "./saga/steps.js";
 export { spaceBackup, type SpaceBackupOptions, type SpaceBackupResult } from "./maintenance/backup.js";
 export { spaceRestore, type SpaceRestoreOptions, type SpaceRestoreResult } from "./maintenance/restore.js";
 export { type OnlineRestoreResult } from "./maintenance/online-restore.js";
+export { checkBackupOut, checkRestoreFrom, checkScheduleDir, spaceStoreBytes, type PathCheckOptions } from "./maintenance/artifact-paths.js";
 export { cleanRestoreAttempt, type CleanAttemptResult } from "./maintenance/clean.js";
 export { cleanOrphanStreams, type OrphanCleanResult } from "./maintenance/orphans.js";
 export type { MaintenanceProgress } from "./maintenance/progress.js";

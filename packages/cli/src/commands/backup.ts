@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
-import { assertSpaceName, cleanOrphanStreams, cleanRestoreAttempt, SagaError, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
+import { assertSpaceName, checkRestoreFrom, cleanOrphanStreams, cleanRestoreAttempt, SagaError, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
+import { verifyArtifact } from "@cotal/saga/maintenance";
 import { queuedSingle } from "./space-queue.js";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
@@ -37,8 +38,8 @@ async function scheduleBackupCommand(root: string, space: string, flags: { out: 
   const { scheduleBackup, redisUrlFrom } = await import("@cotal/jobs");
   const r = await scheduleBackup({ root, space, out: flags.out, every: flags.every, keep, redisUrl: redisUrlFrom(process.env) });
   if (flags.json) return json(r);
-  out(`cotal: scheduled backups of ${space} (${"pattern" in r.repeat ? `cron ${r.repeat.pattern}` : `every ${r.repeat.every / 1000}s`}) into ${flags.out}, keeping ${keep}; scheduler ${r.schedulerId}${r.next ? `, next run ${r.next}` : ""}`);
-  out("  next: cotal worker   # a worker on this host runs them; `cotal jobs status` shows them");
+  out(`cotal: scheduled backups of ${space} (${"pattern" in r.repeat ? `cron ${r.repeat.pattern}` : `every ${r.repeat.every / 1000}s`}) into ${r.out}, keeping ${keep}; scheduler ${r.schedulerId}${r.next ? `, next run ${r.next}` : ""}`);
+  out("  next: cotal worker   # a worker on this host runs them; `cotal jobs schedules` lists them with each last run");
 }
 
 export function registerBackup(program: Command): void {
@@ -90,6 +91,8 @@ export function registerBackup(program: Command): void {
           });
         }
         const root = rootOf(cmd);
+        // The artifact is read now, not when a worker takes the job: a missing or damaged one is refused before Redis hears of it.
+        verifyArtifact(checkRestoreFrom(flags.from));
         const item = { name: space, from: resolve(flags.from), ...(flags.rebindAccount ? { rebindAccount: true } : {}), ...(flags.replace ? { replace: true, yes: true } : {}) };
         return queuedSingle(root, "space-restore", item, { json: flags.json, wait: flags.wait }, async () => true);
       }

@@ -1,4 +1,5 @@
-import { RERUN, spaceList, validateBatch } from "@cotal/saga";
+import { describeError, RERUN, spaceList, validateBatch } from "@cotal/saga";
+import { renderRerun } from "@cotal/saga/errors";
 import type { Logger } from "@cotal/jobs/log";
 import { summariseNames } from "../batch-summary.js";
 import { countLogger } from "../feedback.js";
@@ -100,4 +101,32 @@ export async function queuedSingle(
   }
   if (flags.json) return json({ queue: r.queue, job, waited: true, elapsedMs: tracked.elapsedMs });
   out(`cotal: ${type} of ${item.name} done through the queue in ${(tracked.elapsedMs / 1000).toFixed(1)} s`);
+}
+
+/** What `space rm` did about the removed tenant's backup schedules (its `--json` field `backupSchedules`). */
+export type RemovedSchedules = { outcome: "removed"; schedulers: string[] } | { outcome: "absent" } | { outcome: "no-redis" } | { outcome: "not-removed"; reason: string; next: string };
+
+/**
+ * After a removal, the removed tenant's backup schedules go too (issue #29). The removal has already
+ * happened, so this never fails it: Redis failing is a note with the command that finishes the job.
+ * Without REDIS_URL a refused default Redis means no jobs layer is in use: nothing to say.
+ */
+export async function unscheduleRemoved(root: string, space: string): Promise<RemovedSchedules> {
+  const jobs = await import("@cotal/jobs"); // lazy: only now does space rm load ioredis
+  try {
+    const r = await jobs.unscheduleBackup({ root, space, redisUrl: jobs.redisUrlFrom() });
+    return r.outcome === "removed" ? { outcome: "removed", schedulers: r.schedulers } : { outcome: "absent" };
+  } catch (e) {
+    if (!process.env.REDIS_URL?.trim() && jobs.isJobsError(e, "redis-unreachable")) return { outcome: "no-redis" };
+    return { outcome: "not-removed", reason: describeError(e).message, next: renderRerun(["--root", root, "jobs", "unschedule", space]) };
+  }
+}
+
+/** The text form of unscheduleRemoved's outcome: a line when something was removed, a note on stderr when it could not be. */
+export function printRemovedSchedules(space: string, s: RemovedSchedules): void {
+  if (s.outcome === "removed") out(`  removed its backup schedule(s): ${s.schedulers.join(", ")}`);
+  if (s.outcome === "not-removed") {
+    err(`cotal: note: space ${space} is removed, but its backup schedules could not be: ${s.reason}`);
+    err(`  next: ${s.next}`);
+  }
 }

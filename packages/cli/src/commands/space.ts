@@ -6,7 +6,7 @@ import { err, json, out } from "../output.js";
 import { readTenantsFile } from "../tenants-file.js";
 import { QUOTA_FLAGS, quotaFromFlags, type QuotaFlagValues } from "../quota-flags.js";
 import { UsageError } from "../errors.js";
-import { queuedSingle, queuedSpaceAdd } from "./space-queue.js";
+import { printRemovedSchedules, queuedSingle, queuedSpaceAdd, unscheduleRemoved } from "./space-queue.js";
 import { FEW_NAMES, summariseNames } from "../batch-summary.js";
 import { countLogger, feedbackFor } from "../feedback.js";
 
@@ -88,11 +88,16 @@ export function registerSpace(program: Command): void {
         return queuedSingle(root, "space-rm", { name: assertSpaceName(name) }, { json: flags.json, wait: flags.wait }, async () => !(await spaceList({ root })).spaces.some((s) => s.name === name));
       }
       const r = await spaceRm({ root: rootOf(cmd), name, onNotice: notice(flags.json) });
-      if (flags.json) return json(r);
-      if (r.outcome === "absent") return out(`cotal: space ${name} does not exist; nothing changed`);
+      const schedules = await unscheduleRemoved(rootOf(cmd), r.space); // a removed tenant keeps no backup schedule
+      if (flags.json) return json({ ...r, backupSchedules: schedules });
+      if (r.outcome === "absent") {
+        out(`cotal: space ${name} does not exist${schedules.outcome === "removed" ? "" : "; nothing changed"}`);
+        return printRemovedSchedules(name, schedules);
+      }
       for (const n of r.notes) err(`cotal: ${n}`);
       out(`cotal: removed space ${name}${r.saga ? ` at generation ${r.saga.generation}` : ""}${r.brokerRunning ? "" : " (promoted; `cotal up` commits it)"}; deleted streams: ${r.deletedStreams.join(", ") || "none"}`);
       if (r.eviction && r.eviction.outcome !== "none") out(`  live connections: ${r.eviction.outcome === "evicted" ? `${r.eviction.kicked.length} cut by the evictor` : `${r.eviction.outcome} (${r.eviction.reason ?? ""})`}`);
+      printRemovedSchedules(name, schedules);
     });
 
   const limits = space
@@ -100,7 +105,8 @@ export function registerSpace(program: Command): void {
     .description("print a space's limits, or change them through the mutation saga (re-signed JWT, re-render, proven reload)")
     .option("--limits <file>", "a JSON object of quota fields (README \"Quotas\")");
   for (const [flag, help] of QUOTA_FLAGS) limits.option(flag, help);
-  limits.option("--json", "print the result as JSON").action(async (name: string, flags: QuotaFlagValues & { json?: boolean }, cmd: Command) => {
+  limits.option("--force", "accept a disk or stream quota below what the space already stores (its writes fail until it deletes data)");
+  limits.option("--json", "print the result as JSON").action(async (name: string, flags: QuotaFlagValues & { json?: boolean; force?: boolean }, cmd: Command) => {
     const quota = quotaFromFlags(flags);
     if (Object.keys(quota).length === 0) {
       const r = showSpaceLimits(rootOf(cmd), name);
@@ -109,7 +115,7 @@ export function registerSpace(program: Command): void {
       for (const f of QUOTA_FIELDS) out(`  ${f.padEnd(10)} ${showQuota(f, r.quota[f])}`);
       return;
     }
-    const r = await spaceLimits({ root: rootOf(cmd), name, quota, onNotice: notice(flags.json) });
+    const r = await spaceLimits({ root: rootOf(cmd), name, quota, ...(flags.force ? { force: true } : {}), onNotice: notice(flags.json) });
     if (flags.json) return json(r);
     if (r.outcome === "noop") return out(`cotal: space ${name} already has these limits; nothing changed (generation ${r.generation})`);
     const changed = QUOTA_FIELDS.filter((f) => r.before[f] !== r.after[f]).map((f) => `${f} ${showQuota(f, r.before[f])} -> ${showQuota(f, r.after[f])}`);
