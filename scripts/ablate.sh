@@ -35,7 +35,7 @@ ROWS=(
   "RENDER_SETTINGS_MAX|quotas|is kept by live renders|a running broker keeps its booted JetStream max"
   "DASHBOARD_ANY_HOST|dashboard|refuses a non-loopback host|the dashboard binds loopback only unless --allow-remote"
   "DASHBOARD_ANY_HOST_HEADER|dashboard|foreign Host header|the dashboard answers only its own Host (DNS rebinding)"
-  "DASHBOARD_CROSS_SITE_WRITES|dashboard|job action from another origin|the dashboard takes job actions only from its own pages (CSRF)"
+  "DASHBOARD_WRITES|dashboard|refuses every non-GET with 405|the dashboard is read-only by construction: every non-GET refused with 405 before Bull Board (itself read-only)"
   "LOG_SEEDS|jobs-onboarding|worker logs are JSON lines with no seed|the log seed scrubber"
   "IGNORE_FD_BUDGET|scale-limits|cannot fit in the broker|batch add refused before any write past the broker's open files"
   "IGNORE_RECORD_SIZE|scale-limits|larger than the broker|inventory writes refused past max_payload, never a conflict"

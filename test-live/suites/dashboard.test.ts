@@ -1,11 +1,15 @@
-import { mkdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { createServer, type AddressInfo } from "node:net";
+import { hostname } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
-import type { TenantPageData } from "@cotal/dashboard";
+import { READ_ONLY_REFUSAL, type TenantPageData } from "@cotal/dashboard";
+import { JOB_TYPES, openQueue, rootKeyFor } from "@cotal/jobs";
+import { FAILPOINT_EXIT_CODE, type SpaceListReport } from "@cotal/saga";
 import { startDashboard, type LiveDashboard } from "../fixtures/dashboard.js";
 import { startRedis, startWorker, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
 import { until } from "../fixtures/until.js";
@@ -66,6 +70,60 @@ function rawRequest(url: string, headers: Record<string, string>, method = "GET"
     req.on("error", reject);
     req.end();
   });
+}
+
+/** A request with a method, headers and a JSON body set by hand; the answer's status, Allow header and text. */
+function send(url: string, method: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; allow: string | undefined; body: string }> {
+  const text = body === undefined ? "" : JSON.stringify(body);
+  // content-length by hand: Node sends a DELETE's body without one, which would desync the kept-alive socket
+  const all = { ...headers, ...(text ? { "content-type": "application/json" } : {}), "content-length": String(Buffer.byteLength(text)) };
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method, headers: all }, (res) => {
+      let got = "";
+      res.setEncoding("utf8").on("data", (c: string) => (got += c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, allow: res.headers.allow, body: got }));
+    });
+    req.on("error", reject);
+    req.end(text);
+  });
+}
+
+/** Every cotal queue of this root read straight from Redis (BullMQ, not the board): counts, paused, schedulers, each job's data. */
+async function queueSnapshot(named: ReadonlyMap<string, string>): Promise<Record<string, { name: string; counts: Record<string, number>; paused: boolean; schedulers: number; jobs: { id: string; data: unknown }[] }>> {
+  const out: Awaited<ReturnType<typeof queueSnapshot>> = {};
+  for (const type of JOB_TYPES) {
+    const q = openQueue(type, rootKeyFor(r.root), redis?.url ?? "");
+    try {
+      expect(q.name, "the queue the board shows").toBe(named.get(type));
+      const jobs = (await q.getJobs()).filter((j) => j !== undefined).map((j) => ({ id: String(j.id), data: j.data as unknown }));
+      out[type] = { name: q.name, counts: await q.getJobCounts(), paused: await q.isPaused(), schedulers: await q.getJobSchedulersCount(), jobs: jobs.sort((a, b) => (a.id < b.id ? -1 : 1)) };
+    } finally {
+      await q.close();
+    }
+  }
+  return out;
+}
+
+/** `cotal space list --json`, as name → state. */
+async function listedStates(): Promise<Record<string, string>> {
+  const res = await r.cotal(["space", "list", "--json"], { env });
+  expect(res.code, res.stderr).toBe(0);
+  return Object.fromEntries((JSON.parse(res.stdout) as SpaceListReport).spaces.map((x) => [x.name, x.state]));
+}
+
+/** The colour the browser renders an element in (this package has no DOM types: the page's own global). */
+const colorOf = (l: Locator): Promise<string> => l.evaluate((el) => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color);
+
+/** The tenant page and its JSON show the state, marked in the warning colour, never active's green. */
+async function expectShown(name: string, state: string): Promise<void> {
+  expect((await tenantsJson()).spaces.find((x) => x.name === name)?.state).toBe(state);
+  await page.goto(`${dash?.url}/tenants`);
+  const cell = row(name).locator(".state");
+  expect(await cell.textContent()).toBe(state);
+  expect(await colorOf(cell)).toBe("rgb(170, 68, 0)");
+  expect(await colorOf(row("beta").locator(".state"))).toBe("rgb(0, 119, 0)"); // control: active is green
+  await page.screenshot({ path: join(SHOTS, `dashboard-${state}.png`), fullPage: true });
 }
 
 describe("cotal dashboard in headless Chromium", () => {
@@ -133,13 +191,94 @@ describe("cotal dashboard in headless Chromium", () => {
     expect(data.spaces.find((s) => s.name === "alpha")?.backupSchedule?.every).toBe("0 3 1 1 *");
   });
 
-  it("refuses a job action from another origin with 403 and takes it from its own pages", async () => {
+  it("refuses every non-GET with 405 before Bull Board, own Origin or not: nothing is enqueued, paused or emptied, the tenant stays", async () => {
     const data = await tenantsJson();
-    const queue = data.queues.reachable ? data.queues.queues.find((q) => q.type === "space-add")?.queue : undefined;
-    expect(queue).toBeTruthy();
-    const url = `${dash?.url}/queues/api/queues/${encodeURIComponent(queue ?? "")}/retry/failed`;
-    expect(await rawRequest(url, { origin: dash?.url ?? "" }, "PUT")).toBe(200); // positive control: Bull Board takes it from its own origin
-    expect(await rawRequest(url, { origin: "http://evil.example" }, "PUT")).toBe(403);
+    expect(data.queues.reachable).toBe(true);
+    const named = new Map(data.queues.reachable ? data.queues.queues.map((q) => [q.type, q.queue]) : []);
+    const rmQueue = named.get("space-rm") ?? "";
+    const before = await queueSnapshot(named);
+    const jobId = Object.values(before).flatMap((q) => q.jobs.map((j) => j.id))[0] ?? "1"; // a real job where one exists
+    const api = `${dash?.url}/queues/api`;
+    const q = `${api}/queues/${encodeURIComponent(rmQueue)}`;
+    // Bull Board's own write routes (node_modules/@bull-board/api/dist/routes.js), then a DELETE it has no route for
+    const writes: [string, string, unknown][] = [
+      ["POST", `${q}/add`, { name: "space-rm", data: { name: "alpha" } }],
+      ["PUT", `${q}/pause`, {}],
+      ["PUT", `${api}/queues/pause`, {}],
+      ["PUT", `${q}/empty`, {}],
+      ["PUT", `${q}/obliterate`, {}],
+      ["PUT", `${q}/clean/completed`, {}],
+      ["PUT", `${q}/retry/failed`, {}],
+      ["PUT", `${q}/promote`, {}],
+      ["PUT", `${q}/${jobId}/promote`, {}],
+      ["PATCH", `${q}/${jobId}/update-data`, { data: { name: "alpha" } }],
+      ["DELETE", q, undefined],
+    ];
+    const origin = new URL(dash?.url ?? "").origin;
+    for (const [method, url, body] of writes) {
+      for (const headers of [{ origin }, {}] as Record<string, string>[]) {
+        const res = await send(url, method, headers, body);
+        // which refusal: cotal's guard (its body, Allow header), not Bull Board's own read-only 405
+        expect({ method, url, ...headers, status: res.status, allow: res.allow, body: res.body }).toEqual({ method, url, ...headers, status: 405, allow: "GET, HEAD", body: READ_ONLY_REFUSAL });
+      }
+    }
+    // positive control: the same API answers a read, and Bull Board itself is mounted read-only
+    const read = await send(`${api}/queues`, "GET", { origin });
+    expect(read.status).toBe(200);
+    const board = JSON.parse(read.body) as { queues: { name: string; readOnlyMode: boolean }[] };
+    expect(board.queues.map((x) => [x.name, x.readOnlyMode]).sort()).toEqual([...named.values()].map((n) => [n, true]).sort());
+    expect((await send(`${api}/queues`, "HEAD", {})).status).toBe(200);
+
+    expect(await queueSnapshot(named)).toEqual(before);
+    const list = await r.cotal(["space", "list", "--json"], { env });
+    expect(list.code, list.stderr).toBe(0);
+    expect((JSON.parse(list.stdout) as SpaceListReport).spaces.find((x) => x.name === "alpha")?.state).toBe("active");
+  });
+
+  it("with COTAL_TEST_UNSAFE_DASHBOARD_WRITES=1 a dashboard takes the same POST and a job appears (the ablation row's red)", async () => {
+    const unsafeDash = await startDashboard(r.root, { ...env, COTAL_TEST_UNSAFE_DASHBOARD_WRITES: "1" });
+    const rm = openQueue("space-rm", rootKeyFor(r.root), redis?.url ?? "");
+    try {
+      const before = await rm.getJobCounts();
+      // a space that does not exist and a delay: the running worker must not act on what this cell adds
+      const res = await send(`${unsafeDash.url}/queues/api/queues/${encodeURIComponent(rm.name)}/add`, "POST", { origin: new URL(unsafeDash.url).origin }, { name: "space-rm", data: { name: "ghost" }, options: { delay: 3_600_000 } });
+      expect(res.status, res.body).toBe(200);
+      const id = (JSON.parse(res.body) as { job: { id: string } }).job.id;
+      expect((await rm.getJob(id))?.data).toEqual({ name: "ghost" });
+      expect(await rm.getJobCounts()).toEqual({ ...before, delayed: (before.delayed ?? 0) + 1 });
+      await rm.remove(id);
+    } finally {
+      await rm.close();
+      await unsafeDash.stop();
+    }
+  });
+
+  it("a tenant under a standing space rm shows removing, under a quiesce quiesced, on the page and in cotal space list", async () => {
+    const add = await r.cotal(["space", "add", "delta"], { env });
+    expect(add.code, add.stderr).toBe(0);
+    // positive control: it is active before the removal stands
+    expect(await listedStates()).toMatchObject({ alpha: "active", delta: "active" });
+    const cut = await r.cotal(["space", "rm", "delta"], { env: { ...env, COTAL_FAILPOINT: "rm-journaled:exit" } });
+    expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT_CODE);
+    expect(await listedStates()).toMatchObject({ alpha: "active", delta: "removing" });
+    await expectShown("delta", "removing");
+    const human = await r.cotal(["space", "list"], { env });
+    expect(human.stdout).toMatch(/^ {2}delta +removing /m);
+    const rerun = await r.cotal(["space", "rm", "delta"], { env });
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(await listedStates()).not.toHaveProperty("delta");
+
+    // a quiesce journal entry by hand, its owner dead: what a killed online backup leaves
+    const dead = spawnSync("true").pid;
+    const entry = { op: "quiesce", space: "alpha", purpose: "backup", out: join(r.root, "..", "bk-alpha"), attemptId: "dash-cell", owner: { pid: dead, host: hostname() }, startedAt: new Date().toISOString(), stage: "journaled" };
+    writeFileSync(r.layout.journalFile, JSON.stringify(entry));
+    try {
+      expect(await listedStates()).toMatchObject({ alpha: "quiesced", beta: "active" });
+      await expectShown("alpha", "quiesced");
+    } finally {
+      rmSync(r.layout.journalFile, { force: true });
+    }
+    expect(await listedStates()).toMatchObject({ alpha: "active" }); // the entry alone made it quiesced
   });
 
   it("with Redis down the tenant page still renders and its queues section says Redis is unreachable", async () => {

@@ -18,30 +18,11 @@ export function anyHostAllowed(): boolean {
 /**
  * Whether a request's Host header names this server. A page on another site that rebinds its own
  * DNS name to 127.0.0.1 sends that name as Host; answering only our own names stops it reading
- * tenants or acting on jobs through the operator's browser.
+ * tenants through the operator's browser.
  */
 export function hostHeaderAllowed(header: string | undefined, allowed: ReadonlySet<string>): boolean {
   if (unsafe("DASHBOARD_ANY_HOST_HEADER")) return true;
   if (!header) return false;
   const name = header.toLowerCase().replace(/:\d+$/, "");
   return allowed.has(name);
-}
-
-const READS = new Set(["GET", "HEAD", "OPTIONS"]);
-
-/**
- * Whether a request may act (Bull Board's retry, remove, add…): reads always; a write only without
- * an Origin (curl, scripts) or from this server's own origin. Browsers send Origin on every
- * cross-origin write, so another site's page cannot act through the operator's browser.
- */
-export function writeOriginAllowed(method: string, origin: string | undefined, allowed: ReadonlySet<string>, port: number): boolean {
-  if (READS.has(method.toUpperCase()) || origin === undefined) return true;
-  if (unsafe("DASHBOARD_CROSS_SITE_WRITES")) return true;
-  let u: URL;
-  try {
-    u = new URL(origin);
-  } catch {
-    return false;
-  }
-  return u.protocol === "http:" && allowed.has(u.hostname.toLowerCase()) && Number(u.port || 80) === port;
 }

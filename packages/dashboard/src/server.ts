@@ -5,7 +5,8 @@ import { redactRedisUrl } from "@cotal/jobs";
 import { redactSeeds, SagaError } from "@cotal/saga";
 import express from "express";
 import { bullBoardFor } from "./bull-board.js";
-import { anyHostAllowed, hostHeaderAllowed, isLoopbackHost, writeOriginAllowed } from "./loopback.js";
+import { anyHostAllowed, hostHeaderAllowed, isLoopbackHost } from "./loopback.js";
+import { readOnlyGuard } from "./read-only.js";
 import { readTenantData } from "./tenant-data.js";
 import { renderTenantPage } from "./tenant-page.js";
 import { parseSpaceQuery } from "./paging.js";
@@ -30,7 +31,7 @@ export interface Dashboard {
 export function assertServable(opts: DashboardOptions): void {
   if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach   # or --root DIR" });
   if (!isLoopbackHost(opts.host) && !opts.allowRemote && !anyHostAllowed()) {
-    throw new SagaError("invalid-argument", `--host ${opts.host} is not a loopback address; the dashboard has no login and can act on jobs`, {
+    throw new SagaError("invalid-argument", `--host ${opts.host} is not a loopback address; the dashboard has no login and shows every tenant and job`, {
       next: `cotal dashboard --host 127.0.0.1   # or, behind your own access control: cotal dashboard --host ${opts.host} --allow-remote`,
       details: { host: opts.host },
     });
@@ -53,22 +54,20 @@ function listen(app: express.Express, opts: DashboardOptions): Promise<Server> {
 
 /**
  * `cotal dashboard`: the tenant page (HTML at /tenants, JSON at /api/tenants) and Bull Board at
- * /queues. Every request reads the root again; nothing here writes to it.
+ * /queues. Every request reads the root again; nothing here writes to it, and no request but a GET
+ * or HEAD is answered (405), so nothing reaching this port can act on the queues either.
  */
 export async function startDashboard(opts: DashboardOptions): Promise<Dashboard> {
   assertServable(opts);
   const remote = !isLoopbackHost(opts.host);
-  const board = bullBoardFor({ root: opts.root, redisUrl: opts.redisUrl, basePath: "/queues", readOnly: remote });
+  const board = bullBoardFor({ root: opts.root, redisUrl: opts.redisUrl, basePath: "/queues" });
   const app = express();
   app.disable("x-powered-by");
+  app.use(readOnlyGuard); // first: no write reaches any router, whatever the host or flags
   const names = new Set(["localhost", "127.0.0.1", "[::1]", opts.host.toLowerCase()]);
   app.use((req, res, next) => {
     if (remote || hostHeaderAllowed(req.headers.host, names)) return next();
     res.status(421).type("text/plain").send("this dashboard answers only to its loopback address\n");
-  });
-  app.use((req, res, next) => {
-    if (remote || writeOriginAllowed(req.method, req.headers.origin, names, req.socket.localPort ?? 0)) return next();
-    res.status(403).type("text/plain").send("job actions are taken only from this dashboard's own pages\n");
   });
   app.get("/", (_req, res) => res.redirect("/tenants"));
   app.get("/tenants", async (req, res) => {

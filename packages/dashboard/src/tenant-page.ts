@@ -59,7 +59,8 @@ ${d.corrupt.map((c) => html`<p class="warn">CORRUPT ${c.path}: ${c.reason}</p>`)
 const STYLE = `body{font:14px system-ui,sans-serif;margin:1.5rem;color:#222}table{border-collapse:collapse;width:100%}
 th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}th{background:#f4f4f4}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}.mono{font-family:monospace;font-size:12px}
-.muted{color:#777}.warn{color:#a40}.state-active,.state-clean{color:#070}.quota{font-size:12px}nav a{margin-right:1rem}`;
+.muted{color:#777}.warn{color:#a40}.state-active,.state-clean{color:#070}.quota{font-size:12px}nav a{margin-right:1rem}
+.state-removing,.state-quiesced{color:#a40;background:#fff3e0;font-weight:600}`;
 
 function pager(p: SpacePage, query: SpaceQuery): Html {
   const first = p.matched === 0 ? 0 : (p.page - 1) * query.size + 1;

@@ -51,6 +51,15 @@ describe("tenant page", () => {
     expect(page).toMatch(/scheduled 0 3 \* \* \*, next t4/);
   });
 
+  it("marks a removing or quiesced space with its state, not active, and not in green", () => {
+    const base = data().spaces[0];
+    if (!base) throw new Error("fixture has no space");
+    const page = renderTenantPage(data({ spaces: [{ ...base, name: "beta", state: "removing" }, { ...base, name: "gamma", state: "quiesced" }] }));
+    expect(page).toMatch(/data-space="beta">\s*<td class="name">beta<\/td><td class="state state-removing">removing<\/td>/);
+    expect(page).toMatch(/data-space="gamma">\s*<td class="name">gamma<\/td><td class="state state-quiesced">quiesced<\/td>/);
+    expect(page).toMatch(/\.state-removing,\.state-quiesced\{color:#a40/);
+  });
+
   it("says Redis is unreachable instead of the queue table, and shows the queue table when it answers", () => {
     expect(renderTenantPage(data())).toContain('id="redis-unreachable"');
     const up = renderTenantPage(data({ queues: { reachable: true, redis: "redis://127.0.0.1:6379", queues: [{ type: "space-add", queue: "space-add.root_x", processed: true, counts: { waiting: 3, active: 1, delayed: 0, prioritized: 0, "waiting-children": 0, completed: 0, failed: 0 }, workers: 2, failed: [] }] } }));

@@ -53,8 +53,8 @@ export const UNSAFE_SWITCHES = [
   "DASHBOARD_ANY_HOST",
   /** The dashboard answers requests whatever their Host header names (DNS rebinding reaches loopback). */
   "DASHBOARD_ANY_HOST_HEADER",
-  /** The dashboard accepts job actions (POST/PUT/PATCH/DELETE) from pages of any origin (CSRF). */
-  "DASHBOARD_CROSS_SITE_WRITES",
+  /** The dashboard answers every method: Bull Board's API takes job actions (add, pause, empty, obliterate, retry…). */
+  "DASHBOARD_WRITES",
   /** Worker and verb log lines are written without the seed scrubber. */
   "LOG_SEEDS",
   /** A batch add skips the broker's open-file budget (it fails mid-provisioning instead). */

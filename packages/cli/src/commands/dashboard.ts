@@ -18,10 +18,10 @@ interface DashboardFlags {
 export function registerDashboard(program: Command): void {
   program
     .command("dashboard")
-    .description("serve the tenant page and Bull Board for this root's queues in the browser (loopback only by default)")
+    .description("serve the tenant page and a read-only Bull Board for this root's queues in the browser (loopback only by default; every request but GET/HEAD is refused)")
     .option("--port <port>", "port to listen on (0 = any free port)", portOf, 8090)
     .option("--host <host>", "address to listen on; a non-loopback one needs --allow-remote", "127.0.0.1")
-    .option("--allow-remote", "bind a non-loopback --host (the dashboard has no login; Bull Board becomes read-only)")
+    .option("--allow-remote", "bind a non-loopback --host (the dashboard has no login: anyone who reaches it reads every tenant and job)")
     .action(async (flags: DashboardFlags, cmd: Command) => {
       const { startDashboard } = await import("@cotal/dashboard"); // lazy: only this verb loads express and Bull Board
       const { redisUrlFrom } = await import("@cotal/jobs");

@@ -1,6 +1,10 @@
 import { status, type StatusReport } from "./status.js";
 
-export type SpaceState = "active" | "excluded" | "pending-add" | "pending-remove" | "disk-only" | "kv-only" | "not-in-config" | "unknown";
+/**
+ * `removing`: a standing `space rm` journal entry names it (every other verb refuses it until the rm
+ * is re-run); `quiesced`: an online backup/restore holds it (its clients are refused until the lift).
+ */
+export type SpaceState = "active" | "removing" | "quiesced" | "excluded" | "pending-add" | "pending-remove" | "disk-only" | "kv-only" | "not-in-config" | "unknown";
 
 export interface SpaceListEntry {
   name: string;
@@ -34,11 +38,16 @@ export function spaceListFrom(s: StatusReport): SpaceListReport {
   const onDisk = new Map(s.spaces.map((x) => [x.name, x]));
   const kv = inv ? new Set(inv.spaces) : undefined;
   const excluded = new Set(inv?.excluded ?? []);
+  // status already read both: the journal entry, and the quiesced set (a standing quiesce entry or the JWT's revocations["*"])
+  const removing = s.journal?.op === "space-rm" ? s.journal.space : undefined;
+  const quiesced = new Set(s.quiesced.map((q) => q.space));
   const spaces: SpaceListEntry[] = [...names].sort().map((name) => {
     const disk = onDisk.get(name);
     const inKv = kv ? kv.has(name) : null;
     let state: SpaceState;
-    if (pendingAdds.has(name)) state = "pending-add";
+    if (name === removing) state = "removing";
+    else if (quiesced.has(name)) state = "quiesced";
+    else if (pendingAdds.has(name)) state = "pending-add";
     else if (excluded.has(name)) state = "excluded";
     else if (pendingRemoves.has(name)) state = "pending-remove";
     else if (!disk) state = "kv-only";
