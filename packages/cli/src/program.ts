@@ -11,8 +11,9 @@ import { registerStatus } from "./commands/status.js";
 import { registerUp } from "./commands/up.js";
 import { registerWorker } from "./commands/worker.js";
 import { EXIT } from "./exit-codes.js";
-import { report, setInvocation } from "./output.js";
-import { UsageError } from "./errors.js";
+import { isSagaError, renderRerun, SagaError } from "@cotal/saga/errors";
+import { printableArgv, report, setInvocation } from "./output.js";
+import { CliError, UsageError } from "./errors.js";
 
 export function buildProgram(): Command {
   const program = new Command("cotal")
@@ -36,6 +37,41 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** The subcommands `argv` names (`space add`), walked through the program's tree; option values are skipped. */
+export function commandPath(program: Command, argv: readonly string[]): string[] {
+  const path: string[] = [];
+  let cur = program;
+  for (const a of argv) {
+    if (a === "--") break;
+    const sub = a.startsWith("-") ? undefined : cur.commands.find((c) => c.name() === a || c.aliases().includes(a));
+    if (sub) {
+      path.push(a);
+      cur = sub;
+    } else if (!a.startsWith("-") && cur.commands.length === 0) break; // a positional of the leaf command
+  }
+  return path;
+}
+
+/** `cotal --root <abs> <the command> --help`: a line that runs as printed and shows every flag of the refused command. */
+export function helpLine(program: Command, argv: readonly string[]): string {
+  const [rootFlag, root, ...rest] = printableArgv(argv);
+  return renderRerun([rootFlag as string, root as string, ...commandPath(program, rest), "--help"]);
+}
+
+const INPUT_CODES = new Set(["usage", "invalid-argument", "invalid-space-name"]);
+
+/**
+ * A refused command line always prints a way out: one whose refusal names no runnable `next` gets the
+ * command's own --help line (issue #28: `--max-subs -2` and unit errors printed none).
+ */
+export function withUsageNext(e: unknown, help: string): unknown {
+  if (e instanceof CommanderError) return new UsageError(e.message.replace(/^error: /, ""), help);
+  if (!(e instanceof Error) || !INPUT_CODES.has((e as { code?: unknown }).code as string) || (e as { next?: unknown }).next !== undefined) return e;
+  if (e instanceof CliError) return new UsageError(e.message, help);
+  if (isSagaError(e)) return new SagaError(e.code, e.message, { next: help, ...(e.details ? { details: e.details } : {}), cause: e });
+  return e;
+}
+
 /** Runs the CLI and returns the exit code; output goes through `report` exactly once per failure. */
 export async function main(argv: string[]): Promise<number> {
   const asJson = argv.includes("--json");
@@ -45,11 +81,8 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: "user" });
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
   } catch (e) {
-    if (e instanceof CommanderError) {
-      // --help and --version exit through here with code 0; usage mistakes with 1.
-      if (e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.help") return EXIT.ok;
-      return report(new UsageError(e.message.replace(/^error: /, "")), asJson);
-    }
-    return report(e, asJson);
+    // --help and --version exit through here with code 0; usage mistakes with 1.
+    if (e instanceof CommanderError && (e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.help")) return EXIT.ok;
+    return report(withUsageNext(e, helpLine(program, argv)), asJson);
   }
 }

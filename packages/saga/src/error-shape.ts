@@ -36,6 +36,7 @@ const FS_HINTS: Record<string, string> = {
   EROFS: "the file system is read-only: remount it read-write, or use a root elsewhere (--root DIR)",
   ENOSPC: `${RERUN}   # once the disk has free space (nothing past the failed write happened)`,
   EDQUOT: `${RERUN}   # once the disk quota has room`,
+  EFBIG: `${RERUN}   # once the file size limit (ulimit -f) lets the write through`,
   ENOTDIR: "a path component is not a directory: check --root",
   ELOOP: "the root is a symlink loop: pass --root <real path>",
   EMFILE: `ulimit -n 65536 && ${RERUN}   # too many open files`,

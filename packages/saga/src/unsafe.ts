@@ -95,6 +95,16 @@ export const UNSAFE_SWITCHES = [
   "NODE_ADMITS_PENDING_REMOVES",
   /** A backup's snapshots skip the server's checksum pass (`jsck`): a store with a corrupted message is backed up silently. */
   "SKIP_STORE_CHECK",
+  /** `up --space <name>` on a running root does not check the space exists (it prints a creds path that does not). */
+  "UP_ANY_SPACE",
+  /** `space creds --out` is not checked before the write (a path under a regular file fails as `internal`). */
+  "CREDS_OUT_UNCHECKED",
+  /** `cotal node run` takes no per-node agent lock: a second agent for the same node runs beside the first. */
+  "NODE_AGENT_UNLOCKED",
+  /** A lock file's temp is left behind when its write fails (a full disk). */
+  "KEEP_LOCK_TEMP",
+  /** `up` does not adopt a running broker whose run/broker.json is unreadable (only `down && up` gets out). */
+  "NO_BROKER_ADOPT",
 ] as const;
 
 export type UnsafeSwitch = (typeof UNSAFE_SWITCHES)[number];

@@ -24,6 +24,7 @@ import {
   type PendingMutation,
 } from "../src/internal.js";
 import { describePending } from "../src/saga/finish.js";
+import { describeError } from "../src/entries/errors.js";
 import { codeOf } from "./fixtures/code-of.js";
 
 const MiB = 1024 ** 2;
@@ -77,31 +78,31 @@ describe("broker budget", () => {
   const budget = { maxFileStore: 100 * MiB, maxMemoryStore: 10 * MiB, reserveFile: 20 * MiB, reserveMemory: 2 * MiB };
 
   it("admits caps that sum to the max minus the reserve", () => {
-    expect(assertWithinBudget(budget, [holder("a", 40 * MiB)], [holder("b", 40 * MiB)], "cotal space add b").disk).toBe(80 * MiB);
+    expect(assertWithinBudget(budget, [holder("a", 40 * MiB)], [holder("b", 40 * MiB)]).disk).toBe(80 * MiB);
   });
   it("refuses one byte more with the numbers and a runnable next", () => {
     try {
-      assertWithinBudget(budget, [holder("a", 40 * MiB)], [holder("b", 40 * MiB + 1)], "cotal space add b");
+      assertWithinBudget(budget, [holder("a", 40 * MiB)], [holder("b", 40 * MiB + 1)]);
       expect.unreachable();
     } catch (err) {
       expect(isSagaError(err, "quota-overcommit")).toBe(true);
       const e = err as { message: string; next?: string; details?: Record<string, unknown> };
       expect(e.message).toContain("80 MiB");
       expect(e.details).toMatchObject({ resource: "disk", committed: 40 * MiB, max: 100 * MiB, reserve: 20 * MiB, free: 40 * MiB });
-      expect(e.next).toMatch(/^cotal space add b --max-disk 41943040 /);
+      expect(describeError(err, { argv: ["space", "add", "b", "--max-disk", "41943041", "--max-conns", "3"] }).next).toMatch(/^cotal space add b --max-disk 40M --max-conns 3 /);
     }
   });
   it("splits the free room across a batch and checks memory too", () => {
     try {
-      assertWithinBudget(budget, [], [holder("a", MiB, 5 * MiB), holder("b", MiB, 5 * MiB)], "cotal space add a b");
+      assertWithinBudget(budget, [], [holder("a", MiB, 5 * MiB), holder("b", MiB, 5 * MiB)]);
       expect.unreachable();
     } catch (err) {
       expect(isSagaError(err, "quota-overcommit")).toBe(true);
-      expect((err as { next?: string }).next).toContain(`--max-mem ${4 * MiB}`);
+      expect(describeError(err, { argv: ["space", "add", "a", "b"] }).next).toContain("--max-mem 4M");
     }
   });
   it("names unbounded spaces instead of summing them", () => {
-    expect(assertWithinBudget(budget, [holder("legacy", -1, -1)], [holder("b", MiB)], "x").unbounded).toEqual(["legacy"]);
+    expect(assertWithinBudget(budget, [holder("legacy", -1, -1)], [holder("b", MiB)]).unbounded).toEqual(["legacy"]);
   });
   it("resolves settings with defaults and refuses a reserve that eats the max", () => {
     expect(resolveBudget(undefined, "s")).toEqual(DEFAULT_JETSTREAM_BUDGET);

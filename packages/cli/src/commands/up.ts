@@ -3,7 +3,8 @@ import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { parsePort } from "../duration.js";
 import { UsageError } from "../errors.js";
-import { err, json, out } from "../output.js";
+import { existsSync } from "node:fs";
+import { err, json, out, shellWord } from "../output.js";
 import { compressNames, FEW_NAMES } from "../batch-summary.js";
 import { countLogger, feedbackFor } from "../feedback.js";
 
@@ -35,8 +36,11 @@ function printUp(r: UpResult): void {
   out(`  root:    ${r.root}`);
   out(`  url:     ${r.url}`);
   out(`  space:   ${r.space}   (${r.spaces.length} space${r.spaces.length === 1 ? "" : "s"}: ${r.spaces.length > FEW_NAMES ? compressNames(r.spaces) : r.spaces.join(", ")})`);
-  out(`  creds:   ${r.credsFile}`);
-  out(`  try:     nats --server ${r.url} --creds ${r.credsFile} pub cotal.${r.space}.events.hello hi`);
+  // Never a path that is not there (a running root with no space left): the way to make one instead.
+  if (existsSync(r.credsFile)) {
+    out(`  creds:   ${r.credsFile}`);
+    out(`  try:     nats --server ${r.url} --creds ${r.credsFile} pub cotal.${r.space}.events.hello hi`);
+  } else out(`  creds:   none yet: cotal --root ${shellWord(r.root)} space add ${r.space}`);
   for (const n of r.nodes ?? []) out(`  node:    ${n.name}  pid ${n.pid}  ${n.url}  routes :${n.clusterPort}`);
   for (const n of r.notes) out(`  note:    ${n}`);
   if (!r.multiSpace) out("  note:    single-space root: `cotal space add` needs `cotal up --rotate-sys` first");

@@ -39,18 +39,25 @@ function readOwner(path: string): LockOwner | "corrupt" | undefined {
   }
 }
 
-/** Publishes `owner` at `path` only if nothing is there: write a private temp file, then link(2) it. */
+/**
+ * Publishes `owner` at `path` only if nothing is there: write a private temp file, then link(2) it.
+ * The temp never outlives the call, a failed write's neither (a full disk left `lock.json.*.tmp`).
+ */
 function createExclusive(path: string, owner: LockOwner): boolean {
   const tmp = `${path}.${owner.token}.tmp`;
-  writeDurable(tmp, `${JSON.stringify(owner, null, 2)}\n`, 0o600, "wx");
+  let written = false;
   try {
+    writeDurable(tmp, `${JSON.stringify(owner, null, 2)}\n`, 0o600, "wx");
+    written = true;
     linkSync(tmp, path);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw err;
+    const errno = (err as NodeJS.ErrnoException).code;
+    if (written && errno === "EEXIST") return false;
+    if (written || errno === undefined) throw err;
+    throw new SagaError("io", `could not write the lock ${path}: ${errno}`, { cause: err, next: `${RERUN}   # once the disk has room (nothing was written)`, details: { path, errno } });
   } finally {
-    rmSync(tmp, { force: true });
+    if (written || !unsafe("KEEP_LOCK_TEMP")) rmSync(tmp, { force: true });
   }
 }
 
@@ -78,34 +85,54 @@ function reapStale(path: string, stale: LockOwner): void {
   }
 }
 
+/** What taking an owner file found: taken, held by a live (or another host's) owner, unreadable, or changing hands. */
+export type OwnerFileResult =
+  | { taken: LockOwner }
+  | { held: LockOwner; status: "alive" | "unknown" }
+  | { corrupt: true }
+  | { churn: true };
+
+/**
+ * Takes the create-exclusive owner file at `path` (the maintenance lock, a node agent's lock): a dead
+ * owner's file (pid gone or recycled) is reaped and taken over; a live one is returned, never waited for.
+ */
+export function takeOwnerFile(path: string, purpose: string): OwnerFileResult {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const owner: LockOwner = { ...selfOwner(), token: randomUUID(), startedAt: new Date().toISOString(), purpose };
+    if (createExclusive(path, owner)) return { taken: owner };
+    const held = readOwner(path);
+    if (held === undefined) continue; // released between our link and our read
+    if (held === "corrupt") return { corrupt: true };
+    const status = ownerStatus(held);
+    if (status !== "dead") return { held, status };
+    reapStale(path, held);
+  }
+  return { churn: true };
+}
+
+/** Removes the owner file at `path` only while it is still `token`'s. */
+export function releaseOwnerFile(path: string, token: string): void {
+  const held = readOwner(path);
+  if (held !== undefined && held !== "corrupt" && held.token === token) unlinkSync(path);
+}
+
 export function acquireMaintenanceLock(root: string, purpose: string): MaintenanceLock {
   const layout = new RootLayout(root);
   ensureSecretDir(layout.maintenanceDir);
   const path = layout.lockFile;
   if (unsafe("SKIP_LOCK")) return { root, path, owner: { ...selfOwner(), token: randomUUID(), startedAt: new Date().toISOString(), purpose }, unsafeSkipped: true };
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const owner: LockOwner = { ...selfOwner(), token: randomUUID(), startedAt: new Date().toISOString(), purpose };
-    if (createExclusive(path, owner)) return { root, path, owner };
-    const held = readOwner(path);
-    if (held === undefined) continue; // released between our link and our read
-    if (held === "corrupt") {
-      throw new SagaError("lock-held", `the maintenance lock ${path} is unreadable; its owner cannot be judged`, {
-        next: `make sure no cotal command is running on this root, then: rm ${path}`,
-      });
-    }
-    const status = ownerStatus(held);
-    if (status === "dead") {
-      reapStale(path, held);
-      continue;
-    }
-    throw new SagaError("lock-held", `the root ${root} is locked by ${describe(held)}`, {
-      next: status === "unknown"
-        ? `the owner runs on another host; wait for it, or confirm it is gone and rm ${path}`
-        : afterPid(held.pid),
-      details: { owner: held },
+  const r = takeOwnerFile(path, purpose);
+  if ("taken" in r) return { root, path, owner: r.taken };
+  if ("corrupt" in r) {
+    throw new SagaError("lock-held", `the maintenance lock ${path} is unreadable; its owner cannot be judged`, {
+      next: `make sure no cotal command is running on this root, then: rm ${path}`,
     });
   }
-  throw new SagaError("lock-held", `could not take the maintenance lock ${path}: it kept changing hands`, { next: RERUN });
+  if ("churn" in r) throw new SagaError("lock-held", `could not take the maintenance lock ${path}: it kept changing hands`, { next: RERUN });
+  throw new SagaError("lock-held", `the root ${root} is locked by ${describe(r.held)}`, {
+    next: r.status === "unknown" ? `the owner runs on another host; wait for it, or confirm it is gone and rm ${path}` : afterPid(r.held.pid),
+    details: { owner: r.held },
+  });
 }
 
 /** Verifies the lock on disk is still this holder's; a helper that journals calls this before writing. */
@@ -123,8 +150,7 @@ export function assertLockHeld(lock: MaintenanceLock): void {
 /** Releases only our own lock: a token mismatch means someone else holds it now, and we leave it alone. */
 export function releaseMaintenanceLock(lock: MaintenanceLock): void {
   if (lock.unsafeSkipped) return;
-  const held = readOwner(lock.path);
-  if (held !== undefined && held !== "corrupt" && held.token === lock.owner.token) unlinkSync(lock.path);
+  releaseOwnerFile(lock.path, lock.owner.token);
 }
 
 export function readLockOwner(root: string): (LockOwner & { status: "alive" | "dead" | "unknown" }) | "corrupt" | undefined {

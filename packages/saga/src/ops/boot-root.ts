@@ -2,9 +2,12 @@ import type { ChildProcess } from "node:child_process";
 import { liftStandingQuiesces, type LiftReport } from "../maintenance/quiesce.js";
 import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
+import { shellWord } from "../error-shape.js";
+import { unsafe } from "../unsafe.js";
 import { failpoint } from "../failpoints.js";
-import { brokerState } from "../broker/runtime.js";
+import { adoptableBroker, adoptBroker } from "../broker/adopt.js";
+import { brokerState, type BrokerRuntime } from "../broker/runtime.js";
 import { renderRoot } from "../broker/render-root.js";
 import { startBroker } from "../broker/process.js";
 import { type ProvisionResult } from "../provision/provision-space.js";
@@ -72,48 +75,60 @@ export function liftNotes(r: LiftReport): string[] {
   return [...out, ...r.lifted.map((s) => `lifted space ${s}: its account JWT revoked every user with no backup journaled`)];
 }
 
-/**
- * The boot step of `up`, under a lock it never takes or releases: a running broker gets its owed
- * provisioning; a stopped one is created if new, planned from the KV record (ops/boot.ts), started
- * and provisioned. `up` calls it, and so does the cut resume (maintenance/cut-resume.ts) on its store.
- */
-export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions): Promise<UpResult> {
-  const requested = opts.space;
-  const port = opts.port;
-  const progress = opts.onProgress ?? (() => undefined);
-  await failpoint("up-locked");
-  const state = brokerState(layout);
-  if (state.running) {
-    const notes = await ensureLiveInventory(layout, lock, progress);
-    notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
-    const inv = accountInventory(layout);
-    const space = requested ?? inv.spaces[0]?.name ?? "default";
-    // A verb killed between its commit and its provisioning left its spaces owed (provision/owed.ts):
-    // `up` provisions those it serves, never all N tenants on every call.
-    const served = new Set(configPicture(readTextIfExists(layout.serverConf), inv.spaces, []).preloadedNames);
-    const marker = readProvisioningOwed(layout);
-    const owed = (name: string): boolean => marker !== undefined && (marker.unreadable === true || marker.spaces.includes(name));
-    const broker = loadBrokerTrust(layout);
-    const due = inv.spaces.filter((s) => served.has(s.name) && owed(s.name));
-    const provisioned = await provisionSpaces(layout, broker, state.runtime, due, { onProvision: opts.onProvision });
-    settleProvisioning(layout);
-    return {
-      root: layout.root,
-      created: false,
-      alreadyRunning: true,
-      url: state.runtime.url,
-      pid: state.runtime.owner.pid,
-      space,
-      spaces: inv.spaces.map((s) => s.name),
-      credsFile: layout.userCredsFile(space, "admin"),
-      multiSpace: existsSync(layout.systemSigningSeedFile),
-      provisioned,
-      serverVersion: state.runtime.serverVersion,
-      notes,
-    };
-  }
+/** `--space` on a running root names a space it serves: refused before any write otherwise (issue #28). */
+function assertRequestedSpace(layout: RootLayout, requested: string | undefined, names: readonly string[]): void {
+  if (requested === undefined || names.includes(requested) || unsafe("UP_ANY_SPACE")) return;
+  throw new SagaError("space-not-found", `space ${requested} does not exist on ${layout.root} (it holds: ${names.join(", ") || "no space"})`, {
+    next: `cotal --root ${shellWord(layout.root)} space add ${requested} && ${RERUN}`,
+    details: { space: requested, spaces: [...names] },
+  });
+}
 
-  let created = false;
+/**
+ * `up` on a running broker (`--space` already checked by the caller, before any write): the owed
+ * resume, lifts and provisioning, then the connect details of a space it serves; the creds path it
+ * prints exists (minted when absent), never a guess.
+ */
+async function upOnRunningBroker({ layout, lock }: BootContext, runtime: BrokerRuntime, opts: BootOptions, adopted: string[]): Promise<UpResult> {
+  const progress = opts.onProgress ?? (() => undefined);
+  const notes = [...adopted, ...(await ensureLiveInventory(layout, lock, progress))];
+  notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
+  const inv = accountInventory(layout);
+  assertRequestedSpace(layout, opts.space, inv.spaces.map((s) => s.name)); // the resume may have rolled an add back
+  const account = opts.space === undefined ? inv.spaces[0] : inv.spaces.find((s) => s.name === opts.space);
+  const space = account?.name ?? opts.space ?? "default";
+  // A verb killed between its commit and its provisioning left its spaces owed (provision/owed.ts):
+  // `up` provisions those it serves, never all N tenants on every call.
+  const served = new Set(configPicture(readTextIfExists(layout.serverConf), inv.spaces, []).preloadedNames);
+  const marker = readProvisioningOwed(layout);
+  const owed = (name: string): boolean => marker !== undefined && (marker.unreadable === true || marker.spaces.includes(name));
+  const broker = loadBrokerTrust(layout);
+  const due = inv.spaces.filter((s) => served.has(s.name) && owed(s.name));
+  const provisioned = await provisionSpaces(layout, broker, runtime, due, { onProvision: opts.onProvision });
+  settleProvisioning(layout);
+  return {
+    root: layout.root,
+    created: false,
+    alreadyRunning: true,
+    url: runtime.url,
+    pid: runtime.owner.pid,
+    space,
+    spaces: inv.spaces.map((s) => s.name),
+    credsFile: account ? ensureUserCreds(layout, account, "admin") : layout.userCredsFile(space, "admin"),
+    multiSpace: existsSync(layout.systemSigningSeedFile),
+    provisioned,
+    serverVersion: runtime.serverVersion,
+    notes,
+  };
+}
+
+/**
+ * A stopped root's settings before its boot: a new root gets its settings and trust (refused when
+ * account records exist without trust), an existing one may move its listener. True when created.
+ */
+function createOrMoveRoot(layout: RootLayout, opts: BootOptions): boolean {
+  const { port, space: requested } = opts;
+  const progress = opts.onProgress ?? (() => undefined);
   if (!existsSync(layout.brokerFile)) {
     const inv = accountInventory(layout);
     if (inv.spaces.length > 0 || inv.corrupt.length > 0 || existsSync(layout.authDir)) {
@@ -132,14 +147,33 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
       });
     }
     createRootTrust(layout, requested ?? "default", { multiSpace: !opts.singleSpace });
-    created = true;
-  } else {
-    const settings = loadSettings(layout);
-    // The listener is fixed for a running broker, but a stopped one may move.
-    if (settings && ((port !== undefined && port !== settings.port) || (opts.host !== undefined && opts.host !== settings.host))) {
-      saveSettings(layout, { ...settings, port: port ?? settings.port, host: opts.host ?? settings.host });
-    }
+    return true;
   }
+  const settings = loadSettings(layout);
+  // The listener is fixed for a running broker, but a stopped one may move.
+  if (settings && ((port !== undefined && port !== settings.port) || (opts.host !== undefined && opts.host !== settings.host))) {
+    saveSettings(layout, { ...settings, port: port ?? settings.port, host: opts.host ?? settings.host });
+  }
+  return false;
+}
+
+/**
+ * The boot step of `up`, under a lock it never takes or releases: a running broker gets its owed
+ * provisioning; a stopped one is created if new, planned from the KV record (ops/boot.ts), started
+ * and provisioned. `up` calls it, and so does the cut resume (maintenance/cut-resume.ts) on its store.
+ */
+export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions): Promise<UpResult> {
+  const requested = opts.space;
+  const progress = opts.onProgress ?? (() => undefined);
+  await failpoint("up-locked");
+  // A running broker whose run/broker.json is unreadable is adopted, never restarted (issue #28).
+  const orphan = adoptableBroker(layout);
+  if (orphan || brokerState(layout).running) assertRequestedSpace(layout, requested, accountInventory(layout).spaces.map((s) => s.name));
+  const adopted = orphan ? [adoptBroker(layout, orphan)] : [];
+  const state = brokerState(layout);
+  if (state.running) return upOnRunningBroker({ layout, lock }, state.runtime, opts, adopted);
+
+  const created = createOrMoveRoot(layout, opts);
 
   const notes: string[] = [];
   const plan = await planColdBoot(layout, (m) => {

@@ -1,5 +1,6 @@
-import { existsSync } from "node:fs";
-import { SagaError } from "../errors.js";
+import { accessSync, constants, existsSync, statSync, type Stats } from "node:fs";
+import { rerunWith, SagaError } from "../errors.js";
+import { unsafe } from "../unsafe.js";
 import { assertSpaceName, isValidSpaceName, SPACE_NAME_RULE } from "../names.js";
 import { mintUserCreds, spaceUserPermissions, type SpaceUserRole } from "../trust/index.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -8,7 +9,7 @@ import { RootLayout } from "../root/layout.js";
 import { assertJournalAllows } from "../maintenance/journal.js";
 import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 
 export interface CredsOptions {
   root: string;
@@ -40,6 +41,42 @@ function assertUserName(user: string): string {
 
 const SUBJECT = /^[^\s]+$/;
 
+function statOrAbsent(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw err;
+  }
+}
+
+/**
+ * `--out` checked before anything is minted or written (issue #28): not a directory, and its nearest
+ * existing ancestor a writable directory (`--out /etc/passwd/x` was an `internal` mkdir failure).
+ */
+function assertOutPath(out: string): string {
+  const path = resolve(out);
+  if (unsafe("CREDS_OUT_UNCHECKED")) return path;
+  const refuse = (message: string, errno: string, at: string): never => {
+    throw new SagaError("io", message, { next: `${rerunWith({ "--out": null })}   # the creds go under the root; or --out a file in a directory you can write`, details: { path, errno, at } });
+  };
+  if (statOrAbsent(path)?.isDirectory()) refuse(`--out ${path} is a directory; it names the creds file to write`, "EISDIR", path);
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    const st = statOrAbsent(dir);
+    if (st && !st.isDirectory()) refuse(`--out ${path}: ${dir} is not a directory`, "ENOTDIR", dir);
+    if (st) {
+      try {
+        accessSync(dir, constants.W_OK | constants.X_OK);
+      } catch {
+        refuse(`--out ${path}: ${dir} is not writable by this user`, "EACCES", dir);
+      }
+      return path;
+    }
+    if (dirname(dir) === dir) return path;
+  }
+}
+
 /**
  * Writes a user creds file for `account`, only when absent: up's convenience cred, which it prints
  * for the operator who owns the root, so it is an admin (full JetStream API of the space).
@@ -69,6 +106,7 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   if (opts.expiresInSeconds !== undefined && !(opts.expiresInSeconds > 0)) {
     throw new SagaError("invalid-argument", "--expires must be a positive duration", { next: "cotal space creds <space> --expires 24h" });
   }
+  const out = opts.out === undefined ? undefined : assertOutPath(opts.out);
   const layout = new RootLayout(opts.root);
   // Minting trust for a tenant mid-removal would hand out creds for a space that is going away.
   assertJournalAllows(layout, { verb: "space creds", cut: true });
@@ -89,8 +127,8 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
     ...(opts.allowSub ? { allowSub: opts.allowSub } : {}),
     ...(opts.expiresInSeconds ? { expiresInSeconds: opts.expiresInSeconds } : {}),
   });
-  const path = opts.out ? resolve(opts.out) : layout.userCredsFile(space, user);
-  if (!opts.out) ensureSecretDir(layout.spaceDir(space));
+  const path = out ?? layout.userCredsFile(space, user);
+  if (!out) ensureSecretDir(layout.spaceDir(space));
   writeFileAtomic(path, minted.creds);
   return { space, user, role, publicKey: minted.publicKey, path, ...(minted.expiresAt ? { expiresAt: minted.expiresAt } : {}) };
 }

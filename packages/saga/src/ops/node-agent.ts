@@ -1,18 +1,18 @@
 import { randomBytes } from "node:crypto";
 import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
-import { isSagaError, RERUN, SagaError } from "../errors.js";
+import { afterPid, isSagaError, RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { AuthorityStore, VersionedRecord } from "../inventory/authority-store.js";
 import type { NodeProof } from "../inventory/record.js";
-import { releaseMaintenanceLock, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
+import { releaseMaintenanceLock, releaseOwnerFile, takeOwnerFile, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
 import { configDigest } from "../render/server-config.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { clusterOf, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
 import { RootLayout } from "../root/layout.js";
 import { writeNodeAgentState, type NodeAgentState } from "../root/node-state.js";
 import type { AccountRecord } from "../root/records.js";
-import { readTextIfExists } from "../root/secret-files.js";
+import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
 import { loadSettings, type RootSettings } from "../root/settings.js";
 import { applyToNode } from "../saga/cluster-reloader.js";
 import { acquireLeaseWaiting } from "../saga/lease-holder.js";
@@ -67,6 +67,7 @@ export async function runNodeAgent(opts: NodeAgentOptions): Promise<NodeAgentRes
   if (!settings || !cluster) throw new SagaError("invalid-argument", `${layout.root} is not a cluster root: cotal node runs beside a node of \`cotal up --cluster N\``, { next: `cotal status --root ${layout.root}` });
   const self = cluster.nodes.find((n) => n.name === opts.node);
   if (!self) throw new SagaError("invalid-argument", `${layout.root} has no node ${JSON.stringify(opts.node)}; its nodes: ${cluster.nodes.map((n) => n.name).join(", ")}`, { next: `cotal node run --node ${cluster.nodes[0]?.name ?? "<name>"}` });
+  const release = takeAgentLock(layout, self.name);
   const agent = new NodeAgent(layout, settings, cluster, self, opts.onEvent ?? (() => undefined));
   try {
     for (;;) {
@@ -81,7 +82,28 @@ export async function runNodeAgent(opts: NodeAgentOptions): Promise<NodeAgentRes
     }
   } finally {
     await agent.close();
+    release();
   }
+}
+
+/**
+ * One agent a node (issue #28: a second `node run` for the same node was accepted and both applied):
+ * the create-exclusive owner file nodes/<name>/agent.lock, taken before the agent touches anything;
+ * a dead agent's file is taken over. Returns its release.
+ */
+function takeAgentLock(layout: RootLayout, node: string): () => void {
+  if (unsafe("NODE_AGENT_UNLOCKED")) return () => undefined;
+  const path = layout.nodeAgentLockFile(node);
+  ensureSecretDir(layout.nodeDir(node));
+  const r = takeOwnerFile(path, `cotal node run --node ${node}`);
+  if ("taken" in r) return () => releaseOwnerFile(path, r.taken.token);
+  if ("held" in r) {
+    throw new SagaError("lock-held", `node ${node} already has its agent: cotal node run pid ${r.held.pid} on ${r.held.host} (since ${r.held.startedAt})`, {
+      next: r.status === "alive" ? afterPid(r.held.pid) : `the agent runs on ${r.held.host}; stop it there, or confirm it is gone and rm ${path}`,
+      details: { owner: r.held, path },
+    });
+  }
+  throw new SagaError("lock-held", `the agent lock ${path} is ${"corrupt" in r ? "unreadable" : "changing hands"}; its owner cannot be judged`, { next: `make sure no cotal node run --node ${node} is running, then: rm ${path}`, details: { path } });
 }
 
 class NodeAgent {

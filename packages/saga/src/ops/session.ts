@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { RERUN, SagaError } from "../errors.js";
+import { adoptableBroker } from "../broker/adopt.js";
 import { brokerState, type BrokerRuntime } from "../broker/runtime.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
@@ -46,7 +47,10 @@ export interface SessionHooks {
 export async function openLiveSession(layout: RootLayout, verb: string, hooks: SessionHooks = {}): Promise<LiveSession> {
   const st = brokerState(layout);
   if (!st.running) {
-    throw new SagaError("broker-not-running", `the broker of ${layout.root} is not running; the inventory lives in its store`, {
+    // A running broker whose run/broker.json is unreadable: `up` adopts it with no restart (broker/adopt.ts).
+    const orphan = adoptableBroker(layout);
+    const why = orphan ? `${layout.runtimeFile} is unreadable, but nats-server pid ${orphan.owner.pid} serves this root: \`cotal up\` adopts it without a restart` : `the broker of ${layout.root} is not running; the inventory lives in its store`;
+    throw new SagaError("broker-not-running", why, {
       next: `cotal up --detach${layout.root === undefined ? "" : ` --root ${layout.root}`} && ${RERUN}`,
     });
   }

@@ -99,7 +99,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
       opts.onNotice?.(`existing spaces keep their limits (${names.filter((n) => !minted.has(n)).join(", ")}); change them with \`cotal space limits <name>\``);
     }
     // Under the lock: no other writer's add can slip between this check and the claim.
-    const committed = fresh.length > 0 ? assertBudgetAllows(layout, disk, fresh, limits, `cotal space add ${fresh.join(" ")}`, opts.onNotice) : undefined;
+    const committed = fresh.length > 0 ? assertBudgetAllows(layout, disk, fresh, limits, opts.onNotice) : undefined;
     if (committed && committed.unbounded.length > 0) {
       opts.onNotice?.(`space(s) with unbounded storage can still starve the others: ${committed.unbounded.join(", ")} (next: cotal space limits <name> --max-disk ${formatBytes(limits.disk_storage).replace(/ /g, "")})`);
     }

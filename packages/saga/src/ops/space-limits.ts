@@ -26,10 +26,10 @@ export function quotaGuardDisabled(): boolean {
 }
 
 /** The limits to sign for `spaces` under `requested` (over `base`, default the template's); pure validation. */
-export function limitsForQuota(spaces: readonly string[], requested: Partial<SpaceQuota>, base?: Readonly<SpaceQuota>, retry?: string): AccountLimits {
+export function limitsForQuota(spaces: readonly string[], requested: Partial<SpaceQuota>, base?: Readonly<SpaceQuota>): AccountLimits {
   if (quotaGuardDisabled()) return { ...UNLIMITED_JETSTREAM };
   const quota = resolveQuota(requested, base);
-  for (const s of spaces) assertQuotaUsable(s, quota, retry ?? `cotal space add ${spaces.join(" ")}`);
+  for (const s of spaces) assertQuotaUsable(s, quota);
   return quotaLimits(quota);
 }
 
@@ -38,7 +38,7 @@ export function limitsForQuota(spaces: readonly string[], requested: Partial<Spa
  * on disk (`onDisk`: the verb's certain inventory, read once under the lock) as it is. Run under the
  * maintenance lock so no other writer's add slips between check and claim.
  */
-export function assertBudgetAllows(layout: RootLayout, onDisk: readonly AccountRecord[], incoming: readonly string[], limits: AccountLimits, retry: string, onNotice?: (m: string) => void): Commitment | undefined {
+export function assertBudgetAllows(layout: RootLayout, onDisk: readonly AccountRecord[], incoming: readonly string[], limits: AccountLimits, onNotice?: (m: string) => void): Commitment | undefined {
   if (quotaGuardDisabled()) return undefined;
   const { budget, deferred } = effectiveBudget(layout);
   if (deferred) {
@@ -47,7 +47,7 @@ export function assertBudgetAllows(layout: RootLayout, onDisk: readonly AccountR
   }
   const names = new Set(incoming);
   const kept: QuotaHolder[] = onDisk.filter((r) => !names.has(r.name));
-  return assertWithinBudget(budget, kept, incoming.map((name) => ({ name, limits })), retry);
+  return assertWithinBudget(budget, kept, incoming.map((name) => ({ name, limits })), { root: layout.root });
 }
 
 export interface SpaceLimitsOptions extends SessionHooks {
@@ -87,7 +87,7 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
   if (Object.keys(opts.quota).length === 0) {
     throw new SagaError("invalid-argument", "no limit to change", { next: `cotal space limits ${name} --max-disk 256M   # or --limits FILE; without flags it prints the limits` });
   }
-  limitsForQuota([name], opts.quota, undefined, `cotal space limits ${name}`); // each field's own rule, before the broker is asked anything
+  limitsForQuota([name], opts.quota); // each field's own rule, before the broker is asked anything
   return withLiveVerb({ ...opts, purpose: `cotal space limits ${name}`, journal: { verb: "space limits" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided, disk, view }) => {
     const env = session.envWith(lock);
     let base = decided;
@@ -104,12 +104,12 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
     const rec = existingSpaceRecord(layout, broker, name);
     if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
     const before = limitsQuota(rec.limits);
-    const wanted = limitsForQuota([name], opts.quota, before, `cotal space limits ${name}`);
+    const wanted = limitsForQuota([name], opts.quota, before);
     const after = limitsQuota(wanted);
     if (QUOTA_FIELDS.every((f) => before[f] === after[f])) {
       return { space: name, outcome: "noop", generation: base.record.generation, before, after, reloads: 0 };
     }
-    assertBudgetAllows(layout, onDisk, [name], wanted, `cotal space limits ${name}`, opts.onNotice);
+    assertBudgetAllows(layout, onDisk, [name], wanted, opts.onNotice);
     const to = resignAccountLimits(broker.operator, rec.jwt, wanted).jwt;
     const r = await runMutation(env, { op: "limits", adds: [], removes: [], verb: "space limits", limitsChange: { space: name, from: rec.jwt, to } }, base, view);
     return { space: name, outcome: r.outcome, generation: r.generation, before, after, reloads: r.reloads, ...(r.resumed ? { resumed: r.resumed } : {}) };

@@ -1,4 +1,4 @@
-import { SagaError } from "../errors.js";
+import { rerunWith, SagaError } from "../errors.js";
 import { spaceToken } from "../names.js";
 import { QUOTA_FIELDS, formatBytes, type SpaceQuota } from "../trust/limits.js";
 import { unsafe } from "../unsafe.js";
@@ -102,19 +102,21 @@ export function resolveQuota(overrides: Partial<SpaceQuota>, base: Readonly<Spac
  * Refuses a quota the space could not live with, or one that leaves a tenant unbounded on the
  * shared store: storage must be capped for the broker budget to mean anything (docs/quotas.md).
  */
-export function assertQuotaUsable(space: string, q: Readonly<SpaceQuota>, retry = `cotal space add ${space}`): void {
-  const bad = (field: keyof SpaceQuota, rule: string, fix: number | string): never => {
-    throw new SagaError("invalid-argument", `space ${space}: limit ${field} ${rule}`, {
-      next: `${retry} --max-${field} ${fix}   # README "Quotas" lists each field and its default`,
-      details: { space, field, value: q[field] },
-    });
-  };
+export function assertQuotaUsable(space: string, q: Readonly<SpaceQuota>): void {
   const d = DEFAULT_SPACE_QUOTA;
-  if (q.disk < 0) bad("disk", "must be bounded: an unlimited tenant can fill the shared store", d.disk);
-  if (q.mem < 0) bad("mem", "must be bounded: an unlimited tenant can fill the shared memory store", d.mem);
-  if (q.disk < MIN_SPACE_DISK) bad("disk", `must be at least ${formatBytes(MIN_SPACE_DISK)} (the template's streams and buckets need room), not ${formatBytes(q.disk)}`, MIN_SPACE_DISK);
   const needed = templateStreamNames(space).length;
-  if (q.streams !== -1 && q.streams < needed) bad("streams", `must be at least ${needed}, the template's stream and bucket count, not ${q.streams}`, needed);
-  for (const f of ["consumers", "conns", "subs"] as const) if (q[f] === 0) bad(f, "must be at least 1 (or -1 for unlimited)", d[f]);
-  if (q.payload === 0 || q.payload > SERVER_MAX_PAYLOAD) bad("payload", `must be between 1 B and the server's max_payload ${formatBytes(SERVER_MAX_PAYLOAD)} (or -1 for the server's), not ${formatBytes(q.payload)}`, SERVER_MAX_PAYLOAD);
+  const bad: { field: keyof SpaceQuota; rule: string; fix: number }[] = [];
+  if (q.disk < 0) bad.push({ field: "disk", rule: "must be bounded: an unlimited tenant can fill the shared store", fix: d.disk });
+  else if (q.disk < MIN_SPACE_DISK) bad.push({ field: "disk", rule: `must be at least ${formatBytes(MIN_SPACE_DISK)} (the template's streams and buckets need room), not ${formatBytes(q.disk)}`, fix: MIN_SPACE_DISK });
+  if (q.mem < 0) bad.push({ field: "mem", rule: "must be bounded: an unlimited tenant can fill the shared memory store", fix: d.mem });
+  if (q.streams !== -1 && q.streams < needed) bad.push({ field: "streams", rule: `must be at least ${needed}, the template's stream and bucket count, not ${q.streams}`, fix: needed });
+  for (const f of ["consumers", "conns", "subs"] as const) if (q[f] === 0) bad.push({ field: f, rule: "must be at least 1 (or -1 for unlimited)", fix: d[f] });
+  if (q.payload === 0 || q.payload > SERVER_MAX_PAYLOAD) bad.push({ field: "payload", rule: `must be between 1 B and the server's max_payload ${formatBytes(SERVER_MAX_PAYLOAD)} (or -1 for the server's), not ${formatBytes(q.payload)}`, fix: SERVER_MAX_PAYLOAD });
+  const first = bad[0];
+  if (!first) return;
+  // Every unusable field fixed at once, every other flag kept: the printed line is not refused again here.
+  throw new SagaError("invalid-argument", `space ${space}: ${bad.map((b) => `limit ${b.field} ${b.rule}`).join("; ")}`, {
+    next: `${rerunWith(Object.fromEntries(bad.map((b) => [`--max-${b.field}`, String(b.fix)])))}   # README "Quotas" lists each field and its default`,
+    details: { space, field: first.field, value: q[first.field], fields: bad.map((b) => b.field) },
+  });
 }

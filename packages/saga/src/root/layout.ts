@@ -52,6 +52,8 @@ export class RootLayout {
   nodePidFile(node: string): string { return join(this.nodeDir(node), "nats-server.pid"); }
   /** `cotal node run`'s last state for this node (maintenance or serving), for `cotal status`. */
   nodeAgentStateFile(node: string): string { return join(this.nodeDir(node), "agent.json"); }
+  /** The running `cotal node run`'s owner file for this node: one agent a node (ops/node-agent.ts). */
+  nodeAgentLockFile(node: string): string { return join(this.nodeDir(node), "agent.lock"); }
 
   spaceDir(space: string): string { return join(this.root, `space.${spaceHex(space)}`); }
   /** Pid files of processes that serve one space (daemons a deployment runs per tenant). */

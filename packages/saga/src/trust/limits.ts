@@ -109,8 +109,8 @@ export function parseBytes(value: unknown, what: string): number {
       if (Number.isSafeInteger(bytes)) return bytes;
     }
   }
-  throw new SagaError("invalid-argument", `${what} must be a size such as 64M, 1G or a byte count (-1 for unlimited), not ${JSON.stringify(value)}`, {
-    next: "sizes use binary units: K, M, G, T (e.g. --max-disk 256M)",
+  // No `next` here: the caller knows the command (the CLI prints its --help line with the root).
+  throw new SagaError("invalid-argument", `${what} must be a size in binary units K, M, G or T such as 64M, 1G, or a byte count (-1 for unlimited), not ${JSON.stringify(value)}`, {
     details: { field: what, value },
   });
 }

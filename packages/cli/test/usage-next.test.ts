@@ -1,0 +1,50 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { EXIT, main } from "../src/index.js";
+import { buildProgram, commandPath } from "../src/program.js";
+
+// Issue #28 finding 7: every usage refusal prints a `next:`, the refused command's --help line with
+// its root named, so it runs as printed from any directory. Nothing here reaches a broker.
+
+const dir = mkdtempSync(join(tmpdir(), "cotal-usage-next-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function run(argv: string[]): Promise<{ code: number; stderr: string }> {
+  let stderr = "";
+  const spy = vi.spyOn(process.stderr, "write").mockImplementation((s: string | Uint8Array) => ((stderr += String(s)), true));
+  try {
+    return { code: await main(argv), stderr };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe("usage refusals name the command's --help", () => {
+  it.each([
+    [["space", "add", "x", "--max-subs", "-2"], "invalid-argument", "space add"],
+    [["space", "add", "x", "--max-disk", "5XB"], "invalid-argument", "space add"],
+    [["space", "add", "x", "--frobnicate"], "usage", "space add"],
+    [["space", "limits", "x", "--max-conns", "1.5"], "invalid-argument", "space limits"],
+    [["nosuchverb"], "usage", ""],
+  ])("%j → [%s] and `cotal --root <abs> %s --help`", async (argv, code, path) => {
+    const r = await run(["--root", dir, ...argv]);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.stderr).toContain(`[${code}]`);
+    expect(r.stderr).toContain(`\n  next: cotal --root ${dir} ${path ? `${path} ` : ""}--help\n`);
+  });
+
+  it("keeps a refusal's own next when it names one", async () => {
+    const r = await run(["--root", dir, "up", "--cluster", "x"]);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.stderr).toContain("next: cotal up --cluster 3 --detach");
+  });
+
+  it("walks subcommands past global options and stops at the leaf's positionals", () => {
+    const p = buildProgram();
+    expect(commandPath(p, ["--log-format", "json", "space", "add", "beta", "add"])).toEqual(["space", "add"]);
+    expect(commandPath(p, ["node", "run", "--node", "n1"])).toEqual(["node", "run"]);
+    expect(commandPath(p, ["status", "--json"])).toEqual(["status"]);
+  });
+});
