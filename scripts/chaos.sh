@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Chaos: per verb (add rm reconcile rotate-sys cut backup backup-online restore restore-online
+# Chaos: per verb (add rm reconcile rotate-sys cut backup backup-online backup-quiesce restore restore-online
 # restore-replace), SIGKILL cotal or nats-server at a
 # random moment of the verb's measured duration, recover by following only the printed `next:` lines,
 # and assert the root converged (test-live/chaos/README.md). Deterministic with CHAOS_SEED.

@@ -33,5 +33,6 @@ function runnableChain(printed: string): string[][] | undefined {
  * followed it literally would block for ever, so it gets --detach (the README's documented start).
  */
 export function detachUp(argv: string[]): string[] {
-  return argv[0] === "up" && !argv.includes("--detach") ? [...argv, "--detach"] : argv;
+  const verb = argv[0] === "--root" ? argv[2] : argv[0]; // a printed line names its root first
+  return verb === "up" && !argv.includes("--detach") ? [...argv, "--detach"] : argv;
 }

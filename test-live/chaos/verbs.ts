@@ -241,7 +241,7 @@ function betaQuiesced(root: string): boolean {
   return claims.nats?.revocations?.["*"] !== undefined;
 }
 
-/** The online backup (broker running, only beta quiesced): whatever the cut, beta ends lifted, its pre-backup cred connects. */
+/** The live backup (broker running, beta untouched): whatever the cut, a published manifest is complete, beta's cred connects. */
 const backupOnline: Scenario = {
   verb: "backup-online",
   async setup(d, ctx) {
@@ -260,6 +260,14 @@ const backupOnline: Scenario = {
     return alphaIntact(d, ctx);
   },
   intent: (ctx) => [backupOnline.argv(ctx)],
+};
+
+/** The --quiesce backup (only beta quiesced): whatever the cut, beta ends lifted, its pre-backup cred connects. */
+const backupQuiesce: Scenario = {
+  ...backupOnline,
+  verb: "backup-quiesce",
+  argv: (ctx) => ["space", "backup", "beta", "--quiesce", "--out", join(ctx.scratch, "beta.bak")],
+  intent: (ctx) => [backupQuiesce.argv(ctx)],
 };
 
 const restore: Scenario = {
@@ -348,4 +356,4 @@ const restoreReplace: Scenario = {
   intent: (ctx) => [restoreReplace.argv(ctx)],
 };
 
-export const SCENARIOS: readonly Scenario[] = [batchAdd, rm, reconcile, rotateSys, cut, backup, backupOnline, restore, restoreOnline, restoreReplace];
+export const SCENARIOS: readonly Scenario[] = [batchAdd, rm, reconcile, rotateSys, cut, backup, backupOnline, backupQuiesce, restore, restoreOnline, restoreReplace];

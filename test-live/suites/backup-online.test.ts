@@ -188,11 +188,11 @@ describe("online per-space backup", () => {
       // status names the quiesce and the way out; another mutating verb refuses naming it
       const st = await statusOf(r);
       expect(st.journal?.op).toBe("quiesce");
-      expect(st.quiesced.map((q) => [q.space, q.next.split(" ")[0] + " " + q.next.split(" ")[1]])).toEqual([["alpha", "cotal up"]]);
+      expect(st.quiesced.map((q) => [q.space, q.next.split("   #")[0]])).toEqual([["alpha", `cotal --root ${r.root} up`]]);
       const refused = await r.cotal(["space", "add", "gamma"]);
       expect(refused.code, refused.stderr).toBe(3);
       expect(refused.stderr).toMatch(/journal-blocked/);
-      expect(refused.stderr).toMatch(/next: cotal up/);
+      expect(refused.stderr).toMatch(/next: cotal (--root \S+ )?up/);
 
       if (c.converge === "up") ok(await r.cotal(["up", "--detach", "--port", String(r.port)]));
       else ok(await r.cotal(["space", "backup", "alpha", "--quiesce", "--out", out]));
@@ -215,7 +215,7 @@ describe("online per-space backup", () => {
     expect(typeof revokesAll(r, "alpha")).toBe("number");
     const refusedDown = await r.cotal(["down", "--preserve-state"]);
     expect(refusedDown.code, refusedDown.stderr).toBe(3); // a cut over a quiesced tenant would preserve it quiesced
-    expect(refusedDown.stderr).toMatch(/next: cotal up/);
+    expect(refusedDown.stderr).toMatch(/next: cotal (--root \S+ )?up/);
     ok(await r.cotal(["down"]));
     const again = await upJson(r);
     expect(again.notes.join("\n")).toMatch(/lifted the quiesce of space alpha/);
@@ -232,7 +232,7 @@ describe("online per-space backup", () => {
     const deadline = Date.now() + 10_000;
     while (!(existsSync(r.layout.journalFile) && readFileSync(r.layout.journalFile, "utf8").includes('"quiesced"')) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
     const st = await statusOf(r);
-    expect(st.quiesced).toEqual([expect.objectContaining({ space: "alpha", source: "both", owner: expect.objectContaining({ status: "alive" }), next: expect.stringMatching(/^while kill -0 \d+ 2>\/dev\/null; do sleep 1; done; cotal status/) })]);
+    expect(st.quiesced).toEqual([expect.objectContaining({ space: "alpha", source: "both", owner: expect.objectContaining({ status: "alive" }), next: expect.stringMatching(/^while kill -0 \d+ 2>\/dev\/null; do sleep 1; done; cotal (--root \S+ )?status/) })]);
     const busy = await r.cotal(["space", "add", "gamma"]);
     expect(busy.code, busy.stderr).toBe(4);
     expect(busy.stderr).toMatch(/lock-held/);
@@ -251,7 +251,7 @@ describe("online per-space backup", () => {
     expect((JSON.parse(readFileSync(r.layout.journalFile, "utf8")) as { op: string }).op).toBe("quiesce");
     rmSync(r.layout.journalFile);
     const st = await statusOf(r);
-    expect(st.quiesced).toEqual([expect.objectContaining({ space: "alpha", source: "jwt", next: expect.stringMatching(/^cotal up/) })]);
+    expect(st.quiesced).toEqual([expect.objectContaining({ space: "alpha", source: "jwt", next: expect.stringMatching(/^cotal (--root \S+ )?up/) })]);
     expect(await connects(up.url, alpha)).toBe(false);
     ok(await r.cotal(["up", "--detach", "--port", String(r.port)]));
     expect(revokesAll(r, "alpha")).toBeUndefined();

@@ -245,7 +245,7 @@ async function crosses(from: string, to: string, creds: string, ms: number): Pro
  * the verb itself as its `next:`, and is followed the same way (an operator's next step).
  */
 function pastElection(r: LiveRoot, args: string[]) {
-  const verb = `cotal ${args.join(" ")}`;
+  const verb = `cotal --root ${r.root} ${args.join(" ")}`; // a printed command names its root
   return until(`${args.join(" ")} past a leader election`, async () => {
     const res = await r.cotal(args, { timeoutMs: 60_000 });
     if (res.code === 0) return res;

@@ -182,7 +182,7 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
       const res = await r.cotal(["down", "--preserve-state"]);
       expect(res.code, res.stderr).toBe(6);
       expect(res.stderr).toMatch(/\[cluster-offline\]/);
-      expect(res.stderr).toMatch(/next: cotal space backup <name> --out <dir>/);
+      expect(res.stderr).toMatch(/next: cotal (--root \S+ )?space backup <name> --out <dir>/);
       expect(rootFiles(r)).toEqual(before);
       expect((up.nodes ?? []).every((n) => alive(n.pid))).toBe(true);
       expect(existsSync(r.layout.journalFile)).toBe(false);
@@ -319,7 +319,7 @@ describe("up --rotate-sys on a cluster root", () => {
       expect(res.code, res.stderr).toBe(6);
       expect(res.stderr).toMatch(/\[broker-running\]/);
       expect(res.stderr).toContain(up.nodes?.[1]?.name as string);
-      expect(res.stderr).toMatch(/next: cotal down && cotal up --rotate-sys/);
+      expect(res.stderr).toMatch(/next: cotal (--root \S+ )?down && cotal (--root \S+ )?up --rotate-sys/);
       expect(readFileSync(r.layout.brokerFile, "utf8"), "the system account is not rotated").toBe(trust);
       expect(existsSync(r.layout.journalFile)).toBe(false);
       ok(await r.cotal(["down"]));

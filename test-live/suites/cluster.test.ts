@@ -117,7 +117,7 @@ describe("the space template's replicas", () => {
         const res = await r.cotal(["up", "--detach", "--port", String(r.port), ...args]);
         expect(res.code, res.stderr).toBe(2);
         expect(res.stderr).toMatch(/\[invalid-argument\]/);
-        expect(res.stderr).toMatch(/next: cotal up/);
+        expect(res.stderr).toMatch(/next: cotal (--root \S+ )?up/);
         expect(existsSync(r.layout.settingsFile), "a refusal creates nothing").toBe(false);
       }
     }));
@@ -143,7 +143,7 @@ describe("a node killed during a removal", () => {
       const rm = await throughNodeKill(r, ["space", "rm", "beta"], n3.pid);
       const refusedAt = monotonicMs();
       expectUnprovenBy(rm, n3.name);
-      expect(rm.stderr).toMatch(/next: cotal up/);
+      expect(rm.stderr).toMatch(/next: cotal (--root \S+ )?up/);
       // With node 3 gone the R3 buckets may be electing a new leader for a moment: wait until the record reads.
       let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
       expect(st.inventory?.generation).toBe(2); // never committed
@@ -295,7 +295,7 @@ describe("a node killed during an add", () => {
       // The trust change commits; provisioning beta's streams may time out while JetStream re-elects a
       // leader node 3 held (seen on 2.9.10): then the verb exits 6 with `next: cotal up`, the same way back.
       expect([0, 6], add.stderr).toContain(add.code);
-      if (add.code === 6) expect(add.stderr).toMatch(/provisioning space beta failed[^\n]*\[broker-unreachable\]\n\s+next: cotal up/);
+      if (add.code === 6) expect(add.stderr).toMatch(/provisioning space beta failed[^\n]*\[broker-unreachable\]\n\s+next: cotal (--root \S+ )?up/);
       // The printed way back for the node left behind.
       expect(add.stderr).toContain(n3.name);
       expect(add.stderr).toMatch(/behind until their next boot: cotal up/);

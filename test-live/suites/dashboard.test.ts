@@ -301,7 +301,7 @@ describe("cotal dashboard in headless Chromium", () => {
     expect(res.timedOut, `it served:\n${res.stdout}`).toBe(false);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(/\[invalid-argument\]/);
-    expect(res.stderr).toMatch(/next: cotal dashboard --host 127\.0\.0\.1/);
+    expect(res.stderr).toMatch(/next: cotal (--root \S+ )?dashboard --host 127\.0\.0\.1/);
   });
 
   it("refuses a port already taken with exit 6 [port-in-use]", async () => {
@@ -312,7 +312,7 @@ describe("cotal dashboard in headless Chromium", () => {
       const res = await r.cotal(["dashboard", "--port", String(port)], { env, timeoutMs: 15_000 });
       expect(res.code, res.stderr).toBe(6);
       expect(res.stderr).toMatch(/\[port-in-use\]/);
-      expect(res.stderr).toMatch(new RegExp(`next: cotal dashboard --port ${port + 1}`));
+      expect(res.stderr).toMatch(new RegExp(`next: cotal (--root \\S+ )?dashboard --port ${port + 1}`));
     } finally {
       blocker.close();
     }

@@ -111,7 +111,7 @@ describe("guards, one cell each", () => {
       const code = await w.exit;
       expect(code, w.stderr()).toBe(3);
       expect(w.stderr()).toMatch(/\[digest-mismatch\]/);
-      expect(w.stderr()).toMatch(/next: cotal broker reconcile/);
+      expect(w.stderr()).toMatch(/next: cotal (--root \S+ )?broker reconcile/);
       const fix = await r.cotal(["broker", "reconcile", "--adopt-disk", "--yes"]);
       expect(fix.code, fix.stderr).toBe(0);
       const st = await statusOf(r);

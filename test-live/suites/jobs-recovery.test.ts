@@ -121,7 +121,7 @@ describe("the queue loses nothing when a worker or Redis goes away", () => {
     if (firstRes.code !== 0) {
       expect(firstRes.code, firstRes.stderr).toBe(9);
       expect(firstRes.stdout).toMatch(/"code": "job-lost"/);
-      expect(firstRes.stdout).toMatch(/"next": "cotal space add --from \S+ --queue --json/); // the command itself, to paste
+      expect(firstRes.stdout).toMatch(/"next": "cotal (--root \S+ )?space add --from \S+ --queue --json/); // the command itself, to paste
     }
     const beforeRerun = reloadCount(r.layout);
     const invBefore = (await status({ root: r.root })).inventory?.spaces.length ?? 0;

@@ -15,7 +15,7 @@ import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot
 afterEach(disposeLiveRoots);
 afterAll(harnessTeardown);
 
-const NEXT_RM = (space: string) => new RegExp(`next: cotal space rm ${space}\\b`);
+const NEXT_RM = (space: string) => new RegExp(`next: cotal (--root \\S+ )?space rm ${space}\\b`);
 
 function expectJournalBlocked(res: CotalResult, space: string, what: string): void {
   expect(res.code, `${what}: ${res.stderr}`).toBe(3);

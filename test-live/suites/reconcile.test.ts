@@ -29,7 +29,7 @@ describe("cotal broker reconcile (docs/refusals.md)", () => {
 
     const refused = await r.cotal(["up", "--detach"]);
     expect(refused.code).toBe(3);
-    expect(refused.stderr).toMatch(/next: cotal broker reconcile/);
+    expect(refused.stderr).toMatch(/next: cotal (--root \S+ )?broker reconcile/);
 
     const before = snapshotTree(r.root);
     const bare = await r.cotal(["broker", "reconcile", "--json"]);
@@ -52,14 +52,14 @@ describe("cotal broker reconcile (docs/refusals.md)", () => {
     const unconfirmed = await r.cotal(["broker", "reconcile", "--adopt-disk"]);
     expect(unconfirmed.code).toBe(3);
     expect(unconfirmed.stdout).toMatch(/--adopt-disk will ADMIT 1 space from disk: sneaky/);
-    expect(unconfirmed.stderr).toMatch(/next: cotal broker reconcile --adopt-disk --yes/);
+    expect(unconfirmed.stderr).toMatch(/next: cotal (--root \S+ )?broker reconcile --adopt-disk --yes/);
     // none of the refusals changed a record (the maintenance broker's log and run files aside)
     const same = (t: Record<string, string>) => Object.fromEntries(Object.entries(t).filter(([k]) => k.startsWith("auth/") || k === "server.conf"));
     expect(same(snapshotTree(r.root))).toEqual(same(before));
 
     const fix = await r.cotal(["broker", "reconcile", "--adopt-disk", "--yes"]);
     expect(fix.code, fix.stderr).toBe(0);
-    expect(fix.stdout).toMatch(/next: cotal up --detach/);
+    expect(fix.stdout).toMatch(/next: cotal (--root \S+ )?up --detach/);
     const again = await r.cotal(["up", "--detach"]);
     expect(again.code, again.stderr).toBe(0);
     const st = await statusOf(r);
@@ -162,7 +162,7 @@ describe("cotal up --rotate-sys", () => {
     const refused = await r.cotal(["space", "add", "beta"]);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toMatch(/\[system-seed-absent\]/);
-    expect(refused.stderr).toMatch(/next: cotal down && cotal up --rotate-sys/);
+    expect(refused.stderr).toMatch(/next: cotal (--root \S+ )?down && cotal (--root \S+ )?up --rotate-sys/);
 
     const live = await r.cotal(["up", "--rotate-sys", "--detach"]);
     expect(live.code).toBe(6); // the broker is running: rotation is offline

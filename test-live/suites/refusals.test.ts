@@ -60,7 +60,7 @@ describe("refusals and their printed exits", () => {
     expect((await r.cotal(["down"])).code).toBe(0);
     const add = await r.cotal(["space", "add", "beta"]);
     const next = refused(add, "broker-not-running", 6);
-    expect(next).toMatch(/^cotal up --detach .* && cotal space add beta\b/); // the start, then this very command
+    expect(next).toMatch(/^cotal (--root \S+ )?up --detach .* && cotal --root \S+ space add beta\b/); // the start, then this very command
     expect((await runNext(r, next)).code).toBe(0);
     const again = await r.cotal(["space", "add", "beta"]);
     expect(again.code, again.stderr).toBe(0);

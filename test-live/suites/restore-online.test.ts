@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown } from "@cotal/harness";
@@ -7,6 +7,10 @@ import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { dropStreams, revokesAll, toMono, twoSpaces } from "../fixtures/online.js";
 import { ok, seedSpace, spaceFacts, type SpaceFacts } from "../fixtures/space-data.js";
 import { connects, disposeLiveRoots, statusOf } from "../fixtures/tenants.js";
+import { AppClient } from "../fixtures/app-client.js";
+import { refusedWith, runPrinted } from "../fixtures/printed.js";
+import { withAdmin } from "../fixtures/online.js";
+import { corruptWithValidChecksums } from "../fixtures/space-data.js";
 
 // The online per-space restore (README: restore; docs/resume.md, the quiesce entry): the backup's
 // quiesce, the artifact's streams restored through the running broker, verified, lifted.
@@ -74,7 +78,7 @@ describe("online per-space restore", () => {
     const refused = await r.cotal(["space", "restore", "alpha", "--from", out]);
     expect(refused.code, refused.stderr).toBe(5);
     expect(refused.stderr).toMatch(/restore-target-not-empty/);
-    expect(refused.stderr).toContain(`next: cotal space restore alpha --from ${out} --replace --yes`);
+    expect(refused.stderr).toContain(`next: cotal --root ${r.root} space restore alpha --from ${out} --replace --yes`);
     expect(await spaceFacts(up.url, alpha)).toEqual(before);
     expect(existsSync(r.layout.journalFile)).toBe(false);
     await expectLifted(r, up.url, alpha);
@@ -94,7 +98,7 @@ describe("online per-space restore", () => {
     const unconfirmed = await r.cotal(["space", "restore", "alpha", "--from", out, "--replace"]);
     expect(unconfirmed.code, unconfirmed.stderr).toBe(3);
     expect(unconfirmed.stderr).toMatch(/confirmation-required/);
-    expect(unconfirmed.stderr).toContain(`next: cotal space restore alpha --from ${out} --replace --yes`);
+    expect(unconfirmed.stderr).toContain(`next: cotal --root ${r.root} space restore alpha --from ${out} --replace --yes`);
     expect(await spaceFacts(up.url, alpha)).toEqual(modified);
 
     const res = parseJson<OnlineRestoreResult>(ok(await r.cotal(["space", "restore", "alpha", "--from", out, "--replace", "--yes", "--json"])));
@@ -104,6 +108,95 @@ describe("online per-space restore", () => {
     expect(await spaceFacts(up.url, beta)).toEqual(betaBefore);
   });
 
+  it("without --replace, a namespace holding data in a stream the artifact does not name is refused before the quiesce, naming it; COTAL_TEST_UNSAFE_RESTORE_OVER_DATA merges into it", async () => {
+    const { r, up, alpha, out } = await backedUp("cotal-restore-merge-", 50);
+    await dropStreams(r, up.url, "alpha", DURABLE); // the artifact's streams are gone; another stream of the tenant holds data
+    await withAdmin(r, up.url, async (jsm, js) => {
+      await jsm.streams.add({ name: "orders_alpha", subjects: ["orders.alpha.>"] });
+      for (let i = 0; i < 5; i++) await js.publish("orders.alpha.x", new TextEncoder().encode(`o${i}`));
+    });
+    const before = await spaceFacts(up.url, alpha);
+    const refused = await r.cotal(["space", "restore", "alpha", "--from", out]);
+    const next = refusedWith(refused, "restore-target-not-empty", 5);
+    expect(refused.stderr).toMatch(/orders_alpha \(5 messages/);
+    expect(next).toContain(`cotal --root ${r.root} space restore alpha --from ${out} --replace --yes`);
+    expect(await spaceFacts(up.url, alpha)).toEqual(before);
+    expect(revokesAll(r, "alpha")).toBeUndefined(); // never quiesced
+    const merged = await r.cotal(["space", "restore", "alpha", "--from", out], { env: { COTAL_TEST_UNSAFE_RESTORE_OVER_DATA: "1" } });
+    expect(merged.code, merged.stderr).toBe(0);
+    expect(Object.keys((await spaceFacts(up.url, alpha)).streams)).toEqual(expect.arrayContaining([...DURABLE, "orders_alpha"]));
+  });
+
+  it("--replace from an artifact that does not fit the tenant's disk quota is refused before the quiesce, naming both figures; the old data stays; the printed next raises the quota and restores", async () => {
+    const { r, up, alpha, out, atBackup } = await backedUp("cotal-restore-quota-", 1_500); // ~3 MiB of events
+    await dropStreams(r, up.url, "alpha", ["cotal_events_alpha"]); // the big stream is gone; the KV bucket keeps its data
+    const old = await spaceFacts(up.url, alpha);
+    ok(await r.cotal(["space", "limits", "alpha", "--max-disk", "2M"]));
+    const app = await AppClient.start(up.url, alpha, "alpha", { kvOnly: true });
+    await app.writable();
+    const refused = await r.cotal(["space", "restore", "alpha", "--from", out, "--replace", "--yes"]);
+    const next = refusedWith(refused, "quota-overcommit", 3);
+    expect(refused.stderr).toMatch(/over its disk quota of 2097152 bytes/);
+    expect(next).toMatch(new RegExp(`^cotal --root ${r.root} space limits alpha --max-disk \\d+ && cotal --root ${r.root} space restore alpha --from ${out} --replace --yes$`));
+    const seen = await app.stop();
+    expect([seen.disconnects, seen.closed, seen.kvFailures]).toEqual([[], false, []]); // never quiesced
+    expect((await spaceFacts(up.url, alpha)).streams.KV_cotal_state_alpha?.messages).toBeGreaterThanOrEqual(old.streams.KV_cotal_state_alpha?.messages ?? 0);
+    // The printed exit, verbatim from /: the quota raised, then the restore.
+    const fixed = await runPrinted(next);
+    expect(fixed.code, fixed.stderr).toBe(0);
+    expect(durableFacts(await spaceFacts(up.url, alpha))).toEqual(atBackup);
+    await expectLifted(r, up.url, alpha);
+  });
+
+  it("space limits refuses a disk quota below what the tenant stores, naming both figures; the printed line keeps every flag; --force accepts it", async () => {
+    const { r } = await backedUp("cotal-limits-usage-", 1_500);
+    const refused = await r.cotal(["space", "limits", "alpha", "--max-disk", "1M", "--max-conns", "50"]);
+    const next = refusedWith(refused, "quota-overcommit", 3);
+    expect(refused.stderr).toMatch(/already stores [\d.]+ MiB \(\d+ bytes\), more than a disk quota of 1 MiB \(1048576 bytes\)/);
+    expect(next).toMatch(new RegExp(`^cotal --root ${r.root} space limits alpha --max-disk \\d+ --max-conns 50   # or add --force`));
+    expect(parseJson<{ quota: { disk: number } }>(await r.cotal(["space", "limits", "alpha", "--json"])).quota.disk).not.toBe(1048576); // unchanged
+    const printed = await runPrinted(next);
+    expect(printed.code, printed.stderr).toBe(0);
+    ok(await r.cotal(["space", "limits", "alpha", "--max-disk", "1M", "--force"]));
+    expect(parseJson<{ quota: { disk: number } }>(await r.cotal(["space", "limits", "alpha", "--json"])).quota.disk).toBe(1048576);
+  });
+
+  it("a --replace whose restore fails after the deletion (a snapshot the server refuses, its checksums recomputed) ends with the tenant's own streams put back exactly, and says so", async () => {
+    const { r, up, alpha, out } = await backedUp("cotal-restore-putback-", 200);
+    await seedSpace(up.url, alpha, "alpha", 11, 0); // the tenant's data moved on since the backup
+    const pre = durableFacts(await spaceFacts(up.url, alpha));
+    corruptWithValidChecksums(out, "streams/cotal_events_alpha.snap");
+    const failed = await r.cotal(["space", "restore", "alpha", "--from", out, "--replace", "--yes"]);
+    expect(failed.code, failed.stderr).not.toBe(0);
+    expect(failed.stderr).toMatch(/were put back from the safety copy and it was lifted/);
+    expect(durableFacts(await spaceFacts(up.url, alpha))).toEqual(pre);
+    await expectLifted(r, up.url, alpha);
+    expect(existsSync(r.layout.journalFile)).toBe(false);
+    expect(readdirSync(r.layout.maintenanceDir).filter((f) => f.startsWith("safety-"))).toEqual([]);
+  });
+
+  it("control: with COTAL_TEST_UNSAFE_RESTORE_WITHOUT_SAFETY_COPY the same failure leaves the tenant without the streams it had", async () => {
+    const { r, up, alpha, out } = await backedUp("cotal-restore-nocopy-", 200);
+    await seedSpace(up.url, alpha, "alpha", 11, 0);
+    const pre = durableFacts(await spaceFacts(up.url, alpha));
+    corruptWithValidChecksums(out, "streams/cotal_events_alpha.snap");
+    const failed = await r.cotal(["space", "restore", "alpha", "--from", out, "--replace", "--yes"], { env: { COTAL_TEST_UNSAFE_RESTORE_WITHOUT_SAFETY_COPY: "1" } });
+    expect(failed.code, failed.stderr).not.toBe(0);
+    expect(durableFacts(await spaceFacts(up.url, alpha))).not.toEqual(pre);
+  });
+
+  it("control: with COTAL_TEST_UNSAFE_RESTORE_SKIP_QUOTA_CHECK the too-large --replace quiesces the tenant (its application is disconnected) before the server refuses it", async () => {
+    const { r, up, alpha, out } = await backedUp("cotal-restore-noquota-", 1_500);
+    await dropStreams(r, up.url, "alpha", ["cotal_events_alpha"]);
+    ok(await r.cotal(["space", "limits", "alpha", "--max-disk", "2M"]));
+    const app = await AppClient.start(up.url, alpha, "alpha", { kvOnly: true });
+    await app.writable();
+    const res = await r.cotal(["space", "restore", "alpha", "--from", out, "--replace", "--yes"], { env: { COTAL_TEST_UNSAFE_RESTORE_SKIP_QUOTA_CHECK: "1" } });
+    const seen = await app.stop();
+    expect(res.code, res.stderr).not.toBe(0);
+    expect(seen.disconnects.length, "quiesced before anything refused it").toBeGreaterThan(0);
+  });
+
   // data: what the tenant holds once converged. pre: its data before the restore; artifact: the backup's
   const cuts: { point: string; replace: boolean; converge: "up" | "rerun"; data: "pre" | "artifact" | "none"; unfinished?: boolean }[] = [
     { point: "restore-online-quiesced", replace: false, converge: "up", data: "pre" },
@@ -111,9 +204,13 @@ describe("online per-space restore", () => {
     { point: "restore-online-installed", replace: false, converge: "up", data: "pre" },
     { point: "restore-online-installed", replace: false, converge: "rerun", data: "artifact" },
     { point: "restore-online-quiesced", replace: true, converge: "up", data: "pre" },
-    { point: "restore-online-deletion-began", replace: true, converge: "up", data: "none", unfinished: true },
+    { point: "restore-online-deletion-began", replace: true, converge: "up", data: "pre" },
     { point: "restore-online-deletion-began", replace: true, converge: "rerun", data: "artifact" },
-    { point: "restore-online-deleted", replace: true, converge: "up", data: "none", unfinished: true },
+    { point: "restore-online-deleted", replace: true, converge: "up", data: "pre" },
+    { point: "restore-online-stream", replace: true, converge: "up", data: "pre" },
+    { point: "restore-online-installed", replace: true, converge: "up", data: "pre" },
+    { point: "restore-safety-taken", replace: true, converge: "up", data: "pre" },
+    { point: "restore-safety-taken", replace: true, converge: "rerun", data: "artifact" },
     { point: "restore-online-installed", replace: true, converge: "rerun", data: "artifact" },
   ];
   for (const c of cuts) {
@@ -129,7 +226,7 @@ describe("online per-space restore", () => {
       expect(await connects(up.url, alpha)).toBe(false);
 
       // status and the refusal of another verb name the re-run
-      const rerun = `cotal space restore alpha --from ${out}${c.replace ? " --replace --yes" : ""}`;
+      const rerun = `cotal --root ${r.root} space restore alpha --from ${out}${c.replace ? " --replace --yes" : ""}`;
       const st = await statusOf(r);
       expect(st.quiesced.map((q) => [q.space, q.next.split("   #")[0]])).toEqual([["alpha", rerun]]);
       const refused = await r.cotal(["space", "add", "gamma"]);
@@ -157,21 +254,21 @@ describe("online per-space restore", () => {
     });
   }
 
-  it("a plain down after a killed --replace, then the cold up: lifted right after the boot, its partial streams deleted, the restore left journaled for the printed re-run", async () => {
+  it("a plain down after a killed --replace, then the cold up: lifted right after the boot with the tenant's own streams put back from the safety copy; the printed re-run then restores", async () => {
     const { r, up, alpha, out, atBackup } = await backedUp("cotal-restore-cold-", 80);
+    await seedSpace(up.url, alpha, "alpha", 6, 0); // the tenant's data moved on: "old" and "new" differ
+    const pre = durableFacts(await spaceFacts(up.url, alpha));
     const args = ["space", "restore", "alpha", "--from", out, "--replace", "--yes"];
     const cut = await r.cotal(args, { env: { COTAL_FAILPOINT: "restore-online-installed:kill" } });
     expect(cut.code, cut.stderr).not.toBe(0);
     expect(typeof revokesAll(r, "alpha")).toBe("number");
     ok(await r.cotal(["down"]));
     const again = parseJson<{ url: string; notes: string[] }>(ok(await r.cotal(["up", "--detach", "--port", String(r.port), "--json"])));
-    expect(again.notes.join("\n")).toMatch(/lifted the quiesce of space alpha left by online restore .*deleted its partially restored streams KV_cotal_state_alpha/);
+    expect(again.notes.join("\n")).toMatch(/lifted the quiesce of space alpha left by online restore .*put the tenant's own streams back from its safety copy: KV_cotal_state_alpha, cotal_events_alpha/);
     await expectLifted(r, again.url, alpha);
-    // no data of either side: the cold boot re-provisioned the template streams, empty
-    const empty = durableFacts(await spaceFacts(again.url, alpha));
-    expect(empty.consumers).toEqual({});
-    expect(Object.values(empty.streams).map((f) => f.messages)).toEqual(Object.values(empty.streams).map(() => 0));
-    expect((await statusOf(r)).restoreUnfinished?.next).toBe(`cotal space restore alpha --from ${out} --replace --yes`);
+    expect(durableFacts(await spaceFacts(again.url, alpha))).toEqual(pre);
+    expect((await statusOf(r)).restoreUnfinished).toBeFalsy();
+    expect(readdirSync(r.layout.maintenanceDir).filter((f) => f.startsWith("safety-"))).toEqual([]);
     ok(await r.cotal(args));
     expect(durableFacts(await spaceFacts(up.url, alpha))).toEqual(atBackup);
     expect(existsSync(r.layout.journalFile)).toBe(false);
@@ -187,7 +284,7 @@ describe("online per-space restore", () => {
     expect(stopped.code, stopped.stderr).toBe(6);
     expect(stopped.stderr).toMatch(/broker-not-running/);
     const next = /next: (.*?)\s*(#|$)/m.exec(stopped.stderr)?.[1];
-    expect(next).toBe("cotal up --detach");
+    expect(next).toBe(`cotal --root ${r.root} up --detach`);
     const again = parseJson<{ url: string }>(ok(await r.cotal(["up", "--detach", "--port", String(r.port), "--json"])));
     await expectLifted(r, again.url, alpha);
     ok(await r.cotal(args));

@@ -149,7 +149,7 @@ describe("crash-resume edges", () => {
     expect((await statusOf(r)).provisioningOwed).toEqual(["b1", "b2"]); // durable: status sees what is owed
     const shown = await r.cotal(["status"]);
     const next = (shown.stdout.split("\n").find((l) => l.includes("next: ")) ?? "").split("next: ")[1]?.split("#")[0]?.trim().split(/\s+/) ?? [];
-    expect(next.slice(0, 2)).toEqual(["cotal", "up"]);
+    expect(next.slice(0, 4)).toEqual(["cotal", "--root", r.root, "up"]);
     const fix = await r.cotal(next.slice(1));
     expect(fix.code, fix.stderr).toBe(0);
     for (const s of ["b1", "b2"]) {

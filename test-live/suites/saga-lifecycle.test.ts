@@ -138,7 +138,7 @@ describe("cold boot and the running-root up", () => {
     expect(up.code).toBe(3);
     expect(up.stderr).toMatch(/\[divergence\]/);
     expect(up.stderr).toMatch(/disk-only: \[sneaky\]/);
-    expect(up.stderr).toMatch(/next: cotal broker reconcile/);
+    expect(up.stderr).toMatch(/next: cotal (--root \S+ )?broker reconcile/);
     expect((await statusOf(r)).broker.running).toBe(false);
   });
 });

@@ -45,7 +45,7 @@ describe("stray servers", () => {
     expect(up.stderr).toContain(`pid ${pid}`);
     // The printed way out is `cotal down && <this up>`: its first command stops the stray.
     const printed = (up.stderr.split("\n").find((l) => l.includes("next: ")) ?? "").split("next: ")[1]?.split("#")[0]?.trim() ?? "";
-    expect(printed).toMatch(/^cotal down && cotal up --detach\b/);
+    expect(printed).toMatch(/^cotal (--root \S+ )?down && cotal (--root \S+ )?up --detach\b/);
     const next = (printed.split("&&")[0] ?? "").trim().split(/\s+/);
     const down = await r.cotal([...next.slice(1), "--json"]);
     expect(down.code, down.stderr).toBe(0);

@@ -54,7 +54,7 @@ export function invocationLine(): string {
 }
 
 export function reportContext(): ReportContext {
-  return invocation === undefined ? {} : { argv: invocation };
+  return invocation === undefined ? {} : { argv: invocation, root: invocation[1] as string };
 }
 
 /** The one place errors become output and exit codes; every refusal names what to run next. */

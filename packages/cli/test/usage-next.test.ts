@@ -38,7 +38,7 @@ describe("usage refusals name the command's --help", () => {
   it("keeps a refusal's own next when it names one", async () => {
     const r = await run(["--root", dir, "up", "--cluster", "x"]);
     expect(r.code).toBe(EXIT.usage);
-    expect(r.stderr).toContain("next: cotal up --cluster 3 --detach");
+    expect(r.stderr).toContain(`next: cotal --root ${dir} up --cluster 3 --detach`); // the root named (nameRoot)
   });
 
   it("walks subcommands past global options and stops at the leaf's positionals", () => {

@@ -50,6 +50,21 @@ const FS_HINTS: Record<string, string> = {
 export interface ReportContext {
   argv?: readonly string[];
   rerun?: string;
+  /** The root the failed command ran on: every `cotal …` of a `next` that names none gets it (nameRoot). */
+  root?: string;
+}
+
+/**
+ * `next` with `--root <root>` in every `cotal …` command that names no root of its own, so the line
+ * runs as printed from any directory (docs/refusals.md, "Printed commands"). Commands are the parts
+ * between `&&`, `||`, `;` and a trailing `#` comment.
+ */
+export function nameRoot(next: string, root: string): string {
+  const hash = next.search(/\s#/);
+  const [code, comment] = hash < 0 ? [next, ""] : [next.slice(0, hash), next.slice(hash)];
+  const parts = code.split(/(&&|\|\||;)/);
+  const named = parts.map((part) => (/^(&&|\|\||;)$/.test(part) || /(^|\s)--root(\s|=)/.test(part) ? part : part.replace(/^(\s*)cotal\s(?!--root)/, `$1cotal --root ${shellWord(root)} `)));
+  return `${named.join("")}${comment}`;
 }
 
 /** One argument as a POSIX shell reads it back: bare when safe, else single-quoted. */
@@ -79,9 +94,10 @@ const RERUN_WITH = /\{rerun:([A-Za-z0-9_-]*)\}/g;
 /** Every RERUN and rerunWith token of `text` as the operator's own command line. */
 function renderNext(text: string, ctx: ReportContext): string {
   const plain = ctx.rerun ?? (ctx.argv ? renderRerun(ctx.argv) : "<the same command>");
-  return text
+  const rendered = text
     .replace(RERUN_WITH, (_, enc: string) => (ctx.argv ? renderRerun(ctx.argv, JSON.parse(Buffer.from(enc, "base64url").toString("utf8")) as Record<string, string | true | null>) : plain))
     .replaceAll(RERUN, plain);
+  return ctx.root ? nameRoot(rendered, ctx.root) : rendered;
 }
 
 function shape(code: ErrorCode, message: string, next: string | undefined, details: Record<string, unknown> | undefined, ctx: ReportContext): ErrorShape {

@@ -36,7 +36,7 @@ export const FAILPOINTS = [
   // the online backup (maintenance/online-backup.ts): the quiesce journaled, proven; the artifact published; the lift proven
   "backup-quiesce-journaled", "backup-quiesced", "backup-published", "backup-lifted", "backup-live-published",
   // the online restore (maintenance/online-restore.ts): journaled, quiesced, --replace's deletion begun and done, a stream installed, verified, lifted
-  "restore-online-journaled", "restore-online-quiesced", "restore-online-deletion-began", "restore-online-deleted", "restore-online-stream", "restore-online-installed", "restore-online-verified", "restore-online-lifted", "restore-online-done",
+  "restore-online-journaled", "restore-online-quiesced", "restore-safety-taken", "restore-safety-stream", "restore-online-deletion-began", "restore-online-deleted", "restore-online-stream", "restore-online-installed", "restore-online-verified", "restore-online-lifted", "restore-online-done",
   "restore-quarantine-begin", "restore-quarantine-stream", "restore-quarantine-verified", "restore-quarantine-done",
   "restore-target-begin", "restore-target-stream", "restore-target-verified", "restore-target-done",
 ] as const;

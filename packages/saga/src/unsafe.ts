@@ -65,6 +65,16 @@ export const UNSAFE_SWITCHES = [
   "SKIP_QUIESCE",
   /** An online restore does not refuse a namespace holding the artifact's streams with data: it restores over them as --replace would. */
   "RESTORE_OVER_DATA",
+  /** An online restore deletes the streams it replaces without keeping a safety copy first (a failure leaves the tenant with less). */
+  "RESTORE_WITHOUT_SAFETY_COPY",
+  /** An online restore does not check that the artifact fits the tenant's quota before it quiesces and deletes. */
+  "RESTORE_SKIP_QUOTA_CHECK",
+  /** space limits accepts a disk or stream quota below what the tenant already stores, without --force. */
+  "LIMITS_BELOW_USAGE",
+  /** cotal status reports no standing journal entry or dead lock holder as what blocks the root (it says clean). */
+  "STATUS_IGNORES_BLOCKS",
+  /** space rm deletes the tenant's streams before checking that the config without it renders. */
+  "RM_SKIP_RENDER_CHECK",
   /** A cluster root commits a generation some member node has not proven (and the cluster reload reports such a node as proven). */
   "CLUSTER_COMMIT_UNPROVEN",
   /** An offline backup/restore clones the whole store for its isolated broker, not only the tenant's account directory. */
@@ -93,6 +103,8 @@ export const UNSAFE_SWITCHES = [
   "NODE_APPLY_UNFENCED",
   /** `cotal node run` lets its node run the whole committed list while a pending claim removes tenants from it. */
   "NODE_ADMITS_PENDING_REMOVES",
+  /** A cluster node boots with no tenant preloaded instead of every tenant held: JetStream drops the tenants' stream assignments at boot (issue #28). */
+  "CLUSTER_BOOT_BARE",
   /** A backup's snapshots skip the server's checksum pass (`jsck`): a store with a corrupted message is backed up silently. */
   "SKIP_STORE_CHECK",
   /** `up --space <name>` on a running root does not check the space exists (it prints a creds path that does not). */

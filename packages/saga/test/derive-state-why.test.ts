@@ -24,6 +24,15 @@ describe("deriveState: state and why", () => {
     ["stopped", input({ running: false }), "stopped", "the broker is not running"],
     ["clean", input(), "clean", "generation 3, proven and committed"],
     ["clean without a record", input({ record: undefined }), "clean", "the running config preloads every tenant on disk"],
+    ["a standing removal", input({ blocked: "a removal of space b is unfinished", diskNames: ["a", "b", "x"] }), "BLOCKED", "a removal of space b is unfinished"],
+    ["blocked while stopped", input({ running: false, blocked: "a cut holds the store" }), "BLOCKED", "a cut holds the store"],
+    ["a torn claim before a block", input({ record: rec({ pending }), blocked: "x" }), "PENDING", "a add claimed generation 4 (9@h (space add)) and has not promoted; the next writer rolls it back"],
+    ["unproven before a block", input({ record: rec({ appliedGeneration: 2 }), blocked: "x" }), "UNPROVEN RELOAD", "generation 3 committed, 2 proven; every writer refuses: cotal broker reconcile"],
+    ["one node behind", input({ degradedNodes: ["n2: streams unassigned"] }), "DEGRADED", "node n2: streams unassigned"],
+    ["two nodes behind", input({ degradedNodes: ["n2: x", "n3: y"] }), "DEGRADED", "nodes n2: x, n3: y"],
+    ["no node behind", input({ degradedNodes: [] }), "clean", "generation 3, proven and committed"],
+    ["nodes of a stopped cluster", input({ running: false, degradedNodes: ["n2: x"] }), "stopped", "the broker is not running"],
+    ["divergence before degraded nodes", input({ diskNames: ["a", "x", "y"], preloadedNames: ["a", "x", "y"], record: rec({ spaces: ["a", "b", "c"] }), degradedNodes: ["n2: x"] }), "divergence", "disk-only: [x, y], kv-only: [b, c]"],
   ] as const)("%s", (_what, i, state, why) => {
     expect(deriveState(i)).toEqual({ state, why });
   });

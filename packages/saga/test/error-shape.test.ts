@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { afterPid, describeError, errorDocument, renderRerun, RERUN, rerunWith, SagaError } from "../src/entries/errors.js";
+import { afterPid, describeError, errorDocument, nameRoot, renderRerun, RERUN, rerunWith, SagaError } from "../src/entries/errors.js";
 
 const KEYS = ["code", "details", "exit", "message", "next", "retriable"];
 
@@ -78,5 +78,20 @@ describe("printed commands keep the operator's flags (rerunWith, renderRerun)", 
   it("without the CLI's argv a token still names a command: the fixed rerun, else a marker", () => {
     expect(describeError(new SagaError("conflict", "x", { next: rerunWith({ "--a": "b" }) }), { rerun: "cotal jobs status" }).next).toBe("cotal jobs status");
     expect(describeError(new SagaError("conflict", "x", { next: RERUN }), {}).next).toBe("<the same command>");
+  });
+});
+
+describe("nameRoot: every printed cotal command names the root", () => {
+  it("adds --root to each cotal command that has none, keeps the ones that do, leaves other commands and the comment alone", () => {
+    expect(nameRoot("cotal up   # lifts it", "/r")).toBe("cotal --root /r up   # lifts it");
+    expect(nameRoot("cotal up --detach && cotal space rm b", "/a b")).toBe("cotal --root '/a b' up --detach && cotal --root '/a b' space rm b");
+    expect(nameRoot("cotal up --detach --root /x && cotal --root=/y status; cotal down", "/r")).toBe("cotal up --detach --root /x && cotal --root=/y status; cotal --root /r down");
+    expect(nameRoot("while kill -0 7 2>/dev/null; do sleep 1; done; cotal space add g", "/r")).toBe("while kill -0 7 2>/dev/null; do sleep 1; done; cotal --root /r space add g");
+    expect(nameRoot("mkdir -p /b && cotal status   # see cotal up", "/r")).toBe("mkdir -p /b && cotal --root /r status   # see cotal up");
+    expect(nameRoot("bash infra/redis.sh start", "/r")).toBe("bash infra/redis.sh start");
+  });
+
+  it("a reported error's next names the context's root", () => {
+    expect(describeError(new SagaError("journal-blocked", "x", { next: "cotal space rm b   # finishes it" }), { root: "/r" }).next).toBe("cotal --root /r space rm b   # finishes it");
   });
 });

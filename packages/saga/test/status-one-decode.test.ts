@@ -68,7 +68,7 @@ describe("one JWT decode per record in a verb", () => {
     const report = JSON.parse(full) as { quiesced: { space: string; source: string; revokeAllBefore: number }[]; spaces: { name: string }[] };
     expect(report.spaces.map((s) => s.name)).toEqual(["alpha", "beta", "big", "delta", "gamma", "quiet"]);
     // Positive control: exactly the quiesced tenant, with the time its JWT carries.
-    expect(report.quiesced).toEqual([{ space: "quiet", source: "jwt", revokeAllBefore: 1_800_000_000, next: "cotal up   # lifts it" }]);
+    expect(report.quiesced).toEqual([{ space: "quiet", source: "jwt", revokeAllBefore: 1_800_000_000, next: `cotal --root ${layout.root} up   # lifts it` }]);
 
     for (const path of ["full", "indexed"] as const) {
       if (path === "full") rmSync(recordIndexFile(layout), { force: true });

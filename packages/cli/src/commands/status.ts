@@ -1,12 +1,12 @@
 import { status, type StatusReport } from "@cotal/saga";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
-import { json, out } from "../output.js";
+import { json, out, shellWord } from "../output.js";
 
 function printStatus(s: StatusReport): void {
   if (!s.exists) {
     out(`cotal: no root at ${s.root}`);
-    out("  next: cotal up --detach");
+    out(`  next: cotal --root ${shellWord(s.root)} up --detach   # creates one there`);
     return;
   }
   out(`root:    ${s.root}`);
@@ -29,11 +29,10 @@ function printStatus(s: StatusReport): void {
   for (const sp of s.spaces) out(`  ${sp.name.padEnd(24)} ${sp.publicKey}${sp.inConfig ? "" : "  NOT IN server.conf"}${sp.inInventory === false ? "  NOT IN the KV inventory" : ""}`);
   for (const n of s.kvOnly) out(`  ${n.padEnd(24)} listed in the KV inventory, no record on disk`);
   const j = s.journal;
-  if (j?.op === "space-rm") out(`journal: space-rm ${j.space} since ${j.startedAt}${j.streamsDeleted ? " (streams deleted)" : ""} — next: cotal space rm ${j.space}`);
+  if (j?.op === "space-rm") out(`journal: space-rm ${j.space} since ${j.startedAt}${j.streamsDeleted ? " (streams deleted)" : ""}`);
   else if (j?.op === "cut") {
     const attempt = j.attempt ? "; a backup/restore attempt holds it" : "";
     out(`journal: preserve-state cut ${j.cutId}, ${j.state} since ${j.readyAt ?? j.startedAt}${attempt}${j.lastResumeError ? `; last resume failed: ${j.lastResumeError}` : ""}`);
-    out(j.state === "ready" ? "  next: cotal space backup <name> --out <dir>   # or: cotal up   # resumes the preserved store" : "  next: cotal up   # recovers the cut by its journal state");
   }
   for (const q of s.quiesced ?? []) {
     const who = q.owner ? `online backup/restore ${q.attemptId} (${q.stage}, pid ${q.owner.pid} ${q.owner.status})` : "no backup journaled";
@@ -50,11 +49,7 @@ function printStatus(s: StatusReport): void {
   else if (s.lock) out(`lock:    held by pid ${s.lock.pid} on ${s.lock.host} (${s.lock.purpose}, ${s.lock.status})`);
   const owed = s.provisioningOwed ?? [];
   if (owed.length > 0) out(`provisioning: may be incomplete for ${owed.length > 5 ? `${owed.slice(0, 5).join(", ")} and ${owed.length - 5} more` : owed.join(", ")} (a verb stopped after trusting them)`);
-  if (s.state === "uncertain") out("  next: repair or move aside the corrupt records above");
-  else if (owed.length > 0 && s.broker.running && s.state === "clean") out("  next: cotal up --detach   # provisions what a killed verb left owed");
-  else if (s.state === "stopped") out("  next: cotal up --detach");
-  else if (["PENDING", "PROMOTED-BUT-UNCOMMITTED", "PROVEN-BUT-UNCOMMITTED"].includes(s.state)) out("  next: cotal up   # resumes the interrupted mutation by the crash-resume table");
-  else if (s.state !== "clean") out("  next: cotal broker reconcile   # prints both lists and the ways out");
+  if (s.next) out(`next:    ${s.next}`); // the headline state's way out, the root named (ops/status.ts)
 }
 
 export function registerStatus(program: Command): void {

@@ -14,5 +14,5 @@ export {
   type ExitCode,
   type JobsErrorCode,
 } from "../error-table.js";
-export { describeError, errorDocument, renderRerun, shellWord, type ErrorShape, type ReportContext } from "../error-shape.js";
+export { describeError, errorDocument, nameRoot, renderRerun, shellWord, type ErrorShape, type ReportContext } from "../error-shape.js";
 export { redactSeeds } from "../redact.js";

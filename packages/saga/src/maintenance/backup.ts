@@ -1,4 +1,4 @@
-import { existsSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -17,6 +17,7 @@ import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
 import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 import { brokerState } from "../broker/runtime.js";
 import { spaceBackupOnline } from "./online-backup.js";
+import { checkBackupOut, spaceStoreBytes } from "./artifact-paths.js";
 import { refuseOfflineOnCluster } from "../ops/cluster-offline.js";
 
 export { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
@@ -37,9 +38,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
   const progress = opts.onProgress ?? (() => undefined);
   const journal = { verb: "space backup", cut: true };
   assertJournalAllows(layout, journal); // a standing removal names itself before any input check
-  if (existsSync(out)) {
-    throw new SagaError("invalid-argument", `${out} already exists; a backup writes into a directory it creates itself`, { next: `cotal space backup ${space} --out <a new directory>` });
-  }
+  checkBackupOut(out, { space, root: layout.root, needBytes: spaceStoreBytes(layout.root, space) });
   // The lock, the reaping of leaked brokers, the journal and the certain inventory: the one preamble (ops/verb.ts).
   return withVerb({ root: layout.root, purpose: `cotal space backup ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ lock, disk: tenants }) => {
     const cut = requireReadyCut(layout, "space backup");

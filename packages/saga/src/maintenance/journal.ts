@@ -87,6 +87,12 @@ export interface QuiesceEntry {
   streams?: string[];
   /** restore --replace: the tenant's streams it deletes, recorded before the first deletion. */
   replace?: { streams: string[]; deletionBegan: boolean };
+  /**
+   * restore: where the copy of every stream it deletes is kept (restore-safety.ts), recorded before
+   * the copy exists; `complete` once its manifest is written, before any deletion. A stopped restore
+   * whose deletion began is put back from a complete copy by its recovery.
+   */
+  safety?: { dir: string; complete: boolean };
   /** restore: the account key the artifact pins differs and --rebind-account accepted it. */
   rebindAccount?: boolean;
   /** The artifact directory's inode once this attempt created it: only a proven-ours dir is removed. */

@@ -5,11 +5,11 @@
  * renamed to DIR once its manifest is written: DIR is a complete artifact or absent. It changes no trust
  * (no saga, no reload, no journal); the maintenance lock keeps a restore or removal of the tenant out.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { SagaError, isSagaError, RERUN, rerunWith } from "../errors.js";
+import { SagaError, isSagaError, RERUN } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
@@ -19,6 +19,7 @@ import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
 import { fsyncDir } from "../root/secret-files.js";
 import { newAttemptId } from "./attempt.js";
+import { checkBackupOut } from "./artifact-paths.js";
 import { BACKUP_USER_PERMISSIONS, backupResultOf, ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 import type { PhaseClock } from "./phase-clock.js";
 import { recoverQuiesce, type QuiesceRecovery } from "./quiesce.js";
@@ -46,12 +47,6 @@ export function reapDeadPartials(out: string, alive: (pid: number) => boolean = 
     reaped.push(name);
   }
   return reaped;
-}
-
-/** Until artifact-paths.ts lands: `out` must not exist and its parent must be a directory. */
-function assertOutFree(out: string): void {
-  if (existsSync(out)) throw new SagaError("io", `${out} already exists; a backup writes into a directory it creates itself`, { next: rerunWith({ "--out": `${out}.1` }) });
-  if (!existsSync(dirname(out))) throw new SagaError("io", `${dirname(out)} does not exist`, { next: `mkdir -p ${dirname(out)} && ${RERUN}` });
 }
 
 export interface LiveBackupResult extends SpaceBackupResult {
@@ -89,7 +84,7 @@ export async function backupLive(opts: SpaceBackupOptions, clock: PhaseClock): P
       durable.sort((a, b) => (a.config.name < b.config.name ? -1 : 1));
       clock.lap("backup user connect, stream list");
       // Everything the write needs is checked before the first byte: the path, its room for the space's bytes.
-      assertOutFree(out);
+      checkBackupOut(out, { space, root: layout.root, needBytes: durable.reduce((n, x) => n + x.state.bytes, 0) });
       reapDeadPartials(out);
       partial = partialDirOf(out, process.pid, attemptId);
       mkdirSync(partial, { mode: 0o700 });

@@ -4,7 +4,7 @@
  * snapshot its streams through the running broker as a user issued after the quiesce, write the
  * manifest last, lift. The artifact format is the offline one, so the offline restore reads it.
  */
-import { existsSync, lstatSync, mkdirSync } from "node:fs";
+import { lstatSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -19,8 +19,9 @@ import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
 import { clearJournal, readJournal, writeJournal, type QuiesceEntry } from "./journal.js";
 import { unsafe } from "../unsafe.js";
-import { verifyArtifact, type BackupManifest } from "./artifact.js";
+import { verifyArtifact } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";
+import { checkBackupOut, spaceStoreBytes } from "./artifact-paths.js";
 import { BACKUP_USER_PERMISSIONS, backupResultOf, ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
 import { PhaseClock, type PhaseTiming } from "./phase-clock.js";
@@ -76,9 +77,8 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
         return { ...backupResultOf(verifyArtifact(out).manifest, out), mode: "online" as const, recovered };
       }
     }
-    if (existsSync(out)) {
-      throw new SagaError("invalid-argument", `${out} already exists; a backup writes into a directory it creates itself`, { next: `cotal space backup ${space} --out <a new directory>` });
-    }
+    // Checked before the quiesce: a bad --out never evicts the tenant (docs/backup.md).
+    checkBackupOut(out, { space, root: layout.root, needBytes: spaceStoreBytes(layout.root, space) });
     const account = disk.find((t) => t.name === space);
     if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
     const kv = await session.store.read();

@@ -23,6 +23,9 @@ import { evictAccountConnections } from "../provision/evict-connections.js";
 import { MANIFEST_FILE } from "./artifact.js";
 import { deleteStreams } from "./restore-streams.js";
 import type { PhaseClock } from "./phase-clock.js";
+import { REPLACE_USER_PERMISSIONS, dropSafety, putBackSafety } from "./restore-safety.js";
+import { clusterOf, tenantReplicasOf } from "../root/cluster-settings.js";
+import { loadSettings } from "../root/settings.js";
 
 /**
  * The `iat` of cotal's own user in a quiesced namespace: nats-server revokes a user issued at or
@@ -108,7 +111,7 @@ export async function liftTenant(env: SagaEnv, lock: MaintenanceLock, attemptId:
 }
 
 /** Updates the standing quiesce entry of `attemptId` (under the held lock); refuses if it is not ours any more. */
-export function updateQuiesce(layout: RootLayout, lock: MaintenanceLock, attemptId: string, patch: Partial<Pick<QuiesceEntry, "stage" | "outIno" | "replace">>): QuiesceEntry {
+export function updateQuiesce(layout: RootLayout, lock: MaintenanceLock, attemptId: string, patch: Partial<Pick<QuiesceEntry, "stage" | "outIno" | "replace" | "safety">>): QuiesceEntry {
   const j = readJournal(layout);
   if (j?.op !== "quiesce" || j.attemptId !== attemptId) {
     throw new SagaError("lock-lost", `the online backup ${attemptId} is no longer the journal's entry`, { next: "cotal status" });
@@ -143,8 +146,10 @@ export interface QuiesceRecovery {
   out: string;
   /** restore: the partially installed streams it deleted so the lifted tenant never sees a mix. */
   dropped?: string[];
-  /** restore --replace after its deletion began: lifted, the entry left for the re-run. */
+  /** restore --replace after its deletion began, with no safety copy (a legacy entry): lifted, the entry left for the re-run. */
   unfinished?: boolean;
+  /** restore --replace after its deletion began: the streams put back from its safety copy (restore-safety.ts). */
+  putBack?: string[];
 }
 
 /**
@@ -156,7 +161,16 @@ async function recoverRestore(env: SagaEnv, url: string, entry: QuiesceEntry, ve
   const base = { purpose: "restore" as const, space: entry.space, attemptId: entry.attemptId, stage: entry.stage, out: entry.out, artifact: "complete" as const };
   if (entry.stage === "unfinished") return { ...base, lifted: false, unfinished: true };
   const finished = entry.stage === "verified" || entry.stage === "lifting";
+  const safety = entry.safety;
   const touched = entry.stage === "deleting" || entry.stage === "restoring" || entry.replace?.deletionBegan === true;
+  if (!finished && touched && safety?.complete) {
+    // Old or new, never less: the partial restore goes and the tenant's own streams come back from the copy.
+    const putBack = await putBackFromSafety(env, url, entry, safety.dir);
+    const { changed } = await resignRevocations(env, entry.space, undefined, `${verb} (lift)`);
+    clearJournal(env.layout, env.lock);
+    dropSafety(safety.dir);
+    return { ...base, lifted: changed, putBack };
+  }
   const dropped = !finished && touched ? await dropPartialRestore(env, url, entry) : [];
   const { changed } = await resignRevocations(env, entry.space, undefined, `${verb} (lift)`);
   if (!finished && entry.replace?.deletionBegan) {
@@ -164,7 +178,20 @@ async function recoverRestore(env: SagaEnv, url: string, entry: QuiesceEntry, ve
     return { ...base, lifted: changed, dropped, unfinished: true };
   }
   clearJournal(env.layout, env.lock);
+  if (safety) dropSafety(safety.dir); // nothing was deleted (or the restore verified): the copy is not needed
   return { ...base, lifted: changed, dropped };
+}
+
+/** Puts the tenant's streams back from a --replace's safety copy, as a user issued after the quiesce. */
+async function putBackFromSafety(env: SagaEnv, url: string, entry: QuiesceEntry, dir: string): Promise<string[]> {
+  const { rec } = recordOf(env.layout, entry.space);
+  const t = revokeAllBefore(rec.jwt);
+  const nc = await connectAsAccount(url, rec, { name: `cotal-restore-putback-${entry.space}`, reconnect: false, ttlSeconds: 3600, permissions: REPLACE_USER_PERMISSIONS, ...(t !== undefined ? { issuedAt: issuedAfter(t) } : {}) });
+  try {
+    return await putBackSafety(nc, await jetstreamManager(nc), dir, entry.streams ?? [], tenantReplicasOf(clusterOf(env.layout, loadSettings(env.layout))), () => undefined);
+  } finally {
+    await nc.close();
+  }
 }
 
 /**

@@ -71,7 +71,7 @@ export interface BootContext {
 export function liftNotes(r: LiftReport): string[] {
   const rec = r.recovered;
   const out = !rec ? [] : rec.purpose === "backup" ? [`lifted the quiesce of space ${rec.space} left by online backup ${rec.attemptId} (${rec.stage}); its artifact at ${rec.out}: ${rec.artifact}`]
-    : [`lifted the quiesce of space ${rec.space} left by online restore ${rec.attemptId} (${rec.stage})${rec.dropped?.length ? `; deleted its partially restored streams ${rec.dropped.join(", ")}` : ""}${rec.unfinished ? `; the restore is unfinished (its --replace deleted the old streams): cotal space restore ${rec.space} --from ${rec.out} --replace --yes` : ""}`];
+    : [`lifted the quiesce of space ${rec.space} left by online restore ${rec.attemptId} (${rec.stage})${rec.putBack?.length ? `; put the tenant's own streams back from its safety copy: ${rec.putBack.join(", ")}` : ""}${rec.dropped?.length ? `; deleted its partially restored streams ${rec.dropped.join(", ")}` : ""}${rec.unfinished ? `; the restore is unfinished (its --replace deleted the old streams): cotal space restore ${rec.space} --from ${rec.out} --replace --yes` : ""}`];
   return [...out, ...r.lifted.map((s) => `lifted space ${s}: its account JWT revoked every user with no backup journaled`)];
 }
 

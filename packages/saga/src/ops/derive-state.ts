@@ -14,6 +14,8 @@ export type DerivedState =
   | "SILENT EVICTION"
   | "RESURRECTION RISK"
   | "UNRESUMABLE"
+  | "BLOCKED"
+  | "DEGRADED"
   | "divergence";
 
 export interface StateInput {
@@ -27,6 +29,10 @@ export interface StateInput {
   /** Preloaded accounts no record vouches for. */
   unknownPreloads: number;
   serverConfDigest?: string;
+  /** What refuses every mutating verb now and its owner is gone (a standing journal entry, a dead lock holder): the caller's words. */
+  blocked?: string;
+  /** Cluster nodes whose own state is not clean (ops/cluster-status.ts), "name: state" each. */
+  degradedNodes?: readonly string[];
 }
 
 /** Pure: the first matching condition wins, most dangerous first. */
@@ -51,6 +57,8 @@ export function deriveState(i: StateInput): { state: DerivedState; why: string }
     }
   }
   if (r && d?.action === "refuse") return { state: "UNPROVEN RELOAD", why: `generation ${r.generation} committed, ${r.appliedGeneration} proven; every writer refuses: cotal broker reconcile` };
+  // A standing entry explains what follows it (a removal's divergence, a quiesced tenant): it is named first.
+  if (i.blocked) return { state: "BLOCKED", why: i.blocked };
   if (i.running) {
     const onDisk = new Set(i.diskNames);
     const preloaded = new Set(i.preloadedNames); // Sets: linear at 10,000 tenants
@@ -66,5 +74,6 @@ export function deriveState(i: StateInput): { state: DerivedState; why: string }
     }
   }
   if (!i.running) return { state: "stopped", why: "the broker is not running" };
+  if (i.degradedNodes && i.degradedNodes.length > 0) return { state: "DEGRADED", why: `node${i.degradedNodes.length > 1 ? "s" : ""} ${i.degradedNodes.join(", ")}` };
   return { state: "clean", why: r ? `generation ${r.generation}, proven and committed` : "the running config preloads every tenant on disk" };
 }

@@ -3,7 +3,9 @@
  * against the broker budget before any write (docs/quotas.md).
  */
 import { unsafe } from "../unsafe.js";
-import { SagaError } from "../errors.js";
+import { SagaError, rerunWith } from "../errors.js";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connectAsAccount } from "../broker/connect.js";
 import { assertSpaceName } from "../names.js";
 import { certainInventory, loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -56,6 +58,8 @@ export interface SpaceLimitsOptions extends SessionHooks {
   /** The fields to change; the others keep the space's current values. */
   quota: Partial<SpaceQuota>;
   lockWaitMs?: number;
+  /** Accept a disk or stream quota below what the tenant already stores (its writes then fail until it deletes). */
+  force?: boolean;
 }
 
 export interface SpaceLimitsResult {
@@ -82,6 +86,37 @@ export function showSpaceLimits(root: string, name: string): { space: string; qu
  * claimed (space + both JWTs), written, re-rendered, reloaded with proof, committed. A pending
  * claim found on the way is resumed first, so the change is decided on a settled record.
  */
+/** What a space's account stores now, as the server counts it against its quota ($JS.API.INFO). */
+async function storedNow(url: string, rec: AccountRecord): Promise<{ storage: number; streams: number }> {
+  const nc = await connectAsAccount(url, rec, { name: `cotal-limits-${rec.name}`, reconnect: false, ttlSeconds: 60, permissions: { allowPub: ["$JS.API.INFO"], allowSub: ["_INBOX.>"] } });
+  try {
+    const info = await (await jetstreamManager(nc)).getAccountInfo();
+    return { storage: info.storage, streams: info.streams };
+  } finally {
+    await nc.close().catch(() => undefined);
+  }
+}
+
+/**
+ * A lowered disk or stream quota must still hold what the tenant stores: below it, every write of
+ * the tenant fails until it deletes data, which is `--force`'s to accept (docs/quotas.md).
+ */
+async function assertAboveUsage(url: string, rec: AccountRecord, before: SpaceQuota, after: SpaceQuota): Promise<void> {
+  const lowered = (f: "disk" | "streams") => after[f] >= 0 && (before[f] < 0 || after[f] < before[f]);
+  if (!lowered("disk") && !lowered("streams")) return;
+  const now = await storedNow(url, rec);
+  const under = [
+    ...(lowered("disk") && after.disk < now.storage ? [{ flag: "--max-disk", what: `a disk quota of ${formatBytes(after.disk)} (${after.disk} bytes)`, stored: `${formatBytes(now.storage)} (${now.storage} bytes)`, value: now.storage }] : []),
+    ...(lowered("streams") && after.streams < now.streams ? [{ flag: "--max-streams", what: `a quota of ${after.streams} stream(s)`, stored: `${now.streams} stream(s)`, value: now.streams }] : []),
+  ];
+  const first = under[0];
+  if (!first) return;
+  throw new SagaError("quota-overcommit", `space ${rec.name} already stores ${under.map((u) => `${u.stored}, more than ${u.what}`).join("; ")}: its writes would fail until it deletes data; nothing was changed`, {
+    next: `${rerunWith(Object.fromEntries(under.map((u) => [u.flag, String(u.value)])))}   # or add --force to accept it`,
+    details: { stored: now, requested: { disk: after.disk, streams: after.streams } },
+  });
+}
+
 export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimitsResult> {
   const name = assertSpaceName(opts.name);
   if (Object.keys(opts.quota).length === 0) {
@@ -110,6 +145,7 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
       return { space: name, outcome: "noop", generation: base.record.generation, before, after, reloads: 0 };
     }
     assertBudgetAllows(layout, onDisk, [name], wanted, opts.onNotice);
+    if (!opts.force && !unsafe("LIMITS_BELOW_USAGE")) await assertAboveUsage(session.url, rec, before, after);
     const to = resignAccountLimits(broker.operator, rec.jwt, wanted).jwt;
     const r = await runMutation(env, { op: "limits", adds: [], removes: [], verb: "space limits", limitsChange: { space: name, from: rec.jwt, to } }, base, view);
     return { space: name, outcome: r.outcome, generation: r.generation, before, after, reloads: r.reloads, ...(r.resumed ? { resumed: r.resumed } : {}) };

@@ -23,6 +23,7 @@ import { readTextIfExists } from "../root/secret-files.js";
 import { digestOfServerConf } from "../saga/digest.js";
 import { assertJournalAllows, clearJournal, writeJournal, type JournalPolicy, type SpaceRmEntry } from "../maintenance/journal.js";
 import { runMutation, type MutationResult } from "../saga/mutation.js";
+import { renderList } from "../saga/render-list.js";
 import { openOfflineSession, type Session, type SessionHooks } from "./session.js";
 import { refuseOfflineOnCluster } from "./cluster-offline.js";
 import { withLiveVerb, withVerb, type VerbContext } from "./verb.js";
@@ -115,6 +116,10 @@ function refuseBeforeJournal(layout: RootLayout, space: string, current: Version
       next: `cotal up   # boots and commits it; then cotal space rm ${space}`,
     });
   }
+  // Everything the saga needs after the point of no return is checked now: the config without this
+  // space must render (every other listed tenant's record readable), or the streams would go and the
+  // render refuse with the removal journaled (issue #28 finding 4).
+  if (!unsafe("RM_SKIP_RENDER_CHECK")) renderList(layout, listed.filter((s) => s !== space));
 }
 
 interface RemovalSteps {

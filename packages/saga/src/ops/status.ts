@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { brokerState, nodeAlive } from "../broker/runtime.js";
+import { brokerState, nodeAlive, type BrokerRuntime } from "../broker/runtime.js";
 import { serversOfRoot, type RootServer } from "../broker/server-scan.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
 import { diffLists, type InventoryRecord } from "../inventory/record.js";
@@ -11,7 +11,9 @@ import { parseAccountRecord, parseBrokerRecord, type AccountRecord } from "../ro
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
 import { clusterOf } from "../root/cluster-settings.js";
-import { readJournal, restoreRerun, standingQuiesce, type JournalEntry } from "../maintenance/journal.js";
+import { journalRefusal, readJournal, restoreRerun, standingQuiesce, type JournalEntry } from "../maintenance/journal.js";
+import { nameRoot } from "../error-shape.js";
+import { unsafe } from "../unsafe.js";
 import { ownerStatus } from "../lock/process-identity.js";
 import { quiescedOnDisk } from "../maintenance/quiesce.js";
 import { readProvisioningOwed } from "../provision/owed.js";
@@ -71,6 +73,8 @@ export interface StatusReport {
   quiesced: QuiescedTenant[];
   /** An online `space restore --replace` that `cotal up` lifted after its deletion began: the tenant's data is gone until the re-run. */
   restoreUnfinished?: { space: string; from: string; attemptId: string; next: string };
+  /** What to run next for the headline state, naming the root (absent when nothing is owed). */
+  next?: string;
 }
 
 export interface QuiescedTenant {
@@ -132,14 +136,44 @@ function nodesWhy(nodes: NodeStatus[] | undefined, running: boolean): string {
   return odd.length === 0 ? "" : `; node${odd.length > 1 ? "s" : ""} ${odd.map((n) => `${n.name} ${n.state}`).join(", ")}`;
 }
 
-/** Reads everything without taking the lock or changing a byte: safe to run any time. */
-export async function status(opts: { root: string }): Promise<StatusReport> {
-  const layout = new RootLayout(opts.root);
-  if (!existsSync(layout.root)) {
-    return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, provisioningOwed: [], lock: null, quiesced: [] };
+/**
+ * What refuses every mutating verb now with nobody working on it (docs/refusals.md, "the journal blocks
+ * the root"): a journal entry whose owner is gone, or the maintenance lock of a dead holder. A live
+ * owner is busy, not blocked: it clears by itself.
+ */
+export function blockOf(journal: JournalEntry | null, journalError: string | undefined, lock: StatusReport["lock"], owner: "alive" | "dead" | "unknown"): { why: string; next: string } | undefined {
+  if (journalError) return { why: `the maintenance journal is unreadable: ${journalError}`, next: "cotal status --json   # then repair or move aside the journal it names" };
+  const refusal = unsafe("STATUS_IGNORES_BLOCKS") ? undefined : journalRefusal(journal ?? undefined, { verb: "every mutating verb" }, owner);
+  if (refusal && refusal.code !== "lock-held") return { why: refusal.message, next: refusal.next ?? "cotal status" };
+  if (lock && lock !== "corrupt" && lock.status === "dead" && !unsafe("STATUS_IGNORES_BLOCKS")) {
+    return { why: `the maintenance lock is held by pid ${lock.pid} on ${lock.host} (${lock.purpose}), which is gone: the next verb takes it over`, next: "cotal up   # takes the lock over and settles what its holder left" };
   }
-  const st = brokerState(layout);
-  const rt = st.runtime;
+  if (lock === "corrupt") return { why: "the maintenance lock file is unreadable: every verb refuses", next: "cotal status --json   # then move the lock file aside" };
+  return undefined;
+}
+
+/** The headline's next step, by state: the block's own, else what resolves the state (docs/vocabulary.md). */
+function nextFor(state: DerivedState, block: { next: string } | undefined, owed: boolean, running: boolean): string | undefined {
+  if (block) return block.next;
+  if (state === "uncertain") return "cotal status --json   # then repair or move aside the corrupt records it names";
+  if (state === "stopped") return "cotal up --detach";
+  if (state === "PENDING" || state === "PROMOTED-BUT-UNCOMMITTED" || state === "PROVEN-BUT-UNCOMMITTED") return "cotal up   # resumes the interrupted mutation by the crash-resume table";
+  if (state === "DEGRADED") return "cotal up   # restarts or catches up the nodes named";
+  if (state === "clean") return owed && running ? "cotal up --detach   # provisions what a killed verb left owed" : undefined;
+  if (state === "absent") return undefined;
+  return "cotal broker reconcile   # prints both lists and the ways out";
+}
+
+function readJournalSafe(layout: RootLayout): { journal: JournalEntry | null; journalError?: string } {
+  try {
+    return { journal: readJournal(layout) ?? null };
+  } catch (err) {
+    return { journal: null, journalError: (err as Error).message };
+  }
+}
+
+/** The root's files as they are: records (the unreadable ones as corrupt), server.conf and what it preloads. */
+function diskFacts(layout: RootLayout) {
   const inv = accountInventory(layout);
   const brokerText = readTextIfExists(layout.brokerFile);
   const brokerRec = brokerText === undefined ? undefined : parseBrokerRecord(brokerText);
@@ -148,23 +182,35 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
   const authText = readTextIfExists(layout.authorityFile);
   const authority = authText === undefined ? undefined : parseAccountRecord(authText, { kind: "authority" });
   if (typeof authority === "string") corrupt.push({ path: layout.authorityFile, reason: authority });
-
   const conf = readTextIfExists(layout.serverConf);
   const vouched = [...(typeof brokerRec === "object" ? [brokerRec.system.publicKey] : []), ...(typeof authority === "object" ? [authority.publicKey] : [])];
-  const picture = configPicture(conf, inv.spaces, vouched);
-  const preloaded = new Set(picture.preloadedNames);
-  const configOnly = picture.unknownKeys;
+  return { inv, brokerRec, authority, corrupt, conf, picture: configPicture(conf, inv.spaces, vouched) };
+}
 
-  let inventory: StatusReport["inventory"] = null;
-  let inventoryError: string | undefined;
-  // A cluster whose first node is down still has the record on the others (R3): read it through one of them.
-  const liveNode = st.running ? undefined : rt?.nodes?.find((n) => nodeAlive(n));
+/** The KV record through the broker, or why not; a cluster whose first node is down still has it on the others (R3). */
+async function inventoryOf(st: ReturnType<typeof brokerState>, authority: AccountRecord | string | undefined): Promise<{ record: StatusReport["inventory"]; error?: string }> {
+  const liveNode = st.running ? undefined : st.runtime?.nodes?.find((n) => nodeAlive(n));
   const readUrl = st.running ? st.runtime.url : liveNode?.url;
   if (readUrl && typeof authority === "object") {
     const r = await readInventory(readUrl, authority);
-    inventory = r.record ?? null;
-    inventoryError = r.error;
-  } else if (!st.running) inventoryError = "the broker is down; the inventory lives in its store";
+    return { record: r.record ?? null, ...(r.error ? { error: r.error } : {}) };
+  }
+  return { record: null, ...(!st.running ? { error: "the broker is down; the inventory lives in its store" } : {}) };
+}
+
+/** Reads everything without taking the lock or changing a byte: safe to run any time. */
+export async function status(opts: { root: string }): Promise<StatusReport> {
+  const layout = new RootLayout(opts.root);
+  if (!existsSync(layout.root)) {
+    return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, provisioningOwed: [], lock: null, quiesced: [] };
+  }
+  const st = brokerState(layout);
+  const rt = st.runtime;
+  const { inv, brokerRec, authority, corrupt, conf, picture } = diskFacts(layout);
+  const preloaded = new Set(picture.preloadedNames);
+  const configOnly = picture.unknownKeys;
+
+  const { record: inventory, error: inventoryError } = await inventoryOf(st, authority);
 
   const diskNames = inv.spaces.map((s) => s.name);
   const inKv = inventory ? new Set(inventory.spaces) : undefined; // a Set: 10,000 tenants, no O(n²)
@@ -175,14 +221,12 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     inConfig: preloaded.has(s.name),
     inInventory: inKv ? inKv.has(s.name) : null,
   }));
-  let journal: JournalEntry | null = null;
-  let journalError: string | undefined;
-  try {
-    journal = readJournal(layout) ?? null;
-  } catch (err) {
-    journalError = (err as Error).message;
-  }
+  const { journal, journalError } = readJournalSafe(layout);
+  const owner = journal?.op === "quiesce" ? ownerStatus(journal.owner) : "dead";
+  const lock = readLockOwner(layout.root);
+  const block = blockOf(journal, journalError, lock ?? null, owner);
   const digest = conf ? configDigest(conf) : undefined;
+  const nodes = nodesOf(layout, rt, inventory);
   const derived = deriveState({
     exists: true,
     corrupt: corrupt.length,
@@ -192,32 +236,10 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     preloadedNames: spaces.filter((s) => s.inConfig).map((s) => s.name),
     unknownPreloads: configOnly.length,
     ...(digest ? { serverConfDigest: digest } : {}),
+    ...(block ? { blocked: block.why } : {}),
+    ...(nodes && st.running ? { degradedNodes: nodes.filter((n) => n.state !== "clean").map((n) => `${n.name}: ${n.state}`) } : {}),
   });
-  const settings = (() => {
-    try {
-      return loadSettings(layout);
-    } catch {
-      return undefined;
-    }
-  })();
-  const lock = readLockOwner(layout.root);
-  // A stopped cluster root has no runtime record: its nodes come from settings.json, none running.
-  const cluster = (() => {
-    try {
-      return clusterOf(layout, settings);
-    } catch {
-      return undefined;
-    }
-  })();
-  const listed = rt?.nodes ?? cluster?.nodes.map((n) => ({ name: n.name, url: `nats://${settings?.host ?? "127.0.0.1"}:${n.port}`, port: n.port, clusterPort: n.clusterPort }));
-  const nodes = listed
-    ? clusterNodesStatus(
-        listed,
-        inventory,
-        Object.fromEntries(listed.map((n) => [n.name, digestOf(readTextIfExists(layout.nodeServerConf(n.name)))])),
-        Object.fromEntries(listed.map((n) => [n.name, readNodeAgentState(layout, n.name)])),
-      )
-    : undefined;
+  const settings = settingsOf(layout);
   const nodePids = new Set((rt?.nodes ?? []).map((n) => n.owner.pid));
   const strays = serversOfRoot(layout).filter((p) => p.pid !== rt?.owner.pid && !nodePids.has(p.pid));
   return {
@@ -244,7 +266,39 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     ...(journalError ? { journalError } : {}),
     provisioningOwed: readProvisioningOwed(layout)?.spaces ?? [],
     lock: lock ?? null,
-    quiesced: quiescedTenants(journal, quiescedOnDisk(layout, inv.spaces), journal?.op === "quiesce" ? ownerStatus(journal.owner) : "dead"),
-    ...(journal?.op === "quiesce" && journal.stage === "unfinished" ? { restoreUnfinished: { space: journal.space, from: journal.out, attemptId: journal.attemptId, next: restoreRerun(journal) } } : {}),
+    quiesced: quiescedTenants(journal, quiescedOnDisk(layout, inv.spaces), owner).map((q) => ({ ...q, next: nameRoot(q.next, layout.root) })),
+    ...(journal?.op === "quiesce" && journal.stage === "unfinished" ? { restoreUnfinished: { space: journal.space, from: journal.out, attemptId: journal.attemptId, next: nameRoot(restoreRerun(journal), layout.root) } } : {}),
+    ...withNext(nextFor(derived.state, block, (readProvisioningOwed(layout)?.spaces.length ?? 0) > 0, st.running), layout.root),
   };
+}
+
+function withNext(next: string | undefined, root: string): { next?: string } {
+  return next === undefined ? {} : { next: nameRoot(next, root) };
+}
+
+function settingsOf(layout: RootLayout): ReturnType<typeof loadSettings> | undefined {
+  try {
+    return loadSettings(layout);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every node of a cluster root with its own state; a stopped cluster root has no runtime record, so its nodes come from settings.json. */
+function nodesOf(layout: RootLayout, rt: BrokerRuntime | undefined, inventory: StatusReport["inventory"]): NodeStatus[] | undefined {
+  const settings = settingsOf(layout);
+  let cluster: ReturnType<typeof clusterOf> | undefined;
+  try {
+    cluster = clusterOf(layout, settings);
+  } catch {
+    cluster = undefined;
+  }
+  const listed = rt?.nodes ?? cluster?.nodes.map((n) => ({ name: n.name, url: `nats://${settings?.host ?? "127.0.0.1"}:${n.port}`, port: n.port, clusterPort: n.clusterPort }));
+  if (!listed) return undefined;
+  return clusterNodesStatus(
+    listed,
+    inventory,
+    Object.fromEntries(listed.map((n) => [n.name, digestOf(readTextIfExists(layout.nodeServerConf(n.name)))])),
+    Object.fromEntries(listed.map((n) => [n.name, readNodeAgentState(layout, n.name)])),
+  );
 }

@@ -20,8 +20,8 @@ export function renderList(layout: RootLayout, spaces: readonly string[], known?
   for (const name of spaces) {
     const rec = (known && !known.reread.has(name) ? known.records.get(name) : undefined) ?? loadSpaceAccount(layout, name);
     if (!rec) {
-      throw new SagaError("render-refused", `space ${name} is in the claimed list but its record is missing on disk; a render would evict it`, {
-        next: "cotal broker reconcile   # prints the disk and KV lists side by side",
+      throw new SagaError("render-refused", `space ${name} is in the claimed list but its record is missing on disk (${layout.accountFile(name)}); a render would evict it`, {
+        next: "cotal broker reconcile   # prints the disk and KV lists side by side and the ways out",
         details: { space: name },
       });
     }
