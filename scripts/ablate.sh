@@ -47,6 +47,7 @@ ROWS=(
   "LIMITS_BELOW_USAGE|restore-online|space limits refuses a disk quota below|space limits refuses a disk or stream quota below what the tenant stores (unless --force)"
   "STATUS_IGNORES_BLOCKS|status-blocked|a removal cut after its streams were deleted|status names a standing journal entry or a dead lock holder as what blocks the root, never clean"
   "RM_SKIP_RENDER_CHECK|rm-prechecks|another tenant's record missing|space rm checks the config without the space renders before it deletes any stream"
+  "LINGER_AFTER_VERB|stopped-server|verbs go through the nodes that answer|a finished verb exits at once, whatever a library left open (a connection to a stopped server)"
   "CLUSTER_COMMIT_UNPROVEN|cluster|kill -9 of node 3|a cluster root commits only what every member node proved"
   "CLONE_WHOLE_STORE|backup-roundtrip|clone holds only the tenant|an offline backup/restore clones only the tenant's account directory"
   "IGNORE_RESTORE_RECEIPT|jobs-schedule|answers from its receipt|a re-delivered queued restore answers from its receipt, never restores twice"

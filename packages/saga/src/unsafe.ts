@@ -75,6 +75,8 @@ export const UNSAFE_SWITCHES = [
   "STATUS_IGNORES_BLOCKS",
   /** space rm deletes the tenant's streams before checking that the config without it renders. */
   "RM_SKIP_RENDER_CHECK",
+  /** The CLI does not exit once its verb returned: a handle left open (a connection to a stopped server) keeps it alive. Read by packages/cli/src/bin.ts. */
+  "LINGER_AFTER_VERB",
   /** A cluster root commits a generation some member node has not proven (and the cluster reload reports such a node as proven). */
   "CLUSTER_COMMIT_UNPROVEN",
   /** An offline backup/restore clones the whole store for its isolated broker, not only the tenant's account directory. */

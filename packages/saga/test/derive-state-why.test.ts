@@ -24,6 +24,8 @@ describe("deriveState: state and why", () => {
     ["stopped", input({ running: false }), "stopped", "the broker is not running"],
     ["clean", input(), "clean", "generation 3, proven and committed"],
     ["clean without a record", input({ record: undefined }), "clean", "the running config preloads every tenant on disk"],
+    ["a stopped broker", input({ unreachable: "pid 7 is stopped" }), "UNREACHABLE", "pid 7 is stopped"],
+    ["a stopped broker is not running", input({ running: false, unreachable: "pid 7 is stopped" }), "stopped", "the broker is not running"],
     ["a standing removal", input({ blocked: "a removal of space b is unfinished", diskNames: ["a", "b", "x"] }), "BLOCKED", "a removal of space b is unfinished"],
     ["blocked while stopped", input({ running: false, blocked: "a cut holds the store" }), "BLOCKED", "a cut holds the store"],
     ["a torn claim before a block", input({ record: rec({ pending }), blocked: "x" }), "PENDING", "a add claimed generation 4 (9@h (space add)) and has not promoted; the next writer rolls it back"],

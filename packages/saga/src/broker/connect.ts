@@ -10,10 +10,12 @@ export interface ConnectOptions {
   reconnect?: boolean;
 }
 
-export async function connectWithCreds(url: string, creds: string, opts: ConnectOptions): Promise<NatsConnection> {
+export async function connectWithCreds(url: string | readonly string[], creds: string, opts: ConnectOptions): Promise<NatsConnection> {
   try {
     return await connect({
-      servers: url,
+      servers: typeof url === "string" ? url : [...url],
+      // Several servers (a cluster's nodes, stopped ones left out): in order, not shuffled, the first that answers.
+      noRandomize: true,
       name: opts.name,
       authenticator: nativeCredsAuthenticator(creds),
       timeout: opts.timeoutMs ?? 5_000,
@@ -35,7 +37,7 @@ export async function connectWithCreds(url: string, creds: string, opts: Connect
  * A short-lived user of `account` for cotal's own work (provisioning, inventory): minted in memory,
  * never written to disk, expiring on its own if a crash leaks it.
  */
-export async function connectAsAccount(url: string, account: AccountRecord, opts: ConnectOptions & { ttlSeconds?: number; permissions?: Pick<UserCredsOptions, "allowPub" | "allowSub">; issuedAt?: number }): Promise<NatsConnection> {
+export async function connectAsAccount(url: string | readonly string[], account: AccountRecord, opts: ConnectOptions & { ttlSeconds?: number; permissions?: Pick<UserCredsOptions, "allowPub" | "allowSub">; issuedAt?: number }): Promise<NatsConnection> {
   const user = mintUserCreds(account, { name: opts.name, expiresInSeconds: opts.ttlSeconds ?? 600, ...opts.permissions, ...(opts.issuedAt !== undefined ? { issuedAt: opts.issuedAt } : {}) });
   return connectWithCreds(url, user.creds, opts);
 }

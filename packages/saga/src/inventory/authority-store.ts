@@ -254,7 +254,7 @@ export class AuthorityStore implements InventoryStore {
    * Connects as a fresh in-memory user of the authority account (reconnecting: a reload on 2.9.10
    * drops every JWT client) and ensures both buckets exist with the right shape.
    */
-  static async connect(url: string, authority: AccountRecord, opts: AuthorityStoreOptions = {}): Promise<AuthorityStore> {
+  static async connect(url: string | readonly string[], authority: AccountRecord, opts: AuthorityStoreOptions = {}): Promise<AuthorityStore> {
     if (authority.kind !== "authority") {
       throw new SagaError("invalid-argument", `the inventory lives in the broker-authority account, not in ${authority.kind} account ${authority.name}`, {
         next: "cotal status   # auth/authority.json holds the authority account",

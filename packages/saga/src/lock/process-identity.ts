@@ -30,6 +30,12 @@ export function pidAlive(pid: number): boolean {
   return procStatFields(pid)?.[0] !== "Z";
 }
 
+/** The process is stopped (state T: SIGSTOP, or t: a debugger): it holds its sockets and answers nothing. */
+export function pidStopped(pid: number): boolean {
+  const state = procStatFields(pid)?.[0];
+  return state === "T" || state === "t";
+}
+
 export interface ProcessOwner {
   pid: number;
   host: string;

@@ -15,6 +15,7 @@ export type DerivedState =
   | "RESURRECTION RISK"
   | "UNRESUMABLE"
   | "BLOCKED"
+  | "UNREACHABLE"
   | "DEGRADED"
   | "divergence";
 
@@ -29,6 +30,8 @@ export interface StateInput {
   /** Preloaded accounts no record vouches for. */
   unknownPreloads: number;
   serverConfDigest?: string;
+  /** The broker's process runs but cannot answer (stopped by SIGSTOP): the caller's words. */
+  unreachable?: string;
   /** What refuses every mutating verb now and its owner is gone (a standing journal entry, a dead lock holder): the caller's words. */
   blocked?: string;
   /** Cluster nodes whose own state is not clean (ops/cluster-status.ts), "name: state" each. */
@@ -39,6 +42,7 @@ export interface StateInput {
 export function deriveState(i: StateInput): { state: DerivedState; why: string } {
   if (!i.exists) return { state: "absent", why: "no root here" };
   if (i.corrupt > 0) return { state: "uncertain", why: `${i.corrupt} unreadable record(s): the tenant count is unknown` };
+  if (i.running && i.unreachable) return { state: "UNREACHABLE", why: i.unreachable };
   const r = i.record;
   // The label of a torn record is the resume decision the saga would execute on it, never a guess of its own.
   const d = r ? decideResume(r, i.serverConfDigest) : undefined;

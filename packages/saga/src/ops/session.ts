@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, SagaError, isSagaError } from "../errors.js";
+import { retryWhile } from "../retry.js";
+import { pidStopped } from "../lock/process-identity.js";
 import { adoptableBroker } from "../broker/adopt.js";
 import { brokerState, type BrokerRuntime } from "../broker/runtime.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
@@ -54,8 +56,49 @@ export async function openLiveSession(layout: RootLayout, verb: string, hooks: S
       next: `cotal up --detach${layout.root === undefined ? "" : ` --root ${layout.root}`} && ${RERUN}`,
     });
   }
-  const store = await AuthorityStore.connect(st.runtime.url, loadAuthorityAccount(layout), { name: `cotal ${verb}` });
-  return { url: st.runtime.url, runtime: st.runtime, store, envWith: envFor(layout, store, hooks, st.runtime), close: () => store.close() };
+  // A cluster is reached through any node that answers (node 1 first); a stopped process is left out.
+  const urls = answeringUrls(st.runtime);
+  if (urls.length === 0) throw unresponsiveBroker(st.runtime, undefined) ?? new SagaError("broker-unreachable", `no node of ${layout.root} can answer`, { next: "cotal status" });
+  let store: AuthorityStore;
+  // With a node stopped, the others may be electing new leaders for the R3 buckets: give them that long.
+  const electing = urls.length < new Set([st.runtime.url, ...(st.runtime.nodes ?? []).map((n) => n.url)]).size;
+  try {
+    store = await retryWhile(() => AuthorityStore.connect(urls, loadAuthorityAccount(layout), { name: `cotal ${verb}` }), {
+      transient: (err) => electing && isSagaError(err) && err.code === "inventory-unreachable",
+      forMs: ELECTION_WAIT_MS,
+      pauseMs: 500,
+    });
+  } catch (err) {
+    throw unresponsiveBroker(st.runtime, err) ?? err;
+  }
+  const url = urls[0] as string;
+  return { url, runtime: st.runtime, store, envWith: envFor(layout, store, hooks, st.runtime), close: () => store.close() };
+}
+
+/** The client URLs of the root's servers whose process is not stopped: node 1 (the runtime's own) first. */
+export function answeringUrls(runtime: BrokerRuntime): string[] {
+  const all = [{ url: runtime.url, pid: runtime.owner.pid }, ...(runtime.nodes ?? []).map((n) => ({ url: n.url, pid: n.owner.pid }))];
+  return [...new Set(all.filter((n) => !pidStopped(n.pid)).map((n) => n.url))];
+}
+
+/** How long a session waits for a cluster with a stopped node to elect new leaders for the inventory's buckets. */
+const ELECTION_WAIT_MS = 20_000;
+
+/**
+ * A broker whose process runs but does not answer, named with what unsticks it (issue #28 finding 3):
+ * a stopped process (SIGSTOP) takes `kill -CONT`; otherwise undefined and the caller's refusal stands.
+ */
+export function unresponsiveBroker(runtime: BrokerRuntime, cause: unknown): SagaError | undefined {
+  const procs = runtime.nodes?.map((n) => ({ pid: n.owner.pid, name: `node ${n.name}` })) ?? [{ pid: runtime.owner.pid, name: "the nats-server" }];
+  const stopped = procs.filter((p) => pidStopped(p.pid));
+  if (stopped.length === 0) return undefined;
+  const pids = [...new Set(stopped.map((p) => p.pid))];
+  const others = procs.length > stopped.length ? `; the others answered, but the inventory did not within ${ELECTION_WAIT_MS / 1000} s (${(cause as Error | undefined)?.message ?? "no answer"})` : "";
+  return new SagaError("broker-unreachable", `${stopped.map((p) => `${p.name} (pid ${p.pid})`).join(", ")} of this root is stopped (SIGSTOP): it holds its port and answers nothing${others}; nothing was changed`, {
+    next: `kill -CONT ${pids.join(" ")} && ${RERUN}`,
+    details: { stopped: pids, url: runtime.url },
+    cause,
+  });
 }
 
 function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks, runtime?: BrokerRuntime): (lock: MaintenanceLock) => SagaEnv {

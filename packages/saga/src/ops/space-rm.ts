@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { SagaError } from "../errors.js";
+import { RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { brokerState } from "../broker/runtime.js";
@@ -24,7 +24,7 @@ import { digestOfServerConf } from "../saga/digest.js";
 import { assertJournalAllows, clearJournal, writeJournal, type JournalPolicy, type SpaceRmEntry } from "../maintenance/journal.js";
 import { runMutation, type MutationResult } from "../saga/mutation.js";
 import { renderList } from "../saga/render-list.js";
-import { openOfflineSession, type Session, type SessionHooks } from "./session.js";
+import { openOfflineSession, unresponsiveBroker, type Session, type SessionHooks } from "./session.js";
 import { refuseOfflineOnCluster } from "./cluster-offline.js";
 import { withLiveVerb, withVerb, type VerbContext } from "./verb.js";
 
@@ -173,7 +173,11 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
   let deletedStreams: string[] = [];
   if (!entry.streamsDeleted) {
     if (account && (running ? preloadedByConfig(layout, account) : true)) {
-      deletedStreams = await deleteSpaceStreams(session.url, account); // the point of no return
+      deletedStreams = await deleteSpaceStreams(session.url, account).catch((err: unknown) => {
+        // A stopped node may hold the streams: name it, with the line that continues it (issue #28 finding 3).
+        const stopped = session.runtime ? unresponsiveBroker(session.runtime, err) : undefined;
+        throw stopped ? new SagaError("broker-unreachable", `deleting the streams of space ${space} failed (${(err as Error).message}): ${stopped.message.replace(/; nothing was changed$/, "")}; the removal is journaled and re-running it continues it`, { next: stopped.next ?? RERUN, cause: err }) : err;
+      }); // the point of no return
     } else if (account) {
       notes.push(`the running config no longer preloads ${space}, so nothing can reach its streams; they stay in the store`);
     }

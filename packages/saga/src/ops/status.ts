@@ -20,6 +20,8 @@ import { readProvisioningOwed } from "../provision/owed.js";
 import { configPicture } from "./config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
 import { clusterNodesStatus, type NodeStatus } from "./cluster-status.js";
+import { answeringUrls } from "./session.js";
+import { pidStopped } from "../lock/process-identity.js";
 import { readNodeAgentState } from "../root/node-state.js";
 
 export interface SpaceStatus {
@@ -110,7 +112,7 @@ export function quiescedTenants(journal: JournalEntry | null, onDisk: { space: s
   return out.sort((a, b) => (a.space < b.space ? -1 : 1));
 }
 
-async function readInventory(url: string, authority: AccountRecord): Promise<{ record?: InventoryRecord & { revision: number }; error?: string }> {
+async function readInventory(url: string | readonly string[], authority: AccountRecord): Promise<{ record?: InventoryRecord & { revision: number }; error?: string }> {
   let store: AuthorityStore | undefined;
   try {
     store = await AuthorityStore.connect(url, authority, { name: "cotal status", timeoutMs: 3_000 });
@@ -187,15 +189,19 @@ function diskFacts(layout: RootLayout) {
   return { inv, brokerRec, authority, corrupt, conf, picture: configPicture(conf, inv.spaces, vouched) };
 }
 
-/** The KV record through the broker, or why not; a cluster whose first node is down still has it on the others (R3). */
+/**
+ * The KV record through the broker, or why not: through any node that answers (a stopped process is
+ * skipped, and a cluster whose first node is down still has the record on the others, R3).
+ */
 async function inventoryOf(st: ReturnType<typeof brokerState>, authority: AccountRecord | string | undefined): Promise<{ record: StatusReport["inventory"]; error?: string }> {
-  const liveNode = st.running ? undefined : st.runtime?.nodes?.find((n) => nodeAlive(n));
-  const readUrl = st.running ? st.runtime.url : liveNode?.url;
-  if (readUrl && typeof authority === "object") {
-    const r = await readInventory(readUrl, authority);
+  const rt = st.runtime;
+  const urls = !rt ? [] : st.running ? answeringUrls(rt) : (rt.nodes ?? []).filter((n) => nodeAlive(n) && !pidStopped(n.owner.pid)).map((n) => n.url);
+  if (urls.length > 0 && typeof authority === "object") {
+    const r = await readInventory(urls, authority);
     return { record: r.record ?? null, ...(r.error ? { error: r.error } : {}) };
   }
-  return { record: null, ...(!st.running ? { error: "the broker is down; the inventory lives in its store" } : {}) };
+  if (st.running) return { record: null, error: "no server of this root can answer (stopped)" };
+  return { record: null, error: "the broker is down; the inventory lives in its store" };
 }
 
 /** Reads everything without taking the lock or changing a byte: safe to run any time. */
@@ -225,6 +231,8 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
   const owner = journal?.op === "quiesce" ? ownerStatus(journal.owner) : "dead";
   const lock = readLockOwner(layout.root);
   const block = blockOf(journal, journalError, lock ?? null, owner);
+  const stoppedPids = rt && st.running && answeringUrls(rt).length === 0 ? [...new Set([rt.owner.pid, ...(rt.nodes ?? []).map((n) => n.owner.pid)])] : [];
+  const unreachable = stoppedPids.length > 0 ? `the nats-server of this root (pid ${stoppedPids.join(", ")}) is stopped (SIGSTOP): it holds its port and answers nothing` : undefined;
   const digest = conf ? configDigest(conf) : undefined;
   const nodes = nodesOf(layout, rt, inventory);
   const derived = deriveState({
@@ -237,6 +245,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     unknownPreloads: configOnly.length,
     ...(digest ? { serverConfDigest: digest } : {}),
     ...(block ? { blocked: block.why } : {}),
+    ...(unreachable ? { unreachable } : {}),
     ...(nodes && st.running ? { degradedNodes: nodes.filter((n) => n.state !== "clean").map((n) => `${n.name}: ${n.state}`) } : {}),
   });
   const settings = settingsOf(layout);
@@ -268,7 +277,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
     lock: lock ?? null,
     quiesced: quiescedTenants(journal, quiescedOnDisk(layout, inv.spaces), owner).map((q) => ({ ...q, next: nameRoot(q.next, layout.root) })),
     ...(journal?.op === "quiesce" && journal.stage === "unfinished" ? { restoreUnfinished: { space: journal.space, from: journal.out, attemptId: journal.attemptId, next: nameRoot(restoreRerun(journal), layout.root) } } : {}),
-    ...withNext(nextFor(derived.state, block, (readProvisioningOwed(layout)?.spaces.length ?? 0) > 0, st.running), layout.root),
+    ...withNext(unreachable ? `kill -CONT ${stoppedPids.join(" ")}   # then it answers again` : nextFor(derived.state, block, (readProvisioningOwed(layout)?.spaces.length ?? 0) > 0, st.running), layout.root),
   };
 }
 

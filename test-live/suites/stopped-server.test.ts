@@ -1,0 +1,125 @@
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { harnessTeardown, spawnCotal } from "@cotal/harness";
+import { ok } from "../fixtures/space-data.js";
+import { refusedWith, runPrinted } from "../fixtures/printed.js";
+import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
+import { until } from "../fixtures/until.js";
+import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
+import { disposeClusterRoot, upClusterRoot } from "../fixtures/cluster-root.js";
+
+// Issue #28 finding 3: a stopped (SIGSTOP) nats-server holds its port and answers nothing. Every verb
+// ends within its documented bound (docs/refusals.md, "Bounded time"): at once when it finds the
+// server stopped, within 60 s when the server stops under it; its refusal names the process and
+// prints a line that, run as printed, gets the operator out.
+afterEach(async () => {
+  for (const pid of stopped.splice(0)) process.kill(pid, "SIGCONT");
+  await disposeLiveRoots();
+  await disposeClusterRoot(cluster.splice(0)[0]);
+});
+const cluster: LiveRoot[] = [];
+afterAll(harnessTeardown);
+
+const stopped: number[] = [];
+function stop(pid: number): void {
+  process.kill(pid, "SIGSTOP");
+  stopped.push(pid);
+}
+
+describe("a stopped nats-server", () => {
+  it("found stopped: every verb answers within 5 s; mutating ones refuse naming the pid, status says UNREACHABLE; the printed line continues it and runs the verb", async () => {
+    const { r, up } = await upRoot();
+    ok(await r.cotal(["space", "add", "beta"]));
+    const art = join(r.root, "..", "beta.bak");
+    ok(await r.cotal(["space", "backup", "beta", "--out", art])); // positive control: the verbs work before
+    stop(up.pid);
+    const st = await statusOf(r);
+    expect([st.state, st.why, st.next]).toEqual(["UNREACHABLE", expect.stringContaining(`pid ${up.pid}) is stopped`), `kill -CONT ${up.pid}   # then it answers again`]);
+    const verbs = [
+      ["space", "add", "gamma"],
+      ["space", "rm", "beta"],
+      ["space", "limits", "beta", "--max-conns", "9"],
+      ["space", "backup", "beta", "--out", join(r.root, "..", "b2")],
+      ["space", "restore", "beta", "--from", art],
+      ["broker", "reconcile"],
+    ];
+    let last = "";
+    for (const v of verbs) {
+      const res = await r.cotal(v, { timeoutMs: 30_000 });
+      expect(res.durationMs, v.join(" ")).toBeLessThan(5_000);
+      last = refusedWith(res, "broker-unreachable", 6);
+      expect(res.stderr).toContain(`the nats-server (pid ${up.pid}) of this root is stopped`);
+    }
+    expect(last).toBe(`kill -CONT ${up.pid} && cotal --root ${r.root} broker reconcile`);
+    for (const v of [["space", "list", "--json"], ["status", "--json"]]) expect((await r.cotal(v, { timeoutMs: 30_000 })).durationMs).toBeLessThan(5_000);
+    // The printed line of the add, verbatim: the server continues and the add runs.
+    const add = refusedWith(await r.cotal(["space", "add", "gamma"]), "broker-unreachable", 6);
+    stopped.splice(0);
+    ok(await runPrinted(add));
+    expect(await connects(up.url, await credsText(r, "gamma"))).toBe(true);
+  });
+
+  it("stopped under a verb (after its claim): it ends within 60 s with a refusal; the lines printed, run as printed, converge to clean", async () => {
+    const { r, up } = await upRoot();
+    const add = spawnCotal(["space", "add", "gamma"], { root: r.root, env: { COTAL_FAILPOINT: "after-claim:sleep:1500" } });
+    const exited = new Promise<{ code: number | null; stderr: string }>((res) => {
+      let stderr = "";
+      add.stderr?.setEncoding("utf8").on("data", (s: string) => (stderr += s));
+      add.on("exit", (code) => res({ code, stderr }));
+    });
+    await until("the add claimed", async () => ((await statusOf(r)).inventory?.pending ? true : undefined), 10_000);
+    stop(up.pid);
+    const t0 = Date.now();
+    const timer = new Promise<"hung">((res) => setTimeout(() => res("hung"), 75_000).unref());
+    const ended = await Promise.race([exited, timer]);
+    if (ended === "hung") add.kill("SIGKILL");
+    expect(ended, "the verb did not end within 75 s of its server stopping").not.toBe("hung");
+    expect(Date.now() - t0).toBeLessThan(60_000);
+    const res = ended as { code: number | null; stderr: string };
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/next: /);
+    // The operator reads status and follows its lines, as printed.
+    for (let step = 0; step < 4; step++) {
+      const st = await statusOf(r);
+      if (st.state === "clean") break;
+      expect(st.next, JSON.stringify([st.state, st.why])).toBeDefined();
+      if (st.next?.startsWith("kill -CONT")) stopped.splice(0);
+      ok(await runPrinted(st.next ?? ""));
+    }
+    expect((await statusOf(r)).state).toBe("clean");
+    expect(parseJson<{ spaces: { name: string }[] }>(await r.cotal(["space", "list", "--json"])).spaces.map((s) => s.name)).toContain("alpha");
+  });
+});
+
+describe("a cluster whose node 1 is stopped", () => {
+  it("verbs go through the nodes that answer: an add commits with node 1 named behind, a removal refuses within the bound naming node 1; after SIGCONT the printed lines converge", async () => {
+    const { r, up } = await upClusterRoot("cotal-stopped-n1-");
+    cluster.push(r);
+    ok(await r.cotal(["space", "add", "beta"], { timeoutMs: 60_000 }));
+    const n1 = up.nodes?.[0];
+    if (!n1) throw new Error("no node 1");
+    stop(n1.pid);
+    const add = await r.cotal(["space", "add", "gamma"], { timeoutMs: 90_000 });
+    expect(add.durationMs).toBeLessThan(60_000);
+    expect([0, 6], add.stderr).toContain(add.code); // committed; provisioning may wait on the stopped node
+    expect(add.stderr).toContain(n1.name);
+    const rm = await r.cotal(["space", "rm", "beta"], { timeoutMs: 90_000 });
+    expect(rm.durationMs, rm.stderr).toBeLessThan(60_000);
+    expect(rm.code, rm.stderr).not.toBe(0);
+    expect(rm.stderr).toContain(n1.name);
+    expect(rm.stderr).toMatch(/next: /);
+    // Node 1 continued, the operator follows status's lines as printed.
+    process.kill(n1.pid, "SIGCONT");
+    stopped.splice(0);
+    for (let step = 0; step < 5; step++) {
+      const st = await statusOf(r);
+      if (st.state === "clean") break;
+      expect(st.next, JSON.stringify([st.state, st.why])).toBeDefined();
+      await runPrinted(st.next ?? "");
+    }
+    ok(await r.cotal(["space", "rm", "beta"], { timeoutMs: 90_000 }));
+    expect((await statusOf(r)).state).toBe("clean");
+    const nodes = (up.nodes ?? []).map((n) => n.url);
+    for (const url of nodes) expect(await connects(url, await credsText(r, "gamma")), url).toBe(true);
+  });
+});
