@@ -29,6 +29,13 @@ fi
 pnpm install --frozen-lockfile --reporter=silent
 pnpm build --output-logs=errors-only
 
+# The independent test client (nats-py; test-live/fixtures/app_client.py), pinned, in its own venv under .tools.
+NATS_PY=2.9.0 NKEYS_PY=0.2.1
+if [ ! -x .tools/py/bin/python ] || ! .tools/py/bin/python -c "import importlib.metadata as m; assert m.version('nats-py') == '$NATS_PY' and m.version('nkeys') == '$NKEYS_PY'" 2>/dev/null; then
+  echo "setup: installing nats-py $NATS_PY and nkeys $NKEYS_PY into .tools/py" >&2
+  python3 -m venv .tools/py && .tools/py/bin/pip install -q "nats-py==$NATS_PY" "nkeys==$NKEYS_PY" >/dev/null
+fi
+
 # Current nats-server releases (and the nats CLI) beside Debian's, when Go can build them (README: Server versions).
 # A failed build is reported, not fatal: the rest of the set-up (and Debian's server) still works.
 if command -v go >/dev/null 2>&1; then
