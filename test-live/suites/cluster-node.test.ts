@@ -38,7 +38,7 @@ function agent(r: LiveRoot, node: string, env: Record<string, string> = {}): Run
 const poller = (url: string, creds: string, name: string) => new CredentialPoller({ url, creds, maxDurationMs: 120_000, threads: 1, concurrency: 8, name }).start();
 
 describe("cotal node run", () => {
-  it("kill -9 of node 3 during an add, then the agent: it restarts node 3 with no tenant preloaded, applies, proves; beta connects on node 3 only after the apply", () =>
+  it("kill -9 of node 3 during an add, then the agent: it restarts node 3 with every tenant held (none admitted), applies, proves; beta connects on node 3 only after the apply", () =>
     cell("node agent: returning node after kill -9", async () => {
       const { r, nodes } = await upClusterNodes();
       const [n1, n2, n3] = nodes;
@@ -54,7 +54,7 @@ describe("cotal node run", () => {
       // Polled from before node 3 exists again; the agent holds it in maintenance 3 s after its decision.
       const p = poller(n3.url, beta, "node-agent-n3");
       const a = agent(r, n3.name, { COTAL_FAILPOINT: "node-decided:sleep:3000" });
-      const started = await a.line(/not running; starting it with no tenant preloaded/);
+      const started = await a.line(/not running; starting it with every tenant held/);
       const applying = await a.line(/applying \(/, 60_000);
       await a.line(/serving generation 2/, 90_000);
       st = await statusOf(r);
@@ -153,7 +153,7 @@ describe("cotal node run", () => {
       await until("every node stopped", async () => (nodes.every((n) => !alive(n.pid)) ? true : undefined), 15_000);
 
       const a3 = agent(r, n3.name);
-      await a3.line(/starting it with no tenant preloaded/, 30_000);
+      await a3.line(/starting it with every tenant held/, 30_000);
       const m = await a3.line(/^cotal node: .*: maintenance: no tenant admitted: /, 60_000);
       const idx = a3.lines.findIndex((l) => l === m);
       await until("the next: line", () => (a3.lines[idx + 1]?.text.match(/^\s+next: \S/) ? true : undefined), 5_000);

@@ -156,7 +156,7 @@ describe("a node killed during a removal", () => {
       expect(text.stdout).toMatch(new RegExp(`node: +${n3.name} .*still admits beta`));
       expect(text.stdout.match(/still admits/g)?.length).toBe(1);
 
-      // The printed way out: `up` restarts node 3 with no tenant preloaded, then completes the claim on every node.
+      // The printed way out: `up` restarts node 3 with every tenant held, then completes the claim on every node.
       const again = await r.cotal(["up", "--detach", "--json"], { timeoutMs: 60_000 });
       expect(again.code, again.stderr).toBe(0);
       st = await statusOf(r);
@@ -307,7 +307,7 @@ describe("a node killed during an add", () => {
       const beta = await credsText(r, "beta");
       for (const n of [n1, n2]) expect(await connects(n.url, beta), `beta on ${n.name}`).toBe(true); // usable where proven
 
-      // Follow the note: `up` restarts node 3 with no tenant preloaded, then applies the committed record to it.
+      // Follow the note: `up` restarts node 3 with every tenant held, then applies the committed record to it.
       const again = await r.cotal(["up", "--detach", "--json"], { timeoutMs: 90_000 });
       expect(again.code, `${again.stderr}\n${again.stdout}`).toBe(0);
       st = await statusOf(r);

@@ -1,6 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createAccountTrust, createBrokerTrust, preloadedAccounts, serverConfig, type RenderAccount, type RenderOptions } from "../src/internal.js";
 import { renderNode } from "../src/broker/render-root.js";
+import { heldAccountJwt } from "../src/broker/node-hold.js";
+import { loadBrokerTrust } from "../src/root/broker-store.js";
 import { metaFormed } from "../src/broker/cluster-process.js";
 import { parseInventoryRecord, type InventoryRecord } from "../src/inventory/record.js";
 import { clusterNodesStatus } from "../src/ops/cluster-status.js";
@@ -140,8 +142,16 @@ describe("renderNode on a root", () => {
       expect(text.slice(text.indexOf("operator:"))).toBe(list.text.slice(list.text.indexOf("operator:")));
     }
     expect(new Set(texts).size).toBe(3);
+    // The boot config holds every tenant on disk (none admitted): the authority, $SYS and default, held.
     const maint = renderNode(root.layout, "cm-n2", [], { maintenance: true }).text;
-    expect(preloadedAccounts(maint)).toHaveLength(2); // the authority and $SYS only: no tenant
+    expect(preloadedAccounts(maint)).toHaveLength(3);
+    expect(maint).toContain(`${tenant.publicKey}: "${heldAccountJwt(loadBrokerTrust(root.layout).operator, tenant.jwt)}"`);
+    expect(maint).not.toContain(tenant.jwt);
+    expect(renderNode(root.layout, "cm-n2", [], { maintenance: true }).text).toBe(maint); // byte-stable: the agent compares digests
+    expect(refusalOf(() => renderNode(root.layout, "cm-n2", [tenant], { maintenance: true })).code).toBe("render-refused");
+    vi.stubEnv("COTAL_TEST_UNSAFE_CLUSTER_BOOT_BARE", "1");
+    expect(preloadedAccounts(renderNode(root.layout, "cm-n2", [], { maintenance: true }).text)).toHaveLength(2); // the switch: no tenant, as before #28
+    vi.unstubAllEnvs();
     expect(refusalOf(() => renderNode(root.layout, "cm-n9", [])).code).toBe("corrupt-record");
   });
 });

@@ -42,10 +42,13 @@ describe("serverFeatures: the one home of the version gates", () => {
   ] as const)("%s", (v, expected) => {
     expect(row(v)).toEqual(expected);
   });
+  it("JSZ stream_raft_group from 2.10.4 (the unassigned-stream check's R1 half)", () => {
+    expect(["2.9.10", "2.10.3", "2.10.4", "2.15.3"].map((v) => serverFeatures(v).jszStreamGroup)).toEqual([false, false, true, true]);
+  });
   it("accepts a parsed version and names it", () => {
     expect(serverFeatures(parseServerVersion("nats-server: v2.14.10")).version).toBe("2.14.10");
   });
   it("names the first release of every gate", () => {
-    expect(FEATURE_SINCE).toEqual({ syncAlways: "2.10.0", reloadRequest: "2.10.0", configDigest: "2.11.0", reloadKeepsJwtClients: "2.14.8", kick: "2.10.0" });
+    expect(FEATURE_SINCE).toEqual({ syncAlways: "2.10.0", reloadRequest: "2.10.0", configDigest: "2.11.0", reloadKeepsJwtClients: "2.14.8", kick: "2.10.0", jszStreamGroup: "2.10.4" });
   });
 });

@@ -25,7 +25,7 @@ export function registerNode(program: Command): void {
   const node = program.command("node").description("the per-host agent of a cluster root: keeps one node on the committed record (docs/cluster.md)");
   node
     .command("run")
-    .description("start the node with no tenant preloaded if it is down, then apply the committed record to it and prove it, whenever it falls behind; SIGTERM stops the agent, not the node")
+    .description("start the node with every tenant held (none admitted) if it is down, then apply the committed record to it and prove it, whenever it falls behind; SIGTERM stops the agent, not the node")
     .requiredOption("--node <name>", "the node this host runs (a name from `cotal status`)")
     .option("--once", "one round (start, read, apply, prove), then exit: 0 serving, the refusal's exit code otherwise")
     .option("--interval <ms>", "the periodic liveness and record check (a KV watch wakes it sooner)", intervalOf, 2_000)

@@ -16,6 +16,7 @@ function printStatus(s: StatusReport): void {
   for (const n of b.nodes ?? []) {
     const proof = n.appliedGeneration === null ? "no proof recorded" : `proven generation ${n.appliedGeneration}`;
     out(`  node:  ${n.name}  ${n.running ? `running, pid ${n.pid}` : "not running"}  ${n.url}  ${proof}${n.behind ? " (behind)" : ""}${n.stillAdmits.length > 0 ? `  still admits ${n.stillAdmits.join(", ")}` : ""}${n.state === "still admits" || n.state === "behind" ? "" : `  [${n.state}${n.state === "clean" || n.state === "stopped" ? "" : `: ${n.why}`}]`}`);
+    if (n.next) out(`    next: ${n.next}`); // a node's own way out (STREAMS UNSERVED), the root named
     const a = n.agent;
     if (a) out(`    agent: ${a.running ? `pid ${a.pid}` : `pid ${a.pid} gone`}: ${a.state}${a.generation !== undefined ? ` generation ${a.generation}` : ""}${a.reason ? `: ${a.reason}` : ""} (${a.at})${a.next ? `\n      next: ${a.next}` : ""}`);
   }

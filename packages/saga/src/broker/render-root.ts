@@ -10,6 +10,8 @@ import { natsServerVersion } from "./binary.js";
 import { brokerState } from "./runtime.js";
 import { serverFeatures, type ServerFeatures } from "./server-features.js";
 import { effectiveBudget } from "../provision/jetstream-max.js";
+import { unsafe } from "../unsafe.js";
+import { heldSpaces } from "./node-hold.js";
 
 export interface RenderedRoot {
   text: string;
@@ -56,15 +58,18 @@ function sharedOptions(layout: RootLayout, settings: RootSettings, authority: Ac
 
 /**
  * One cluster node's config (docs/cluster.md): the same trust and tenant list as the root's
- * server.conf, that node's listener, store, log and `cluster {}` block. `maintenance` preloads no
- * tenant (the boot before the node has read the committed record).
+ * server.conf, that node's listener, store, log and `cluster {}` block. `maintenance` is the boot
+ * before the node has read the committed record: it admits no tenant, and preloads every tenant on
+ * disk held (broker/node-hold.ts) so JetStream recovers their streams' assignments at boot.
  */
 export function renderNode(layout: RootLayout, node: string, spaces: AccountRecord[], opts: { maintenance?: boolean } = {}): { text: string; digest: string } {
   const settings = loadSettings(layout);
   const cluster = clusterOf(layout, settings);
   const self = cluster?.nodes.find((n) => n.name === node);
   if (!settings || !cluster || !self) throw new SagaError("corrupt-record", `${layout.settingsFile} names no cluster node ${node}`, { next: `cotal status --root ${layout.root}` });
-  const text = serverConfig(loadBrokerTrust(layout), spaces, {
+  if (opts.maintenance && spaces.length > 0) throw new SagaError("render-refused", "a node's maintenance config takes no tenant list: it holds every tenant on disk", { next: `cotal status --root ${layout.root}` });
+  const held = opts.maintenance && !unsafe("CLUSTER_BOOT_BARE") ? heldSpaces(layout) : [];
+  const text = serverConfig(loadBrokerTrust(layout), opts.maintenance ? held : spaces, {
     host: settings.host,
     port: self.port,
     serverName: self.name,
@@ -72,7 +77,7 @@ export function renderNode(layout: RootLayout, node: string, spaces: AccountReco
     logFile: layout.nodeLogFile(node),
     pidFile: layout.nodePidFile(node),
     cluster: { name: cluster.name, port: self.clusterPort, routes: routesFor(cluster, settings.host, node), ...(self.testRoutePort !== undefined ? { advertisePort: self.testRoutePort } : {}) },
-    ...(opts.maintenance ? { maintenance: true } : {}),
+    ...(opts.maintenance && held.length === 0 ? { maintenance: true } : {}),
     ...sharedOptions(layout, settings, loadAuthorityAccount(layout)),
   });
   return { text, digest: configDigest(text) };

@@ -50,6 +50,11 @@ export interface ServerFeatures {
   reloadKeepsJwtClients: boolean;
   /** `$SYS.REQ.SERVER.<id>.KICK` (2.10.0): the evictor cuts a removed tenant's connections at once. */
   kick: boolean;
+  /**
+   * JSZ `stream_raft_group` (asked with `raft`, 2.10.4): whether a stream runs under its meta-layer
+   * assignment. Before it an unassigned R1 stream reads like an assigned one (ops/node-streams.ts).
+   */
+  jszStreamGroup: boolean;
 }
 
 export const FEATURE_SINCE = {
@@ -58,6 +63,7 @@ export const FEATURE_SINCE = {
   configDigest: "2.11.0",
   reloadKeepsJwtClients: "2.14.8",
   kick: "2.10.0",
+  jszStreamGroup: "2.10.4",
 } as const satisfies Record<Exclude<keyof ServerFeatures, "version">, string>;
 
 export function serverFeatures(version: ServerVersion | string): ServerFeatures {
@@ -69,5 +75,6 @@ export function serverFeatures(version: ServerVersion | string): ServerFeatures 
     configDigest: versionAtLeast(v, FEATURE_SINCE.configDigest),
     reloadKeepsJwtClients: versionAtLeast(v, FEATURE_SINCE.reloadKeepsJwtClients),
     kick: versionAtLeast(v, FEATURE_SINCE.kick),
+    jszStreamGroup: versionAtLeast(v, FEATURE_SINCE.jszStreamGroup),
   };
 }

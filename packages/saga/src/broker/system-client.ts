@@ -13,7 +13,15 @@ interface ServerApiReply<T> {
 /** An account of a JSZ reply: `id` is its public key (`name` may be the JWT's name tag). */
 export interface JszAccount {
   id: string;
-  stream_detail?: { name: string; config?: Record<string, unknown> }[];
+  stream_detail?: JszStream[];
+}
+
+/** One stream of a JSZ account detail; `stream_raft_group` (2.10.4+, asked with `raft`) is its assignment's group. */
+export interface JszStream {
+  name: string;
+  config?: Record<string, unknown>;
+  cluster?: { leader?: string; replicas?: unknown[] };
+  stream_raft_group?: string;
 }
 
 export type SystemReloadReply = { ok: true } | { ok: false; error: string } | { ok: undefined; lost: string };
@@ -84,9 +92,10 @@ export class SystemClient {
    * that account alone). The server sorts the accounts by public key only for an offset ≥ 1 on 2.9
    * (always on 2.10+), and 2.9 answers an unknown `account` with a page of others: the caller reads
    * pages from offset 1 and asks for the accounts it did not see by name (provision/template-check.ts).
+   * `raft`: each stream's assignment group too (ops/node-streams.ts).
    */
-  async accountStreams(page: { offset: number; limit: number; account?: string }, timeoutMs: number): Promise<JszAccount[]> {
-    const req = { accounts: true, streams: true, config: true, offset: page.offset, limit: page.limit, ...(page.account ? { account: page.account } : {}) };
+  async accountStreams(page: { offset: number; limit: number; account?: string; raft?: boolean }, timeoutMs: number): Promise<JszAccount[]> {
+    const req = { accounts: true, streams: true, config: true, offset: page.offset, limit: page.limit, ...(page.account ? { account: page.account } : {}), ...(page.raft ? { raft: true } : {}) };
     const msg = await this.nc.request(`$SYS.REQ.SERVER.${this.serverId}.JSZ`, JSON.stringify(req), { timeout: timeoutMs });
     const reply = parseReply<{ account_details?: JszAccount[] }>(msg.string());
     if (reply?.error) throw new SagaError("broker-unreachable", `JSZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });

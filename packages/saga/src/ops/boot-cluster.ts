@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { RERUN, SagaError } from "../errors.js";
 import { waitForMetaLeader } from "../broker/cluster-process.js";
 import { freePorts } from "../broker/free-port.js";
-import { readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import type { VersionedRecord } from "../inventory/authority-store.js";
 import { diffLists, seedRecord, type InventoryRecord, type NodeProof } from "../inventory/record.js";
 import { type ProvisionResult } from "../provision/provision-space.js";
@@ -29,6 +29,9 @@ import { connectReplicated, liveNodesOrRefuse, pastBucketElection, startClusterN
 import { ensureUserCreds } from "./creds.js";
 import { leaseKeyFor } from "./session.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
+import { stopProcess } from "../broker/stop-process.js";
+import { shellWord } from "../error-shape.js";
+import { checkNodeStreams, describeChecks, describeProblems, served, tenantAccounts, waitStreamsServed } from "./node-streams.js";
 
 /** `cotal up --cluster N`'s own options, validated by `up` before the lock. */
 export interface ClusterBootOptions extends BootOptions {
@@ -96,11 +99,12 @@ async function createClusterRoot(layout: RootLayout, size: number, opts: Cluster
 }
 
 /**
- * `cotal up` on a cluster root (docs/cluster.md): start every node that is not running — a new
- * root's with its first list, any other with no tenant preloaded (invariant 3) — wait for the routes
- * and a JetStream meta leader, then, holding the writer lease, seed or resume the R3 record and
- * apply the committed list to every node (fence, rename, reload, prove from that node), recording each
- * node's proof. Only then are tenants provisioned.
+ * `cotal up` on a cluster root (docs/cluster.md): restart a running node whose tenant streams run
+ * outside their assignment, start every node that is not running — a new root's with its first list,
+ * any other with every tenant held (invariant 3) — wait for the routes and a JetStream meta leader,
+ * then, holding the writer lease, seed or resume the R3 record and apply the committed list to every
+ * node (fence, rename, reload, prove from that node), recording each node's proof, and wait until
+ * every node serves every tenant stream it lists. Only then are tenants provisioned.
  */
 export async function bootCluster({ layout, lock }: BootContext, opts: ClusterBootOptions): Promise<UpResult> {
   const progress = opts.onProgress ?? (() => undefined);
@@ -126,12 +130,13 @@ export async function bootCluster({ layout, lock }: BootContext, opts: ClusterBo
     throw new SagaError("invalid-argument", "a cluster root's listeners are fixed at creation (every node's routes name them)", { next: `cotal up --root ${layout.root} --detach` });
   }
 
+  const notes: string[] = created ? [] : await restartUnserving(layout, progress);
   const nodes = await ensureNodes(layout, settings, cluster, created, progress);
   const runtime = readRuntime(layout) as BrokerRuntime;
   progress(`waiting for the cluster's JetStream meta leader (${nodes.length} nodes)`);
   await waitForMetaLeader(layout, nodes);
-  const notes: string[] = [];
   const record = await applyRecord(layout, runtime, cluster, (m) => (notes.push(m), progress(m)), opts.removing);
+  await untilStreamsServed(layout, nodes, record.spaces, runtime.serverVersion, progress);
   // A stopped online backup or restore resumes to lifted, through the saga on every node, as on one broker.
   notes.push(...liftNotes(await liftStandingQuiesces(layout, lock)));
   if (opts.removing) notes.push(`the removal of space ${opts.removing} is unfinished: cotal space rm ${opts.removing}   # finishes it on every node`);
@@ -168,14 +173,14 @@ export async function bootCluster({ layout, lock }: BootContext, opts: ClusterBo
 /**
  * Starts every node that does not run, recording all of them in run/broker.json before the wait.
  * A new root's nodes boot its first list (there is no record yet, so nothing can be removed);
- * every other start preloads no tenant until the committed record is applied.
+ * every other start holds every tenant (none admitted) until the committed record is applied.
  */
 async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: ClusterSettings, created: boolean, progress: (m: string) => void): Promise<NodeRuntime[]> {
   const { prior, alive } = liveNodesOrRefuse(layout);
   const toStart = cluster.nodes.filter((n) => !alive.has(n.name));
   const firstList = created ? certainInventory(layout) : [];
   if (created) writeFileAtomic(layout.serverConf, renderList(layout, firstList.map((s) => s.name)).text);
-  if (toStart.length > 0) progress(`starting ${toStart.length === cluster.nodes.length ? "every node" : `node${toStart.length > 1 ? "s" : ""} ${toStart.map((n) => n.name).join(", ")}`}${created ? "" : " with no tenant preloaded"}`);
+  if (toStart.length > 0) progress(`starting ${toStart.length === cluster.nodes.length ? "every node" : `node${toStart.length > 1 ? "s" : ""} ${toStart.map((n) => n.name).join(", ")}`}${created ? "" : " with every tenant held (none admitted)"}`);
   return startClusterNodes(layout, settings, cluster, toStart, { list: firstList, maintenance: !created, alive, prior });
 }
 
@@ -238,4 +243,47 @@ async function applyRecord(layout: RootLayout, runtime: BrokerRuntime, cluster: 
   } finally {
     await store.close();
   }
+}
+
+/** How long `up` waits for every node to serve its tenant streams: R3 groups elect after the meta leader. */
+const STREAMS_SERVED_MS = 30_000;
+
+/**
+ * A node that booted before its tenants were known (e.g. by an older cotal) runs their stored streams
+ * outside their assignment, or not at all: no reload heals it. Stop it, so ensureNodes restarts it
+ * with every tenant held. Judged twice a second apart, so a node still recovering is left alone; a
+ * stream with no leader is an election, not this.
+ */
+async function restartUnserving(layout: RootLayout, progress: (m: string) => void): Promise<string[]> {
+  const { prior, alive } = liveNodesOrRefuse(layout);
+  if (alive.size === 0 || !prior) return [];
+  const tenants = tenantAccounts(layout, accountInventory(layout).spaces.map((s) => s.name));
+  const unserving = async (nodes: readonly NodeRuntime[]): Promise<{ node: NodeRuntime; streams: string }[]> => {
+    const checks = await Promise.all(nodes.map(async (node) => ({ node, check: await checkNodeStreams(layout, node, tenants, prior.serverVersion) })));
+    return checks.flatMap(({ node, check }) => {
+      const bad = "problems" in check ? check.problems.filter((p) => p.problem !== "no leader") : [];
+      return bad.length > 0 ? [{ node, streams: describeProblems(bad) }] : [];
+    });
+  };
+  const suspects = await unserving([...alive.values()]);
+  if (suspects.length === 0) return [];
+  await new Promise((r) => setTimeout(r, 1_000));
+  const notes: string[] = [];
+  for (const { node, streams } of await unserving(suspects.map((s) => s.node))) {
+    notes.push(`node ${node.name} did not serve its tenant streams (${streams}): restarted it with every tenant held`);
+    progress(`node ${node.name} does not serve its tenant streams (${streams}): restarting it with every tenant held`);
+    await stopProcess(node.owner.pid, 10_000, () => !nodeAlive(node));
+  }
+  return notes;
+}
+
+/** After the apply: every node serves every tenant stream it lists, or `up` refuses naming them (a restart never reports serving without it). */
+async function untilStreamsServed(layout: RootLayout, nodes: readonly NodeRuntime[], spaces: readonly string[], serverVersion: string, progress: (m: string) => void): Promise<void> {
+  progress("waiting for every node to serve its tenant streams (assigned, each with a leader)");
+  const checks = await waitStreamsServed(layout, nodes, tenantAccounts(layout, spaces), serverVersion, STREAMS_SERVED_MS);
+  if (Object.values(checks).every(served)) return;
+  throw new SagaError("broker-start-failed", `tenant streams are not served ${Math.round(STREAMS_SERVED_MS / 1000)} s after the record was applied: ${describeChecks(checks)}`, {
+    next: `tail -n 40 ${nodes.map((n) => n.logFile).join(" ")}   # why JetStream did not assign or elect them; cotal --root ${shellWord(layout.root)} up --detach restarts a node whose stored streams are unassigned or not running`,
+    details: { checks },
+  });
 }

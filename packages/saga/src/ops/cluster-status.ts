@@ -1,8 +1,11 @@
 import { nodeAlive, type NodeRuntime } from "../broker/runtime.js";
+import { shellWord } from "../error-shape.js";
 import type { InventoryRecord } from "../inventory/record.js";
-import { pidAlive } from "../lock/process-identity.js";
+import { pidAlive, pidStopped } from "../lock/process-identity.js";
+import type { RootLayout } from "../root/layout.js";
 import type { NodeAgentState } from "../root/node-state.js";
 import { nodesNotProven } from "../saga/partial-proofs.js";
+import { checkNodeStreams, describeProblems, tenantAccounts, type StreamCheck, type StreamProblem } from "./node-streams.js";
 
 /** One cluster node as `cotal status` shows it: its process, and its own proof from the record. */
 export interface NodeStatus {
@@ -25,13 +28,17 @@ export interface NodeStatus {
   stillAdmits: string[];
   /** `cotal node run`'s last word on this node (nodes/<name>/agent.json); `running` false when that agent is gone. */
   agent?: { state: NodeAgentState["state"]; running: boolean; pid: number; at: string; generation?: number; reason?: string; next?: string };
+  /** Tenant streams this node stores or lists but does not serve (not running, unassigned, no leader): only when checked (`nodeStreamChecks`). */
+  streams?: StreamProblem[];
   /** This node's own derived state (`nodeState`): a cluster's top-level state is read through node 1 alone. */
   state: NodeState;
   why: string;
+  /** The way out of a state this node alone is in (STREAMS UNSERVED), the root named. */
+  next?: string;
 }
 
 /** A node's state, in the words of the single broker's where one fits (docs/vocabulary.md). */
-export type NodeState = "stopped" | "unknown" | "still admits" | "behind" | "UNPROVEN RELOAD" | "clean";
+export type NodeState = "stopped" | "unknown" | "still admits" | "behind" | "UNPROVEN RELOAD" | "STREAMS UNSERVED" | "clean";
 
 export interface NodeStateInput {
   running: boolean;
@@ -41,21 +48,31 @@ export interface NodeStateInput {
   stillAdmits: readonly string[];
   /** sha256 of the node's own server.conf on disk (undefined: unreadable). */
   onDiskDigest: string | undefined;
+  /** Its tenant streams as its JetStream reports them (undefined: not checked). */
+  streams?: StreamCheck;
 }
 
 /** Pure: one node's state, most dangerous first, from its process, its proof and its config on disk. */
 export function nodeState(i: NodeStateInput): { state: NodeState; why: string } {
-  if (!i.running) return { state: "stopped", why: "not running: it admits nobody; `cotal up` restarts it with no tenant preloaded, then applies the committed record" };
+  if (!i.running) return { state: "stopped", why: "not running: it admits nobody; `cotal up` restarts it with every tenant held (none admitted), then applies the committed record" };
   if (!i.record) return { state: "unknown", why: "the record could not be read" };
   if (i.stillAdmits.length > 0) return { state: "still admits", why: `has not proven the removal of ${i.stillAdmits.join(", ")} (generation ${i.record.pending?.generation ?? "?"})` };
   if (!i.proof) return { state: "behind", why: "no proof recorded" };
   if (i.proof.appliedGeneration < i.record.generation) return { state: "behind", why: `proven generation ${i.proof.appliedGeneration}, the record is at ${i.record.generation}` };
   if (i.onDiskDigest !== i.proof.configDigest) return { state: "UNPROVEN RELOAD", why: `its server.conf is not the config it proved at generation ${i.proof.appliedGeneration}${i.record.pending ? ` (generation ${i.record.pending.generation} is in flight)` : ""}` };
+  if (i.streams && "error" in i.streams) return { state: "unknown", why: `its tenant streams could not be checked: ${i.streams.error}` };
+  if (i.streams && i.streams.problems.length > 0) return { state: "STREAMS UNSERVED", why: `tenant streams it hosts are not served (their writes get no reply): ${describeProblems(i.streams.problems)}` };
   return { state: "clean", why: `generation ${i.proof.appliedGeneration}, proven` };
 }
 
 /** A node with no recorded process (a stopped root): its name and listeners from settings.json. */
 export type UnrecordedNode = Pick<NodeRuntime, "name" | "url" | "port" | "clusterPort"> & { owner?: undefined };
+
+/** What `clusterNodesStatus` adds when the caller read the nodes' JetStream (`nodeStreamChecks`); `root` names the root in a node's `next`. */
+export interface LiveNodeFacts {
+  streams?: Readonly<Record<string, StreamCheck | undefined>>;
+  root?: string;
+}
 
 /** Pure but for the liveness read of each recorded pid: the nodes, in the record's order. `digests`: each node's server.conf on disk. */
 export function clusterNodesStatus(
@@ -63,6 +80,7 @@ export function clusterNodesStatus(
   record: InventoryRecord | null,
   digests: Readonly<Record<string, string | undefined>> = {},
   agents: Readonly<Record<string, NodeAgentState | undefined>> = {},
+  live: LiveNodeFacts = {},
 ): NodeStatus[] {
   const unproven = new Set(record ? nodesNotProven(record) : []);
   const removes = record?.pending?.removes ?? [];
@@ -71,6 +89,8 @@ export function clusterNodesStatus(
     const running = n.owner ? nodeAlive(n as NodeRuntime) : false;
     const stillAdmits = unproven.has(n.name) ? [...removes] : [];
     const a = agents[n.name];
+    const streams = running ? live.streams?.[n.name] : undefined;
+    const own = nodeState({ running, record, proof, stillAdmits, onDiskDigest: digests[n.name], ...(streams ? { streams } : {}) });
     return {
       name: n.name,
       pid: n.owner?.pid ?? null,
@@ -82,8 +102,27 @@ export function clusterNodesStatus(
       configDigest: proof?.configDigest ?? null,
       behind: record ? (proof?.appliedGeneration ?? 0) < record.generation : null,
       stillAdmits,
-      ...nodeState({ running, record, proof, stillAdmits, onDiskDigest: digests[n.name] }),
+      ...(streams && "problems" in streams && streams.problems.length > 0 ? { streams: streams.problems } : {}),
+      ...own,
+      ...(own.state === "STREAMS UNSERVED" ? { next: unservedNext(live.root, n.name) } : {}),
       ...(a ? { agent: { state: a.state, running: pidAlive(a.pid), pid: a.pid, at: a.at, ...(a.generation !== undefined ? { generation: a.generation } : {}), ...(a.reason ? { reason: a.reason } : {}), ...(a.next ? { next: a.next } : {}) } } : {}),
     };
   });
+}
+
+/** `up` restarts a running node that does not serve its stored streams, every tenant held, then applies the record (ops/boot-cluster.ts). */
+function unservedNext(root: string | undefined, node: string): string {
+  return `cotal${root ? ` --root ${shellWord(root)}` : ""} up --detach   # restarts node ${node} with every tenant held, re-applies the record, waits for its streams`;
+}
+
+/**
+ * The facts `clusterNodesStatus` needs to judge each running node's tenant streams: one JSZ read a
+ * node (accounts, streams, groups) against the committed tenants. Nothing when the record is unread.
+ */
+export async function nodeStreamChecks(layout: RootLayout, nodes: readonly (NodeRuntime | UnrecordedNode)[], record: Pick<InventoryRecord, "spaces"> | null, serverVersion: string | undefined): Promise<Record<string, StreamCheck>> {
+  if (!record || !serverVersion) return {};
+  const tenants = tenantAccounts(layout, record.spaces);
+  // A stopped (SIGSTOP) node answers nothing: status names it UNREACHABLE without waiting on it.
+  const running = nodes.filter((n): n is NodeRuntime => n.owner !== undefined && nodeAlive(n as NodeRuntime) && !pidStopped(n.owner.pid));
+  return Object.fromEntries(await Promise.all(running.map(async (n) => [n.name, await checkNodeStreams(layout, n, tenants, serverVersion, 3_000)] as const)));
 }

@@ -21,6 +21,8 @@ import { allowedIsClaimList, nodeAllowedSpaces, nodeNeedsApply, withNodeProof, t
 import { recordPartialProofs } from "../saga/partial-proofs.js";
 import { unsafe } from "../unsafe.js";
 import { connectReplicated, liveNodesOrRefuse, startClusterNodes } from "./cluster-nodes.js";
+import { describeChecks, served, tenantAccounts, waitStreamsServed } from "./node-streams.js";
+import { shellWord } from "../error-shape.js";
 import { leaseKeyFor } from "./session.js";
 
 export interface NodeAgentOptions {
@@ -51,14 +53,17 @@ type Round = { state: NodeAgentState["state"]; generation?: number; reason?: str
 
 const DEFAULT_INTERVAL_MS = 2_000;
 const LOCK_WAIT_MS = 30_000;
+/** How long a round waits for its node to serve its tenant streams: R3 groups elect after the node returns. */
+const STREAMS_SERVED_MS = 30_000;
 
 /**
  * `cotal node run` (docs/cluster.md "cotal node"): keeps one cluster node on the committed record.
- * Each round: start the node with no tenant preloaded if it does not run; read the record from the
- * replicated store; if the node's bytes or its proof do not match what it may run (the committed
- * list without a pending claim's removes), apply that list to this node only under the writer
- * lease and record its proof. A record it cannot read leaves the node as it is (a node it started:
- * in maintenance) and says why; the next round retries.
+ * Each round: start the node with every tenant held (none admitted) if it does not run; read the
+ * record from the replicated store; if the node's bytes or its proof do not match what it may run
+ * (the committed list without a pending claim's removes), apply that list to this node only under
+ * the writer lease and record its proof; report serving once the node serves every tenant stream it
+ * hosts. A record it cannot read leaves the node as it is (a node it started: in maintenance) and
+ * says why; the next round retries.
  */
 export async function runNodeAgent(opts: NodeAgentOptions): Promise<NodeAgentResult> {
   const layout = new RootLayout(opts.root);
@@ -113,6 +118,8 @@ class NodeAgent {
   #changed = false;
   #seen: { serverKey: string; at: number } | undefined;
   #applied: NodeObservation["applied"];
+  /** The server (`pid:procStart`) last seen serving every tenant stream it hosts. */
+  #streamsServed: string | undefined;
   #last = "";
   applied = 0;
   started = 0;
@@ -154,11 +161,17 @@ class NodeAgent {
     const node = await this.#ensureRunning();
     const serverKey = `${node.owner.pid}:${node.owner.procStart ?? ""}`;
     if (this.#seen?.serverKey !== serverKey) this.#seen = { serverKey, at: Date.now() };
+    const read = await this.#bringToRecord(node, serverKey);
+    return this.#servingChecked(read, node, serverKey);
+  }
+
+  /** Reads the record and, when the node must be (re-)applied, applies it under the lease and records the proof; returns the record it serves. */
+  async #bringToRecord(node: NodeRuntime, serverKey: string): Promise<VersionedRecord> {
     const store = await this.#connect(node);
     let read = await store.read();
     if (!read) throw new SagaError("inventory-unreachable", "the cluster's authority store holds no record yet", { next: "cotal up --detach   # seeds the record on a new cluster root" });
     let plan = this.#plan(read, serverKey);
-    if (!plan.decision.apply) return this.#serving(read);
+    if (!plan.decision.apply) return read;
     this.onEvent(`cotal node: ${this.name}: applying (${plan.decision.why})`);
     await failpoint("node-decided");
     const unfenced = unsafe("NODE_APPLY_UNFENCED");
@@ -169,7 +182,7 @@ class NodeAgent {
         // Under the lease the record cannot move: decide again on what it says now.
         read = (await store.read()) ?? read;
         plan = this.#plan(read, serverKey);
-        if (!plan.decision.apply) return this.#serving(read);
+        if (!plan.decision.apply) return read;
       }
       const runtime = readRuntime(this.layout) as BrokerRuntime;
       const signalledAt = performance.now();
@@ -183,7 +196,7 @@ class NodeAgent {
       await store.settleAfterReload(signalledAt);
       const proof: Omit<NodeProof, "appliedGeneration"> = { configDigest: plan.digest, ...(verdict.serverConfigDigest ? { serverConfigDigest: verdict.serverConfigDigest } : {}), provenAt: new Date().toISOString() };
       await this.#recordProof(store, read, proof, fence);
-      return this.#serving((await store.read()) ?? read);
+      return (await store.read()) ?? read;
     } finally {
       await keeper?.stop(true);
     }
@@ -234,6 +247,24 @@ class NodeAgent {
     }
   }
 
+  /**
+   * Serving only once the node serves every tenant stream it hosts (running, assigned, led), checked
+   * once per server process: a restart whose streams JetStream left unassigned must not read as serving.
+   */
+  async #servingChecked(read: VersionedRecord, node: NodeRuntime, serverKey: string): Promise<Round> {
+    if (this.#streamsServed !== serverKey) {
+      const tenants = tenantAccounts(this.layout, nodeAllowedSpaces(read.record));
+      const checks = await waitStreamsServed(this.layout, [node], tenants, readRuntime(this.layout)?.serverVersion ?? "0.0.0", STREAMS_SERVED_MS);
+      if (!served(checks[node.name])) {
+        throw new SagaError("broker-start-failed", `node ${this.name} does not serve every tenant stream it hosts: ${describeChecks(checks)}`, {
+          next: `cotal --root ${shellWord(this.layout.root)} up --detach   # restarts a node that does not serve its stored streams; this agent checks again each round`,
+        });
+      }
+      this.#streamsServed = serverKey;
+    }
+    return this.#serving(read);
+  }
+
   #serving(read: VersionedRecord): Round {
     const p = read.record.pending;
     return {
@@ -273,7 +304,7 @@ class NodeAgent {
     }
   }
 
-  /** Starts this node with no tenant preloaded when it does not run (invariant 3), under the maintenance lock. */
+  /** Starts this node with every tenant held when it does not run (invariant 3), under the maintenance lock. */
   async #ensureRunning(): Promise<NodeRuntime> {
     const mine = (): NodeRuntime | undefined => readRuntime(this.layout)?.nodes?.find((n) => n.name === this.name);
     const cur = mine();
@@ -283,7 +314,7 @@ class NodeAgent {
     try {
       const { prior, alive } = liveNodesOrRefuse(this.layout);
       if (!alive.has(this.name)) {
-        this.onEvent(`cotal node: ${this.name}: not running; starting it with no tenant preloaded`);
+        this.onEvent(`cotal node: ${this.name}: not running; starting it with every tenant held (none admitted)`);
         await startClusterNodes(this.layout, this.settings, this.cluster, [this.self], { list: [], maintenance: true, alive, prior });
         this.started++;
         this.#applied = undefined;

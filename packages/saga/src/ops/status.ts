@@ -19,7 +19,7 @@ import { quiescedOnDisk } from "../maintenance/quiesce.js";
 import { readProvisioningOwed } from "../provision/owed.js";
 import { configPicture } from "./config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
-import { clusterNodesStatus, type NodeStatus } from "./cluster-status.js";
+import { clusterNodesStatus, nodeStreamChecks, type NodeStatus } from "./cluster-status.js";
 import { answeringUrls } from "./session.js";
 import { pidStopped } from "../lock/process-identity.js";
 import { readNodeAgentState } from "../root/node-state.js";
@@ -234,7 +234,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
   const stoppedPids = rt && st.running && answeringUrls(rt).length === 0 ? [...new Set([rt.owner.pid, ...(rt.nodes ?? []).map((n) => n.owner.pid)])] : [];
   const unreachable = stoppedPids.length > 0 ? `the nats-server of this root (pid ${stoppedPids.join(", ")}) is stopped (SIGSTOP): it holds its port and answers nothing` : undefined;
   const digest = conf ? configDigest(conf) : undefined;
-  const nodes = nodesOf(layout, rt, inventory);
+  const nodes = await nodesOf(layout, rt, inventory);
   const derived = deriveState({
     exists: true,
     corrupt: corrupt.length,
@@ -294,7 +294,7 @@ function settingsOf(layout: RootLayout): ReturnType<typeof loadSettings> | undef
 }
 
 /** Every node of a cluster root with its own state; a stopped cluster root has no runtime record, so its nodes come from settings.json. */
-function nodesOf(layout: RootLayout, rt: BrokerRuntime | undefined, inventory: StatusReport["inventory"]): NodeStatus[] | undefined {
+async function nodesOf(layout: RootLayout, rt: BrokerRuntime | undefined, inventory: StatusReport["inventory"]): Promise<NodeStatus[] | undefined> {
   const settings = settingsOf(layout);
   let cluster: ReturnType<typeof clusterOf> | undefined;
   try {
@@ -309,5 +309,7 @@ function nodesOf(layout: RootLayout, rt: BrokerRuntime | undefined, inventory: S
     inventory,
     Object.fromEntries(listed.map((n) => [n.name, digestOf(readTextIfExists(layout.nodeServerConf(n.name)))])),
     Object.fromEntries(listed.map((n) => [n.name, readNodeAgentState(layout, n.name)])),
+    // Each running node's JetStream against its store: a node that does not serve its tenant streams is not clean (#28).
+    { streams: await nodeStreamChecks(layout, listed, inventory, rt?.serverVersion), root: layout.root },
   );
 }

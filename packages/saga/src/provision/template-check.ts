@@ -35,17 +35,25 @@ function streamsOf(a: JszAccount): AccountStreams {
  * any whose JetStream the server has not enabled: those read as absent).
  */
 export async function readAccountStreams(client: SystemClient, wanted: readonly string[], timeoutMs = 10_000): Promise<Map<string, AccountStreams>> {
-  const seen = new Map<string, AccountStreams>();
+  const details = await readAccountDetails(client, wanted, { timeoutMs });
+  return new Map([...details].map(([id, a]) => [id, streamsOf(a)]));
+}
+
+/** {@link readAccountStreams}'s pages, each account's detail as the server sent it (`raft`: with each stream's group). */
+export async function readAccountDetails(client: SystemClient, wanted: readonly string[], opts: { timeoutMs?: number; raft?: boolean } = {}): Promise<Map<string, JszAccount>> {
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const raft = opts.raft === true;
+  const seen = new Map<string, JszAccount>();
   for (let offset = 1; ; offset += JSZ_PAGE) {
-    const page = await client.accountStreams({ offset, limit: JSZ_PAGE }, timeoutMs);
-    for (const a of page) seen.set(a.id, streamsOf(a));
+    const page = await client.accountStreams({ offset, limit: JSZ_PAGE, raft }, timeoutMs);
+    for (const a of page) seen.set(a.id, a);
     if (page.length < JSZ_PAGE) break;
   }
   for (const id of wanted) {
     if (seen.has(id)) continue;
     // 2.9 answers an unknown account with a page of others: only a detail of this id counts.
-    const one = (await client.accountStreams({ offset: 0, limit: 1, account: id }, timeoutMs)).find((a) => a.id === id);
-    if (one) seen.set(id, streamsOf(one));
+    const one = (await client.accountStreams({ offset: 0, limit: 1, account: id, raft }, timeoutMs)).find((a) => a.id === id);
+    if (one) seen.set(id, one);
   }
   return seen;
 }

@@ -179,7 +179,7 @@ function unprovenError(done: readonly NodeVerdict[], unproven: readonly NodeVerd
   const why = unproven.map((d) => `  ${d.node.name}: ${d.verdict.outcome} (${"logTail" in d.verdict ? (d.verdict.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "no log line after the reload") : ""})`).join("\n");
   const proven = done.filter((d) => d.verdict.outcome === "reloaded").map((d) => d.node.name);
   return new SagaError("cluster-unproven", `node${names.length > 1 ? "s" : ""} ${names.join(", ")} did not prove the new config; nothing was committed (proven on: ${proven.join(", ") || "none"}):\n${why}`, {
-    next: `cotal up && ${RERUN}   # up restarts a stopped node with no tenant preloaded; the re-run completes the change on every node`,
+    next: `cotal up && ${RERUN}   # up restarts a stopped node with every tenant held; the re-run completes the change on every node`,
     details: { unproven: names, proven, nodes: Object.fromEntries(done.map((d) => [d.node.name, d.verdict.outcome])) },
   });
 }

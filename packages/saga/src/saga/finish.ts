@@ -45,7 +45,7 @@ export function assertMembersProven(record: InventoryRecord, generation: number,
   // An add may leave a down node behind once some node proved it (invariant 4); it catches up at its next boot.
   if (mayLeaveNodesBehind(pending) && behind.length < record.members.length) return;
   throw new SagaError("cluster-unproven", `generation ${generation} is not proven on node${behind.length > 1 ? "s" : ""} ${behind.join(", ")}; nothing was committed`, {
-    next: `cotal up && ${RERUN}   # up restarts a stopped node with no tenant preloaded; the re-run completes the change on every node`,
+    next: `cotal up && ${RERUN}   # up restarts a stopped node with every tenant held; the re-run completes the change on every node`,
     details: { behind, generation },
   });
 }

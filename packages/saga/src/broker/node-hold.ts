@@ -1,0 +1,49 @@
+import { SagaError } from "../errors.js";
+import { accountInventory } from "../root/account-store.js";
+import { loadBrokerTrust } from "../root/broker-store.js";
+import type { RootLayout } from "../root/layout.js";
+import type { AccountRecord } from "../root/records.js";
+import { signJwt, verifyJwt } from "../trust/index.js";
+
+// A cluster node's boot config (docs/cluster.md "Restarts"): every tenant on disk preloaded, each
+// held. JetStream must know a stream's account when its meta layer recovers the assignment at boot
+// (nats-server's processStreamAssignment looks the account up once; "account missing" is never
+// retried when a later reload adds it), yet a node admits nobody before it applies the record.
+
+/** 2100-01-01T00:00:00Z: a held account revokes every user issued before it, i.e. every user. */
+export const HOLD_REVOKE_BEFORE = 4_102_444_800;
+
+const memo = new Map<string, string>();
+
+/**
+ * The account JWT re-signed with `revocations["*"] = HOLD_REVOKE_BEFORE` and its own `iat`, so the
+ * render is byte-stable (the jti hashes the claims): same limits, JetStream on, no user admitted.
+ */
+export function heldAccountJwt(operator: { publicKey: string; seed: string }, jwt: string): string {
+  const key = `${operator.publicKey} ${jwt}`;
+  const known = memo.get(key);
+  if (known !== undefined) return known;
+  const claims = verifyJwt(jwt);
+  if (claims.iss !== operator.publicKey || claims.nats.type !== "account") {
+    throw new SagaError("foreign-operator", `account ${claims.sub} is not an account of operator ${operator.publicKey}; a node cannot hold it`, { details: { account: claims.sub, issuer: claims.iss } });
+  }
+  const revocations = { ...(claims.nats.revocations as Record<string, unknown> | undefined), "*": HOLD_REVOKE_BEFORE };
+  const held = signJwt({ iss: claims.iss, sub: claims.sub, name: claims.name, iat: claims.iat, ...(claims.exp !== undefined ? { exp: claims.exp } : {}), nats: { ...claims.nats, revocations } }, operator.seed);
+  memo.set(key, held);
+  return held;
+}
+
+/** Pure read of claims: does this JWT hold its account (every user revoked)? */
+export function isHeldJwt(claims: { nats: Record<string, unknown> }): boolean {
+  const rev = claims.nats.revocations as Record<string, unknown> | undefined;
+  return typeof rev?.["*"] === "number" && rev["*"] >= HOLD_REVOKE_BEFORE;
+}
+
+/**
+ * Every readable tenant record of the root, held: the tenants a node's store may host. A record
+ * that does not parse is left out (its streams then stay unassigned on that node, which status names).
+ */
+export function heldSpaces(layout: RootLayout): AccountRecord[] {
+  const operator = loadBrokerTrust(layout).operator;
+  return accountInventory(layout).spaces.map((s) => ({ ...s, jwt: heldAccountJwt(operator, s.jwt) }));
+}
