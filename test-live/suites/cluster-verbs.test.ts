@@ -240,7 +240,7 @@ describe("offline verbs on a stopped cluster root refuse cluster-offline before 
     ["broker reconcile --adopt-disk", ["broker", "reconcile", "--adopt-disk", "--yes"], /next: cotal up --detach --root \S+ && cotal (--root \S+ )?broker reconcile --adopt-disk --yes/],
     ["space backup", ["space", "backup", "beta", "--out", "OUT"], /next: cotal up --detach --root \S+ && cotal (--root \S+ )?space backup beta --out/],
     ["space restore", ["space", "restore", "beta", "--from", "ARTIFACT"], /next: cotal up --detach --root \S+ && cotal (--root \S+ )?space restore beta --from/],
-    ["clean orphan-streams", ["clean", "orphan-streams", "--yes"], /next: cotal broker reconcile/],
+    ["clean orphan-streams", ["clean", "orphan-streams", "--yes"], /next: cotal (--root \S+ )?broker reconcile/],
   ];
   for (const [name, args, next] of refusals) {
     it(`${name} on the stopped cluster: exit 6 cluster-offline, a runnable next, nothing changed`, () =>

@@ -1,5 +1,5 @@
 /**
- * The online per-space backup and restore (issue 16) against natscli's `nats account backup` /
+ * The online per-space backup (live by default; issue 29) and restore (issue 16) against natscli's `nats account backup` /
  * `nats account restore` on the same streams, in the same run, and against store size.
  *
  *   node packages/bench/dist/backup-online.js [--mb 16,64,256] [--sibling-mb 256] [--runs 3]
@@ -34,8 +34,9 @@ import { REPO_ROOT, writeResult } from "./lib/out.js";
 import { median, table } from "./lib/stats.js";
 
 /** The cotal variants a run can compare; "default" is what `cotal space backup` does. */
-const ARMS: Record<string, { what: string; tuning: SnapshotTuning; upload: RestoreOptions }> = {
-  default: { what: "backup: the streams in parallel, each file flushed as it grows, jsck; restore: 4 chunks of up to 1 MiB in flight", tuning: {}, upload: {} },
+const ARMS: Record<string, { what: string; tuning: SnapshotTuning; upload: RestoreOptions; quiesce?: boolean }> = {
+  default: { what: "backup: live (the tenant untouched), the streams in parallel, each file flushed as it grows, jsck; restore: 4 chunks of up to 1 MiB in flight", tuning: {}, upload: {} },
+  quiesce: { what: "default with --quiesce: the tenant's users revoked while its streams are read, lifted after (two proven reloads)", tuning: {}, upload: {}, quiesce: true },
   before: { what: "backup: one stream at a time, the whole file fsynced after its end marker, jsck; restore: one 512 KiB chunk per round trip (half a tenant user's 1 MiB max_payload, as it was)", tuning: { parallel: 1, snapshot: { earlyFlush: false } }, upload: { inFlight: 1, chunkSize: 512 * 1024 } },
   "no-early-flush": { what: "default, each snapshot file fsynced only after its end marker", tuning: { snapshot: { earlyFlush: false } }, upload: {} },
   "upload-serial": { what: "default, the restore's 1 MiB chunks one per round trip", tuning: {}, upload: { inFlight: 1 } },
@@ -130,7 +131,7 @@ await runBench(async () => {
           else {
             cell.backup.push(
               await seconds(async () => {
-                const res = await spaceBackup({ root: r.root, space: "bench", out, tuning: ARMS[who]?.tuning ?? {} });
+                const res = await spaceBackup({ root: r.root, space: "bench", out, tuning: ARMS[who]?.tuning ?? {}, ...(ARMS[who]?.quiesce ? { quiesce: true } : {}) });
                 artifactBytes = res.bytes;
                 cell.backupPhases.push((res as { phases?: Phases }).phases ?? []);
               }),
