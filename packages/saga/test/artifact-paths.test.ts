@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { describeError, isSagaError, type SagaError } from "../src/entries/errors.js";
-import { checkBackupOut, checkRestoreFrom, checkScheduleDir, marginFor, spaceStoreBytes } from "../src/maintenance/artifact-paths.js";
+import { checkBackupOut, checkRestoreFrom, checkScheduleDir, marginFor, spaceStoreBytes, verifyRestoreFrom } from "../src/maintenance/artifact-paths.js";
 
 const dirs: string[] = [];
 function temp(prefix = "cotal-paths-"): string {
@@ -201,6 +201,22 @@ describe("checkRestoreFrom: the artifact a restore reads", () => {
     const e = refusal(() => checkRestoreFrom(a));
     expect([e.code, e.details?.reason]).toEqual(["io", "unreadable"]);
     expect(e.next).toMatch(/^chmod -R u\+rX /);
+  });
+});
+
+describe("verifyRestoreFrom: a damaged artifact's way out", () => {
+  it("names the re-run from the newest complete artifact beside it, else where to look; never a placeholder", () => {
+    const d = temp();
+    const damaged = artifact(join(d, "alpha-2"));
+    const alone = refusal(() => verifyRestoreFrom(damaged));
+    expect(alone.code).toBe("artifact-invalid");
+    const lone = printed(alone, RESTORE, "--from", damaged);
+    expect(lone).toMatch(new RegExp(`^ls -la '?${d}'? {3}# this one is damaged`));
+    expect(lone).not.toMatch(/<[a-z ]+>/);
+    const good = artifact(join(d, "alpha-1"));
+    const beside = refusal(() => verifyRestoreFrom(damaged));
+    expect(printed(beside, RESTORE, "--from", damaged)).toMatch(new RegExp(`^cotal --root /r space restore alpha --from ${good} {3}#`));
+    expect(beside.details?.suggestion).toBe(good);
   });
 });
 

@@ -11,7 +11,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { RERUN, rerunWith, SagaError } from "../errors.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
-import { MANIFEST_FILE } from "./artifact.js";
+import { MANIFEST_FILE, verifyArtifact, type BackupManifest, type Checkpoints } from "./artifact.js";
 
 export interface PathCheckOptions {
   space: string;
@@ -191,6 +191,20 @@ function restoreNext(abs: string, why: string): { next: string; suggestion?: str
   const near = newestArtifactBeside(abs);
   if (near) return { next: `${rerunWith({ "--from": near })}   # the newest complete artifact beside it`, suggestion: near };
   return { next: `ls -la ${quote(nearestExisting(dirname(abs)).path)}   # ${why}: find the artifact directory (the one holding ${MANIFEST_FILE})` };
+}
+
+/**
+ * verifyArtifact for a restore's `--from`: a damaged artifact is refused with the re-run from the newest
+ * complete artifact beside it (or where to look), never a line with placeholders.
+ */
+export function verifyRestoreFrom(abs: string, onBytes?: (n: number) => void): { manifest: BackupManifest; checkpoints: Checkpoints } {
+  try {
+    return verifyArtifact(abs, onBytes);
+  } catch (err) {
+    if (!(err instanceof SagaError) || err.code !== "artifact-invalid") throw err;
+    const { next, suggestion } = restoreNext(abs, "this one is damaged");
+    throw new SagaError("artifact-invalid", err.message, { next, details: { ...err.details, suggestion }, cause: err });
+  }
 }
 
 /**

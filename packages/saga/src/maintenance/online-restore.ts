@@ -24,7 +24,8 @@ import type { AccountRecord } from "../root/records.js";
 import type { SagaEnv } from "../saga/mutation.js";
 import { assertJournalAllows, clearJournal, readJournal, restoreRerun, writeJournal, type JournalEntry, type QuiesceEntry } from "./journal.js";
 import { unsafe } from "../unsafe.js";
-import { verifyArtifact, type BackupManifest, type Checkpoints } from "./artifact.js";
+import type { BackupManifest, Checkpoints } from "./artifact.js";
+import { verifyRestoreFrom } from "./artifact-paths.js";
 import { newAttemptId } from "./attempt.js";
 import { PhaseClock, type PhaseTiming } from "./phase-clock.js";
 import { quiesceTenant, recoverQuiesce, issuedAfter, setQuiesceStage, updateQuiesce, type QuiesceRecovery, liftTenant } from "./quiesce.js";
@@ -123,7 +124,7 @@ function restoreInput(opts: OnlineRestoreOptions, clock: PhaseClock): RestoreInp
   }
   // Read-only verification first: a truncated or tampered artifact refuses before any write.
   const progress = opts.onProgress ?? (() => undefined);
-  const { manifest, checkpoints } = verifyArtifact(from, (n) => progress({ phase: "verify", done: n, total: n }));
+  const { manifest, checkpoints } = verifyRestoreFrom(from, (n) => progress({ phase: "verify", done: n, total: n }));
   if (manifest.space !== space) {
     throw new SagaError("artifact-invalid", `${from} is a backup of space ${manifest.space}, not ${space}`, { next: `cotal --root ${layout.root} space restore ${manifest.space} --from ${from}` });
   }

@@ -7,6 +7,7 @@ import { withVerb } from "../ops/verb.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
 import { verifyArtifact } from "./artifact.js";
+import { verifyRestoreFrom } from "./artifact-paths.js";
 import { Attempt, cloneSpaceStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { typedIsolatedFailure } from "./isolated-broker.js";
@@ -60,7 +61,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
   }
   const progress = opts.onProgress ?? (() => undefined);
   // Read-only verification first: a truncated or tampered artifact refuses before any write.
-  const first = verifyArtifact(from, (n) => progress({ phase: "verify", done: n, total: n }));
+  const first = verifyRestoreFrom(from, (n) => progress({ phase: "verify", done: n, total: n }));
   if (first.manifest.space !== space) {
     throw new SagaError("artifact-invalid", `${from} is a backup of space ${first.manifest.space}, not ${space}`, { next: `cotal space restore ${first.manifest.space} --from ${from}` });
   }
