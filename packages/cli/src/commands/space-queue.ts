@@ -1,4 +1,4 @@
-import { describeError, RERUN, spaceList, validateBatch } from "@cotal/saga";
+import { describeError, RERUN, spaceList, validateBatch, type SpaceListReport } from "@cotal/saga";
 import { renderRerun } from "@cotal/saga/errors";
 import type { Logger } from "@cotal/jobs/log";
 import { summariseNames } from "../batch-summary.js";
@@ -50,9 +50,8 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
 
   // A job gone from Redis either completed (removeOnComplete) or was lost (FLUSHALL): the KV says which.
   const list = await spaceList({ root });
-  const active = new Set(list.spaces.filter((s) => s.state === "active").map((s) => s.name));
   const nameOf = new Map(r.jobs.map((j) => [j.id, j.name]));
-  const lost = tracked.gone.map((id) => nameOf.get(id) ?? id).filter((n) => !active.has(n));
+  const lost = addsWithoutEffect(tracked.gone.map((id) => nameOf.get(id) ?? id), list);
   const failed = tracked.failed.map((f) => ({ space: nameOf.get(f.id) ?? f.id, id: f.id, reason: f.reason }));
   const result = { ...summary, waited: true, elapsedMs: Date.now() - t0, completed: tracked.gone.length - lost.length, failed, lost, generation: list.generation };
   if (failed.length > 0) {
@@ -70,6 +69,15 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
   if (flags.json) return json(result);
   out(`cotal: ${summariseNames(unique)} in the inventory through the queue (${result.completed} completed) in ${(result.elapsedMs / 1000).toFixed(1)} s (generation ${list.generation})`);
   out(`  next: cotal space creds ${unique[0]} --user <name>`);
+}
+
+/**
+ * Of the added spaces whose jobs left Redis, those the KV inventory does not hold: lost, not done. A space
+ * already quiesced by a backup or named by a removal that came after is in the inventory: its add was done.
+ */
+export function addsWithoutEffect(names: string[], list: Pick<SpaceListReport, "spaces">): string[] {
+  const held = new Set(list.spaces.filter((s) => s.inInventory === true).map((s) => s.name));
+  return names.filter((n) => !held.has(n));
 }
 
 /**
