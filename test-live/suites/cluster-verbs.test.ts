@@ -182,7 +182,7 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
       const res = await r.cotal(["down", "--preserve-state"]);
       expect(res.code, res.stderr).toBe(6);
       expect(res.stderr).toMatch(/\[cluster-offline\]/);
-      expect(res.stderr).toMatch(/next: cotal (--root \S+ )?space backup <name> --out <dir>/);
+      expect(res.stderr).toMatch(/next: cotal (--root \S+ )?space list {3}# back up each space online/);
       expect(rootFiles(r)).toEqual(before);
       expect((up.nodes ?? []).every((n) => alive(n.pid))).toBe(true);
       expect(existsSync(r.layout.journalFile)).toBe(false);

@@ -67,7 +67,7 @@ describe("readJournal", () => {
     const e = refusalOf(() => readJournal(layout));
     expect(e.code).toBe("corrupt-record");
     expect(e.message).toBe(`${layout.journalFile} is unreadable; a destructive operation may be half done`);
-    expect(e.next).toBe(`inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`);
+    expect(e.next).toBe(`cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it; otherwise move the file aside`);
   });
 
   it("refuses a journal it cannot read at all (not a file) as corrupt, with the OS reason", () => {
@@ -76,7 +76,7 @@ describe("readJournal", () => {
     const e = refusalOf(() => readJournal(layout));
     expect(e.code).toBe("corrupt-record");
     expect(e.message).toMatch(new RegExp(`^${layout.journalFile.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} cannot be read \\(EISDIR.*\\); a destructive operation may be half done$`));
-    expect(e.next).toBe(`inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`);
+    expect(e.next).toBe(`cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it; otherwise move the file aside`);
   });
 });
 

@@ -12,7 +12,7 @@ export function registerDown(program: Command): void {
     .action(async (flags: { json?: boolean; preserveState?: boolean }, cmd: Command) => {
       const r = await down({ root: rootOf(cmd), ...(flags.preserveState ? { preserveState: true } : {}) });
       if (flags.json) json(r);
-      else if (r.cut) out(`cotal: ${r.cut.already ? "cut already ready" : `stopped the broker${r.pid ? ` (pid ${r.pid})` : ""}; cut ${r.cut.cutId} is ready`}; next: cotal space backup <name> --out <dir>, then cotal up`);
+      else if (r.cut) out(`cotal: ${r.cut.already ? "cut already ready" : `stopped the broker${r.pid ? ` (pid ${r.pid})` : ""}; cut ${r.cut.cutId} is ready`}; next: cotal space list   # back up each space offline (cotal space backup NAME --out DIR), then cotal up`);
       else if (r.stopped) out(`cotal: stopped nats-server (${r.pid !== undefined ? `pid ${r.pid}` : "no recorded broker"}${r.strays?.length ? `; unrecorded servers of this root: ${r.strays.map((p) => `pid ${p}`).join(", ")}` : ""}${r.forced ? "; killed after the grace period" : ""})`);
       else out(`cotal: no broker is running for ${r.root}`);
     });

@@ -68,7 +68,7 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
   }
   if (flags.json) return json(result);
   out(`cotal: ${summariseNames(unique)} in the inventory through the queue (${result.completed} completed) in ${(result.elapsedMs / 1000).toFixed(1)} s (generation ${list.generation})`);
-  out(`  next: cotal space creds ${unique[0]} --user <name>`);
+  out(`  next: cotal space creds ${unique[0]}`);
 }
 
 /**

@@ -73,7 +73,7 @@ export function registerSpace(program: Command): void {
       if (flags.json) return json(r);
       if (r.outcome === "noop") out(`cotal: ${r.requested.length === 1 ? `space ${r.requested[0]} already exists` : "every space already exists"}; nothing changed (generation ${r.generation}); provisioning re-checked`);
       else out(`cotal: added ${summariseNames(r.added)} at generation ${r.generation} (${r.reloads} reload${r.reloads === 1 ? "" : "s"}, ${r.attempts} attempt${r.attempts === 1 ? "" : "s"})`);
-      out(`  next: cotal space creds ${r.requested[0]} --user <name>`);
+      out(`  next: cotal space creds ${r.requested[0]}`);
     });
 
   space

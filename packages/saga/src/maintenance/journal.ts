@@ -128,7 +128,7 @@ export function readJournal(layout: RootLayout): JournalEntry | undefined {
     text = readTextIfExists(layout.journalFile);
   } catch (err) {
     throw new SagaError("corrupt-record", `${layout.journalFile} cannot be read (${(err as Error).message}); a destructive operation may be half done`, {
-      next: `inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`,
+      next: `cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it; otherwise move the file aside`,
     });
   }
   if (text === undefined) return undefined;
@@ -142,7 +142,7 @@ export function readJournal(layout: RootLayout): JournalEntry | undefined {
     // fall through
   }
   throw new SagaError("corrupt-record", `${layout.journalFile} is unreadable; a destructive operation may be half done`, {
-    next: `inspect ${layout.journalFile}; if it named a space, re-run \`cotal space rm <space>\`, otherwise move it aside`,
+    next: `cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it; otherwise move the file aside`,
   });
 }
 

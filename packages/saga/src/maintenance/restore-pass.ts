@@ -34,9 +34,9 @@ async function resnapshot(nc: NatsConnection, m: BackupManifest, dir: string, pr
   return { artifactDir: dir, manifest: { ...m, files } };
 }
 
-function verifyFailed(pass: RestorePass, why: string): SagaError {
+function verifyFailed(pass: RestorePass, why: string, attemptId: string): SagaError {
   return new SagaError("restore-verify-failed", `${pass} restore did not reproduce the artifact: ${why}`, {
-    next: pass === "quarantine" ? "nothing was changed; take a fresh backup" : "cotal clean restore-attempt --attempt <id>   # removes the streams this attempt installed",
+    next: pass === "quarantine" ? "cotal space list   # nothing was changed; take a fresh backup of the space, the artifact does not restore" : `cotal clean restore-attempt --attempt ${attemptId}   # removes the streams this attempt installed`,
     details: { pass, reason: why },
   });
 }
@@ -54,14 +54,14 @@ export async function runRestorePass(layout: RootLayout, pass: RestorePass, stor
       const ttl = m.excluded.map((e) => e.name);
       const existing = await listStreams(jsm);
       const occupied = existing.filter((i) => !replaceable(i, m.space, ttl));
-      if (occupied.length > 0) throw targetNotEmpty(m.space, occupied, `cotal up && cotal space restore ${m.space} --from <dir> --replace --yes   # restores over its streams on the running broker`);
+      if (occupied.length > 0) throw targetNotEmpty(m.space, occupied, `cotal up && cotal space restore ${m.space} --from ${artifactDir} --replace --yes   # restores over its streams on the running broker`);
       await failpoint(`restore-${pass}-begin`);
       for (const i of existing) await jsm.streams.delete(i.config.name);
       await installArtifactStreams(nc, jsm, artifactDir, m, checkpoints, progress, {
         phase: pass,
         streamFailpoint: `restore-${pass}-stream`,
         ...(pass === "target" ? { onInstalling: (name: string) => attempt.installing(name) } : {}),
-        verifyFailed: (why) => verifyFailed(pass, why),
+        verifyFailed: (why) => verifyFailed(pass, why, attempt.id),
       });
       await failpoint(`restore-${pass}-verified`);
       // The target installs what this server re-snapshots from the verified quarantine, never the
