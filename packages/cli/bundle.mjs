@@ -4,7 +4,7 @@
 // Packages that read their own files at run time or start worker threads (BullMQ, pino's transports, Bull
 // Board's UI, express) stay external: they load only in the verbs that need them, resolved from this
 // package's own dependencies.
-import { rename, rm } from "node:fs/promises";
+import { chmod, rename, rm } from "node:fs/promises";
 import { rolldown } from "rolldown";
 
 export const EXTERNAL = /^(bullmq|ioredis|express|pino|pino-pretty|prom-client|@bull-board\/[^/]+)(\/|$)/;
@@ -21,5 +21,7 @@ const bundle = await rolldown({
 });
 await bundle.write({ dir: next, format: "esm", entryFileNames: "[name].js", chunkFileNames: "chunk-[name]-[hash].js", sourcemap: true });
 await bundle.close();
+// the bin is run directly (the `cotal` link on PATH, infra/install-cli.sh): executable, as npm would make it
+await chmod(`${next}/cotal.js`, 0o755);
 await rm(out, { recursive: true, force: true });
 await rename(next, out);

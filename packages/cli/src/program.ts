@@ -14,15 +14,18 @@ import { EXIT } from "./exit-codes.js";
 import { isSagaError, renderRerun, SagaError } from "@cotal/saga/errors";
 import { printableArgv, report, setInvocation } from "./output.js";
 import { CliError, UsageError } from "./errors.js";
+import { VERSION } from "./version.js";
 
 export function buildProgram(): Command {
   const program = new Command("cotal")
     .description("tenant lifecycle for a shared NATS broker (one account per space)")
     .option("--root <dir>", "broker root (default: $COTAL_ROOT or ./.cotal)")
     .addOption(new Option("--log-format <format>", "structured log lines on stderr (pino) for the worker and long verbs, instead of progress bars").choices(["json", "pretty"]))
+    .version(VERSION, "-V, --version", "print cotal's version")
     .exitOverride()
     // Usage errors are reported once, by `report`, with a next step; commander stays quiet about them.
-    .configureOutput({ writeErr: () => undefined });
+    // Its help still prints: a bare group (`cotal space`) shows the group's help on stderr.
+    .configureOutput({ outputError: () => undefined });
   registerUp(program);
   registerDown(program);
   registerStatus(program);
@@ -81,8 +84,9 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: "user" });
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;
   } catch (e) {
-    // --help and --version exit through here with code 0; usage mistakes with 1.
-    if (e instanceof CommanderError && (e.exitCode === 0 || e.code === "commander.helpDisplayed" || e.code === "commander.help")) return EXIT.ok;
+    // --help and --version exit through here with code 0; a bare group's help (commander.help, exit 1) is a usage exit.
+    if (e instanceof CommanderError && (e.exitCode === 0 || e.code === "commander.helpDisplayed")) return EXIT.ok;
+    if (e instanceof CommanderError && e.code === "commander.help") return EXIT.usage;
     return report(withUsageNext(e, helpLine(program, argv)), asJson);
   }
 }

@@ -26,6 +26,7 @@ describe("the CLI bundle", () => {
     const entry = join(BUNDLE, "cotal.js");
     expect(readFileSync(entry, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true);
     expect(statSync(entry).isFile()).toBe(true);
+    expect(statSync(entry).mode & 0o111, "executable: the `cotal` on PATH links to it").toBe(0o111);
     expect(execFileSync(process.execPath, [entry, "--help"], { encoding: "utf8" })).toMatch(/^Usage: cotal /);
   });
 });

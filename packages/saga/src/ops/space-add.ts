@@ -49,7 +49,7 @@ export interface SpaceAddResult extends MutationResult {
 
 /** Validates a batch: every name, no duplicates, at least one. Nothing is written before this passes. */
 export function validateBatch(names: readonly string[]): string[] {
-  if (names.length === 0) throw new SagaError("invalid-argument", "no space named", { next: "cotal space add <name> [<name>…] or --from FILE" });
+  if (names.length === 0) throw new SagaError("invalid-argument", "no space named: give one or more names, or --from FILE"); // the CLI prints the --help line
   const seen = new Set<string>();
   for (const n of names) {
     assertSpaceName(n);
