@@ -2,8 +2,8 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { CredentialPoller, harnessTeardown, monotonicMs } from "@cotal/harness";
-import { type SpaceRmResult, type UnsafeSwitch, type UpResult } from "@cotal/saga";
+import { CredentialPoller, harnessTeardown, monotonicMs, testGuards } from "@cotal/harness";
+import { handGuards, type GuardSwitch, type SpaceRmResult, type UpResult } from "@cotal/saga";
 import { INVENTORY_BUCKET, LEASE_BUCKET } from "@cotal/saga/inventory";
 import { evictAccountConnections, evictorCredsFile, mintTeardownCreds, templateStreamNames } from "@cotal/saga/provision";
 import { loadAuthorityAccount, loadBrokerTrust, loadSpaceAccount } from "@cotal/saga/root";
@@ -49,16 +49,14 @@ async function spaceCreds(space: string, args: string[], env: Record<string, str
   return readFileSync(path, "utf8");
 }
 
-/** Mints in-process with one test-only switch on (the saga reads it at mint time). */
-function withSwitch<T>(sw: UnsafeSwitch, fn: () => T): T {
-  const name = `COTAL_TEST_UNSAFE_${sw}`;
-  const was = process.env[name];
-  process.env[name] = "1";
+/** Mints in-process with one test-only switch on (the guards handed to the core at mint time). */
+function withSwitch<T>(sw: GuardSwitch, fn: () => T): T {
+  const was = testGuards();
+  handGuards({ ...was, [sw]: true });
   try {
     return fn();
   } finally {
-    if (was === undefined) delete process.env[name];
-    else process.env[name] = was;
+    handGuards(was);
   }
 }
 

@@ -2,7 +2,7 @@
 // The cotal worker as a service (systemd unit, compose): settings from the environment
 // (COTAL_ROOT, REDIS_URL, COTAL_WORKER_*, COTAL_JOBS_*, COTAL_LOG_FORMAT) and `--concurrency N`.
 import { createLogger, isLogFormat, runWorkerService, type WorkerOverrides } from "@cotal/jobs";
-import { resolveRoot, SagaError } from "@cotal/saga";
+import { guardsFromEnv, handGuards, resolveRoot, SagaError } from "@cotal/saga";
 import { describeError } from "@cotal/saga/errors";
 import { workerArgs } from "./args.js";
 
@@ -14,10 +14,14 @@ try {
   const envFormat = process.env.COTAL_LOG_FORMAT;
   if (envFormat !== undefined && !isLogFormat(envFormat)) throw new SagaError("invalid-argument", `COTAL_LOG_FORMAT=${JSON.stringify(envFormat)} is not a log format`, { next: "COTAL_LOG_FORMAT=json   # or pretty" });
   // A service's stderr goes to journald or docker logs: JSON lines unless asked otherwise.
-  const logger = createLogger({ name: "cotal-worker", format: logFormat ?? envFormat ?? "json" });
+  // The worker's entry builds the guards (docs/ablation.md, test-only) and hands them down; the core never reads them.
+  const guards = guardsFromEnv(process.env);
+  handGuards(guards); // transitional: the core's sites an explicit `guards` does not reach yet (saga/src/unsafe.ts)
+  const level = process.env.COTAL_LOG_LEVEL;
+  const logger = createLogger({ name: "cotal-worker", format: logFormat ?? envFormat ?? "json", guards, ...(level === undefined ? {} : { level }) });
   // A service is scraped: health and metrics on loopback 9464 unless the environment says otherwise.
   const overrides: WorkerOverrides = { ...args, ...(process.env.COTAL_WORKER_METRICS_PORT === undefined ? { http: { host: "127.0.0.1", port: 9464 } } : {}) };
-  process.exitCode = await runWorkerService({ root: resolveRoot(args.root), overrides, logger });
+  process.exitCode = await runWorkerService({ root: resolveRoot(args.root), overrides, logger, guards });
 } catch (err) {
   // The same shape and exit codes as the CLI (the core's error table): an unreachable Redis is 6, bad settings 2.
   const e = describeError(err);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { unsafe } from "@cotal/saga/errors";
+import { guardsFromEnv, handGuards } from "@cotal/saga";
 import { exitFlushed } from "./exit.js";
 import { main } from "./program.js";
 
@@ -11,11 +11,15 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const code = await main(process.argv.slice(2));
+// The CLI's entry builds the guards (docs/ablation.md: COTAL_TEST_UNSAFE_<NAME>=1, test-only) and hands them
+// down; the core never reads the environment for a guard.
+const guards = guardsFromEnv(process.env);
+handGuards(guards); // transitional: the core's sites an explicit `guards` does not reach yet (saga/src/unsafe.ts)
+const code = await main(process.argv.slice(2), { guards });
 // A finished verb exits now, whatever handle a library left open: a connection to a stopped (SIGSTOP)
 // server would otherwise keep the process alive for ever after its refusal was printed (issue #28,
 // finding 3; docs/refusals.md, "Bounded time"). Long-running verbs (worker, dashboard, foreground up)
 // return from main only when they are done; what they printed still reaches the reader (exit.ts).
 // The test-only switch (docs/ablation.md) keeps the old way: exit when the event loop drains, if ever.
-if (unsafe("LINGER_AFTER_VERB")) process.exitCode = code;
+if (guards.LINGER_AFTER_VERB) process.exitCode = code;
 else await exitFlushed(code);

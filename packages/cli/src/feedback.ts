@@ -1,10 +1,17 @@
 import type { Command } from "commander";
 import type { Logger, LogFormat } from "@cotal/jobs/log";
 import { progressBar, progressWanted, type Progress } from "./progress.js";
+import { guardsOf } from "./context.js";
 
 /** The program-wide `--log-format` (commander already refused any other value). */
 export function logFormatOf(cmd: Command): LogFormat | undefined {
   return cmd.optsWithGlobals<{ logFormat?: LogFormat }>().logFormat;
+}
+
+/** The CLI's log level (COTAL_LOG_LEVEL; pino's info by default). */
+export function logLevel(): { level?: string } {
+  const level = process.env.COTAL_LOG_LEVEL;
+  return level === undefined ? {} : { level };
 }
 
 /** What a long verb reports while it works: a bar for a person, log lines when asked, else nothing. */
@@ -18,7 +25,7 @@ export async function feedbackFor(cmd: Command, o: { verb: string; json: boolean
   const bar = progressBar({ enabled: progressWanted({ isTTY: process.stderr.isTTY, json: o.json === true, logFormat: format }), unit: o.unit });
   if (!format) return { bar, log: undefined };
   const { createLogger } = await import("@cotal/jobs/log"); // lazy: pino loads only when logs are asked for
-  return { bar, log: createLogger({ format, name: `cotal ${o.verb}` }) };
+  return { bar, log: createLogger({ format, name: `cotal ${o.verb}`, guards: guardsOf(cmd), ...logLevel() }) };
 }
 
 /** Log lines for counted progress: the first item, each tenth, and the last, never one per item. */

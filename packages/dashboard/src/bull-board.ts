@@ -5,7 +5,7 @@ import { JOB_TYPES, QUEUE_PREFIX, queueNameFor, rootKeyFor } from "@cotal/jobs";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import type { Router } from "express";
-import { writesAllowed } from "./read-only.js";
+import type { Guards } from "@cotal/saga";
 
 /**
  * One long-lived client for every queue of the board: it keeps reconnecting, so the dashboard
@@ -23,7 +23,7 @@ function boardClient(url: string): Redis {
  * Bull Board over this root's queues (one per job type, as packages/jobs names them), read-only
  * always: its UI hides every action, and its API refuses one even if a write got past the server's guard.
  */
-export function bullBoardFor(opts: { root: string; redisUrl: string; basePath: string }): { router: Router; redisReady(): boolean; close(): Promise<void> } {
+export function bullBoardFor(opts: { root: string; redisUrl: string; basePath: string; guards: Guards }): { router: Router; redisReady(): boolean; close(): Promise<void> } {
   const rootKey = rootKeyFor(opts.root);
   const client = boardClient(opts.redisUrl);
   const queues = JOB_TYPES.map((type) => {
@@ -32,7 +32,7 @@ export function bullBoardFor(opts: { root: string; redisUrl: string; basePath: s
     return { type, q };
   });
   const adapter = new ExpressAdapter().setBasePath(opts.basePath);
-  const readOnlyMode = !writesAllowed(); // only the ablation switch (COTAL_TEST_UNSAFE_DASHBOARD_WRITES) lifts it
+  const readOnlyMode = !opts.guards.DASHBOARD_WRITES; // only the ablation switch lifts it
   createBullBoard({
     queues: queues.map(({ type, q }) => new BullMQAdapter(q, { readOnlyMode, displayName: type, description: `${QUEUE_PREFIX}:${q.name}` })),
     serverAdapter: adapter,

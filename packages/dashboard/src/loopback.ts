@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { unsafe } from "@cotal/saga";
+import { GUARDS_ON, type Guards } from "@cotal/saga";
 
 /** Hosts that only this machine can reach: 127.0.0.0/8, ::1 and the name localhost. */
 export function isLoopbackHost(host: string): boolean {
@@ -10,18 +10,13 @@ export function isLoopbackHost(host: string): boolean {
   return false;
 }
 
-/** The test-only switch for the bind refusal's ablation cell (docs/ablation.md). */
-export function anyHostAllowed(): boolean {
-  return unsafe("DASHBOARD_ANY_HOST");
-}
-
 /**
  * Whether a request's Host header names this server. A page on another site that rebinds its own
  * DNS name to 127.0.0.1 sends that name as Host; answering only our own names stops it reading
  * tenants through the operator's browser.
  */
-export function hostHeaderAllowed(header: string | undefined, allowed: ReadonlySet<string>): boolean {
-  if (unsafe("DASHBOARD_ANY_HOST_HEADER")) return true;
+export function hostHeaderAllowed(header: string | undefined, allowed: ReadonlySet<string>, guards: Guards = GUARDS_ON): boolean {
+  if (guards.DASHBOARD_ANY_HOST_HEADER) return true;
   if (!header) return false;
   const name = header.toLowerCase().replace(/:\d+$/, "");
   return allowed.has(name);

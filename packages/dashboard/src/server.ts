@@ -2,10 +2,10 @@ import { existsSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { redactRedisUrl } from "@cotal/jobs";
-import { redactSeeds, SagaError } from "@cotal/saga";
+import { GUARDS_ON, redactSeeds, SagaError, type Guards } from "@cotal/saga";
 import express from "express";
 import { bullBoardFor } from "./bull-board.js";
-import { anyHostAllowed, hostHeaderAllowed, isLoopbackHost } from "./loopback.js";
+import { hostHeaderAllowed, isLoopbackHost } from "./loopback.js";
 import { readOnlyGuard } from "./read-only.js";
 import { readTenantData } from "./tenant-data.js";
 import { renderTenantPage } from "./tenant-page.js";
@@ -20,6 +20,8 @@ export interface DashboardOptions {
   port: number;
   /** Bind a non-loopback host: the board has no login, so this is the operator's explicit choice. */
   allowRemote?: boolean;
+  /** The guards the entry handed in (default: every guard on; docs/ablation.md). */
+  guards?: Guards;
 }
 
 export interface Dashboard {
@@ -30,7 +32,7 @@ export interface Dashboard {
 /** Refuses what must not be served, before anything listens: no root, or a host others can reach. */
 export function assertServable(opts: DashboardOptions): void {
   if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach   # or --root DIR" });
-  if (!isLoopbackHost(opts.host) && !opts.allowRemote && !anyHostAllowed()) {
+  if (!isLoopbackHost(opts.host) && !opts.allowRemote && !(opts.guards ?? GUARDS_ON).DASHBOARD_ANY_HOST) {
     throw new SagaError("invalid-argument", `--host ${opts.host} is not a loopback address; the dashboard has no login and shows every tenant and job`, {
       next: `cotal dashboard --host 127.0.0.1   # or, behind your own access control: cotal dashboard --host ${opts.host} --allow-remote`,
       details: { host: opts.host },
@@ -60,13 +62,14 @@ function listen(app: express.Express, opts: DashboardOptions): Promise<Server> {
 export async function startDashboard(opts: DashboardOptions): Promise<Dashboard> {
   assertServable(opts);
   const remote = !isLoopbackHost(opts.host);
-  const board = bullBoardFor({ root: opts.root, redisUrl: opts.redisUrl, basePath: "/queues" });
+  const guards = opts.guards ?? GUARDS_ON;
+  const board = bullBoardFor({ root: opts.root, redisUrl: opts.redisUrl, basePath: "/queues", guards });
   const app = express();
   app.disable("x-powered-by");
-  app.use(readOnlyGuard); // first: no write reaches any router, whatever the host or flags
+  app.use(readOnlyGuard(guards)); // first: no write reaches any router, whatever the host or flags
   const names = new Set(["localhost", "127.0.0.1", "[::1]", opts.host.toLowerCase()]);
   app.use((req, res, next) => {
-    if (remote || hostHeaderAllowed(req.headers.host, names)) return next();
+    if (remote || hostHeaderAllowed(req.headers.host, names, guards)) return next();
     res.status(421).type("text/plain").send("this dashboard answers only to its loopback address\n");
   });
   app.get("/", (_req, res) => res.redirect("/tenants"));

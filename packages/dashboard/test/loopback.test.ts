@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { GUARDS_ON } from "@cotal/saga";
 import { hostHeaderAllowed, isLoopbackHost } from "../src/loopback.js";
 
 describe("loopback hosts", () => {
@@ -10,9 +11,6 @@ describe("loopback hosts", () => {
 
 describe("Host header check", () => {
   const names = new Set(["localhost", "127.0.0.1", "[::1]"]);
-  afterEach(() => {
-    delete process.env.COTAL_TEST_UNSAFE_DASHBOARD_ANY_HOST_HEADER;
-  });
 
   it("answers its own names with any port, refuses other names and a missing header", () => {
     expect(hostHeaderAllowed("127.0.0.1:8090", names)).toBe(true);
@@ -24,7 +22,6 @@ describe("Host header check", () => {
   });
 
   it("the test-only switch lets every Host through (what the ablation cell shows)", () => {
-    process.env.COTAL_TEST_UNSAFE_DASHBOARD_ANY_HOST_HEADER = "1";
-    expect(hostHeaderAllowed("rebind.example", names)).toBe(true);
+    expect(hostHeaderAllowed("rebind.example", names, { ...GUARDS_ON, DASHBOARD_ANY_HOST_HEADER: true })).toBe(true);
   });
 });

@@ -3,15 +3,13 @@ import { request } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTempRoot, type TempRoot } from "@cotal/saga/testing";
+import { GUARDS_ON, type Guards } from "@cotal/saga";
 import { ALLOW_HEADER, methodAllowed, READ_ONLY_REFUSAL, readOnlyGuard } from "../src/read-only.js";
 import { startDashboard, type Dashboard } from "../src/index.js";
 
-const SWITCH = "COTAL_TEST_UNSAFE_DASHBOARD_WRITES";
+const WRITES_ON = { ...GUARDS_ON, DASHBOARD_WRITES: true };
 const WRITES = ["POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT", "post", "FOO"];
 
-afterEach(() => {
-  delete process.env[SWITCH];
-});
 
 /** A fake response that records what the guard did with it. */
 function fakeRes(): { res: Response; sent: { status?: number; headers: Record<string, string>; body?: string } } {
@@ -36,10 +34,10 @@ function fakeRes(): { res: Response; sent: { status?: number; headers: Record<st
   return { res: res as unknown as Response, sent };
 }
 
-function guard(method: string): { passed: boolean; sent: ReturnType<typeof fakeRes>["sent"] } {
+function guard(method: string, guards: Guards = GUARDS_ON): { passed: boolean; sent: ReturnType<typeof fakeRes>["sent"] } {
   const { res, sent } = fakeRes();
   let passed = false;
-  readOnlyGuard({ method } as Request, res, (() => (passed = true)) as NextFunction);
+  readOnlyGuard(guards)({ method } as Request, res, (() => (passed = true)) as NextFunction);
   return { passed, sent };
 }
 
@@ -63,9 +61,8 @@ describe("the read-only method rule", () => {
   });
 
   it("the test-only switch lets every method through (what the ablation cell shows)", () => {
-    process.env[SWITCH] = "1";
-    expect(methodAllowed("POST")).toBe(true);
-    expect(guard("PUT").passed).toBe(true);
+    expect(methodAllowed("POST", WRITES_ON.DASHBOARD_WRITES)).toBe(true);
+    expect(guard("PUT", WRITES_ON).passed).toBe(true);
   });
 });
 
@@ -122,8 +119,7 @@ describe("the dashboard server, read-only whatever the flags", () => {
   });
 
   it("with the switch on, the same POST passes the guard and reaches Bull Board's API (503: Redis is down)", async () => {
-    process.env[SWITCH] = "1";
-    const d = await startDashboard({ root: root.layout.root, redisUrl, host: "127.0.0.1", port: 0 });
+    const d = await startDashboard({ root: root.layout.root, redisUrl, host: "127.0.0.1", port: 0, guards: WRITES_ON });
     open.push(d);
     expect((await send(`${d.url}/queues/api/queues/cotal-space-rm/add`, "POST")).status).toBe(503);
   });

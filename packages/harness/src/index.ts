@@ -58,3 +58,4 @@ export { cotalCliPath, repoRoot, runCotal, spawnCotal, type CotalResult, type Co
 export { Barrier, barrierEnv, failpointBarrier, parseBarrierEnv, type BarrierSpec } from "./barrier.js";
 export { harnessTeardown } from "./teardown.js";
 export { parsePromText, promValue, type PromFamily, type PromSample } from "./prom-text.js";
+export { testGuards } from "./guards.js";

@@ -1,6 +1,6 @@
 import { pino, type DestinationStream, type Logger } from "pino";
 import pretty from "pino-pretty";
-import { redactSeeds, unsafe } from "@cotal/saga";
+import { GUARDS_ON, redactSeeds, type Guards } from "@cotal/saga";
 
 export const LOG_FORMATS = ["json", "pretty"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
@@ -21,18 +21,23 @@ export interface LoggerOptions {
   name: string;
   /** Where lines go (default: stderr, written synchronously so a drain's last line is never lost). */
   destination?: { write(line: string): unknown };
+  /** pino's level (default info; the entries pass COTAL_LOG_LEVEL). */
+  level?: string;
+  /** The guards the entry handed in (default: every guard on); LOG_SEEDS turns the scrubber off. */
+  guards?: Guards;
 }
 
 /**
  * A pino logger whose every serialised line passes the seed scrubber before it is written, so no
- * field, message or error stack can carry a seed (COTAL_TEST_UNSAFE_LOG_SEEDS turns that off).
+ * field, message or error stack can carry a seed (the guard LOG_SEEDS turns that off).
  */
 export function createLogger(opts: LoggerOptions): Logger {
   const sink = opts.destination ?? pino.destination({ fd: 2, sync: true });
   // pino-pretty's formatter turns each JSON line into its readable form in this thread (no transport worker).
   const render = opts.format === "pretty" ? pretty.prettyFactory({ colorize: opts.destination ? false : process.stderr.isTTY === true, ignore: "pid,hostname" }) : (line: string) => line;
-  const scrubbed: DestinationStream = { write: (line: string) => void sink.write(render(unsafe("LOG_SEEDS") ? line : redactSeeds(line))) };
-  return pino({ name: opts.name, level: process.env.COTAL_LOG_LEVEL ?? "info" }, scrubbed);
+  const raw = (opts.guards ?? GUARDS_ON).LOG_SEEDS;
+  const scrubbed: DestinationStream = { write: (line: string) => void sink.write(render(raw ? line : redactSeeds(line))) };
+  return pino({ name: opts.name, level: opts.level ?? "info" }, scrubbed);
 }
 
 /** A line-printing callback (what older hooks take) that logs each line at info. */

@@ -1,3 +1,4 @@
+import type { Guards } from "@cotal/saga";
 import { workerConfig, type WorkerOverrides } from "./config.js";
 import { redactRedisUrl } from "./connection.js";
 import type { Logger } from "./log.js";
@@ -8,6 +9,8 @@ export interface WorkerServiceOptions {
   overrides?: WorkerOverrides;
   env?: NodeJS.ProcessEnv;
   logger: Logger;
+  /** The guards the entry handed in (default: every guard on; docs/ablation.md), passed to every verb a job calls. */
+  guards?: Guards;
   /** Which signals drain the worker (default SIGTERM and SIGINT). */
   signals?: NodeJS.Signals[];
 }
@@ -18,7 +21,7 @@ export interface WorkerServiceOptions {
  */
 export async function runWorkerService(opts: WorkerServiceOptions): Promise<number> {
   const cfg = workerConfig(opts.root, opts.overrides, opts.env);
-  const worker = await CotalWorker.start({ ...cfg, logger: opts.logger });
+  const worker = await CotalWorker.start({ ...cfg, logger: opts.logger, ...(opts.guards ? { guards: opts.guards } : {}) });
   opts.logger.info(
     { event: "serving", pid: process.pid, root: cfg.root, rootKey: worker.rootKey, concurrency: cfg.concurrency, batchMax: cfg.batch.maxSize, batchWaitMs: cfg.batch.maxWaitMs, batchHoldMs: cfg.batch.maxHoldMs, health: worker.healthUrl ?? null },
     `worker pid ${process.pid} serving ${cfg.root} (queues *.${worker.rootKey}) from ${redactRedisUrl(cfg.redisUrl)}; concurrency ${cfg.concurrency}, batch ≤ ${cfg.batch.maxSize} within ${cfg.batch.maxWaitMs} ms (held up to ${cfg.batch.maxHoldMs} ms for jobs already claimed), lock ${cfg.stall.lockDurationMs} ms` +

@@ -1,6 +1,6 @@
 import { existsSync, realpathSync } from "node:fs";
 import type { Server } from "node:http";
-import { describeError, RootLayout, SagaError, spaceRm } from "@cotal/saga";
+import { describeError, RootLayout, SagaError, spaceRm, type Guards } from "@cotal/saga";
 import { renderRerun } from "@cotal/saga/errors";
 import { quiescedCount } from "@cotal/saga/maintenance";
 import { Queue, UnrecoverableError, Worker, type Job } from "bullmq";
@@ -32,6 +32,8 @@ const BACKUP_METRIC_SYNC_MS = 30_000;
 export interface CotalWorkerOptions extends WorkerConfig {
   /** Structured events worth a log line (batches, stalls, failures); silent without one. */
   logger?: Logger;
+  /** The guards the entry handed in (default: every guard on; docs/ablation.md), passed to every verb a job calls. */
+  guards?: Guards;
 }
 
 /**

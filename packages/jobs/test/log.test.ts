@@ -1,17 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { GUARDS_ON, type Guards } from "@cotal/saga";
 import { createLogger, defaultLogFormat, isLogFormat } from "../src/log.js";
 
 // A seed-shaped token (S, role U, base32): what must never reach a log line.
 const SEED = `SU${"A".repeat(56)}`;
 
-function capture(format: "json" | "pretty") {
+function capture(format: "json" | "pretty", guards: Guards = GUARDS_ON) {
   const lines: string[] = [];
-  return { lines, logger: createLogger({ format, name: "test", destination: { write: (l: string) => lines.push(l) } }) };
+  return { lines, logger: createLogger({ format, name: "test", guards, destination: { write: (l: string) => lines.push(l) } }) };
 }
-
-afterEach(() => {
-  delete process.env.COTAL_TEST_UNSAFE_LOG_SEEDS;
-});
 
 describe("structured logs (pino)", () => {
   it("json: one parseable object per line with the event fields", () => {
@@ -38,9 +35,8 @@ describe("structured logs (pino)", () => {
     expect(text).not.toMatch(/S[UAO]A{50,}/);
   });
 
-  it("COTAL_TEST_UNSAFE_LOG_SEEDS turns the scrubber off (the switch the guard's ablation uses)", () => {
-    process.env.COTAL_TEST_UNSAFE_LOG_SEEDS = "1";
-    const { lines, logger } = capture("json");
+  it("the LOG_SEEDS guard switched off turns the scrubber off (the switch the guard's ablation uses)", () => {
+    const { lines, logger } = capture("json", { ...GUARDS_ON, LOG_SEEDS: true });
     logger.info(`minted ${SEED}`);
     expect(lines.join("")).toContain(SEED);
   });

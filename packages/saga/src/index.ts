@@ -46,4 +46,7 @@ export type { MaintenanceProgress } from "./maintenance/progress.js";
 export { FAILPOINTS, FAILPOINT_EXIT_CODE } from "./failpoints.js";
 export { redactSeeds } from "./redact.js";
 export { mapPool } from "./pool.js";
-export { unsafe, type UnsafeSwitch } from "./unsafe.js";
+
+// the guards an entry hands in (docs/ablation.md): only entries call guardsFromEnv and handGuards
+export { GUARDS_ON, guardsFromEnv, type Guards, type GuardSwitch } from "./guards.js";
+export { handGuards } from "./unsafe.js";

@@ -7,6 +7,8 @@ import { loadSettings, saveSettings } from "../src/root/settings.js";
 import { ERROR_TABLE } from "../src/error-table.js";
 import { createTempRoot, type TempRoot } from "../src/testing/index.js";
 import { D, pending, rec, refusalOf } from "./fixtures/records.js";
+import { GUARDS_ON } from "../src/guards.js";
+import { handGuards, handedGuards } from "../src/unsafe.js";
 
 // docs/cluster.md "Verbs on a cluster root": the offline refusal and each node's own state (pure).
 
@@ -15,6 +17,7 @@ describe("refuseOfflineOnCluster", () => {
   afterEach(() => {
     roots.splice(0).forEach((r) => r.remove());
     vi.unstubAllEnvs();
+    handGuards(GUARDS_ON);
   });
   const clusterRoot = (): TempRoot => {
     const root = createTempRoot();
@@ -44,7 +47,7 @@ describe("refuseOfflineOnCluster", () => {
     const single = createTempRoot();
     roots.push(single);
     expect(() => refuseOfflineOnCluster(single.layout, "space rm beta", "x")).not.toThrow();
-    vi.stubEnv("COTAL_TEST_UNSAFE_CLUSTER_OFFLINE_VERBS", "1");
+    handGuards({ ...handedGuards(), CLUSTER_OFFLINE_VERBS: true });
     expect(() => refuseOfflineOnCluster(clusterRoot().layout, "space rm beta", "x")).not.toThrow();
   });
 });

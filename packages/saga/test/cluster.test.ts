@@ -23,6 +23,8 @@ import type { EvictionResult } from "../src/provision/evict-connections.js";
 import { createTempRoot, FakeReloader, memorySaga, type MemorySaga } from "../src/testing/index.js";
 import { D, refusalOf } from "./fixtures/records.js";
 import { add, record, remove } from "./saga-memory-helpers.js";
+import { GUARDS_ON } from "../src/guards.js";
+import { handGuards, handedGuards } from "../src/unsafe.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
 const authority = createAccountTrust(broker.operator, "authority", { kind: "authority" });
@@ -149,9 +151,10 @@ describe("renderNode on a root", () => {
     expect(maint).not.toContain(tenant.jwt);
     expect(renderNode(root.layout, "cm-n2", [], { maintenance: true }).text).toBe(maint); // byte-stable: the agent compares digests
     expect(refusalOf(() => renderNode(root.layout, "cm-n2", [tenant], { maintenance: true })).code).toBe("render-refused");
-    vi.stubEnv("COTAL_TEST_UNSAFE_CLUSTER_BOOT_BARE", "1");
+    handGuards({ ...handedGuards(), CLUSTER_BOOT_BARE: true });
     expect(preloadedAccounts(renderNode(root.layout, "cm-n2", [], { maintenance: true }).text)).toHaveLength(2); // the switch: no tenant, as before #28
     vi.unstubAllEnvs();
+    handGuards(GUARDS_ON);
     expect(refusalOf(() => renderNode(root.layout, "cm-n9", [])).code).toBe("corrupt-record");
   });
 });
@@ -212,7 +215,7 @@ class NodesReloader implements Reloader {
 describe("the saga on a cluster record (in memory)", () => {
   const sagas: MemorySaga[] = [];
   afterEach(() => {
-    delete process.env.COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN;
+    handGuards({ ...handedGuards(), CLUSTER_COMMIT_UNPROVEN: false });
     sagas.splice(0).forEach((s) => s.close());
   });
   const clusterSaga = (proving: string[]): { s: MemorySaga; r: NodesReloader } => {
@@ -266,7 +269,7 @@ describe("the saga on a cluster record (in memory)", () => {
     const { s, r } = clusterSaga(["n1", "n2", "n3"]);
     expect((await runMutation(s.env, add("alpha"))).outcome).toBe("committed");
     s.env.reloader = new NodesReloader(r.fake, ["n1", "n2"]);
-    process.env.COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN = "1";
+    handGuards({ ...handedGuards(), CLUSTER_COMMIT_UNPROVEN: true });
     expect((await runMutation(s.env, remove("alpha"))).outcome).toBe("committed");
     expect(record(s).generation).toBe(3);
   });
@@ -284,11 +287,11 @@ describe("the saga on a cluster record (in memory)", () => {
     expect(() => assertMembersProven(base, 3, claim)).not.toThrow();
     expect(refusalOf(() => assertMembersProven(base, 3, { ...claim, op: "remove", adds: [], removes: ["a"] })).code).toBe("cluster-unproven");
     expect(refusalOf(() => assertMembersProven({ ...base, nodes: {} }, 3, claim)).code).toBe("cluster-unproven");
-    process.env.COTAL_TEST_UNSAFE_CLUSTER_BEHIND_ANY_OP = "1";
+    handGuards({ ...handedGuards(), CLUSTER_BEHIND_ANY_OP: true });
     try {
       expect(mayLeaveNodesBehind({ ...claim, op: "remove", adds: [], removes: ["a"] })).toBe(true);
     } finally {
-      delete process.env.COTAL_TEST_UNSAFE_CLUSTER_BEHIND_ANY_OP;
+      handGuards({ ...handedGuards(), CLUSTER_BEHIND_ANY_OP: false });
     }
   });
 });
@@ -406,7 +409,7 @@ describe("the evictor's one result over every node", () => {
 
 describe("the space template's replicas (docs/cluster.md)", () => {
   afterEach(() => {
-    delete process.env.COTAL_TEST_UNSAFE_TEMPLATE_REPLICAS_UNCHECKED;
+    handGuards({ ...handedGuards(), TEMPLATE_REPLICAS_UNCHECKED: false });
   });
   it("every stream and bucket of the template carries the root's replicas (1 by default)", () => {
     const one = spaceTemplate("beta");
@@ -423,7 +426,7 @@ describe("the space template's replicas (docs/cluster.md)", () => {
       expect(e.code, `${n} on ${size ?? "a single broker"}`).toBe("invalid-argument");
       expect(e.next).toMatch(/cotal up/);
     }
-    process.env.COTAL_TEST_UNSAFE_TEMPLATE_REPLICAS_UNCHECKED = "1";
+    handGuards({ ...handedGuards(), TEMPLATE_REPLICAS_UNCHECKED: true });
     expect(assertTemplateReplicas(3, undefined)).toBe(3); // the switch lets it through (the guard's control)
   });
   it("settings keep tenantReplicas only as 1 or 3", () => {

@@ -17,6 +17,8 @@ import {
   type SpaceRmEntry,
 } from "../src/internal.js";
 import { refusalOf } from "./fixtures/records.js";
+import { GUARDS_ON } from "../src/guards.js";
+import { handGuards, handedGuards } from "../src/unsafe.js";
 
 // The maintenance journal (docs/refusals.md, "the journal blocks the root"): a standing entry
 // blocks every verb but its own; an unreadable one blocks all of them.
@@ -31,7 +33,7 @@ const cut: CutEntry = { op: "cut", state: "ready", cutId: "c1", startedAt: "2026
 
 
 afterEach(() => {
-  delete process.env.COTAL_TEST_UNSAFE_IGNORE_JOURNAL;
+  handGuards({ ...handedGuards(), IGNORE_JOURNAL: false });
 });
 
 describe("readJournal", () => {
@@ -159,7 +161,7 @@ describe("assertJournalAllows", () => {
   it("the IGNORE_JOURNAL test switch lets a blocked verb through; an unreadable journal still refuses", () => {
     const { layout } = fresh();
     writeFileSync(layout.journalFile, JSON.stringify(rm));
-    process.env.COTAL_TEST_UNSAFE_IGNORE_JOURNAL = "1";
+    handGuards({ ...handedGuards(), IGNORE_JOURNAL: true });
     expect(assertJournalAllows(layout, { verb: "space add" })).toEqual(rm);
     writeFileSync(layout.journalFile, "{");
     expect(refusalOf(() => assertJournalAllows(layout, { verb: "space add" })).code).toBe("corrupt-record");

@@ -7,6 +7,8 @@ import { describeError } from "../src/entries/errors.js";
 import { acquireMaintenanceLock, releaseMaintenanceLock, releaseOwnerFile, takeOwnerFile } from "../src/lock/maintenance-lock.js";
 import { RootLayout } from "../src/root/layout.js";
 import { writeFileAtomic } from "../src/root/secret-files.js";
+import { GUARDS_ON } from "../src/guards.js";
+import { handGuards, handedGuards } from "../src/unsafe.js";
 
 // Issue #28 finding 8: a full disk left `lock.json.*.tmp` behind. The lock's write is made to fail
 // after its temp exists (the disk fills mid-write); nothing may be left in the directory.
@@ -27,6 +29,7 @@ vi.mock("../src/root/secret-files.js", async (importOriginal) => {
 afterEach(() => {
   fail.errno = undefined;
   vi.unstubAllEnvs();
+    handGuards(GUARDS_ON);
 });
 
 const root = (): string => mkdtempSync(join(tmpdir(), "cotal-lock-temp-"));
@@ -54,7 +57,7 @@ describe("a lock whose write fails", () => {
 
   it("with the guard switched off (COTAL_TEST_UNSAFE_KEEP_LOCK_TEMP) the temp stays: what this test catches", () => {
     const r = root();
-    vi.stubEnv("COTAL_TEST_UNSAFE_KEEP_LOCK_TEMP", "1");
+    handGuards({ ...handedGuards(), KEEP_LOCK_TEMP: true });
     fail.errno = "ENOSPC";
     expect(() => acquireMaintenanceLock(r, "full disk")).toThrow();
     expect(readdirSync(new RootLayout(r).maintenanceDir).filter((f) => /^lock\.json\..+\.tmp$/.test(f))).toHaveLength(1);

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { assertSpaceName, isSagaError, SagaError, spaceFromHex, spaceHex, spaceToken, SPACE_NAME_RULE } from "../src/internal.js";
+import { GUARDS_ON, guardsFromEnv } from "../src/guards.js";
+import { handGuards } from "../src/unsafe.js";
 
 function refusal(name: unknown): SagaError {
   try {
@@ -50,17 +52,17 @@ describe("the SKIP_NAME_VALIDATION test-only switch", () => {
   it("disables exactly the name rule, and only when set to 1", () => {
     const name = "Not/A/Name";
     expect(() => assertSpaceName(name)).toThrow(/invalid space name/);
-    process.env.COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION = "1";
+    handGuards(guardsFromEnv({ COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION: "1" }));
     try {
       expect(assertSpaceName(name)).toBe(name);
     } finally {
-      delete process.env.COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION;
+      handGuards(GUARDS_ON);
     }
-    process.env.COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION = "true";
+    handGuards(guardsFromEnv({ COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION: "true" }));
     try {
       expect(() => assertSpaceName(name)).toThrow(/invalid space name/);
     } finally {
-      delete process.env.COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION;
+      handGuards(GUARDS_ON);
     }
   });
 });

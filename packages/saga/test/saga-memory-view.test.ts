@@ -11,11 +11,13 @@ import { decisionRead, runMutation, type DiskView, type MutationIntent } from ".
 import { resignAccountLimits } from "../src/trust/account.js";
 import { memorySaga, type MemorySaga } from "../src/testing/index.js";
 import { add, confText, expectConverged } from "./saga-memory-helpers.js";
+import { GUARDS_ON } from "../src/guards.js";
+import { handGuards, handedGuards } from "../src/unsafe.js";
 
 let s: MemorySaga;
 afterEach(() => {
   s?.close();
-  delete process.env.COTAL_TEST_UNSAFE_STALE_RECORD_VIEW;
+  handGuards({ ...handedGuards(), STALE_RECORD_VIEW: false });
 });
 
 /** The verb's order (ops/verb.ts): the decision read, then the inventory under the lock. */
@@ -71,7 +73,7 @@ describe("the render's record view", () => {
   it("positive control: with COTAL_TEST_UNSAFE_STALE_RECORD_VIEW=1 both renders carry the stale JWT", async () => {
     s = memorySaga();
     await runMutation(s.env, add("beta"));
-    process.env.COTAL_TEST_UNSAFE_STALE_RECORD_VIEW = "1";
+    handGuards({ ...handedGuards(), STALE_RECORD_VIEW: true });
     const own = await viewNow(s);
     const change = resigned(s, "beta", 5);
     await runMutation(s.env, limits("beta", change), own.decided, own.view);

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
-import { rootOf } from "../context.js";
-import { logFormatOf } from "../feedback.js";
+import { guardsOf, rootOf } from "../context.js";
+import { logFormatOf, logLevel } from "../feedback.js";
 import { UsageError } from "../errors.js";
 
 function count(flag: string, min: number) {
@@ -34,7 +34,8 @@ export function registerWorker(program: Command): void {
     .option("--metrics-port <port>", "serve /healthz and /metrics on 127.0.0.1:<port> (0 = any free port)", count("--metrics-port", 0))
     .action(async (flags: WorkerFlags, cmd: Command) => {
       const { createLogger, defaultLogFormat, runWorkerService } = await import("@cotal/jobs"); // lazy: only this verb loads BullMQ
-      const logger = createLogger({ name: "cotal worker", format: logFormatOf(cmd) ?? defaultLogFormat(process.stderr.isTTY) });
+      const guards = guardsOf(cmd);
+      const logger = createLogger({ name: "cotal worker", format: logFormatOf(cmd) ?? defaultLogFormat(process.stderr.isTTY), guards, ...logLevel() });
       process.exitCode = await runWorkerService({
         root: rootOf(cmd),
         overrides: {
@@ -44,6 +45,7 @@ export function registerWorker(program: Command): void {
           ...(flags.metricsPort !== undefined ? { http: { host: "127.0.0.1", port: flags.metricsPort } } : {}),
         },
         logger,
+        guards,
       });
     });
 }

@@ -16,4 +16,3 @@ export {
 } from "../error-table.js";
 export { describeError, errorDocument, nameRoot, renderRerun, shellWord, type ErrorShape, type ReportContext } from "../error-shape.js";
 export { redactSeeds } from "../redact.js";
-export { unsafe, type UnsafeSwitch } from "../unsafe.js";

@@ -21,6 +21,8 @@ import {
   spaceUserPermissions,
   teardownPermissions,
 } from "../../src/trust/index.js";
+import { GUARDS_ON } from "../../src/guards.js";
+import { handGuards, handedGuards } from "../../src/unsafe.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: true });
 const space = createAccountTrust(broker.operator, "alpha", { kind: "space" });
@@ -29,8 +31,8 @@ const natsOf = (creds: string) => decodeJwt(parseCreds(creds).jwt).nats as { pub
 const roots: string[] = [];
 afterEach(() => {
   for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
-  delete process.env.COTAL_TEST_UNSAFE_WIDE_OBSERVER_INBOX;
-  delete process.env.COTAL_TEST_UNSAFE_UNRESTRICTED_USER;
+  handGuards({ ...handedGuards(), WIDE_OBSERVER_INBOX: false });
+  handGuards({ ...handedGuards(), UNRESTRICTED_USER: false });
 });
 
 function tempRoot(multiSpace = true): RootLayout {
@@ -60,7 +62,7 @@ describe("role permissions", () => {
     // reading and consuming stay open
     for (const s of deny) expect(s).not.toMatch(/INFO|NAMES|LIST|MSG\.GET|DIRECT|CONSUMER\.(CREATE|DURABLE|MSG|DELETE)/);
     expect(spaceUserPermissions("admin")).toEqual({});
-    process.env.COTAL_TEST_UNSAFE_UNRESTRICTED_USER = "1";
+    handGuards({ ...handedGuards(), UNRESTRICTED_USER: true });
     expect(spaceUserPermissions("user")).toEqual({});
   });
 
@@ -76,7 +78,7 @@ describe("role permissions", () => {
     expect(p.ownInbox).toBe(true);
     expect(p.allowSub).toEqual([`$SYS.ACCOUNT.${space.publicKey}.>`]);
     expect(p.allowPub?.every((s) => s.startsWith(`$SYS.REQ.ACCOUNT.${space.publicKey}.`) && !s.includes("CLAIMS"))).toBe(true);
-    process.env.COTAL_TEST_UNSAFE_WIDE_OBSERVER_INBOX = "1";
+    handGuards({ ...handedGuards(), WIDE_OBSERVER_INBOX: true });
     expect(observerPermissions(space.publicKey).allowSub).toContain("_INBOX.>");
   });
 });
@@ -95,9 +97,9 @@ describe("observer creds on a root", () => {
     writeObserverCreds(layout, b, "alpha");
     expect(readFileSync(path, "utf8")).toBe(first);
 
-    process.env.COTAL_TEST_UNSAFE_WIDE_OBSERVER_INBOX = "1";
+    handGuards({ ...handedGuards(), WIDE_OBSERVER_INBOX: true });
     const wide = mintObserverCreds(b.system, rec).creds;
-    delete process.env.COTAL_TEST_UNSAFE_WIDE_OBSERVER_INBOX;
+    handGuards({ ...handedGuards(), WIDE_OBSERVER_INBOX: false });
     expect(observerIsCurrent(wide, b.system, rec)).toBe(false);
     writeFileSync(path, wide, { mode: 0o600 });
     writeObserverCreds(layout, b, "alpha");
