@@ -4,7 +4,7 @@ import { RERUN, SagaError } from "../errors.js";
 import { waitForMetaLeader } from "../broker/cluster-process.js";
 import { freePorts } from "../broker/free-port.js";
 import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
-import type { VersionedRecord } from "../inventory/authority-store.js";
+import type { AuthorityStore, VersionedRecord } from "../inventory/authority-store.js";
 import { diffLists, seedRecord, type InventoryRecord, type NodeProof } from "../inventory/record.js";
 import { type ProvisionResult } from "../provision/provision-space.js";
 import { provisionSpaces } from "../provision/provision-batch.js";
@@ -13,8 +13,8 @@ import { accountInventory, certainInventory } from "../root/account-store.js";
 import { clusterOf, newClusterSettings, tenantReplicasOf, CLUSTER_MAX, CLUSTER_MIN, type ClusterSettings } from "../root/cluster-settings.js";
 import { createRootTrust } from "../root/create-root.js";
 import type { RootLayout } from "../root/layout.js";
-import { writeFileAtomic } from "../root/secret-files.js";
 import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings, type RootSettings } from "../root/settings.js";
+import { applyConfig, writeUnservedConfig } from "../saga/apply.js";
 import { clusterReloader } from "../saga/cluster-reloader.js";
 import { digestOfServerConf } from "../saga/digest.js";
 import { executeResume } from "../saga/resume-executor.js";
@@ -179,7 +179,7 @@ async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: 
   const { prior, alive } = liveNodesOrRefuse(layout);
   const toStart = cluster.nodes.filter((n) => !alive.has(n.name));
   const firstList = created ? certainInventory(layout) : [];
-  if (created) writeFileAtomic(layout.serverConf, renderList(layout, firstList.map((s) => s.name)).text);
+  if (created) writeUnservedConfig(layout.serverConf, renderList(layout, firstList.map((s) => s.name)).text);
   if (toStart.length > 0) progress(`starting ${toStart.length === cluster.nodes.length ? "every node" : `node${toStart.length > 1 ? "s" : ""} ${toStart.map((n) => n.name).join(", ")}`}${created ? "" : " with every tenant held (none admitted)"}`);
   return startClusterNodes(layout, settings, cluster, toStart, { list: firstList, maintenance: !created, alive, prior });
 }
@@ -190,7 +190,6 @@ async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: 
  * each node's proof. Whatever a node booted with, it serves the committed list only after this.
  */
 async function applyRecord(layout: RootLayout, runtime: BrokerRuntime, cluster: ClusterSettings, onNotice: (m: string) => void, removing?: string): Promise<InventoryRecord> {
-  const members = cluster.nodes.map((n) => n.name);
   const store = await connectReplicated(runtime.url, layout, cluster.replicas);
   try {
     // A cold cluster's buckets may still be electing their leaders: wait for both to answer.
@@ -199,19 +198,14 @@ async function applyRecord(layout: RootLayout, runtime: BrokerRuntime, cluster: 
     try {
       const fence = (): Promise<boolean> => keeper.held();
       const reloader = clusterReloader(runtime, runtime.nodes ?? [], layout);
-      const reload = (): Promise<ReloadVerdict> => reloader.reload({ fence });
+      const w: ClusterWriter = { layout, store, members: cluster.nodes.map((n) => n.name), fence, reload: () => reloader.reload({ fence }) };
       const read = await store.read();
       if (!read) {
-        const disk = certainInventory(layout).map((s) => s.name);
-        const list = renderList(layout, disk);
-        writeFileAtomic(layout.serverConf, list.text);
-        const verdict = await reload();
-        const rec: InventoryRecord = { ...seedRecord(disk, digestOfServerConf(layout) ?? list.digest, true), members, nodes: stamped(verdict, 1) };
-        await seedInventory(store, rec);
-        onNotice(`seeded the replicated inventory (R${cluster.replicas}): ${disk.join(", ")}`);
+        const rec = await seedCluster(w);
+        onNotice(`seeded the replicated inventory (R${cluster.replicas}): ${rec.spaces.join(", ")}`);
         return rec;
       }
-      const out = await executeResume(read, { layout, cas: (r, rev) => store.update(r, rev), onNotice, live: { reload, leaseHeld: fence } });
+      const out = await executeResume(read, { layout, cas: (r, rev) => store.update(r, rev), onNotice, live: { reload: w.reload, leaseHeld: fence } });
       if (out.kind === "boot") throw new SagaError("resume-refused", "a live resume asked for a boot", { next: "cotal broker reconcile" });
       const base: VersionedRecord = out.base;
       const after = certainInventory(layout).map((s) => s.name).filter((s) => s !== removing || base.record.spaces.includes(s));
@@ -222,27 +216,64 @@ async function applyRecord(layout: RootLayout, runtime: BrokerRuntime, cluster: 
           details: { ...diff },
         });
       }
-      // Every node now gets the committed list, proven from that node; a node booted without tenants admits them only here.
-      const committed = renderList(layout, base.record.spaces);
-      if (!(await fence())) throw new SagaError("lease-lost", "the writer lease expired before the committed list was applied; nothing was renamed", { next: RERUN });
-      writeFileAtomic(layout.serverConf, committed.text);
-      const verdict = await reload();
-      const proven: InventoryRecord = {
-        ...base.record,
-        appliedGeneration: base.record.generation,
-        configDigest: committed.digest,
-        serverConfigDigest: undefined,
-        members,
-        nodes: { ...base.record.nodes, ...stamped(verdict, base.record.generation) },
-      };
-      await store.update(proven, base.revision);
-      return proven;
+      return await applyCommitted(w, base);
     } finally {
       await keeper.stop(true);
     }
   } finally {
     await store.close();
   }
+}
+
+/** What the cluster boot's applies share: the store, the members, the writer lease's fence, the reload of every node. */
+interface ClusterWriter {
+  layout: RootLayout;
+  store: AuthorityStore;
+  members: string[];
+  fence: () => Promise<boolean>;
+  reload: () => Promise<ReloadVerdict>;
+}
+
+/** A new root: the disk's list through the one apply path (saga/apply.ts) to every node; the seed is its record. */
+async function seedCluster(w: ClusterWriter): Promise<InventoryRecord> {
+  const disk = certainInventory(w.layout).map((s) => s.name);
+  const list = renderList(w.layout, disk);
+  const applied = await applyConfig({
+    target: w.layout.serverConf,
+    config: () => list.text,
+    fence: { held: w.fence, lost: () => new SagaError("lease-lost", "the writer lease expired before the first list was applied; nothing was renamed", { next: RERUN }) },
+    reload: w.reload,
+    record: async (verdict) => {
+      const rec: InventoryRecord = { ...seedRecord(disk, digestOfServerConf(w.layout) ?? list.digest, true), members: w.members, nodes: stamped(verdict, 1) };
+      await seedInventory(w.store, rec);
+      return rec;
+    },
+  });
+  return applied.proof;
+}
+
+/** Every node gets the committed list through the one apply path, proven from that node; a node booted without tenants admits them only here. */
+async function applyCommitted(w: ClusterWriter, base: VersionedRecord): Promise<InventoryRecord> {
+  const committed = renderList(w.layout, base.record.spaces);
+  const applied = await applyConfig({
+    target: w.layout.serverConf,
+    config: () => committed.text,
+    fence: { held: w.fence, lost: () => new SagaError("lease-lost", "the writer lease expired before the committed list was applied; nothing was renamed", { next: RERUN }) },
+    reload: w.reload,
+    record: async (verdict) => {
+      const proven: InventoryRecord = {
+        ...base.record,
+        appliedGeneration: base.record.generation,
+        configDigest: committed.digest,
+        serverConfigDigest: undefined,
+        members: w.members,
+        nodes: { ...base.record.nodes, ...stamped(verdict, base.record.generation) },
+      };
+      await w.store.update(proven, base.revision);
+      return proven;
+    },
+  });
+  return applied.proof;
 }
 
 /** How long `up` waits for every node to serve its tenant streams: R3 groups elect after the meta leader. */

@@ -15,6 +15,7 @@ import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
 import { loadSettings, type RootSettings } from "../root/settings.js";
 import { applyToNode } from "../saga/cluster-reloader.js";
+import type { ReloadVerdict } from "../saga/reload.js";
 import { acquireLeaseWaiting } from "../saga/lease-holder.js";
 import { LeaseKeeper } from "../saga/lease-keeper.js";
 import { allowedIsClaimList, nodeAllowedSpaces, nodeNeedsApply, withNodeProof, type NodeObservation } from "../saga/node-decision.js";
@@ -48,6 +49,9 @@ export interface NodeAgentResult {
   applied: number;
   started: number;
 }
+
+/** What an apply of this node was made on: the store, the record it decided on, the node, the lease's fence, when it began. */
+type AppliedOn = { store: AuthorityStore; read: VersionedRecord; node: NodeRuntime; fence: () => Promise<boolean>; signalledAt: number };
 
 type Round = { state: NodeAgentState["state"]; generation?: number; reason?: string; next?: string; error?: SagaError };
 
@@ -185,21 +189,29 @@ class NodeAgent {
         if (!plan.decision.apply) return read;
       }
       const runtime = readRuntime(this.layout) as BrokerRuntime;
-      const signalledAt = performance.now();
-      const verdict = await applyToNode(this.layout, runtime, node, plan.text, `${process.pid}${randomBytes(4).toString("hex")}`, fence, []);
-      if (verdict.outcome !== "reloaded") {
-        const why = "logTail" in verdict ? verdict.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "" : "";
-        throw new SagaError("reload-unproven", `node ${this.name} did not prove the committed list (${verdict.outcome}${why ? `: ${why}` : ""})`, { next: `tail -n 40 ${node.logFile}   # the agent retries every round` });
-      }
-      this.applied++;
-      this.#applied = { serverKey, digest: plan.digest };
-      await store.settleAfterReload(signalledAt);
-      const proof: Omit<NodeProof, "appliedGeneration"> = { configDigest: plan.digest, ...(verdict.serverConfigDigest ? { serverConfigDigest: verdict.serverConfigDigest } : {}), provenAt: new Date().toISOString() };
-      await this.#recordProof(store, read, proof, fence);
-      return (await store.read()) ?? read;
+      const on: AppliedOn = { store, read, node, fence, signalledAt: performance.now() };
+      const applied = { serverKey, digest: plan.digest };
+      // The one apply path (saga/apply.ts): stage, fence, rename, reload this node, prove, record its proof.
+      const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
+      return (await applyToNode(this.layout, runtime, node, { text: plan.text, tag, fence, record: (verdict) => this.#recordApplied(on, applied, verdict) })).proof;
     } finally {
       await keeper?.stop(true);
     }
+  }
+
+  /** The apply's record step: a node that did not prove the list refuses; a proven one is remembered and its proof recorded. */
+  async #recordApplied(at: AppliedOn, applied: { serverKey: string; digest: string }, verdict: ReloadVerdict): Promise<VersionedRecord> {
+    const { store, read, node, fence, signalledAt } = at;
+    if (verdict.outcome !== "reloaded") {
+      const why = "logTail" in verdict ? verdict.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "" : "";
+      throw new SagaError("reload-unproven", `node ${this.name} did not prove the committed list (${verdict.outcome}${why ? `: ${why}` : ""})`, { next: `tail -n 40 ${node.logFile}   # the agent retries every round` });
+    }
+    this.applied++;
+    this.#applied = applied;
+    await store.settleAfterReload(signalledAt);
+    const proof: Omit<NodeProof, "appliedGeneration"> = { configDigest: applied.digest, ...(verdict.serverConfigDigest ? { serverConfigDigest: verdict.serverConfigDigest } : {}), provenAt: new Date().toISOString() };
+    await this.#recordProof(store, read, proof, fence);
+    return (await store.read()) ?? read;
   }
 
   /** What this node may run now, its render, and whether the node must be applied. */

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
@@ -13,9 +13,9 @@ import { accountInventory, loadAuthorityAccount, loadSpaceAccount } from "../roo
 import { loadBrokerTrust } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { renameDurable, writeDurable } from "../root/secret-files.js";
 import { reloadAndProve, type ReloadVerdict } from "./reload.js";
 import { renderList } from "./render-list.js";
+import { applyConfig } from "./apply.js";
 
 /** The options a Reloader takes (saga/reloader.ts), restated so this module needs nothing of it. */
 interface ClusterReloadOptions {
@@ -64,7 +64,7 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
   const recorder = partialRecorder(opts);
   for (const node of nodes) {
     const { text, digest } = renderNode(layout, node.name, records);
-    const verdict = await applyToNode(layout, runtime, node, text, tag, fence, done, opts.timeoutMs);
+    const { verdict } = await applyToNode(layout, runtime, node, { text, tag, fence, done, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), record: async (v) => v });
     // The first node rejected the bytes: no other node was touched, so the saga's rollback rules apply as on one broker.
     if (done.length === 0 && verdict.outcome === "failed") return { ...verdict, line: `node ${node.name}: ${verdict.line}` };
     done.push({ node, digest, verdict });
@@ -127,22 +127,47 @@ function provenProofs(done: readonly NodeVerdict[]): Record<string, Omit<NodePro
   return proofs;
 }
 
-/** One node: stage beside its config, fence, rename, reload that server, prove from it (also `cotal node run`'s apply, ops/node-agent.ts). */
-export async function applyToNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, text: string, tag: string, fence: () => Promise<boolean>, done: readonly { node: { name: string } }[], timeoutMs?: number): Promise<ReloadVerdict> {
-  const t0 = Date.now();
+/** One node's apply: its render, the caller's fence, and how the caller records what the reload proved. */
+export interface NodeApply<P> {
+  text: string;
+  /** Names the staged file beside the node's config (unique per writer). */
+  tag: string;
+  fence: () => Promise<boolean>;
+  /** The nodes this writer already applied (named by a lost lease's refusal). */
+  done?: readonly { node: { name: string } }[];
+  timeoutMs?: number;
+  record: (verdict: ReloadVerdict) => Promise<P>;
+}
+
+/**
+ * One node through the one apply path (saga/apply.ts): stage beside its config, fence, rename, reload
+ * that server, prove from it, record the proof. Each node of a cluster reload (recorded by the saga
+ * after the reload) and `cotal node run` (ops/node-agent.ts, recording its node's proof) apply this way.
+ */
+export async function applyToNode<P>(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, a: NodeApply<P>): Promise<{ verdict: ReloadVerdict; proof: P }> {
   const target = layout.nodeServerConf(node.name);
   if (node.configPath !== target) throw new SagaError("corrupt-record", `run/broker.json names ${node.configPath} for node ${node.name}, not ${target}`, { next: "cotal down   # then cotal up" });
-  const staged = layout.nodeStagedConf(node.name, tag);
-  writeDurable(staged, text);
-  if (!unsafe("CLUSTER_NO_NODE_FENCE") && !(await fence())) {
-    rmSync(staged, { force: true });
-    const already = done.map((d) => d.node.name);
-    throw new SagaError("lease-lost", `the writer lease expired before node ${node.name}'s rename${already.length ? `; nodes ${already.join(", ")} already had the new config` : ""}; the claim stays for the next writer`, {
+  const lost = (): SagaError => {
+    const already = (a.done ?? []).map((d) => d.node.name);
+    return new SagaError("lease-lost", `the writer lease expired before node ${node.name}'s rename${already.length ? `; nodes ${already.join(", ")} already had the new config` : ""}; the claim stays for the next writer`, {
       next: `${RERUN}   # the resume table completes or rolls back the claim on every node`,
       details: { node: node.name, applied: already },
     });
-  }
-  renameDurable(staged, target);
+  };
+  const applied = await applyConfig({
+    target,
+    staged: layout.nodeStagedConf(node.name, a.tag),
+    config: () => a.text,
+    fence: { held: a.fence, lost, unchecked: unsafe("CLUSTER_NO_NODE_FENCE") },
+    reload: () => reloadNode(layout, runtime, node, a.timeoutMs),
+    record: a.record,
+  });
+  return { verdict: applied.verdict, proof: applied.proof };
+}
+
+/** Reloads one node's server and proves it from that server; a node that is not running proves nothing. */
+async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, timeoutMs: number | undefined): Promise<ReloadVerdict> {
+  const t0 = Date.now();
   if (!nodeAlive(node)) return { outcome: "unproven", via: "signal", logTail: `node ${node.name} (pid ${node.owner.pid}) is not running`, ms: Date.now() - t0 };
   const nodeRuntime: BrokerRuntime = { ...runtime, owner: node.owner, url: node.url, port: node.port, configPath: node.configPath, logFile: node.logFile };
   delete nodeRuntime.nodes;

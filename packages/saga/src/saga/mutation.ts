@@ -1,4 +1,3 @@
-import { readFileSync, rmSync } from "node:fs";
 import { isSagaError, RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { unsafe } from "../unsafe.js";
@@ -12,7 +11,6 @@ import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import type { AccountLimits } from "../trust/limits.js";
-import { renameDurable, writeDurable, writeFileAtomic } from "../root/secret-files.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { LeaseKeeper } from "./lease-keeper.js";
 import { acquireLeaseWaiting, selfHolder } from "./lease-holder.js";
@@ -22,6 +20,7 @@ import type { ReloadVerdict } from "./reload.js";
 import type { Reloader } from "./reloader.js";
 import { commitPending, describePending, rollbackUnpromoted, undoClaimFiles } from "./finish.js";
 import { executeResume, recordProof } from "./resume-executor.js";
+import { applyConfig } from "./apply.js";
 import { mayLeaveNodesBehind, recordPartialProofs, type RevisionMove } from "./partial-proofs.js";
 import { renderList, type KnownRecords } from "./render-list.js";
 import { digestOfServerConf } from "./digest.js";
@@ -135,9 +134,27 @@ export function intentDelta(current: readonly string[], intent: Pick<MutationInt
   };
 }
 
+/** What step 2 decided: nothing to do, or the delta and the list it leads to. */
+type Decision = { kind: "noop" } | { kind: "change"; base: VersionedRecord; added: string[]; removed: string[]; target: string[] };
+
+/** A claim this attempt made (step 3) and the record as this attempt last wrote it. */
+interface Claim {
+  /** The committed generation the claim was made on. */
+  generation: number;
+  added: string[];
+  removed: string[];
+  /** The claimed list (claimedSpaces), what step 5 renders. */
+  target: string[];
+  pending: PendingMutation;
+  record: InventoryRecord;
+  revision: number;
+}
+
 /** One run of the saga: owns its timings, its CAS revision, and the lease it holds. */
 class Mutation {
   reloads = 0;
+  /** False once the fence found the lease lost: it is no longer ours to release. */
+  releaseLease = true;
   resumed: ResumeDecision["action"] | undefined;
   /** The lease re-check, once held: a cluster reload fences each node's rename with it (docs/cluster.md). */
   fence: (() => Promise<boolean>) | undefined;
@@ -206,15 +223,6 @@ class Mutation {
     };
   }
 
-  /** Step 7: the reload, its proof, then the proof CAS (the only writer of appliedGeneration). */
-  async proveForward(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<{ ok: true; record: InventoryRecord; revision: number } | { ok: false; verdict: ReloadVerdict }> {
-    const verdict = await this.reload(pending);
-    if (verdict.outcome !== "reloaded") return { ok: false, verdict };
-    const proven = await recordProof(this.casWrite, { record, revision }, pending, verdict);
-    await failpoint("after-proof");
-    return { ok: true, ...proven };
-  }
-
   readonly casWrite = (record: InventoryRecord, revision: number): Promise<number> => this.cas(record, this.moved?.from === revision ? this.moved.to : revision);
 
   async commit(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<VersionedRecord> {
@@ -270,146 +278,190 @@ class Mutation {
 
   /** `decided` is the read the verb made its decision on (before it queued for the lock), if any; `view` its inventory. */
   async attempt(decided?: VersionedRecord, view?: DiskView): Promise<MutationResult> {
-    const { env, intent } = this;
-    const pre = decided ?? (await this.timed("read", () => env.store.read()));
+    const pre = decided ?? (await this.timed("read", () => this.env.store.read()));
     if (!pre) throw missingRecord();
     if (!decided) await failpoint("after-read");
     const keeper = await this.timed("lease", () => this.acquireLease());
     this.fence = () => keeper.held();
-    let release = true;
     try {
-      await failpoint("after-lease");
-      assertLockHeld(env.lock);
-      let base = (await env.store.read()) ?? pre;
-      if (!casDisabled() && base.revision !== pre.revision) {
-        throw new SagaError("conflict", `the inventory moved (generation ${pre.record.generation} → ${base.record.generation}) after this writer read it`, {
-          next: `${RERUN}   # re-reads and re-decides`,
-        });
-      }
-      if (casDisabled()) base = pre;
-      const claimedOn = base;
-      if (intent.expectRevision !== undefined && base.revision !== intent.expectRevision) {
-        throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { next: `${RERUN}   # prints the new state`});
-      }
-      base = await this.resume(base, keeper);
-
-      const g = base.record.generation;
-      const { added, removed } = await this.timed("decide", () => intentDelta(base.record.spaces, intent));
-      if (intent.op === "limits" && !base.record.spaces.includes(intent.limitsChange?.space ?? "")) {
-        throw new SagaError("space-not-found", `space ${intent.limitsChange?.space} is not in the inventory`, { next: "cotal space list" });
-      }
-      if (added.length === 0 && removed.length === 0 && intent.op !== "reconcile" && intent.op !== "limits") {
-        return { outcome: "noop", generation: g, spaces: base.record.spaces, added: [], removed: [], attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };
-      }
-      // The one derivation every reader of the claim uses (record.ts); the claim itself stores the delta.
-      const target = claimedSpaces(base.record.spaces, { adds: added, removes: removed });
-      if (target.length === 0) {
-        throw new SagaError("render-refused", "this mutation would leave the broker with zero spaces", { next: "keep at least one space; to tear the broker down use `cotal down`" });
-      }
-
-      // Step 3: claim. From here the intent is durable and resumable.
-      let pending: PendingMutation = {
-        generation: g + 1,
-        op: intent.op,
-        adds: added,
-        removes: removed,
-        writer: this.writer,
-        leaseId: keeper.lease.leaseId,
-        claimedAt: new Date().toISOString(),
-        ...(intent.excluded ? { excluded: [...intent.excluded] } : {}),
-        // Recorded before anything is minted, so a rollback deletes exactly these (docs/resume.md).
-        ...(intent.op !== "reconcile" ? { mints: added.filter((s) => !loadSpaceAccount(env.layout, s)) } : {}),
-        ...(intent.op === "limits" && intent.limitsChange ? { limits: intent.limitsChange } : {}),
-      };
-      let record: InventoryRecord = { ...base.record, pending };
-      await failpoint("before-claim");
-      let revision = await this.timed("claim", () => this.cas(record, base.revision, "claim"));
-      await failpoint("after-claim");
-
-      // Step 4: materialise (adds only; removal's record reaping happens after the commit; a reconcile
-      // never creates, deletes or edits a record).
-      if (pending.limits) applyLimitsChange(env.layout, pending.limits); // space limits: its one record, undone by any rollback
-      else if (intent.op !== "reconcile") await this.timed("materialise", () => materialiseAdds(env.layout, loadBrokerTrust(env.layout), added, intent.limits));
-      await failpoint("after-materialise");
-
-      // Step 5: render from the claimed list, stage, and make the digest durable before promotion.
-      const staged = env.layout.stagedConf(pending.generation, pending.leaseId);
-      await this.timed("render-stage", async () => {
-        const { text, digest } = renderList(env.layout, target, this.knownRecords(view, claimedOn, pending));
-        writeDurable(staged, text);
-        pending = { ...pending, stagedDigest: digest };
-        record = { ...record, pending };
-        revision = await this.cas(record, revision, "stage");
-      });
-      await failpoint("after-stage");
-
-      // Step 6: fence on the lease, then promote. A writer that lost its lease never renames.
-      const previous = readFileSync(env.layout.serverConf);
-      await failpoint("before-rename"); // before the fence: a writer paused here must re-check on waking
-      await this.timed("promote", async () => {
-        if (!fenceDisabled() && !(await keeper.held())) {
-          rmSync(staged, { force: true });
-          release = false;
-          try {
-            await this.cas({ ...record, pending: null }, revision);
-            // The claim was still ours, so nobody resumed it: what it minted or re-signed goes too.
-            // (Had the CAS lost, another writer owns the record and rolls the claim back itself.)
-            undoClaimFiles(env.layout, record, pending);
-          } catch {
-            // Another holder may already have moved the record on; the staged file is gone either way.
-          }
-          throw new SagaError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { next: RERUN });
-        }
-        renameDurable(staged, env.layout.serverConf); // the fence is the instruction before this syscall
-      });
-      await failpoint("after-rename");
-      if (!env.reloader) {
-        // Offline (maintenance broker): nothing runs this config yet. The claim stays pending with its
-        // staged digest, which is exactly PROMOTED-BUT-UNCOMMITTED: the next `up` boots and commits it.
-        return { outcome: "promoted", generation: g, spaces: target, added, removed, attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };
-      }
-
-      // Step 7: reload, prove from the log, record the proof. Rollback is forbidden after the proof.
-      const proof = await this.proveForward(record, revision, pending);
-      if (!proof.ok) await this.rollbackAfterFailedReload(keeper, record, revision, pending, previous, proof.verdict);
-      else ({ record, revision } = proof);
-
-      // Step 8: verify the running bytes and commit.
-      ({ record, revision } = await this.commit(record, revision, pending));
-      return { outcome: "committed", generation: record.generation, spaces: record.spaces, added, removed, attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };
+      const { base, claimedOn } = await this.underLease(pre, keeper);
+      const decision = await this.timed("decide", () => this.decide(base));
+      if (decision.kind === "noop") return this.result("noop", base.record.generation, base.record.spaces, [], []);
+      const claim = await this.claim(base, decision, keeper);
+      await this.materialise(claim);
+      return await this.applyAndCommit(claim, keeper, this.knownRecords(view, claimedOn, claim.pending));
     } finally {
-      await this.timed("release", () => keeper.stop(release));
+      await this.timed("release", () => keeper.stop(this.releaseLease));
     }
   }
 
-  async rollbackAfterFailedReload(keeper: LeaseKeeper, record: InventoryRecord, revision: number, pending: PendingMutation, previous: Buffer, verdict: ReloadVerdict): Promise<never> {
+  result(outcome: MutationResult["outcome"], generation: number, spaces: string[], added: string[], removed: string[]): MutationResult {
+    return { outcome, generation, spaces, added, removed, attempts: 1, conflicts: 0, reloads: this.reloads, ...(this.resumed ? { resumed: this.resumed } : {}) };
+  }
+
+  /** Steps 1-2 under the lease: the re-read (a moved revision is a conflict), the confirmed revision, the resume. */
+  async underLease(pre: VersionedRecord, keeper: LeaseKeeper): Promise<{ base: VersionedRecord; claimedOn: VersionedRecord }> {
+    const { env, intent } = this;
+    await failpoint("after-lease");
+    assertLockHeld(env.lock);
+    let base = (await env.store.read()) ?? pre;
+    if (!casDisabled() && base.revision !== pre.revision) {
+      throw new SagaError("conflict", `the inventory moved (generation ${pre.record.generation} → ${base.record.generation}) after this writer read it`, {
+        next: `${RERUN}   # re-reads and re-decides`,
+      });
+    }
+    if (casDisabled()) base = pre;
+    const claimedOn = base;
+    if (intent.expectRevision !== undefined && base.revision !== intent.expectRevision) {
+      throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { next: `${RERUN}   # prints the new state` });
+    }
+    return { base: await this.resume(base, keeper), claimedOn };
+  }
+
+  /** The delta against the clean record, or noop; a limits change of an unlisted space and an empty list refuse. */
+  decide(base: VersionedRecord): Decision {
+    const { intent } = this;
+    const { added, removed } = intentDelta(base.record.spaces, intent);
+    if (intent.op === "limits" && !base.record.spaces.includes(intent.limitsChange?.space ?? "")) {
+      throw new SagaError("space-not-found", `space ${intent.limitsChange?.space} is not in the inventory`, { next: "cotal space list" });
+    }
+    if (added.length === 0 && removed.length === 0 && intent.op !== "reconcile" && intent.op !== "limits") return { kind: "noop" };
+    // The one derivation every reader of the claim uses (record.ts); the claim itself stores the delta.
+    const target = claimedSpaces(base.record.spaces, { adds: added, removes: removed });
+    if (target.length === 0) {
+      throw new SagaError("render-refused", "this mutation would leave the broker with zero spaces", { next: "keep at least one space; to tear the broker down use `cotal down`" });
+    }
+    return { kind: "change", base, added, removed, target };
+  }
+
+  /** Step 3: claim. From here the intent is durable and resumable. */
+  async claim(base: VersionedRecord, d: Extract<Decision, { kind: "change" }>, keeper: LeaseKeeper): Promise<Claim> {
+    const { env, intent } = this;
+    const pending: PendingMutation = {
+      generation: base.record.generation + 1,
+      op: intent.op,
+      adds: d.added,
+      removes: d.removed,
+      writer: this.writer,
+      leaseId: keeper.lease.leaseId,
+      claimedAt: new Date().toISOString(),
+      ...(intent.excluded ? { excluded: [...intent.excluded] } : {}),
+      // Recorded before anything is minted, so a rollback deletes exactly these (docs/resume.md).
+      ...(intent.op !== "reconcile" ? { mints: d.added.filter((s) => !loadSpaceAccount(env.layout, s)) } : {}),
+      ...(intent.op === "limits" && intent.limitsChange ? { limits: intent.limitsChange } : {}),
+    };
+    const record: InventoryRecord = { ...base.record, pending };
+    await failpoint("before-claim");
+    const revision = await this.timed("claim", () => this.cas(record, base.revision, "claim"));
+    await failpoint("after-claim");
+    return { generation: base.record.generation, added: d.added, removed: d.removed, target: d.target, pending, record, revision };
+  }
+
+  /**
+   * Step 4: materialise (adds only; removal's record reaping happens after the commit; a reconcile
+   * never creates, deletes or edits a record).
+   */
+  async materialise(c: Claim): Promise<void> {
+    const { env, intent } = this;
+    if (c.pending.limits) applyLimitsChange(env.layout, c.pending.limits); // space limits: its one record, undone by any rollback
+    else if (intent.op !== "reconcile") await this.timed("materialise", () => materialiseAdds(env.layout, loadBrokerTrust(env.layout), c.added, intent.limits));
+    await failpoint("after-materialise");
+  }
+
+  /**
+   * Steps 5-7 through the one apply path (saga/apply.ts): render the claimed list, stage it and CAS its
+   * digest, fence on the lease, rename, reload, prove and record the proof; then step 8, the commit.
+   * Offline (no reloader) the claim stays promoted: the next `up` boots and commits it.
+   */
+  async applyAndCommit(c: Claim, keeper: LeaseKeeper, known: KnownRecords | undefined): Promise<MutationResult> {
     const { layout } = this.env;
+    let digest = "";
+    const applied = await applyConfig({
+      target: layout.serverConf,
+      staged: layout.stagedConf(c.pending.generation, c.pending.leaseId),
+      config: () => {
+        const r = renderList(layout, c.target, known);
+        digest = r.digest;
+        return r.text;
+      },
+      fence: { held: () => keeper.held(), unchecked: fenceDisabled(), onLost: () => this.abandonClaim(c), lost: () => new SagaError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { next: RERUN }) },
+      keepPrevious: true,
+      ...(this.env.reloader ? { reload: () => this.reload(c.pending) } : {}),
+      record: (verdict) => this.recordForward(c, verdict),
+      steps: {
+        timed: (step, fn) => this.timed(step === "stage" ? "render-stage" : "promote", fn),
+        staged: () => this.casStagedDigest(c, digest),
+        afterStage: () => failpoint("after-stage"),
+        beforeFence: () => failpoint("before-rename"),
+        renamed: () => failpoint("after-rename"),
+      },
+    });
+    // Offline (maintenance broker): nothing runs this config yet. The claim stays pending with its
+    // staged digest, which is exactly PROMOTED-BUT-UNCOMMITTED: the next `up` boots and commits it.
+    if (applied.kind === "promoted") return this.result("promoted", c.generation, c.target, c.added, c.removed);
+    if (!applied.proof) await this.rollbackAfterFailedReload(keeper, c, applied.previous as Buffer, applied.verdict);
+    // Step 8: verify the running bytes and commit.
+    const { record } = await this.commit(c.record, c.revision, c.pending);
+    return this.result("committed", record.generation, record.spaces, c.added, c.removed);
+  }
+
+  /** Step 5's CAS: the staged digest is durable in the claim before anything is promoted. */
+  async casStagedDigest(c: Claim, digest: string): Promise<void> {
+    c.pending = { ...c.pending, stagedDigest: digest };
+    c.record = { ...c.record, pending: c.pending };
+    c.revision = await this.cas(c.record, c.revision, "stage");
+  }
+
+  /** Step 7's record: the proof CAS (the only writer of appliedGeneration); false when the reload proved nothing. */
+  async recordForward(c: Claim, verdict: ReloadVerdict): Promise<boolean> {
+    if (verdict.outcome !== "reloaded") return false;
+    ({ record: c.record, revision: c.revision } = await recordProof(this.casWrite, { record: c.record, revision: c.revision }, c.pending, verdict));
+    await failpoint("after-proof");
+    return true;
+  }
+
+  /** The fence failed: the lease is gone, so it is not released; the claim, still ours if its CAS lands, is undone. */
+  async abandonClaim(c: Claim): Promise<void> {
+    this.releaseLease = false;
+    try {
+      await this.cas({ ...c.record, pending: null }, c.revision);
+      // The claim was still ours, so nobody resumed it: what it minted or re-signed goes too.
+      // (Had the CAS lost, another writer owns the record and rolls the claim back itself.)
+      undoClaimFiles(this.env.layout, c.record, c.pending);
+    } catch {
+      // Another holder may already have moved the record on; the staged file is gone either way.
+    }
+  }
+
+  /** A reload that proved nothing: the previous (proven) bytes go back through the apply path, re-proven, and the claim is undone. */
+  async rollbackAfterFailedReload(keeper: LeaseKeeper, c: Claim, previous: Buffer, verdict: ReloadVerdict): Promise<never> {
+    const { layout } = this.env;
+    const { pending } = c;
     const tail = "logTail" in verdict ? verdict.logTail : "";
-    if (!(await keeper.held())) {
-      throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the lease is no longer held, so nothing is renamed back; the record keeps the claim for the next writer`, {
+    const leaseGone = (): SagaError =>
+      new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the lease is no longer held, so nothing is renamed back; the record keeps the claim for the next writer`, {
         next: `${RERUN}   # the resume table decides from the record`,
         details: { logTail: tail },
       });
-    }
+    if (!(await keeper.held())) throw leaseGone();
     // Only the proven bytes go back: a server.conf edited by hand before this verb is no rollback target.
-    if (configDigest(previous) !== record.configDigest) {
+    if (configDigest(previous) !== c.record.configDigest) {
       throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the config it replaced was not the proven one, so it is not renamed back; the claim stays for the next writer`, {
         next: "cotal broker reconcile   # prints the record and both lists; the next writer's resume also rolls a rejected config back",
         details: { logTail: tail },
       });
     }
-    writeFileAtomic(layout.serverConf, previous);
-    const again = await this.reload();
-    if (again.outcome !== "reloaded") {
-      throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and re-loading the previous config was ${again.outcome} too`, {
+    const back = await applyConfig({ target: layout.serverConf, config: () => previous, fence: { held: () => keeper.held(), lost: leaseGone }, reload: () => this.reload(), record: async (v) => v });
+    if (back.verdict.outcome !== "reloaded") {
+      throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and re-loading the previous config was ${back.verdict.outcome} too`, {
         next: `${RERUN}   # the resume table rolls the claim back; the broker log says why`,
         details: { logTail: tail },
       });
     }
-    await rollbackUnpromoted(layout, this.casWrite, { record, revision }, pending);
+    await rollbackUnpromoted(layout, this.casWrite, { record: c.record, revision: c.revision }, pending);
     throw new SagaError("reload-unproven", `the broker ${verdict.outcome === "failed" ? "rejected" : "did not confirm"} the config of generation ${pending.generation}; the previous config was restored and proven, nothing changed:\n${tail}`, {
       next: `tail -n 40 ${layout.logFile}   # the server's reason; once fixed: ${RERUN}`,
-      details: { logTail: tail, appliedGeneration: record.appliedGeneration },
+      details: { logTail: tail, appliedGeneration: c.record.appliedGeneration },
     });
   }
 }

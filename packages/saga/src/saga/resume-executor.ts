@@ -4,11 +4,11 @@ import type { VersionedRecord } from "../inventory/inventory-store.js";
 import type { InventoryRecord, PendingMutation } from "../inventory/record.js";
 import { decideResume, type ResumeDecision } from "../inventory/resume-decision.js";
 import type { RootLayout } from "../root/layout.js";
-import { writeFileAtomic } from "../root/secret-files.js";
 import { digestOfServerConf } from "./digest.js";
 import { commitPending, describePending, rollbackUnpromoted, type CasWrite } from "./finish.js";
 import { serverDigestField, type ReloadVerdict } from "./reload.js";
 import { renderList } from "./render-list.js";
+import { applyConfig } from "./apply.js";
 import { restoreLimitsChange } from "./limits-record.js";
 
 /** What a running broker offers the executor; absent offline (maintenance broker: the next boot proves). */
@@ -115,10 +115,15 @@ async function rollbackRejected(base: VersionedRecord, pending: PendingMutation,
   if (pending.limits) restoreLimitsChange(layout, pending.limits); // the committed bytes carry the old JWT
   const committed = renderList(layout, base.record.spaces);
   if (committed.digest !== base.record.configDigest) throw stuck("the committed list no longer renders to the committed bytes, so there is nothing proven to go back to");
-  if (!(await live.leaseHeld())) throw stuck("this writer lost its lease before renaming back");
-  writeFileAtomic(layout.serverConf, committed.text);
-  const again = await live.reload();
-  if (again.outcome !== "reloaded") throw stuck(`re-loading the committed config was ${again.outcome} too`);
+  // Back through the one apply path (saga/apply.ts): staged, fenced on the lease, renamed, reloaded.
+  const back = await applyConfig({
+    target: layout.serverConf,
+    config: () => committed.text,
+    fence: { held: () => live.leaseHeld(), lost: () => stuck("this writer lost its lease before renaming back") },
+    reload: () => live.reload(),
+    record: async (again) => again,
+  });
+  if (back.verdict.outcome !== "reloaded") throw stuck(`re-loading the committed config was ${back.verdict.outcome} too`);
   const cleared = await rollbackUnpromoted(layout, driver.cas, base, pending);
   return { kind: "rolled-back", base: cleared, decision, pending, why: `the broker rejected the promoted config (${verdict.line.trim()}); the committed config was restored and proven` };
 }
