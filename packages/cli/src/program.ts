@@ -16,6 +16,7 @@ import { GUARDS_ON, type Guards } from "@cotal/saga";
 import { handGuardsTo } from "./context.js";
 import { printableArgv, report, setInvocation } from "./output.js";
 import { CliError, UsageError } from "./errors.js";
+import { requireRootBeforeVerbs } from "./root-hook.js";
 import { VERSION } from "./version.js";
 
 export function buildProgram(guards: Guards = GUARDS_ON): Command {
@@ -40,6 +41,7 @@ export function buildProgram(guards: Guards = GUARDS_ON): Command {
   registerBroker(program);
   registerNode(program);
   registerDashboard(program);
+  requireRootBeforeVerbs(program);
   return program;
 }
 

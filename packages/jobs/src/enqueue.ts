@@ -1,5 +1,4 @@
-import { existsSync } from "node:fs";
-import { SagaError } from "@cotal/saga";
+import { requireRoot } from "@cotal/saga/root";
 import { Queue } from "bullmq";
 import { connectionOptions, probeRedis, redisUnreachable } from "./connection.js";
 import { JobsError } from "./errors.js";
@@ -44,9 +43,7 @@ export function openQueue(type: JobType, rootKey: string, redisUrl: string): Que
  * re-running a command retries what failed.
  */
 export async function enqueueJobs<T extends JobType>(opts: EnqueueOptions<T>): Promise<EnqueueResult> {
-  if (!existsSync(opts.root)) {
-    throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach   # then enqueue again" });
-  }
+  requireRoot(opts.root);
   const payloads = opts.items.map((it) => parsePayload(opts.type, { ...it, root: opts.root }));
   await probeRedis(opts.redisUrl);
   const rootKey = rootKeyFor(opts.root);

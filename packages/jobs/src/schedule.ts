@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { checkScheduleDir, SagaError, spaceStoreBytes } from "@cotal/saga";
+import { requireRoot } from "@cotal/saga/root";
+import { checkScheduleDir, spaceStoreBytes } from "@cotal/saga";
 import { probeRedis } from "./connection.js";
 import { openQueue } from "./enqueue.js";
 import { JobsError } from "./errors.js";
@@ -48,7 +48,7 @@ export function parseEvery(every: string): { pattern: string } | { every: number
  * instead of adding a second schedule, and workers never create schedules at boot.
  */
 export async function scheduleBackup(opts: ScheduleBackupOptions): Promise<ScheduledBackup> {
-  if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach" });
+  requireRoot(opts.root);
   const repeat = parseEvery(opts.every);
   const payload = parsePayload("space-backup", { root: opts.root, name: opts.space, out: opts.out, keep: opts.keep, every: opts.every });
   // Before Redis hears of it: a directory no run could write into is refused now, not at every run.

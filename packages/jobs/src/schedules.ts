@@ -1,5 +1,5 @@
-import { existsSync } from "node:fs";
-import { assertSpaceName, SagaError } from "@cotal/saga";
+import { requireRoot } from "@cotal/saga/root";
+import { assertSpaceName } from "@cotal/saga";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { openRedis, probeRedis, redactRedisUrl } from "./connection.js";
@@ -104,7 +104,7 @@ export async function readSchedules(queue: Queue, client: Redis, rootKey: string
 }
 
 function assertRoot(root: string): void {
-  if (!existsSync(root)) throw new SagaError("root-missing", `no cotal root at ${root}`, { next: "cotal up --detach" });
+  requireRoot(root);
 }
 
 /** `cotal jobs schedules`: every backup schedule of this root. */

@@ -1,5 +1,4 @@
-import { existsSync } from "node:fs";
-import { SagaError } from "@cotal/saga";
+import { requireRoot } from "@cotal/saga/root";
 import { openRedis, redactRedisUrl } from "./connection.js";
 import { openQueue } from "./enqueue.js";
 import { JOB_TYPES, PROCESSED_TYPES, rootKeyFor, type JobType } from "./names.js";
@@ -28,7 +27,7 @@ export interface JobsStatusReport {
 
 /** Counts per state per queue of this root, workers attached, and the failed jobs with their reasons. */
 export async function jobsStatus(opts: { root: string; redisUrl: string; failedLimit?: number }): Promise<JobsStatusReport> {
-  if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach" });
+  requireRoot(opts.root);
   const client = await openRedis(opts.redisUrl); // probes first: the clear "Redis is not there" error
   const rootKey = rootKeyFor(opts.root);
   const queues: QueueStatus[] = [];

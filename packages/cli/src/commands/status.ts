@@ -1,14 +1,11 @@
 import { status, type StatusReport } from "@cotal/saga";
+import { requireRoot } from "@cotal/saga/root";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
-import { json, out, shellWord } from "../output.js";
+import { json, out } from "../output.js";
 
 function printStatus(s: StatusReport): void {
-  if (!s.exists) {
-    out(`cotal: no root at ${s.root}`);
-    out(`  next: cotal --root ${shellWord(s.root)} up --detach   # creates one there`);
-    return;
-  }
+  if (!s.exists) requireRoot(s.root); // gone since the check before the verb: the same refusal
   out(`root:    ${s.root}`);
   out(`state:   ${s.state} — ${s.why}`);
   const b = s.broker;

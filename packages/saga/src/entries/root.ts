@@ -5,3 +5,4 @@ export { loadBrokerTrust } from "../root/broker-store.js";
 export { certainInventory, loadAuthorityAccount, loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "../root/account-store.js";
 export { writeFileAtomic } from "../root/secret-files.js";
 export { acquireMaintenanceLock, releaseMaintenanceLock, readLockOwner } from "../lock/maintenance-lock.js";
+export { isRoot, requireRoot } from "../root/require-root.js";

@@ -1,4 +1,3 @@
-import { existsSync } from "node:fs";
 import { SagaError, isSagaError } from "../errors.js";
 import { brokerState } from "../broker/runtime.js";
 import type { AuthorityStore } from "../inventory/authority-store.js";
@@ -12,6 +11,7 @@ import { oweProvisioning, settleProvisioning } from "../provision/owed.js";
 import { accountInventory, corruptError, loadAuthorityAccount, loadSpaceAccount, type CorruptRecord } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { canonicalRoot } from "../root/canonical-root.js";
+import { requireRoot } from "../root/require-root.js";
 import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { digestOfServerConf } from "../saga/digest.js";
@@ -99,7 +99,7 @@ export function planReconcile(direction: Direction, disk: readonly string[], rec
  */
 export async function reconcile(opts: ReconcileOptions): Promise<ReconcileResult> {
   const root = canonicalRoot(opts.root);
-  if (!existsSync(root)) throw new SagaError("root-missing", `no root at ${root}`, { next: "cotal up --detach" });
+  requireRoot(root);
   const verb = `broker reconcile${opts.direction ? ` --adopt-${opts.direction}` : ""}`;
   // A removal journal is let through only to be checked against the record below (docs/refusals.md).
   return withVerb({ root, purpose: `cotal ${verb}`, journal: { verb, anyRemoval: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ layout, lock, journal }) => {
