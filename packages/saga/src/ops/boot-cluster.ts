@@ -135,7 +135,7 @@ export async function bootCluster({ layout, lock }: BootContext, opts: ClusterBo
   const runtime = readRuntime(layout) as BrokerRuntime;
   progress(`waiting for the cluster's JetStream meta leader (${nodes.length} nodes)`);
   await waitForMetaLeader(layout, nodes);
-  const record = await applyRecord(layout, runtime, cluster, (m) => (notes.push(m), progress(m)), opts.removing);
+  const record = await applyClusterRecord(layout, runtime, cluster, (m) => (notes.push(m), progress(m)), opts.removing);
   await untilStreamsServed(layout, nodes, record.spaces, runtime.serverVersion, progress);
   // A stopped online backup or restore resumes to lifted, through the saga on every node, as on one broker.
   notes.push(...liftNotes(await liftStandingQuiesces(layout, lock)));
@@ -188,8 +188,9 @@ async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: 
  * Under the writer lease: seed the record (a new root), or resume it by the crash-resume table
  * with every node as the live broker; then apply the committed list to every node and record
  * each node's proof. Whatever a node booted with, it serves the committed list only after this.
+ * Exported for test/one-writer.test.ts, which proves it writes only through saga/apply.ts.
  */
-async function applyRecord(layout: RootLayout, runtime: BrokerRuntime, cluster: ClusterSettings, onNotice: (m: string) => void, removing?: string): Promise<InventoryRecord> {
+export async function applyClusterRecord(layout: RootLayout, runtime: BrokerRuntime, cluster: ClusterSettings, onNotice: (m: string) => void, removing?: string): Promise<InventoryRecord> {
   const store = await connectReplicated(runtime.url, layout, cluster.replicas);
   try {
     // A cold cluster's buckets may still be electing their leaders: wait for both to answer.
