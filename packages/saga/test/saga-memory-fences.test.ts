@@ -66,7 +66,7 @@ describe("the CAS: a concurrent writer between the decision read and the claim",
     s = memorySaga();
     const printed = record(s);
     s.store.put({ ...printed, generation: 2, appliedGeneration: 2 });
-    await expectCode(runMutation(s.env, { op: "reconcile", adds: [], removes: [], target: ["default"], expectRevision: 1, verb: "broker reconcile --adopt-disk" }), "conflict");
+    await expectCode(runMutation(s.env, { op: "reconcile", target: ["default"], expectRevision: 1, verb: "broker reconcile --adopt-disk" }), "conflict");
     expect(s.store.calls("acquireLease")).toBe(1);
     expect(s.store.writes.filter((w) => w.op === "update")).toEqual([]);
   });

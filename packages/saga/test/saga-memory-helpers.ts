@@ -9,10 +9,10 @@ import type { MutationIntent } from "../src/saga/mutation.js";
 import { renderList } from "../src/saga/render-list.js";
 import type { MemorySaga } from "../src/testing/index.js";
 
-export const add = (...names: string[]): MutationIntent => ({ op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add" });
-export const remove = (name: string): MutationIntent => ({ op: "remove", adds: [], removes: [name], verb: `space rm ${name}` });
+export const add = (...names: string[]): MutationIntent => ({ op: names.length === 1 ? "add" : "batch", adds: names, verb: "space add" });
+export const remove = (name: string): MutationIntent => ({ op: "remove", removes: [name], verb: `space rm ${name}` });
 /** What `up` on a running root runs: resume whatever is pending, change nothing else. */
-export const resumeOnly: MutationIntent = { op: "batch", adds: [], removes: [], verb: "up (resume)" };
+export const resumeOnly: MutationIntent = { op: "resume", verb: "up (resume)" };
 
 export function stagedFiles(s: MemorySaga): string[] {
   return readdirSync(s.root.layout.root).filter((n) => /^server\.conf\.\d+\./.test(n));

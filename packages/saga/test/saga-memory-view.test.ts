@@ -31,7 +31,7 @@ function resigned(m: MemorySaga, space: string, maxConns: number): { from: strin
   return { from: rec.jwt, to: resignAccountLimits(loadBrokerTrust(m.root.layout).operator, rec.jwt, { conn: maxConns }).jwt };
 }
 
-const limits = (space: string, change: { from: string; to: string }): MutationIntent => ({ op: "limits", adds: [], removes: [], verb: "space limits", limitsChange: { space, ...change } });
+const limits = (space: string, change: { from: string; to: string }): MutationIntent => ({ op: "limits", verb: "space limits", limitsChange: { space, ...change } });
 
 describe("the render's record view", () => {
   it("takes the records the claim does not write from the view (same revision): the view is what renders", async () => {

@@ -12,7 +12,7 @@ export async function trustOnly(root: string, batch: string[]): Promise<void> {
   const lock = acquireMaintenanceLock(root, "bench: trust only");
   try {
     const decided = await decisionRead(session.store);
-    const r = await runMutation(session.envWith(lock), { op: "batch", adds: batch, removes: [], verb: "space add" }, decided);
+    const r = await runMutation(session.envWith(lock), { op: "batch", adds: batch, verb: "space add" }, decided);
     if (r.outcome !== "committed") throw new Error(`trust: outcome ${r.outcome}`);
   } finally {
     releaseMaintenanceLock(lock);

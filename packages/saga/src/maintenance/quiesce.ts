@@ -74,7 +74,7 @@ async function dropPartialRestore(env: SagaEnv, url: string, entry: QuiesceEntry
 async function settle(env: SagaEnv, verb: string): Promise<void> {
   const vr = await env.store.read();
   if (vr && (vr.record.pending || vr.record.appliedGeneration !== vr.record.generation)) {
-    await runMutation(env, { op: "batch", adds: [], removes: [], verb: `${verb} (resume)` });
+    await runMutation(env, { op: "resume", verb: `${verb} (resume)` });
   }
 }
 
@@ -91,7 +91,7 @@ export async function resignRevocations(env: SagaEnv, space: string, at: number 
   const { broker, rec } = recordOf(env.layout, space);
   if (revokeAllBefore(rec.jwt) === at) return { changed: false };
   const to = resignAccountRevocations(broker.operator, rec.jwt, at).jwt;
-  const r = await runMutation(env, { op: "limits", adds: [], removes: [], verb, limitsChange: { space, from: rec.jwt, to } });
+  const r = await runMutation(env, { op: "limits", verb, limitsChange: { space, from: rec.jwt, to } });
   if (r.outcome !== "committed") {
     throw new SagaError("reload-unproven", `${verb} of space ${space} was not proven by the broker (${r.outcome})`, { next: "cotal up   # resumes it" });
   }

@@ -38,7 +38,7 @@ export async function ensureLiveInventory(layout: RootLayout, lock: MaintenanceL
       return notes;
     }
     if (vr.record.pending || vr.record.appliedGeneration !== vr.record.generation) {
-      const r = await runMutation(session.envWith(lock), { op: "batch", adds: [], removes: [], verb: "up (resume)" });
+      const r = await runMutation(session.envWith(lock), { op: "resume", verb: "up (resume)" });
       notes.push(`resumed: ${r.resumed ?? "nothing"}; generation ${r.generation}`);
     }
     return notes;

@@ -168,7 +168,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
   if (running && plan.admits.length > 0) oweProvisioning(layout, plan.admits); // settled once provisioned below
   let saga: MutationResult;
   try {
-    saga = await runMutation(session.envWith(lock), { op: "reconcile", adds: [], removes: [], target: plan.target, excluded: plan.excluded, expectRevision: kv.revision, verb: `broker reconcile --adopt-${opts.direction}` });
+    saga = await runMutation(session.envWith(lock), { op: "reconcile", target: plan.target, excluded: plan.excluded, expectRevision: kv.revision, verb: `broker reconcile --adopt-${opts.direction}` });
   } catch (err) {
     if (!isSagaError(err, "conflict")) throw err;
     // the decision was made against a state that no longer holds; show the new one and stop.

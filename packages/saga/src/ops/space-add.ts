@@ -110,7 +110,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     const owed = oweProvisioning(layout, names);
     let result: MutationResult;
     try {
-      result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, removes: [], verb: "space add", limits }, decided, view);
+      result = await runMutation(session.envWith(lock), { op: names.length === 1 ? "add" : "batch", adds: names, verb: "space add", limits }, decided, view);
     } catch (err) {
       // A refused saga owes nothing for the names the record neither lists nor claims.
       const cur = await session.store.read().catch(() => undefined);

@@ -128,7 +128,7 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
     let base = decided;
     let onDisk = disk;
     if (base.record.pending || base.record.appliedGeneration !== base.record.generation) {
-      await runMutation(env, { op: "batch", adds: [], removes: [], verb: "space limits (resume)" });
+      await runMutation(env, { op: "resume", verb: "space limits (resume)" });
       base = (await session.store.read()) ?? base;
       onDisk = certainInventory(layout); // the resume may have rolled records back; `view` no longer matches `base`
     }
@@ -147,7 +147,7 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
     assertBudgetAllows(layout, onDisk, [name], wanted, opts.onNotice);
     if (!opts.force && !unsafe("LIMITS_BELOW_USAGE")) await assertAboveUsage(session.url, rec, before, after);
     const to = resignAccountLimits(broker.operator, rec.jwt, wanted).jwt;
-    const r = await runMutation(env, { op: "limits", adds: [], removes: [], verb: "space limits", limitsChange: { space: name, from: rec.jwt, to } }, base, view);
+    const r = await runMutation(env, { op: "limits", verb: "space limits", limitsChange: { space: name, from: rec.jwt, to } }, base, view);
     return { space: name, outcome: r.outcome, generation: r.generation, before, after, reloads: r.reloads, ...(r.resumed ? { resumed: r.resumed } : {}) };
   });
 }

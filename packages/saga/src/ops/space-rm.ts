@@ -191,7 +191,7 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
   const promoted = !running && ownPromotedRemoval(current, space, digestOfServerConf(layout));
   // An unresumable record refuses here with `cotal broker reconcile`, which a removal journal lets
   // through for exactly that state, never re-admitting this space (docs/refusals.md).
-  const saga = promoted ? undefined : await runMutation(session.envWith(lock), { op: "remove", adds: [], removes: [space], verb: `space rm ${space}` }, decided);
+  const saga = promoted ? undefined : await runMutation(session.envWith(lock), { op: "remove", removes: [space], verb: `space rm ${space}` }, decided);
   // Connections the reload did not drop are cut at once where the server can (never throws).
   const eviction = account && session.runtime ? await evictEverywhere(layout, session.runtime, account.publicKey) : undefined;
   const { reaped, failures } = reapSpaceMaterial(layout, space);

@@ -27,22 +27,70 @@ import { digestOfServerConf } from "./digest.js";
 import { configDigest } from "../render/server-config.js";
 import type { SagaTiming } from "./steps.js";
 
-export interface MutationIntent {
-  op: MutationOp;
-  adds: readonly string[];
-  removes: readonly string[];
-  /** reconcile only: the exact list to adopt. */
-  target?: readonly string[];
-  /** The verb, for the writer identity an operator reads. */
+/**
+ * What a writer asks the saga for, one shape per op. Every shape names its `verb`, for the writer
+ * identity an operator reads. Every op but `resume` is the op its claim records.
+ */
+export type MutationIntent = ResumeIntent | AddIntent | RemoveIntent | ReconcileIntent | LimitsIntent;
+
+/** Carry out whatever claim stands (the resume table, docs/resume.md) and change nothing else: `up` on a running root, a verb's own resume. A rollback is then the resolution, not a refusal. */
+export interface ResumeIntent {
+  op: "resume";
   verb: string;
-  /** reconcile only: the revision the operator confirmed; the claim is fenced there. */
-  expectRevision?: number;
-  /** reconcile --adopt-kv only: disk records the commit records as deliberately not preloaded. */
-  excluded?: readonly string[];
-  /** adds only: the limits signed into each newly minted account (default: the template's quota). */
+}
+
+/** Trust these names ("add": one, "batch": several), each newly minted account signed with `limits` (default: the template's quota). */
+export interface AddIntent {
+  op: "add" | "batch";
+  adds: readonly string[];
   limits?: AccountLimits;
-  /** op "limits" only: the one record whose JWT is re-signed; the tenant list stays as it is. */
-  limitsChange?: LimitsChange;
+  verb: string;
+}
+
+export interface RemoveIntent {
+  op: "remove";
+  removes: readonly string[];
+  verb: string;
+}
+
+/** Adopt exactly `target`, fenced at the revision the operator confirmed; `excluded`: disk records the commit records as deliberately not preloaded (--adopt-kv). */
+export interface ReconcileIntent {
+  op: "reconcile";
+  target: readonly string[];
+  expectRevision: number;
+  excluded?: readonly string[];
+  verb: string;
+}
+
+/** Re-sign the one record's JWT; the tenant list stays as it is. */
+export interface LimitsIntent {
+  op: "limits";
+  limitsChange: LimitsChange;
+  verb: string;
+}
+
+/** The intents that claim: every one but resume. */
+type ClaimingIntent = Exclude<MutationIntent, ResumeIntent>;
+
+/** The names an intent asks to add or remove, or the exact list it adopts (intentDelta's input). */
+export interface RequestedNames {
+  adds?: readonly string[];
+  removes?: readonly string[];
+  target?: readonly string[];
+}
+
+function requestedNames(intent: ClaimingIntent): RequestedNames {
+  switch (intent.op) {
+    case "add":
+    case "batch":
+      return { adds: intent.adds };
+    case "remove":
+      return { removes: intent.removes };
+    case "reconcile":
+      return { target: intent.target };
+    case "limits":
+      return {};
+  }
 }
 
 export interface SagaEnv {
@@ -121,21 +169,22 @@ function casDisabled(): boolean {
  * count: `added` are the names the list lacks, `removed` those it holds and drops (both sorted). A
  * name both added and removed stays as it is. The next list itself is derived by `claimedSpaces`.
  */
-export function intentDelta(current: readonly string[], intent: Pick<MutationIntent, "adds" | "removes" | "target">): { added: string[]; removed: string[] } {
+export function intentDelta(current: readonly string[], intent: RequestedNames): { added: string[]; removed: string[] } {
   const listed = new Set(current);
   if (intent.target) {
     const target = new Set(intent.target);
     return { added: sortedNames([...target].filter((s) => !listed.has(s))), removed: current.filter((s) => !target.has(s)).sort() };
   }
-  const adds = new Set(intent.adds);
+  const requested = intent.adds ?? [];
+  const adds = new Set(requested);
   return {
-    added: sortedNames(intent.adds.filter((a) => !listed.has(a))),
-    removed: sortedNames(intent.removes.filter((r) => listed.has(r) && !adds.has(r))),
+    added: sortedNames(requested.filter((a) => !listed.has(a))),
+    removed: sortedNames((intent.removes ?? []).filter((r) => listed.has(r) && !adds.has(r))),
   };
 }
 
 /** What step 2 decided: nothing to do, or the delta and the list it leads to. */
-type Decision = { kind: "noop" } | { kind: "change"; base: VersionedRecord; added: string[]; removed: string[]; target: string[] };
+type Decision = { kind: "noop" } | { kind: "change"; intent: ClaimingIntent; base: VersionedRecord; added: string[]; removed: string[]; target: string[] };
 
 /** A claim this attempt made (step 3) and the record as this attempt last wrote it. */
 interface Claim {
@@ -246,7 +295,7 @@ class Mutation {
       case "replaced":
         return out.base;
       case "rolled-back":
-        if (intent.op === "batch" && intent.adds.length === 0 && intent.removes.length === 0) {
+        if (intent.op === "resume") {
           env.onNotice?.(`rolled back ${describePending(out.pending)}: ${out.why}`); // `up` resuming: the rollback is the resolution
           return out.base;
         }
@@ -312,7 +361,7 @@ class Mutation {
     }
     if (casDisabled()) base = pre;
     const claimedOn = base;
-    if (intent.expectRevision !== undefined && base.revision !== intent.expectRevision) {
+    if (intent.op === "reconcile" && base.revision !== intent.expectRevision) {
       throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { next: `${RERUN}   # prints the new state` });
     }
     return { base: await this.resume(base, keeper), claimedOn };
@@ -321,9 +370,10 @@ class Mutation {
   /** The delta against the clean record, or noop; a limits change of an unlisted space and an empty list refuse. */
   decide(base: VersionedRecord): Decision {
     const { intent } = this;
-    const { added, removed } = intentDelta(base.record.spaces, intent);
-    if (intent.op === "limits" && !base.record.spaces.includes(intent.limitsChange?.space ?? "")) {
-      throw new SagaError("space-not-found", `space ${intent.limitsChange?.space} is not in the inventory`, { next: "cotal space list" });
+    if (intent.op === "resume") return { kind: "noop" }; // the resume ran in step 2; nothing else is asked
+    const { added, removed } = intentDelta(base.record.spaces, requestedNames(intent));
+    if (intent.op === "limits" && !base.record.spaces.includes(intent.limitsChange.space)) {
+      throw new SagaError("space-not-found", `space ${intent.limitsChange.space} is not in the inventory`, { next: "cotal space list" });
     }
     if (added.length === 0 && removed.length === 0 && intent.op !== "reconcile" && intent.op !== "limits") return { kind: "noop" };
     // The one derivation every reader of the claim uses (record.ts); the claim itself stores the delta.
@@ -331,12 +381,13 @@ class Mutation {
     if (target.length === 0) {
       throw new SagaError("render-refused", "this mutation would leave the broker with zero spaces", { next: "keep at least one space; to tear the broker down use `cotal down`" });
     }
-    return { kind: "change", base, added, removed, target };
+    return { kind: "change", intent, base, added, removed, target };
   }
 
   /** Step 3: claim. From here the intent is durable and resumable. */
   async claim(base: VersionedRecord, d: Extract<Decision, { kind: "change" }>, keeper: LeaseKeeper): Promise<Claim> {
-    const { env, intent } = this;
+    const { env } = this;
+    const { intent } = d;
     const pending: PendingMutation = {
       generation: base.record.generation + 1,
       op: intent.op,
@@ -345,10 +396,10 @@ class Mutation {
       writer: this.writer,
       leaseId: keeper.lease.leaseId,
       claimedAt: new Date().toISOString(),
-      ...(intent.excluded ? { excluded: [...intent.excluded] } : {}),
+      ...(intent.op === "reconcile" && intent.excluded ? { excluded: [...intent.excluded] } : {}),
       // Recorded before anything is minted, so a rollback deletes exactly these (docs/resume.md).
       ...(intent.op !== "reconcile" ? { mints: d.added.filter((s) => !loadSpaceAccount(env.layout, s)) } : {}),
-      ...(intent.op === "limits" && intent.limitsChange ? { limits: intent.limitsChange } : {}),
+      ...(intent.op === "limits" ? { limits: intent.limitsChange } : {}),
     };
     const record: InventoryRecord = { ...base.record, pending };
     await failpoint("before-claim");
@@ -364,7 +415,7 @@ class Mutation {
   async materialise(c: Claim): Promise<void> {
     const { env, intent } = this;
     if (c.pending.limits) applyLimitsChange(env.layout, c.pending.limits); // space limits: its one record, undone by any rollback
-    else if (intent.op !== "reconcile") await this.timed("materialise", () => materialiseAdds(env.layout, loadBrokerTrust(env.layout), c.added, intent.limits));
+    else if (intent.op !== "reconcile") await this.timed("materialise", () => materialiseAdds(env.layout, loadBrokerTrust(env.layout), c.added, intent.op === "add" || intent.op === "batch" ? intent.limits : undefined));
     await failpoint("after-materialise");
   }
 
@@ -479,7 +530,7 @@ export async function runMutation(env: SagaEnv, intent: MutationIntent, decided?
       const r = await new Mutation(env, intent).attempt(attempt === 1 ? decided : undefined, attempt === 1 ? view : undefined);
       return { ...r, attempts: attempt, conflicts };
     } catch (err) {
-      if (!isSagaError(err, "conflict") || attempt >= max || intent.expectRevision !== undefined) {
+      if (!isSagaError(err, "conflict") || attempt >= max || intent.op === "reconcile") {
         if (isSagaError(err, "conflict") && attempt > 1) {
           throw new SagaError("conflict", `${err.message} (gave up after ${attempt} attempts)`, { next: err.next ?? RERUN, cause: err });
         }
