@@ -5,7 +5,7 @@ import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { assertLockHeld } from "../lock/maintenance-lock.js";
 import type { LeaseHolder } from "../inventory/lease.js";
 import type { InventoryStore, VersionedRecord } from "../inventory/inventory-store.js";
-import { claimedSpaces, sortedNames, type InventoryRecord, type LimitsChange, type MutationOp, type PendingMutation } from "../inventory/record.js";
+import { claimedSpaces, sortedNames, type InventoryRecord, type LimitsChange, type PendingMutation } from "../inventory/record.js";
 import type { ResumeDecision } from "../inventory/resume-decision.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
