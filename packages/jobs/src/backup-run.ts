@@ -1,6 +1,6 @@
 import { readdirSync, rmSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { brokerState, checkScheduleDir, describeError, isSagaError, RootLayout, SagaError, spaceBackup, spaceRestore, spaceStoreBytes, type SpaceRestoreResult } from "@cotal/saga";
+import { brokerState, checkScheduleDir, describeError, isSagaError, RootLayout, SagaError, spaceBackup, spaceRestore, spaceStoreBytes, type Guards, type SpaceRestoreResult } from "@cotal/saga";
 import { renderRerun } from "@cotal/saga/errors";
 import type { SpaceBackupPayload, SpaceRestorePayload } from "./payloads.js";
 
@@ -68,7 +68,7 @@ function checkRunDir(p: SpaceBackupPayload): void {
  * stop): back up into a dated directory, then keep the newest `keep` complete artifacts. A run that
  * finds the tenant quiesced by another live backup or restore skips with the reason as its result.
  */
-export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string) => void = () => undefined): Promise<ScheduledBackupResult> {
+export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string) => void = () => undefined, guards?: Guards): Promise<ScheduledBackupResult> {
   const stamp = new Date().toISOString().replace(/[:.]/g, "-");
   const artifact = join(p.out, `${p.name}-${stamp}`);
   checkRunDir(p);
@@ -77,7 +77,7 @@ export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string)
   }
   let bytes: number;
   try {
-    bytes = (await spaceBackup({ root: p.root, space: p.name, out: artifact, mode: "online" })).bytes;
+    bytes = (await spaceBackup({ root: p.root, space: p.name, out: artifact, mode: "online", ...(guards ? { guards } : {}) })).bytes;
   } catch (err) {
     const reason = quiescedByOther(err, p.name);
     if (!reason) throw err;
@@ -98,7 +98,7 @@ export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string)
  * `replace` + `yes`). `requestId` (the job's id and enqueue time, the same across retries and
  * re-deliveries) makes a re-delivery after a completed restore answer from the root's receipt.
  */
-export async function runQueuedRestore(p: SpaceRestorePayload, requestId: string, log: (m: string) => void = () => undefined): Promise<SpaceRestoreResult & { alreadyRestored?: number }> {
+export async function runQueuedRestore(p: SpaceRestorePayload, requestId: string, log: (m: string) => void = () => undefined, guards?: Guards): Promise<SpaceRestoreResult & { alreadyRestored?: number }> {
   if (!brokerState(new RootLayout(p.root)).running) {
     throw new SagaError("broker-not-running", `the queued restore of ${p.name} runs online on the running broker; this one is stopped`, { next: "cotal up --detach   # then the job can run" });
   }
@@ -111,6 +111,7 @@ export async function runQueuedRestore(p: SpaceRestorePayload, requestId: string
     ...(p.rebindAccount ? { rebindAccount: true } : {}),
     ...(p.replace ? { replace: true, yes: p.yes === true } : {}),
     onNotice: log,
+    ...(guards ? { guards } : {}),
   });
   const done = (r as { alreadyRestored?: number }).alreadyRestored;
   log(done !== undefined ? `restore of ${p.name}: already restored by request ${requestId}; nothing done` : `restore of ${p.name}: online${p.replace ? " (--replace)" : ""}, ${r.streams.length} stream(s) from ${p.from}`);

@@ -1,4 +1,4 @@
-import { spaceAdd, type SagaTiming, type SpaceAddResult } from "@cotal/saga";
+import { spaceAdd, type Guards, type SagaTiming, type SpaceAddResult } from "@cotal/saga";
 import { isRetriable, toJobFailure } from "./failures.js";
 import type { ItemResult } from "./group-commit.js";
 
@@ -22,6 +22,8 @@ export interface SpaceAddBatchOptions {
   onTiming?: (step: SagaTiming, ms: number) => void;
   onNotice?: (message: string) => void;
   onResult?: (r: SpaceAddResult, names: readonly string[]) => void;
+  /** The guards the entry handed in (docs/ablation.md), passed to the verb. */
+  guards?: Guards;
   /** The saga verb; a test may substitute a fake. */
   add?: typeof spaceAdd;
 }
@@ -44,6 +46,7 @@ export function spaceAddBatchRunner(opts: SpaceAddBatchOptions) {
       ...(committed ? { onCommitted: () => committed() } : {}),
       ...(opts.onTiming ? { onTiming: opts.onTiming } : {}),
       ...(opts.onNotice ? { onNotice: opts.onNotice } : {}),
+      ...(opts.guards ? { guards: opts.guards } : {}),
     });
     opts.onResult?.(r, names);
     return r;

@@ -99,6 +99,7 @@ export class CotalWorker {
         onTiming: (step, ms) => this.metrics.stepSeconds.observe({ step }, ms / 1000),
         onNotice: (m) => log?.info({ event: "saga-notice" }, `saga: ${m}`),
         onResult: (r) => this.metrics.sagaResult(r),
+        ...(opts.guards ? { guards: opts.guards } : {}),
       }),
     );
   }
@@ -191,6 +192,7 @@ export class CotalWorker {
         name: p.name,
         lockWaitMs: this.opts.lockWaitMs,
         onTiming: (step, ms) => this.metrics.stepSeconds.observe({ step }, ms / 1000),
+        ...(this.opts.guards ? { guards: this.opts.guards } : {}),
       });
       if (r.saga) this.metrics.sagaResult(r.saga);
       return { space: r.space, outcome: r.outcome, generation: r.saga?.generation ?? null, schedules: await this.unscheduleRemoved(p.root, r.space) };
@@ -224,7 +226,7 @@ export class CotalWorker {
     }
     const base = { jobId: job.id ?? null, artifact: null, bytes: null, reason: null, error: null };
     try {
-      const r = await runScheduledBackup(p, this.log && lineLogger(this.log));
+      const r = await runScheduledBackup(p, this.log && lineLogger(this.log), this.opts.guards);
       const at = Date.now();
       if (r.outcome === "done") this.metrics.backupSucceeded(this.realRoot, p.name, at);
       const run: BackupRun = r.outcome === "done" ? { ...base, at: new Date(at).toISOString(), outcome: "succeeded", artifact: r.artifact ?? null, bytes: r.bytes } : { ...base, at: new Date(at).toISOString(), outcome: "skipped", reason: r.reason ?? null };
@@ -263,7 +265,7 @@ export class CotalWorker {
       const p = parsePayload("space-restore", job.data);
       this.checkRoot(p.root);
       // One request = one job id at one enqueue time: retries and re-deliveries share it, a re-enqueue does not.
-      const r = await runQueuedRestore(p, `${job.id ?? "?"}@${job.timestamp}`, this.log && lineLogger(this.log));
+      const r = await runQueuedRestore(p, `${job.id ?? "?"}@${job.timestamp}`, this.log && lineLogger(this.log), this.opts.guards);
       return { space: r.space, streams: r.streams.length, alreadyRestored: r.alreadyRestored !== undefined };
     } catch (err) {
       throw err instanceof UnrecoverableError ? err : toJobFailure(err);

@@ -8,7 +8,6 @@ import { ERROR_TABLE } from "../src/error-table.js";
 import { createTempRoot, type TempRoot } from "../src/testing/index.js";
 import { D, pending, rec, refusalOf } from "./fixtures/records.js";
 import { GUARDS_ON } from "../src/guards.js";
-import { handGuards, handedGuards } from "../src/unsafe.js";
 
 // docs/cluster.md "Verbs on a cluster root": the offline refusal and each node's own state (pure).
 
@@ -17,7 +16,6 @@ describe("refuseOfflineOnCluster", () => {
   afterEach(() => {
     roots.splice(0).forEach((r) => r.remove());
     vi.unstubAllEnvs();
-    handGuards(GUARDS_ON);
   });
   const clusterRoot = (): TempRoot => {
     const root = createTempRoot();
@@ -30,7 +28,7 @@ describe("refuseOfflineOnCluster", () => {
 
   it("refuses cluster-offline (exit 6) on a cluster root with the online re-run, and creates no store", () => {
     const root = clusterRoot();
-    const e = refusalOf(() => refuseOfflineOnCluster(root.layout, "space rm beta", "needs the running cluster"));
+    const e = refusalOf(() => refuseOfflineOnCluster(root.layout, GUARDS_ON, "space rm beta", "needs the running cluster"));
     expect(e.code).toBe("cluster-offline");
     expect(ERROR_TABLE["cluster-offline"].exit).toBe(6);
     expect(e.message).toMatch(/^space rm beta on a cluster root needs the running cluster: .*R3.*nothing was changed$/);
@@ -39,16 +37,15 @@ describe("refuseOfflineOnCluster", () => {
   });
 
   it("keeps a caller's own next", () => {
-    const e = refusalOf(() => refuseOfflineOnCluster(clusterRoot().layout, "down --preserve-state", "has nothing to cut for", "cotal space list"));
+    const e = refusalOf(() => refuseOfflineOnCluster(clusterRoot().layout, GUARDS_ON, "down --preserve-state", "has nothing to cut for", "cotal space list"));
     expect(e.next).toBe("cotal space list");
   });
 
-  it("is inert on a single-broker root, and with COTAL_TEST_UNSAFE_CLUSTER_OFFLINE_VERBS", () => {
+  it("is inert on a single-broker root, and with the CLUSTER_OFFLINE_VERBS switch", () => {
     const single = createTempRoot();
     roots.push(single);
-    expect(() => refuseOfflineOnCluster(single.layout, "space rm beta", "x")).not.toThrow();
-    handGuards({ ...handedGuards(), CLUSTER_OFFLINE_VERBS: true });
-    expect(() => refuseOfflineOnCluster(clusterRoot().layout, "space rm beta", "x")).not.toThrow();
+    expect(() => refuseOfflineOnCluster(single.layout, GUARDS_ON, "space rm beta", "x")).not.toThrow();
+    expect(() => refuseOfflineOnCluster(clusterRoot().layout, { ...GUARDS_ON, CLUSTER_OFFLINE_VERBS: true }, "space rm beta", "x")).not.toThrow();
   });
 });
 

@@ -3,7 +3,7 @@ import { assertSpaceName, checkRestoreFrom, cleanOrphanStreams, cleanRestoreAtte
 import { verifyArtifact } from "@cotal/saga/maintenance";
 import { queuedSingle } from "./space-queue.js";
 import type { Command } from "commander";
-import { rootOf } from "../context.js";
+import { guardsOf, rootOf } from "../context.js";
 import { json, out } from "../output.js";
 import { UsageError } from "../errors.js";
 import { feedbackFor, type Feedback } from "../feedback.js";
@@ -58,7 +58,7 @@ export function registerBackup(program: Command): void {
       const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space backup", json: flags.json, unit: "bytes" }));
       const t0 = Date.now();
       try {
-        const r = await spaceBackup({ root: rootOf(cmd), space: name, out: flags.out, ...(flags.quiesce ? { quiesce: true } : {}), onProgress: bar.update, onNotice: (m) => process.stderr.write(`cotal: ${m}\n`) });
+        const r = await spaceBackup({ root: rootOf(cmd), guards: guardsOf(cmd), space: name, out: flags.out, ...(flags.quiesce ? { quiesce: true } : {}), onProgress: bar.update, onNotice: (m) => process.stderr.write(`cotal: ${m}\n`) });
         bar.done();
         if (flags.json) return json(r);
         out(`cotal: backed up space ${r.space} to ${r.out} ${r.mode === "online" ? "online " : ""}(${r.streams.length} stream(s), ${(r.bytes / 1_048_576).toFixed(2)} MB in ${((Date.now() - t0) / 1000).toFixed(1)} s; account ${r.accountPublicKey})`);
@@ -83,7 +83,7 @@ export function registerBackup(program: Command): void {
     .option("--json", "print the result as JSON")
     .action(async (name: string, flags: { from: string; rebindAccount?: boolean; replace?: boolean; yes?: boolean; queue?: boolean; wait: boolean; json?: boolean }, cmd: Command) => {
       if (flags.queue) {
-        const space = assertSpaceName(name);
+        const space = assertSpaceName(name, guardsOf(cmd));
         if (flags.replace && !flags.yes) {
           // the same refusal as the direct verb, before anything is enqueued
           throw new SagaError("confirmation-required", `--replace deletes space ${space}'s streams that the backup at ${resolve(flags.from)} holds, then restores them from it; confirm with --yes`, {
@@ -100,6 +100,7 @@ export function registerBackup(program: Command): void {
       try {
         const r = await spaceRestore({
           root: rootOf(cmd),
+          guards: guardsOf(cmd),
           space: name,
           from: flags.from,
           ...(flags.rebindAccount ? { rebindAccount: true } : {}),
@@ -126,7 +127,7 @@ export function registerBackup(program: Command): void {
     .option("--yes", "delete them")
     .option("--json", "print the result as JSON")
     .action(async (flags: { yes?: boolean; json?: boolean }, cmd: Command) => {
-      const r = await cleanOrphanStreams({ root: rootOf(cmd), yes: flags.yes });
+      const r = await cleanOrphanStreams({ root: rootOf(cmd), guards: guardsOf(cmd), yes: flags.yes });
       if (flags.json) return json(r);
       if (r.orphans.length === 0) return out("cotal: no orphan streams in the store; nothing changed");
       out(`cotal: deleted the store directories of ${r.removed.length} account(s) no record vouches for:`);
@@ -138,7 +139,7 @@ export function registerBackup(program: Command): void {
     .requiredOption("--attempt <id>", "the attempt id named by the refusal")
     .option("--json", "print the result as JSON")
     .action(async (flags: { attempt: string; json?: boolean }, cmd: Command) => {
-      const r = await cleanRestoreAttempt({ root: rootOf(cmd), attempt: flags.attempt });
+      const r = await cleanRestoreAttempt({ root: rootOf(cmd), guards: guardsOf(cmd), attempt: flags.attempt });
       if (flags.json) return json(r);
       if (r.outcome === "absent") return out(`cotal: no attempt ${r.attemptId} is recorded; nothing changed`);
       out(`cotal: cleaned attempt ${r.attemptId}: removed ${r.removed.length} path(s), ${r.deletedStreams.length} installed stream(s), killed ${r.killed.length} broker(s)`);

@@ -2,7 +2,7 @@ import { createInterface } from "node:readline/promises";
 import { isSagaError, reconcile, type ReconcilePlan, type ReconcileReport } from "@cotal/saga";
 import { errorDocument } from "@cotal/saga/errors";
 import type { Command } from "commander";
-import { rootOf } from "../context.js";
+import { guardsOf, rootOf } from "../context.js";
 import { err, json, out, reportContext } from "../output.js";
 import { UsageError } from "../errors.js";
 
@@ -60,6 +60,7 @@ export function registerBroker(program: Command): void {
       try {
         const r = await reconcile({
           root: rootOf(cmd),
+          guards: guardsOf(cmd),
           ...(direction ? { direction } : {}),
           ...(flags.yes ? { yes: true } : {}),
           onReport: (rep) => {

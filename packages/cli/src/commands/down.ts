@@ -1,6 +1,6 @@
 import { down } from "@cotal/saga";
 import type { Command } from "commander";
-import { rootOf } from "../context.js";
+import { guardsOf, rootOf } from "../context.js";
 import { json, out } from "../output.js";
 
 export function registerDown(program: Command): void {
@@ -10,7 +10,7 @@ export function registerDown(program: Command): void {
     .option("--preserve-state", "journal a cut (cut-intent → cut-committed → ready) so `cotal space backup|restore` can read the stopped store")
     .option("--json", "print the result as JSON")
     .action(async (flags: { json?: boolean; preserveState?: boolean }, cmd: Command) => {
-      const r = await down({ root: rootOf(cmd), ...(flags.preserveState ? { preserveState: true } : {}) });
+      const r = await down({ root: rootOf(cmd), guards: guardsOf(cmd), ...(flags.preserveState ? { preserveState: true } : {}) });
       if (flags.json) json(r);
       else if (r.cut) out(`cotal: ${r.cut.already ? "cut already ready" : `stopped the broker${r.pid ? ` (pid ${r.pid})` : ""}; cut ${r.cut.cutId} is ready`}; next: cotal space list   # back up each space offline (cotal space backup NAME --out DIR), then cotal up`);
       else if (r.stopped) out(`cotal: stopped nats-server (${r.pid !== undefined ? `pid ${r.pid}` : "no recorded broker"}${r.strays?.length ? `; unrecorded servers of this root: ${r.strays.map((p) => `pid ${p}`).join(", ")}` : ""}${r.forced ? "; killed after the grace period" : ""})`);

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { BackupScheduleEntry, JobsStatusReport } from "@cotal/jobs";
 import { assertSpaceName } from "@cotal/saga";
-import { rootOf } from "../context.js";
+import { guardsOf, rootOf } from "../context.js";
 import { json, out } from "../output.js";
 
 /** A run as one phrase: when it ended and how, a failure with its reason (the dashboard says the same). */
@@ -69,7 +69,7 @@ export function registerJobs(program: Command): void {
     .description("remove a space's backup schedule (and the runs it queued that have not started); an absent one is a no-op success")
     .option("--json", "print the result as JSON")
     .action(async (space: string, flags: { json?: boolean }, cmd: Command) => {
-      const name = assertSpaceName(space); // a bad name is refused before Redis is asked
+      const name = assertSpaceName(space, guardsOf(cmd)); // a bad name is refused before Redis is asked
       const { unscheduleBackup, redisUrlFrom } = await import("@cotal/jobs");
       const r = await unscheduleBackup({ root: rootOf(cmd), space: name, redisUrl: redisUrlFrom() });
       if (flags.json) return json(r);

@@ -1,4 +1,4 @@
-import { describeError, RERUN, spaceList, validateBatch, type SpaceListReport } from "@cotal/saga";
+import { describeError, RERUN, spaceList, validateBatch, type Guards, type SpaceListReport } from "@cotal/saga";
 import { renderRerun } from "@cotal/saga/errors";
 import type { Logger } from "@cotal/jobs/log";
 import { summariseNames } from "../batch-summary.js";
@@ -13,6 +13,8 @@ export interface QueuedAddFlags {
   /** While waiting: a bar on a TTY, log lines with --log-format (cli feedback.ts). */
   bar?: Progress;
   log?: Logger | undefined;
+  /** The guards the CLI's entry handed in (docs/ablation.md). */
+  guards?: Guards;
 }
 
 /**
@@ -20,7 +22,7 @@ export interface QueuedAddFlags {
  * Redis only schedules; the saga decides, so the outcome is confirmed against the KV inventory.
  */
 export async function queuedSpaceAdd(root: string, names: string[], flags: QueuedAddFlags): Promise<void> {
-  const unique = validateBatch(names); // the same refusal as a direct add, before anything is enqueued
+  const unique = validateBatch(names, flags.guards); // the same refusal as a direct add, before anything is enqueued
   const jobs = await import("@cotal/jobs"); // lazy: verbs without --queue never load ioredis
   const redisUrl = jobs.redisUrlFrom();
   const t0 = Date.now();
@@ -49,7 +51,7 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
   flags.bar?.stop();
 
   // A job gone from Redis either completed (removeOnComplete) or was lost (FLUSHALL): the KV says which.
-  const list = await spaceList({ root });
+  const list = await spaceList({ root, ...(flags.guards ? { guards: flags.guards } : {}) });
   const nameOf = new Map(r.jobs.map((j) => [j.id, j.name]));
   const lost = addsWithoutEffect(tracked.gone.map((id) => nameOf.get(id) ?? id), list);
   const failed = tracked.failed.map((f) => ({ space: nameOf.get(f.id) ?? f.id, id: f.id, reason: f.reason }));

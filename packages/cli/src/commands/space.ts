@@ -1,6 +1,6 @@
 import { QUOTA_FIELDS, assertSpaceName, formatBytes, mintSpaceCreds, showSpaceLimits, spaceAdd, spaceLimits, spaceList, spaceRm, type SpaceListReport, type SpaceQuota } from "@cotal/saga";
 import type { Command } from "commander";
-import { rootOf } from "../context.js";
+import { guardsOf, rootOf } from "../context.js";
 import { parseDuration } from "../duration.js";
 import { err, json, out } from "../output.js";
 import { readTenantsFile } from "../tenants-file.js";
@@ -49,7 +49,7 @@ export function registerSpace(program: Command): void {
       if (flags.queue) {
         if (Object.keys(quota).length > 0) throw new UsageError("--queue adds spaces with the template's limits only", `cotal space add ${[...names, ...(flags.from ? ["--from", flags.from] : [])].join(" ") || "<name>"} <limit flags>   # without --queue`);
         const { bar, log } = await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" });
-        return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait, bar, log });
+        return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait, bar, log, guards: guardsOf(cmd) });
       }
       // A bar only for a batch: a few names provision in a blink.
       const { bar, log } = all.length > FEW_NAMES ? await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" }) : { bar: undefined, log: undefined };
@@ -58,6 +58,7 @@ export function registerSpace(program: Command): void {
       try {
         r = await spaceAdd({
           root: rootOf(cmd),
+          guards: guardsOf(cmd),
           names: all,
           quota,
           onNotice: (m) => (log ? log.info({ event: "notice" }, m) : notice(flags.json)(m)),
@@ -85,9 +86,10 @@ export function registerSpace(program: Command): void {
     .action(async (name: string, flags: { json?: boolean; queue?: boolean; wait: boolean }, cmd: Command) => {
       if (flags.queue) {
         const root = rootOf(cmd);
-        return queuedSingle(root, "space-rm", { name: assertSpaceName(name) }, { json: flags.json, wait: flags.wait }, async () => !(await spaceList({ root })).spaces.some((s) => s.name === name));
+        const guards = guardsOf(cmd);
+        return queuedSingle(root, "space-rm", { name: assertSpaceName(name, guards) }, { json: flags.json, wait: flags.wait }, async () => !(await spaceList({ root, guards })).spaces.some((s) => s.name === name));
       }
-      const r = await spaceRm({ root: rootOf(cmd), name, onNotice: notice(flags.json) });
+      const r = await spaceRm({ root: rootOf(cmd), guards: guardsOf(cmd), name, onNotice: notice(flags.json) });
       const schedules = await unscheduleRemoved(rootOf(cmd), r.space); // a removed tenant keeps no backup schedule
       if (flags.json) return json({ ...r, backupSchedules: schedules });
       if (r.outcome === "absent") {
@@ -109,13 +111,13 @@ export function registerSpace(program: Command): void {
   limits.option("--json", "print the result as JSON").action(async (name: string, flags: QuotaFlagValues & { json?: boolean; force?: boolean }, cmd: Command) => {
     const quota = quotaFromFlags(flags);
     if (Object.keys(quota).length === 0) {
-      const r = showSpaceLimits(rootOf(cmd), name);
+      const r = showSpaceLimits(rootOf(cmd), name, guardsOf(cmd));
       if (flags.json) return json(r);
       out(`space ${r.space}:`);
       for (const f of QUOTA_FIELDS) out(`  ${f.padEnd(10)} ${showQuota(f, r.quota[f])}`);
       return;
     }
-    const r = await spaceLimits({ root: rootOf(cmd), name, quota, ...(flags.force ? { force: true } : {}), onNotice: notice(flags.json) });
+    const r = await spaceLimits({ root: rootOf(cmd), guards: guardsOf(cmd), name, quota, ...(flags.force ? { force: true } : {}), onNotice: notice(flags.json) });
     if (flags.json) return json(r);
     if (r.outcome === "noop") return out(`cotal: space ${name} already has these limits; nothing changed (generation ${r.generation})`);
     const changed = QUOTA_FIELDS.filter((f) => r.before[f] !== r.after[f]).map((f) => `${f} ${showQuota(f, r.before[f])} -> ${showQuota(f, r.after[f])}`);
@@ -127,7 +129,7 @@ export function registerSpace(program: Command): void {
     .description("every space on disk or in the KV inventory, with its state")
     .option("--json", "print the list as JSON")
     .action(async (flags: { json?: boolean }, cmd: Command) => {
-      const r: SpaceListReport = await spaceList({ root: rootOf(cmd) });
+      const r: SpaceListReport = await spaceList({ root: rootOf(cmd), guards: guardsOf(cmd) });
       if (flags.json) return json(r);
       out(`${r.spaces.length} space(s)${r.generation !== null ? `, generation ${r.generation}` : ""}; broker state ${r.state}`);
       for (const s of r.spaces) out(`  ${s.name.padEnd(24)} ${s.state.padEnd(14)} ${s.publicKey ?? ""}`);
@@ -147,6 +149,7 @@ export function registerSpace(program: Command): void {
     .action((name: string, flags: CredsFlags, cmd: Command) => {
       const r = mintSpaceCreds({
         root: rootOf(cmd),
+        guards: guardsOf(cmd),
         space: name,
         ...(flags.user ? { user: flags.user } : {}),
         ...(flags.admin ? { admin: true } : {}),

@@ -1,7 +1,7 @@
 import { status, type StatusReport } from "@cotal/saga";
 import { requireRoot } from "@cotal/saga/root";
 import type { Command } from "commander";
-import { rootOf } from "../context.js";
+import { guardsOf, rootOf } from "../context.js";
 import { json, out } from "../output.js";
 
 function printStatus(s: StatusReport): void {
@@ -56,7 +56,7 @@ export function registerStatus(program: Command): void {
     .description("broker process, tenants on disk vs in the running config, lock holder, derived state")
     .option("--json", "print the report as JSON")
     .action(async (flags: { json?: boolean }, cmd: Command) => {
-      const s = await status({ root: rootOf(cmd) });
+      const s = await status({ root: rootOf(cmd), guards: guardsOf(cmd) });
       if (flags.json) json(s);
       else printStatus(s);
     });

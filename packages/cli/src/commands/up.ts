@@ -1,6 +1,6 @@
 import { clearRuntime, resolveRoot, RootLayout, rotateSys, up, type RotateSysResult, type UpResult } from "@cotal/saga";
 import type { Command } from "commander";
-import { rootOf } from "../context.js";
+import { guardsOf, rootOf } from "../context.js";
 import { parsePort } from "../duration.js";
 import { UsageError } from "../errors.js";
 import { existsSync } from "node:fs";
@@ -63,7 +63,7 @@ export function registerUp(program: Command): void {
     .action(async (flags: UpFlags, cmd: Command) => {
       let rotated: RotateSysResult | undefined;
       if (flags.rotateSys) {
-        rotated = await rotateSys({ root: rootOf(cmd) });
+        rotated = await rotateSys({ root: rootOf(cmd), guards: guardsOf(cmd) });
         if (!flags.json) {
           out(`cotal: rotated the system account to generation ${rotated.generation} (${rotated.systemAccount}); re-minted $SYS creds for ${rotated.reminted.join(", ") || "no space"}`);
           out(`  warning: ${rotated.warning}`);
@@ -73,6 +73,7 @@ export function registerUp(program: Command): void {
       const logCount = countLogger(log, "provisioned");
       const result = await up({
         root: rootOf(cmd),
+        guards: guardsOf(cmd),
         detach: Boolean(flags.detach),
         ...(flags.port !== undefined ? { port: parsePort(flags.port) } : {}),
         ...(flags.host !== undefined ? { host: flags.host } : {}),

@@ -1,9 +1,10 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { existsSync, readlinkSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
-import { unsafe } from "../unsafe.js";
 import { natsServerBinary, natsServerVersion } from "./binary.js";
 import { ownerOf, readRuntime, writeRuntime, type BrokerRuntime } from "./runtime.js";
 import { serversOfRoot } from "./server-scan.js";
@@ -19,9 +20,9 @@ export function listenOf(conf: string | undefined): { host: string; port: number
  * process, when run/broker.json is there but unreadable (truncated, corrupt). Only then: an absent
  * record with a live server is a killed `up`'s stray, which `up` refuses and `down` stops. Reads only.
  */
-export function adoptableBroker(layout: RootLayout): Omit<BrokerRuntime, "format"> | undefined {
-  if (unsafe("NO_BROKER_ADOPT") || !existsSync(layout.runtimeFile) || readRuntime(layout) !== undefined) return undefined;
-  const brokers = serversOfRoot(layout).filter((s) => s.role === "broker");
+export function adoptableBroker(layout: RootLayout, guards: Guards = handedGuards()): Omit<BrokerRuntime, "format"> | undefined {
+  if (guards.NO_BROKER_ADOPT || !existsSync(layout.runtimeFile) || readRuntime(layout) !== undefined) return undefined;
+  const brokers = serversOfRoot(layout, guards).filter((s) => s.role === "broker");
   const pid = brokers.length === 1 ? brokers[0]?.pid : undefined;
   if (pid === undefined) return undefined;
   const settings = loadSettings(layout);

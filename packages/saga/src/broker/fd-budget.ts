@@ -1,6 +1,7 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { SagaError } from "../errors.js";
-import { unsafe } from "../unsafe.js";
 import { versionAtLeast, type ServerVersion } from "./server-features.js";
 
 /**
@@ -117,8 +118,8 @@ function fdBudgetRefusal(b: FdBudget, hard: number, pid: number, command: string
  * Refuses, before any write, a change whose tenants would not fit in the broker's file descriptors:
  * past the limit nats-server fails stream creation mid-provisioning, after the saga trusted them.
  */
-export function assertFdBudget(pid: number, version: ServerVersion | undefined, adds: number, command: string): FdBudget | undefined {
-  if (adds <= 0 || unsafe("IGNORE_FD_BUDGET")) return undefined;
+export function assertFdBudget(pid: number, version: ServerVersion | undefined, adds: number, command: string, guards: Guards = handedGuards()): FdBudget | undefined {
+  if (adds <= 0 || guards.IGNORE_FD_BUDGET) return undefined;
   const fds = readBrokerFds(pid);
   if (!fds) return undefined;
   const b = fdBudget({ limit: fds.soft, open: fds.open, adds, perTenant: fdsPerTenant(version) });
@@ -137,6 +138,8 @@ export interface FdWaitOptions {
   blocks?: (pid: number) => number | undefined;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** The verb's guards (IGNORE_FD_BUDGET; docs/ablation.md). */
+  guards?: Guards;
 }
 
 /**
@@ -145,7 +148,7 @@ export interface FdWaitOptions {
  * batches outruns the server's idle close). A batch no idle close could fit is refused at once.
  */
 export async function awaitFdBudget(pid: number, version: ServerVersion | undefined, adds: number, command: string, opts: FdWaitOptions = {}): Promise<FdBudget | undefined> {
-  if (adds <= 0 || unsafe("IGNORE_FD_BUDGET")) return undefined;
+  if (adds <= 0 || (opts.guards ?? handedGuards()).IGNORE_FD_BUDGET) return undefined;
   const { waitMs = FD_IDLE_WAIT_MS, pollMs = 1000, read = readBrokerFds, blocks = countBlockFds, now = Date.now, sleep = (ms) => new Promise((r) => setTimeout(r, ms)) } = opts;
   const start = now();
   let told = false;

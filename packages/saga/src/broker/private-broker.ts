@@ -1,3 +1,4 @@
+import { type Guards } from "../guards.js";
 import { rmSync } from "node:fs";
 import { DEFAULT_MAX_PAYLOAD, loadSettings, maxPayloadOf } from "../root/settings.js";
 import { hostname } from "node:os";
@@ -39,6 +40,8 @@ export interface PrivateBrokerOptions {
   label: PrivateBrokerLabel;
   /** Journals the child's pid for crash recovery, before it is even ready. */
   onSpawn?: (owner: ProcessOwner) => void;
+  /** The verb's guards (IGNORE_STRAYS; docs/ablation.md). */
+  guards?: Guards;
 }
 
 /** The root's max_payload (settings.json), which the private broker must share: it writes the same records. */
@@ -55,7 +58,7 @@ function rootMaxPayload(layout: RootLayout): number {
  */
 export async function startPrivateBroker(layout: RootLayout, opts: PrivateBrokerOptions): Promise<PrivateBroker> {
   if (opts.storeDir === layout.storeDir) {
-    const holders = serversOfRoot(layout).filter((s) => s.role === "broker" || s.role === "maintenance");
+    const holders = serversOfRoot(layout, opts.guards).filter((s) => s.role === "broker" || s.role === "maintenance");
     if (holders.length > 0) {
       throw new SagaError("broker-running", `the store ${opts.storeDir} is held by nats-server ${holders.map((h) => `pid ${h.pid} (${h.config})`).join(", ")}; one server per store`, {
         next: `cotal down && ${RERUN}   # down stops every server of this root`,

@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import type { ChildProcess } from "node:child_process";
 import { hostname } from "node:os";
 import { RERUN, SagaError } from "../errors.js";
@@ -16,6 +18,8 @@ export interface StartOptions {
   port: number;
   detach: boolean;
   readyTimeoutMs?: number;
+  /** The verb's guards (IGNORE_STRAYS; docs/ablation.md). */
+  guards?: Guards;
 }
 
 export interface StartedBroker {
@@ -30,7 +34,7 @@ export interface StartedBroker {
  */
 export async function startBroker(layout: RootLayout, opts: StartOptions): Promise<StartedBroker> {
   // One server per store: a server of this root that no record names (a killed `up`) refuses here.
-  const strays = serversOfRoot(layout);
+  const strays = serversOfRoot(layout, opts.guards);
   if (strays.length > 0) {
     throw new SagaError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
       next: "cotal down   # stops every server of this root, recorded or not",
@@ -82,7 +86,7 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
  * SIGTERM, then SIGKILL after the grace period; clears the runtime record either way. Servers of
  * this root that no record names (a killed `up`, a leaked maintenance broker) are stopped too.
  */
-export async function stopBroker(layout: RootLayout, graceMs = 15_000): Promise<{ stopped: boolean; pid?: number; forced: boolean; strays: number[] }> {
+export async function stopBroker(layout: RootLayout, graceMs = 15_000, guards: Guards = handedGuards()): Promise<{ stopped: boolean; pid?: number; forced: boolean; strays: number[] }> {
   const state = brokerState(layout);
   const pid = state.running ? state.runtime.owner.pid : undefined;
   let forced = false;
@@ -90,7 +94,7 @@ export async function stopBroker(layout: RootLayout, graceMs = 15_000): Promise<
   const nodes = await stopClusterNodes(state.runtime?.nodes, graceMs);
   forced ||= nodes.forced;
   if (pid !== undefined && !nodes.pids.includes(pid)) forced = (await stopProcess(pid, graceMs)).forced;
-  const strays = serversOfRoot(layout).filter((s) => s.role !== "attempt" && s.pid !== pid && !nodes.pids.includes(s.pid));
+  const strays = serversOfRoot(layout, guards).filter((s) => s.role !== "attempt" && s.pid !== pid && !nodes.pids.includes(s.pid));
   for (const s of strays) forced = (await stopProcess(s.pid, graceMs)).forced || forced;
   clearRuntime(layout);
   return { stopped: pid !== undefined || nodes.pids.length > 0 || strays.length > 0, ...(pid !== undefined ? { pid } : {}), forced, strays: strays.map((s) => s.pid) };

@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { SagaError } from "../errors.js";
 import { loadBrokerTrust, type LoadedBroker } from "../root/broker-store.js";
 import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
@@ -10,7 +12,6 @@ import { natsServerVersion } from "./binary.js";
 import { brokerState } from "./runtime.js";
 import { serverFeatures, type ServerFeatures } from "./server-features.js";
 import { effectiveBudget } from "../provision/jetstream-max.js";
-import { unsafe } from "../unsafe.js";
 import { heldSpaces } from "./node-hold.js";
 
 export interface RenderedRoot {
@@ -26,12 +27,12 @@ export interface RenderedRoot {
  * Renders server.conf from the whole validated inventory re-read from disk (never a remembered list),
  * plus broker trust and the authority account. Refuses on any uncertainty.
  */
-export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): RenderedRoot {
+export function renderRoot(layout: RootLayout, spaces?: AccountRecord[], guards: Guards = handedGuards()): RenderedRoot {
   const broker = loadBrokerTrust(layout);
   const authority = loadAuthorityAccount(layout);
   const settings = loadSettings(layout);
   if (!settings) throw new SagaError("corrupt-record", `${layout.settingsFile} is missing`, { next: `restore ${layout.settingsFile} (host, port, serverName) from a backup` });
-  const list = spaces ?? certainInventory(layout);
+  const list = spaces ?? certainInventory(layout, guards);
   if (list.length === 0) {
     throw new SagaError("render-refused", `the root ${layout.root} holds no space, and a config with zero spaces would evict every tenant`, {
       next: "restore an auth/account.<hex>.json record from a backup, or start a fresh root with `cotal up --root <new dir>`",
@@ -44,15 +45,15 @@ export function renderRoot(layout: RootLayout, spaces?: AccountRecord[]): Render
     storeDir: layout.storeDir,
     logFile: layout.logFile,
     pidFile: layout.pidFile,
-    ...sharedOptions(layout, settings, authority),
+    ...sharedOptions(layout, settings, authority, guards),
   });
   return { text, digest: configDigest(text), broker, authority, spaces: list, settings };
 }
 
 /** What every server of a root renders alike, the single broker and each cluster node. */
-function sharedOptions(layout: RootLayout, settings: RootSettings, authority: AccountRecord): Pick<RenderOptions, "maxPayload" | "authority" | "syncAlways" | "jetstreamMax"> {
+function sharedOptions(layout: RootLayout, settings: RootSettings, authority: AccountRecord, guards: Guards): Pick<RenderOptions, "maxPayload" | "authority" | "syncAlways" | "jetstreamMax"> {
   const features = renderFeatures(layout);
-  const { render: jetstreamMax } = effectiveBudget(layout);
+  const { render: jetstreamMax } = effectiveBudget(layout, guards);
   return { maxPayload: maxPayloadOf(layout, settings), authority, syncAlways: features.syncAlways, ...(jetstreamMax ? { jetstreamMax } : {}) };
 }
 
@@ -62,13 +63,14 @@ function sharedOptions(layout: RootLayout, settings: RootSettings, authority: Ac
  * before the node has read the committed record: it admits no tenant, and preloads every tenant on
  * disk held (broker/node-hold.ts) so JetStream recovers their streams' assignments at boot.
  */
-export function renderNode(layout: RootLayout, node: string, spaces: AccountRecord[], opts: { maintenance?: boolean } = {}): { text: string; digest: string } {
+export function renderNode(layout: RootLayout, node: string, spaces: AccountRecord[], opts: { maintenance?: boolean; guards?: Guards } = {}): { text: string; digest: string } {
   const settings = loadSettings(layout);
   const cluster = clusterOf(layout, settings);
   const self = cluster?.nodes.find((n) => n.name === node);
   if (!settings || !cluster || !self) throw new SagaError("corrupt-record", `${layout.settingsFile} names no cluster node ${node}`, { next: `cotal status --root ${layout.root}` });
   if (opts.maintenance && spaces.length > 0) throw new SagaError("render-refused", "a node's maintenance config takes no tenant list: it holds every tenant on disk", { next: `cotal status --root ${layout.root}` });
-  const held = opts.maintenance && !unsafe("CLUSTER_BOOT_BARE") ? heldSpaces(layout) : [];
+  const guards = opts.guards ?? handedGuards();
+  const held = opts.maintenance && !guards.CLUSTER_BOOT_BARE ? heldSpaces(layout) : [];
   const text = serverConfig(loadBrokerTrust(layout), opts.maintenance ? held : spaces, {
     host: settings.host,
     port: self.port,
@@ -78,7 +80,7 @@ export function renderNode(layout: RootLayout, node: string, spaces: AccountReco
     pidFile: layout.nodePidFile(node),
     cluster: { name: cluster.name, port: self.clusterPort, routes: routesFor(cluster, settings.host, node), ...(self.testRoutePort !== undefined ? { advertisePort: self.testRoutePort } : {}) },
     ...(opts.maintenance && held.length === 0 ? { maintenance: true } : {}),
-    ...sharedOptions(layout, settings, loadAuthorityAccount(layout)),
+    ...sharedOptions(layout, settings, loadAuthorityAccount(layout), guards),
   });
   return { text, digest: configDigest(text) };
 }

@@ -3,13 +3,14 @@
  * broker-authority account. Every write is a revision-pinned CAS; a CAS whose reply is lost is
  * settled by reading the key back, never by a blind retry and never by assuming it failed.
  */
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { InvalidArgumentError, type NatsConnection } from "@nats-io/transport-node";
 import { JetStreamApiCodes, JetStreamApiError, StorageType, jetstream, jetstreamManager, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
 import { Kvm, KvWatchInclude, type KV, type KvEntry } from "@nats-io/kv";
 import { connectAsAccount } from "../broker/connect.js";
 import { serverFeatures } from "../broker/server-features.js";
 import { isSagaError, RERUN, SagaError } from "../errors.js";
-import { unsafe } from "../unsafe.js";
 import type { AccountRecord } from "../root/records.js";
 import { parseInventoryRecord, type InventoryRecord } from "./record.js";
 import type { InventoryStore, VersionedRecord } from "./inventory-store.js";
@@ -51,6 +52,8 @@ export interface AuthorityStoreOptions {
    * root's settings, root/cluster-settings.ts). Absent: the server's default, and not checked (one broker).
    */
   replicas?: number;
+  /** The verb's guards (docs/ablation.md): IGNORE_RECORD_SIZE, and TRUST_LEGACY_NEXT for the records it reads. */
+  guards?: Guards;
 }
 
 const CAS_LOSS_CODES: ReadonlySet<number> = new Set([JetStreamApiCodes.StreamWrongLastSequence, JetStreamApiCodes.StreamWrongLastSequenceUnknown]);
@@ -208,16 +211,18 @@ export class AuthorityStore implements InventoryStore {
   readonly #lease: KV;
   readonly #reconnectWaitMs: number;
   readonly #leaseTtlMs: number;
+  readonly #guards: Guards;
   /** performance.now() of the connection's last disconnect / reconnect, from its status stream. */
   #lastDisconnectAt = -1;
   #lastReconnectAt = -1;
 
-  private constructor(nc: NatsConnection, inventory: KV, lease: KV, opts: { reconnectWaitMs: number; leaseTtlMs: number }) {
+  private constructor(nc: NatsConnection, inventory: KV, lease: KV, opts: { reconnectWaitMs: number; leaseTtlMs: number; guards: Guards }) {
     this.#nc = nc;
     this.#inventory = inventory;
     this.#lease = lease;
     this.#reconnectWaitMs = opts.reconnectWaitMs;
     this.#leaseTtlMs = opts.leaseTtlMs;
+    this.#guards = opts.guards;
     void (async () => {
       for await (const st of nc.status()) {
         if (st.type === "disconnect") this.#lastDisconnectAt = performance.now();
@@ -275,7 +280,7 @@ export class AuthorityStore implements InventoryStore {
       const replicas = opts.replicas !== undefined ? { replicas: opts.replicas } : {};
       const inventory = await ensureBucket({ kvm, jsm }, { bucket: INVENTORY_BUCKET, ttlMs: 0, ...replicas });
       const lease = await ensureBucket({ kvm, jsm }, { bucket: LEASE_BUCKET, ttlMs: leaseTtlMs, ...replicas });
-      return new AuthorityStore(nc, inventory, lease, { reconnectWaitMs: opts.reconnectWaitMs ?? 15_000, leaseTtlMs });
+      return new AuthorityStore(nc, inventory, lease, { reconnectWaitMs: opts.reconnectWaitMs ?? 15_000, leaseTtlMs, guards: opts.guards ?? handedGuards() });
     } catch (err) {
       await nc.close().catch(() => undefined);
       throw isSagaError(err) ? err : unreachable("open the inventory buckets", err);
@@ -293,14 +298,14 @@ export class AuthorityStore implements InventoryStore {
       text = Buffer.from(entry.value).toString("latin1");
       throw corrupt(entry.revision, "not UTF-8", text);
     }
-    const parsed = parseInventoryRecord(text);
+    const parsed = parseInventoryRecord(text, this.#guards);
     if (typeof parsed === "string") throw corrupt(entry.revision, parsed, text);
     return { record: parsed, revision: entry.revision };
   }
 
   /** Create-only (the cold-boot seed); losing means another process seeded first. */
   async create(record: InventoryRecord): Promise<number> {
-    const bytes = encodeRecord(record);
+    const bytes = encodeRecord(record, this.#guards);
     this.#assertFits(record, bytes, "seed the inventory");
     try {
       return await this.#createOnly(this.#inventory, INVENTORY_KEY, bytes, "seed the inventory");
@@ -315,7 +320,7 @@ export class AuthorityStore implements InventoryStore {
     if (!Number.isInteger(expectedRevision) || expectedRevision < 1) {
       throw new SagaError("invalid-argument", `an inventory update needs the revision it read (got ${expectedRevision})`, { next: BUG_EXIT });
     }
-    const bytes = encodeRecord(record);
+    const bytes = encodeRecord(record, this.#guards);
     this.#assertFits(record, bytes, "update the inventory");
     try {
       return await this.#casWrite(this.#inventory, INVENTORY_KEY, bytes, expectedRevision, "update the inventory");
@@ -448,7 +453,7 @@ export class AuthorityStore implements InventoryStore {
 
   /** Refuses, before sending, a record the server would refuse: a permanent error, never a retried conflict. */
   #assertFits(record: InventoryRecord, bytes: Uint8Array, what: string): void {
-    if (unsafe("IGNORE_RECORD_SIZE")) return;
+    if (this.#guards.IGNORE_RECORD_SIZE) return;
     const max = this.maxPayload();
     const needed = recordWriteBytes(record, bytes.length);
     if (max !== undefined && needed > max) throw tooLarge(needed, max, what);
@@ -494,7 +499,7 @@ export class AuthorityStore implements InventoryStore {
       // kv.update is this same put; kv.put accepts previousSeq 0, which kv.update refuses.
       return await kv.put(key, bytes, { previousSeq: expected });
     } catch (err) {
-      if (isTooLarge(err)) throw tooLarge(bytes.length + PUT_OVERHEAD, this.maxPayload(), what, err);
+      if (isTooLarge(err, this.#guards)) throw tooLarge(bytes.length + PUT_OVERHEAD, this.maxPayload(), what, err);
       if (isCasLoss(err) && resends < RESENDS) {
         // A re-send lost its CAS: maybe because the first send landed after all. Only a read-back can say.
         const cur = await this.#readBack(kv, key, what, err);
@@ -594,10 +599,10 @@ export class AuthorityStore implements InventoryStore {
   }
 }
 
-function encodeRecord(record: InventoryRecord): Uint8Array {
+function encodeRecord(record: InventoryRecord, guards: Guards): Uint8Array {
   const text = JSON.stringify(record);
   // Refuse to store what read() would call corrupt.
-  const check = parseInventoryRecord(text);
+  const check = parseInventoryRecord(text, guards);
   if (typeof check === "string") throw new SagaError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`, { next: BUG_EXIT });
   return new TextEncoder().encode(text);
 }
@@ -618,8 +623,8 @@ function tooLarge(needed: number, maxPayload: number | undefined, what: string, 
 }
 
 /** A permanent size refusal: the client's own max_payload check, or the server's 10054. Never a conflict. */
-function isTooLarge(err: unknown): boolean {
-  if (unsafe("IGNORE_RECORD_SIZE")) return false;
+function isTooLarge(err: unknown, guards: Guards): boolean {
+  if (guards.IGNORE_RECORD_SIZE) return false;
   if (err instanceof InvalidArgumentError && err.message.includes("max_payload")) return true;
   return apiErrCode(err) === MESSAGE_TOO_LARGE;
 }

@@ -1,5 +1,6 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { isValidSpaceName } from "../names.js";
-import { unsafe } from "../unsafe.js";
 
 export type MutationOp = "add" | "remove" | "reconcile" | "batch" | "limits";
 
@@ -99,7 +100,7 @@ function isNameList(v: unknown): v is string[] {
 }
 
 /** Returns the reason a stored record is unusable, or the record. Never guesses a missing field. */
-export function parseInventoryRecord(text: string): InventoryRecord | string {
+export function parseInventoryRecord(text: string, guards: Guards = handedGuards()): InventoryRecord | string {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -147,7 +148,7 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
     if (p.mints !== undefined && (!isNameList(p.mints) || !(p.mints as string[]).every((m) => adds.has(m)))) return "pending.mints is not a subset of pending.adds";
     // A claim of the previous version carries its whole next list: equal to the derived one it says
     // nothing more and is dropped; different, it is kept so decideResume refuses it (docs/saga.md).
-    if (p.nextSpaces !== undefined && (unsafe("TRUST_LEGACY_NEXT") || sameNames(p.nextSpaces as string[], claimedSpaces(r.spaces as string[], p as unknown as PendingMutation)))) {
+    if (p.nextSpaces !== undefined && (guards.TRUST_LEGACY_NEXT || sameNames(p.nextSpaces as string[], claimedSpaces(r.spaces as string[], p as unknown as PendingMutation)))) {
       const delta = { ...p };
       delete delta.nextSpaces;
       return { ...(r as unknown as InventoryRecord), pending: delta as unknown as PendingMutation };

@@ -1,4 +1,5 @@
-import { unsafe } from "../unsafe.js";
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { linkSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { afterPid, RERUN, SagaError } from "../errors.js";
@@ -43,7 +44,7 @@ function readOwner(path: string): LockOwner | "corrupt" | undefined {
  * Publishes `owner` at `path` only if nothing is there: write a private temp file, then link(2) it.
  * The temp never outlives the call, a failed write's neither (a full disk left `lock.json.*.tmp`).
  */
-function createExclusive(path: string, owner: LockOwner): boolean {
+function createExclusive(path: string, owner: LockOwner, guards: Guards): boolean {
   const tmp = `${path}.${owner.token}.tmp`;
   let written = false;
   try {
@@ -57,7 +58,7 @@ function createExclusive(path: string, owner: LockOwner): boolean {
     if (written || errno === undefined) throw err;
     throw new SagaError("io", `could not write the lock ${path}: ${errno}`, { cause: err, next: `${RERUN}   # once the disk has room (nothing was written)`, details: { path, errno } });
   } finally {
-    if (written || !unsafe("KEEP_LOCK_TEMP")) rmSync(tmp, { force: true });
+    if (written || !guards.KEEP_LOCK_TEMP) rmSync(tmp, { force: true });
   }
 }
 
@@ -69,10 +70,10 @@ function describe(o: LockOwner): string {
  * Removes a dead owner's lock. A second, tiny reap lock serialises reapers, so one reaper can never
  * delete a fresh lock another process took after the first one judged the old lock stale.
  */
-function reapStale(path: string, stale: LockOwner): void {
+function reapStale(path: string, stale: LockOwner, guards: Guards): void {
   const reapPath = `${path}.reap`;
   const me: LockOwner = { ...selfOwner(), token: randomUUID(), startedAt: new Date().toISOString(), purpose: "reaping a stale lock" };
-  if (!createExclusive(reapPath, me)) {
+  if (!createExclusive(reapPath, me, guards)) {
     const reaper = readOwner(reapPath);
     if (reaper === "corrupt" || (reaper && ownerStatus(reaper) === "dead")) rmSync(reapPath, { force: true });
     return;
@@ -96,16 +97,16 @@ export type OwnerFileResult =
  * Takes the create-exclusive owner file at `path` (the maintenance lock, a node agent's lock): a dead
  * owner's file (pid gone or recycled) is reaped and taken over; a live one is returned, never waited for.
  */
-export function takeOwnerFile(path: string, purpose: string): OwnerFileResult {
+export function takeOwnerFile(path: string, purpose: string, guards: Guards = handedGuards()): OwnerFileResult {
   for (let attempt = 0; attempt < 5; attempt++) {
     const owner: LockOwner = { ...selfOwner(), token: randomUUID(), startedAt: new Date().toISOString(), purpose };
-    if (createExclusive(path, owner)) return { taken: owner };
+    if (createExclusive(path, owner, guards)) return { taken: owner };
     const held = readOwner(path);
     if (held === undefined) continue; // released between our link and our read
     if (held === "corrupt") return { corrupt: true };
     const status = ownerStatus(held);
     if (status !== "dead") return { held, status };
-    reapStale(path, held);
+    reapStale(path, held, guards);
   }
   return { churn: true };
 }
@@ -116,12 +117,12 @@ export function releaseOwnerFile(path: string, token: string): void {
   if (held !== undefined && held !== "corrupt" && held.token === token) unlinkSync(path);
 }
 
-export function acquireMaintenanceLock(root: string, purpose: string): MaintenanceLock {
+export function acquireMaintenanceLock(root: string, purpose: string, guards: Guards = handedGuards()): MaintenanceLock {
   const layout = new RootLayout(root);
   ensureSecretDir(layout.maintenanceDir);
   const path = layout.lockFile;
-  if (unsafe("SKIP_LOCK")) return { root, path, owner: { ...selfOwner(), token: randomUUID(), startedAt: new Date().toISOString(), purpose }, unsafeSkipped: true };
-  const r = takeOwnerFile(path, purpose);
+  if (guards.SKIP_LOCK) return { root, path, owner: { ...selfOwner(), token: randomUUID(), startedAt: new Date().toISOString(), purpose }, unsafeSkipped: true };
+  const r = takeOwnerFile(path, purpose, guards);
   if ("taken" in r) return { root, path, owner: r.taken };
   if ("corrupt" in r) {
     throw new SagaError("lock-held", `the maintenance lock ${path} is unreadable; its owner cannot be judged`, {
@@ -160,12 +161,12 @@ export function readLockOwner(root: string): (LockOwner & { status: "alive" | "d
 }
 
 /** Runs `fn` under a freshly taken lock, or under `held` when a caller hands its lock down (no re-acquire). */
-export async function withMaintenanceLock<T>(root: string, purpose: string, held: MaintenanceLock | undefined, fn: (lock: MaintenanceLock) => Promise<T>): Promise<T> {
+export async function withMaintenanceLock<T>(root: string, purpose: string, held: MaintenanceLock | undefined, fn: (lock: MaintenanceLock) => Promise<T>, guards: Guards = handedGuards()): Promise<T> {
   if (held) {
     assertLockHeld(held);
     return fn(held);
   }
-  const lock = acquireMaintenanceLock(root, purpose);
+  const lock = acquireMaintenanceLock(root, purpose, guards);
   try {
     return await fn(lock);
   } finally {
@@ -174,11 +175,11 @@ export async function withMaintenanceLock<T>(root: string, purpose: string, held
 }
 
 /** Waits up to `waitMs` for a live owner to finish (saga verbs queue behind each other on one host). */
-export async function waitForMaintenanceLock(root: string, purpose: string, waitMs: number): Promise<MaintenanceLock> {
+export async function waitForMaintenanceLock(root: string, purpose: string, waitMs: number, guards: Guards = handedGuards()): Promise<MaintenanceLock> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {
-      return acquireMaintenanceLock(root, purpose);
+      return acquireMaintenanceLock(root, purpose, guards);
     } catch (err) {
       if (!(err instanceof SagaError) || err.code !== "lock-held" || Date.now() >= deadline) throw err;
       await new Promise((r) => setTimeout(r, 25));

@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { execFile } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -7,7 +9,6 @@ import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { selfOwner, type ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir } from "../root/secret-files.js";
-import { unsafe } from "../unsafe.js";
 import { writeJournal, type AttemptClaim, type CutEntry, type OwnedPath } from "./journal.js";
 import { readCut } from "./cut.js";
 
@@ -125,8 +126,8 @@ export function removeProvenPath(p: OwnedPath): "removed" | "absent" | "unproven
  * the isolated broker preloads no other tenant, so a whole-store copy only costs disk and time
  * (docs/lifecycle.md "Backup and restore"). The preserved store stays untouched either way.
  */
-export async function cloneSpaceStore(from: string, to: string, accountKey: string): Promise<void> {
-  if (unsafe("CLONE_WHOLE_STORE")) return copyTree(`${from}/.`, to);
+export async function cloneSpaceStore(from: string, to: string, accountKey: string, guards: Guards = handedGuards()): Promise<void> {
+  if (guards.CLONE_WHOLE_STORE) return copyTree(`${from}/.`, to);
   ensureSecretDir(to);
   const jetstreamDir = join(to, "jetstream");
   ensureSecretDir(jetstreamDir);

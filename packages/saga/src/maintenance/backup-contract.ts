@@ -3,6 +3,7 @@
  * (online: online-backup.ts / online-restore.ts; offline after a cut: backup.ts / restore.ts), and
  * which streams an artifact never carries.
  */
+import { type Guards } from "../guards.js";
 import { spaceTemplate } from "../provision/template.js";
 import type { BackupManifest } from "./artifact.js";
 import type { ProgressSink } from "./progress.js";
@@ -11,6 +12,8 @@ import type { RestoreOptions } from "./stream-snapshot.js";
 
 export interface SpaceBackupOptions {
   root: string;
+  /** The guards the entry handed in (default: the ones handed to the core; docs/ablation.md). */
+  guards?: Guards;
   space: string;
   out: string;
   lockWaitMs?: number;
@@ -48,6 +51,8 @@ export function ttlStreams(space: string): { name: string; bucket: string }[] {
 
 export interface SpaceRestoreOptions {
   root: string;
+  /** The guards the entry handed in (default: the ones handed to the core; docs/ablation.md). */
+  guards?: Guards;
   space: string;
   from: string;
   rebindAccount?: boolean;

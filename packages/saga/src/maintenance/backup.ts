@@ -1,3 +1,4 @@
+import { handedGuards } from "../unsafe.js";
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -29,19 +30,20 @@ export { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./b
  * broker, and publishes manifest.json last and atomically. Any failure removes what it provably created.
  */
 export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackupResult> {
-  const space = assertSpaceName(opts.space);
+  const guards = opts.guards ?? handedGuards();
+  const space = assertSpaceName(opts.space, guards);
   const out = resolve(opts.out);
   const layout = new RootLayout(canonicalRoot(opts.root));
   // A running broker is backed up online (only that tenant quiesced); a stopped one through its cut.
-  if (opts.mode !== "offline" && brokerState(layout).running) return spaceBackupOnline(opts);
-  refuseOfflineOnCluster(layout, `space backup ${space}`, "is online only (offline, it snapshots a preserved store through a private broker)");
+  if (opts.mode !== "offline" && brokerState(layout).running) return spaceBackupOnline({ ...opts, guards });
+  refuseOfflineOnCluster(layout, guards, `space backup ${space}`, "is online only (offline, it snapshots a preserved store through a private broker)");
   const progress = opts.onProgress ?? (() => undefined);
   const journal = { verb: "space backup", cut: true };
-  assertJournalAllows(layout, journal); // a standing removal names itself before any input check
+  assertJournalAllows(layout, journal, guards); // a standing removal names itself before any input check
   checkBackupOut(out, { space, root: layout.root, needBytes: spaceStoreBytes(layout.root, space) });
   // The lock, the reaping of leaked brokers, the journal and the certain inventory: the one preamble (ops/verb.ts).
-  return withVerb({ root: layout.root, purpose: `cotal space backup ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ lock, disk: tenants }) => {
-    const cut = requireReadyCut(layout, "space backup");
+  return withVerb({ root: layout.root, guards, purpose: `cotal space backup ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ lock, disk: tenants }) => {
+    const cut = requireReadyCut(layout, "space backup", guards);
     const account = tenants.find((t) => t.name === space);
     if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
     const owners = storeOwners(layout, tenants);
@@ -56,11 +58,11 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       attempt.createDir("work", work);
       const clone = join(work, "nats");
       progress({ phase: "clone", done: 0, total: 1 });
-      await cloneSpaceStore(layout.storeDir, clone, account.publicKey); // only this tenant: the cost follows the space
+      await cloneSpaceStore(layout.storeDir, clone, account.publicKey, guards); // only this tenant: the cost follows the space
       progress({ phase: "clone", done: 1, total: 1 });
       attempt.stage("cloned");
       const onDisk = validateSpaceBackupInventory(clone, owners, space, account.publicKey);
-      broker = await startIsolatedBroker(layout, { storeDir: clone, workDir: work, space: account, label: "backup", onSpawn: (o) => attempt.broker(o) });
+      broker = await startIsolatedBroker(layout, { storeDir: clone, workDir: work, space: account, label: "backup", guards, onSpawn: (o) => attempt.broker(o) });
       nc = await connectAsAccount(broker.url, account, { name: `cotal-backup-${space}`, reconnect: false, ttlSeconds: 3600 });
       const jsm = await jetstreamManager(nc);
       const excluded = ttlStreams(space);
@@ -76,7 +78,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       attempt.stage("snapshotting");
       // Complete: each snapshot saw exactly the state the store reported (the store is quiescent under the cut).
       const set = await snapshotDurableStreams(nc, jsm, out, durable, progress, { kind: "still", changed: (name, before, after) =>
-        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages)`, { next: "cotal down --preserve-state   # then back up again" }) });
+        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages)`, { next: "cotal down --preserve-state   # then back up again" }) }, guards);
       const { streams, files } = await publishArtifact(out, set, { space, accountPublicKey: account.publicKey, cutId: cut.cutId, attemptId: attempt.id, consistency: "cross-stream", excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })) });
       attempt.stage("published");
       await nc.close();

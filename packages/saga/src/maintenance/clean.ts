@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { readFileSync } from "node:fs";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { afterPid, SagaError } from "../errors.js";
@@ -31,7 +33,7 @@ function servesAttempt(pid: number, workDir: string): boolean {
   }
 }
 
-async function killBrokers(layout: RootLayout, claim: AttemptClaim, workDir: string): Promise<number[]> {
+async function killBrokers(layout: RootLayout, claim: AttemptClaim, workDir: string, guards: Guards): Promise<number[]> {
   const killed: number[] = [];
   for (const b of claim.brokers) {
     if (ownerStatus(b) !== "alive" || !servesAttempt(b.pid, workDir)) continue;
@@ -42,7 +44,7 @@ async function killBrokers(layout: RootLayout, claim: AttemptClaim, workDir: str
   }
   // A verb killed between spawning its isolated broker and journaling it leaves one the claim does
   // not name; /proc still shows it reading a config from this attempt's work dir.
-  for (const srv of serversOfRoot(layout).filter((x) => x.role === "attempt" && x.config.startsWith(`${workDir}/`) && !killed.includes(x.pid))) {
+  for (const srv of serversOfRoot(layout, guards).filter((x) => x.role === "attempt" && x.config.startsWith(`${workDir}/`) && !killed.includes(x.pid))) {
     await stopProcess(srv.pid, 0);
     killed.push(srv.pid);
   }
@@ -54,16 +56,16 @@ async function killBrokers(layout: RootLayout, claim: AttemptClaim, workDir: str
  * paths whose inode matches the journaled one, and (restore target pass) the streams it journaled
  * before installing them. Any unproven path keeps the claim, so ownership is never surrendered blind.
  */
-export async function recoverAttempt(layout: RootLayout, lock: MaintenanceLock, claim: AttemptClaim): Promise<CleanAttemptResult> {
+export async function recoverAttempt(layout: RootLayout, lock: MaintenanceLock, claim: AttemptClaim, guards: Guards): Promise<CleanAttemptResult> {
   const workDir = attemptWorkDir(layout, claim.id);
-  const killed = await killBrokers(layout, claim, workDir);
+  const killed = await killBrokers(layout, claim, workDir, guards);
   let deletedStreams: string[] = [];
   const installed = claim.installed ?? [];
   if (installed.length > 0) {
     const account = loadSpaceAccount(layout, claim.space);
     if (account) {
       // The real store, through an isolated broker that loads only this space: delete what we installed.
-      const broker = await startIsolatedBroker(layout, { storeDir: layout.storeDir, workDir, space: account, label: "clean" });
+      const broker = await startIsolatedBroker(layout, { storeDir: layout.storeDir, workDir, space: account, label: "clean", guards });
       try {
         const nc = await connectAsAccount(broker.url, account, { name: `cotal-clean-${claim.space}`, reconnect: false });
         try {
@@ -103,16 +105,16 @@ export async function recoverAttempt(layout: RootLayout, lock: MaintenanceLock, 
 }
 
 /** `cotal clean restore-attempt --attempt ID`: recovery of a dead backup/restore attempt. */
-export async function cleanRestoreAttempt(opts: { root: string; attempt: string; lockWaitMs?: number }): Promise<CleanAttemptResult> {
+export async function cleanRestoreAttempt(opts: { root: string; attempt: string; lockWaitMs?: number; guards?: Guards }): Promise<CleanAttemptResult> {
   // The one preamble (ops/verb.ts): the lock, leaked brokers reaped (never the journaled attempt's), the journal.
-  const verb = { root: opts.root, purpose: `cotal clean restore-attempt ${opts.attempt}`, journal: { verb: "clean restore-attempt", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false };
-  return withVerb(verb, async ({ layout, lock }) => {
+  const verb = { root: opts.root, guards: opts.guards ?? handedGuards(), purpose: `cotal clean restore-attempt ${opts.attempt}`, journal: { verb: "clean restore-attempt", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false };
+  return withVerb(verb, async ({ layout, lock, guards }) => {
     const claim = readCut(layout)?.attempt;
     if (!claim || claim.id !== opts.attempt) return { attemptId: opts.attempt, outcome: "absent", removed: [], killed: [], deletedStreams: [] };
     const me = selfOwner();
     if (claim.owner.pid !== me.pid && ownerStatus(claim.owner) !== "dead") {
       throw new SagaError("attempt-pending", `attempt ${claim.id} is owned by live pid ${claim.owner.pid}`, { next: afterPid(claim.owner.pid) });
     }
-    return await recoverAttempt(layout, lock, claim);
+    return await recoverAttempt(layout, lock, claim, guards);
   });
 }

@@ -1,3 +1,4 @@
+import { type Guards } from "../guards.js";
 import { statSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { afterPid, SagaError } from "../errors.js";
@@ -37,9 +38,9 @@ export function readCut(layout: RootLayout): CutEntry | undefined {
  * → ready. Each boundary is fsynced (writeJsonAtomic), so a re-run resumes from the last one written;
  * the broker is stopped only once the journal says cut-committed.
  */
-export async function preserveStateCut(layout: RootLayout, heldLock: MaintenanceLock, graceMs?: number): Promise<CutResult> {
+export async function preserveStateCut(layout: RootLayout, heldLock: MaintenanceLock, graceMs: number | undefined, guards: Guards): Promise<CutResult> {
   // A removal or a rotation in progress: a cut taken now would capture a store the config no longer describes.
-  assertJournalAllows(layout, { verb: "down --preserve-state", cut: true });
+  assertJournalAllows(layout, { verb: "down --preserve-state", cut: true }, guards);
   const existing = readCut(layout);
   if (existing?.state === "ready") {
     if (brokerState(layout).running) {
@@ -56,7 +57,7 @@ export async function preserveStateCut(layout: RootLayout, heldLock: Maintenance
     throw new SagaError("attempt-pending", `a ${existing.attempt.kind} attempt ${existing.attempt.id} is recorded as running`, { next: afterPid(existing.attempt.owner.pid) });
   }
   // The tenant list must be certain before anything stops: a cut of an uncertain root helps nobody.
-  certainInventory(layout);
+  certainInventory(layout, guards);
   ensureSecretDir(layout.storeDir);
   let entry: CutEntry = existing ?? { op: "cut", state: "cut-intent", cutId: randomUUID(), startedAt: new Date().toISOString() };
   if (!existing) writeJournal(layout, heldLock, entry);
@@ -66,7 +67,7 @@ export async function preserveStateCut(layout: RootLayout, heldLock: Maintenance
     writeJournal(layout, heldLock, entry);
   }
   await failpoint("cut-committed");
-  const stopped = await stopBroker(layout, graceMs);
+  const stopped = await stopBroker(layout, graceMs, guards);
   if (brokerState(layout).running) {
     throw new SagaError("broker-running", "the broker is still running after the stop; the cut stays committed", { next: "cotal down --preserve-state" });
   }
@@ -75,8 +76,8 @@ export async function preserveStateCut(layout: RootLayout, heldLock: Maintenance
 }
 
 /** Backup and restore need a ready cut and a stopped broker; anything else refuses with the next step. */
-export function requireReadyCut(layout: RootLayout, verb: string): CutEntry {
-  assertJournalAllows(layout, { verb, cut: true }); // a standing removal names itself first
+export function requireReadyCut(layout: RootLayout, verb: string, guards: Guards): CutEntry {
+  assertJournalAllows(layout, { verb, cut: true }, guards); // a standing removal names itself first
   const cut = readCut(layout);
   if (!cut || cut.state !== "ready") {
     throw new SagaError("cut-required", `${verb} reads a preserved store, but ${cut ? `cut ${cut.cutId} is ${cut.state}` : "no preserve-state cut is in place"}`, {

@@ -1,3 +1,4 @@
+import { type Guards } from "../guards.js";
 import { SagaError } from "../errors.js";
 import { FailpointError } from "../failpoints.js";
 import type { ProcessOwner } from "../lock/process-identity.js";
@@ -11,8 +12,8 @@ export type IsolatedBroker = PrivateBroker;
  * A private broker on `storeDir` (a clone, or the real store under a ready cut) preloading ONE space:
  * no other tenant's account is loaded, so its streams are never opened. `onSpawn` journals its pid.
  */
-export function startIsolatedBroker(layout: RootLayout, opts: { storeDir: string; workDir: string; space: AccountRecord; label: PrivateBrokerLabel; onSpawn?: (owner: ProcessOwner) => void }): Promise<IsolatedBroker> {
-  return startPrivateBroker(layout, { storeDir: opts.storeDir, workDir: opts.workDir, spaces: [opts.space], label: opts.label, ...(opts.onSpawn ? { onSpawn: opts.onSpawn } : {}) });
+export function startIsolatedBroker(layout: RootLayout, opts: { storeDir: string; workDir: string; space: AccountRecord; label: PrivateBrokerLabel; guards: Guards; onSpawn?: (owner: ProcessOwner) => void }): Promise<IsolatedBroker> {
+  return startPrivateBroker(layout, { storeDir: opts.storeDir, workDir: opts.workDir, spaces: [opts.space], label: opts.label, guards: opts.guards, ...(opts.onSpawn ? { onSpawn: opts.onSpawn } : {}) });
 }
 
 /**

@@ -1,7 +1,8 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { rmSync } from "node:fs";
 import { afterPid, SagaError } from "../errors.js";
 import { isValidSpaceName } from "../names.js";
-import { unsafe } from "../unsafe.js";
 import { assertLockHeld, type MaintenanceLock } from "../lock/maintenance-lock.js";
 import { ownerStatus, type ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
@@ -234,9 +235,9 @@ export function journalRefusal(entry: JournalEntry | undefined, policy: JournalP
 }
 
 /** Reads the journal and refuses as `journalRefusal` says; an unreadable journal refuses every verb. */
-export function assertJournalAllows(layout: RootLayout, policy: JournalPolicy): JournalEntry | undefined {
+export function assertJournalAllows(layout: RootLayout, policy: JournalPolicy, guards: Guards = handedGuards()): JournalEntry | undefined {
   const entry = readJournal(layout);
-  const refusal = unsafe("IGNORE_JOURNAL") ? undefined : journalRefusal(entry, policy, entry?.op === "quiesce" ? ownerStatus(entry.owner) : "dead");
+  const refusal = guards.IGNORE_JOURNAL ? undefined : journalRefusal(entry, policy, entry?.op === "quiesce" ? ownerStatus(entry.owner) : "dead");
   if (refusal) throw refusal;
   return entry;
 }

@@ -5,6 +5,7 @@
  * renamed to DIR once its manifest is written: DIR is a complete artifact or absent. It changes no trust
  * (no saga, no reload, no journal); the maintenance lock keeps a restore or removal of the tenant out.
  */
+import { handedGuards } from "../unsafe.js";
 import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -57,11 +58,12 @@ export interface LiveBackupResult extends SpaceBackupResult {
 }
 
 export async function backupLive(opts: SpaceBackupOptions, clock: PhaseClock): Promise<LiveBackupResult> {
-  const space = assertSpaceName(opts.space);
+  const guards = opts.guards ?? handedGuards();
+  const space = assertSpaceName(opts.space, guards);
   const out = resolve(opts.out);
   const layout = new RootLayout(canonicalRoot(opts.root));
   const progress = opts.onProgress ?? (() => undefined);
-  const verb = { root: layout.root, purpose: `cotal space backup ${space}`, journal: { verb: "space backup", quiesce: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
+  const verb = { root: layout.root, guards, purpose: `cotal space backup ${space}`, journal: { verb: "space backup", quiesce: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
   return withLiveVerb(verb, async ({ lock, session, journal, disk }) => {
     clock.lap("session open, lock, preamble");
     // A stopped --quiesce backup left its tenant refused: lift it first (its owner is dead, or the journal refused us).
@@ -88,7 +90,7 @@ export async function backupLive(opts: SpaceBackupOptions, clock: PhaseClock): P
       reapDeadPartials(out);
       partial = partialDirOf(out, process.pid, attemptId);
       mkdirSync(partial, { mode: 0o700 });
-      const set = await snapshotDurableStreams(nc, jsm, partial, durable, progress, { kind: "live" }, opts.tuning);
+      const set = await snapshotDurableStreams(nc, jsm, partial, durable, progress, { kind: "live" }, guards, opts.tuning);
       clock.lap("snapshots");
       const manifest = await publishArtifact(partial, set, { space, accountPublicKey: account.publicKey, cutId: `live-${attemptId}`, attemptId, consistency: "per-stream", excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })) });
       await failpoint("backup-live-published");

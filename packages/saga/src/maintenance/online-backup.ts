@@ -4,6 +4,7 @@
  * snapshot its streams through the running broker as a user issued after the quiesce, write the
  * manifest last, lift. The artifact format is the offline one, so the offline restore reads it.
  */
+import { handedGuards } from "../unsafe.js";
 import { lstatSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -18,7 +19,6 @@ import { withLiveVerb } from "../ops/verb.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
 import { clearJournal, readJournal, writeJournal, type QuiesceEntry } from "./journal.js";
-import { unsafe } from "../unsafe.js";
 import { verifyArtifact } from "./artifact.js";
 import { newAttemptId } from "./attempt.js";
 import { checkBackupOut, spaceStoreBytes } from "./artifact-paths.js";
@@ -30,10 +30,6 @@ import { quiesceTenant, recoverQuiesce, issuedAfter, setQuiesceStage, updateQuie
 
 
 
-/** Test-only switch for the quiesce cell's positive control: the tenant stays connected while its streams are read. */
-function quiesceSkipped(): boolean {
-  return unsafe("SKIP_QUIESCE");
-}
 
 export interface OnlineBackupResult extends SpaceBackupResult {
   mode: "online";
@@ -59,11 +55,12 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
 
 /** `--quiesce`: every stream at one moment, the tenant's users refused meanwhile (docs/backup.md, "--quiesce"). */
 async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: PhaseClock): Promise<Omit<OnlineBackupResult, "phases"> | (SpaceBackupResult & { mode: "online"; recovered: QuiesceRecovery })> {
-  const space = assertSpaceName(opts.space);
+  const guards = opts.guards ?? handedGuards();
+  const space = assertSpaceName(opts.space, guards);
   const out = resolve(opts.out);
   const layout = new RootLayout(canonicalRoot(opts.root));
   const progress = opts.onProgress ?? (() => undefined);
-  const verb = { root: layout.root, purpose: `cotal space backup ${space}`, journal: { verb: "space backup", quiesce: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
+  const verb = { root: layout.root, guards, purpose: `cotal space backup ${space}`, journal: { verb: "space backup", quiesce: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
   return withLiveVerb(verb, async ({ lock, session, journal, disk }) => {
     clock.lap("session open, lock, preamble");
     const base = session.envWith(lock);
@@ -92,7 +89,8 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
     let nc: NatsConnection | undefined;
     try {
       // The claims update evicts the tenant's clients itself; the evictor (2.10+) confirms none is left, and cuts a survivor.
-      const q = quiesceSkipped() ? undefined : await quiesceTenant(env, session.url, account, "space backup", `cotal space backup ${space} --out ${out}   # run it again`, clock);
+      // SKIP_QUIESCE: the quiesce cell's positive control, the tenant stays connected while its streams are read.
+      const q = guards.SKIP_QUIESCE ? undefined : await quiesceTenant(env, session.url, account, "space backup", `cotal space backup ${space} --out ${out}   # run it again`, clock);
       const t = q?.t ?? Math.floor(Date.now() / 1000);
       const quiesceProvenAt = q?.provenAt ?? Date.now();
       const eviction = q?.eviction;
@@ -114,7 +112,7 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
       const st = lstatSync(out);
       updateQuiesce(layout, lock, attemptId, { stage: "snapshotting", outIno: { dev: st.dev, ino: st.ino } });
       const set = await snapshotDurableStreams(nc, jsm, out, durable, progress, { kind: "still", changed: (name, before, after) =>
-        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages) although its tenant is quiesced`, { next: `cotal space backup ${space} --out ${out}   # run it again` }) }, opts.tuning);
+        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages) although its tenant is quiesced`, { next: `cotal space backup ${space} --out ${out}   # run it again` }) }, guards, opts.tuning);
       const snapshotsDoneAt = Date.now();
       clock.lap("snapshots");
       // The same streams, unchanged, after the last snapshot: nothing wrote while we read.

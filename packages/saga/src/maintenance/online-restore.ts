@@ -6,6 +6,8 @@
  * streams restored and verified, the lift. A failure or a kill anywhere ends with the tenant's old
  * data (the safety copy put back) or the new, never less (restore-safety.ts).
  */
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { resolve } from "node:path";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -23,7 +25,6 @@ import { loadSettings } from "../root/settings.js";
 import type { AccountRecord } from "../root/records.js";
 import type { SagaEnv } from "../saga/mutation.js";
 import { assertJournalAllows, clearJournal, readJournal, restoreRerun, writeJournal, type JournalEntry, type QuiesceEntry } from "./journal.js";
-import { unsafe } from "../unsafe.js";
 import type { BackupManifest, Checkpoints } from "./artifact.js";
 import { verifyRestoreFrom } from "./artifact-paths.js";
 import { newAttemptId } from "./attempt.js";
@@ -62,11 +63,6 @@ export interface OnlineRestoreResult extends SpaceRestoreResult {
   phases: PhaseTiming[];
 }
 
-/** Test-only switch for the not-empty guard's cell: restore over the tenant's data as if --replace were given. */
-function overDataAllowed(): boolean {
-  return unsafe("RESTORE_OVER_DATA");
-}
-
 function resultOf(m: BackupManifest, from: string, account: AccountRecord, attemptId: string): Omit<OnlineRestoreResult, "replaced" | "timeline" | "recovered" | "phases"> {
   return {
     mode: "online",
@@ -103,22 +99,24 @@ interface RestoreInput {
   checkpoints: Checkpoints;
   opts: OnlineRestoreOptions;
   clock: PhaseClock;
+  guards: Guards;
 }
 
 export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<OnlineRestoreResult> {
   const clock = new PhaseClock();
   const input = restoreInput(opts, clock);
-  const verb = { root: input.layout.root, purpose: `cotal space restore ${input.space}`, journal: { verb: "space restore", restoreOf: input.space }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
+  const verb = { root: input.layout.root, guards: input.guards, purpose: `cotal space restore ${input.space}`, journal: { verb: "space restore", restoreOf: input.space }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
   const result = await withLiveVerb(verb, (v) => restoreUnderLock(v, input));
   clock.lap("session close");
   return { ...result, phases: clock.laps };
 }
 
 function restoreInput(opts: OnlineRestoreOptions, clock: PhaseClock): RestoreInput {
-  const space = assertSpaceName(opts.space);
+  const guards = opts.guards ?? handedGuards();
+  const space = assertSpaceName(opts.space, guards);
   const from = resolve(opts.from);
   const layout = new RootLayout(canonicalRoot(opts.root));
-  assertJournalAllows(layout, { verb: "space restore", restoreOf: space }); // a standing removal names itself before any input check
+  assertJournalAllows(layout, { verb: "space restore", restoreOf: space }, guards); // a standing removal names itself before any input check
   if (opts.replace && !opts.yes) {
     throw new SagaError("confirmation-required", `--replace deletes space ${space}'s streams that the backup at ${from} holds (a safety copy is kept until the restore verifies), then restores them from it; confirm with --yes`, { next: rerunWith({ "--yes": true }) });
   }
@@ -129,7 +127,7 @@ function restoreInput(opts: OnlineRestoreOptions, clock: PhaseClock): RestoreInp
     throw new SagaError("artifact-invalid", `${from} is a backup of space ${manifest.space}, not ${space}`, { next: `cotal --root ${layout.root} space restore ${manifest.space} --from ${from}` });
   }
   clock.lap("artifact verify");
-  return { space, from, layout, manifest, checkpoints, opts, clock };
+  return { space, from, layout, manifest, checkpoints, opts, clock, guards };
 }
 
 /** A stopped restore or backup found in the journal: what this run does with it first. */
@@ -168,16 +166,17 @@ async function requireAccount(v: LiveVerbContext, input: RestoreInput): Promise<
  * on the root's disk for the safety copy.
  */
 async function preflight(url: string, account: AccountRecord, input: RestoreInput): Promise<void> {
-  const { manifest, opts, layout, space } = input;
+  const { manifest, opts, layout, space, guards } = input;
   const replicas = tenantReplicasOf(clusterOf(layout, loadSettings(layout))) ?? 1;
   await withRestoreUser(url, account, async (_nc, jsm) => {
     const existing = await listStreams(jsm);
     const occupied = occupiedStreams(existing, manifest);
-    if (occupied.length > 0 && !opts.replace && !overDataAllowed()) {
+    // RESTORE_OVER_DATA: the not-empty guard's cell, restore over the tenant's data as if --replace were given.
+    if (occupied.length > 0 && !opts.replace && !guards.RESTORE_OVER_DATA) {
       throw targetNotEmpty(space, occupied, `${rerunWith({ "--replace": true, "--yes": true })}   # keeps a safety copy of those streams, deletes them, then restores the backup`);
     }
     const info = await jsm.getAccountInfo();
-    if (!unsafe("RESTORE_SKIP_QUOTA_CHECK")) assertRestoreFits(info, existing, manifest, replicas, (flag, value) => `cotal --root ${layout.root} space limits ${space} ${flag} ${value} && ${RERUN}`);
+    if (!guards.RESTORE_SKIP_QUOTA_CHECK) assertRestoreFits(info, existing, manifest, replicas, (flag, value) => `cotal --root ${layout.root} space limits ${space} ${flag} ${value} && ${RERUN}`);
     if (opts.replace) {
       const named = new Set(manifest.streams.map((s) => s.name));
       assertRoomForSafety(layout, existing.filter((i) => named.has(i.config.name)), `${RERUN}   # once ${layout.root}'s file system has the room`);
@@ -196,7 +195,7 @@ async function restoreUnderLock(v: LiveVerbContext, input: RestoreInput): Promis
   const account = await requireAccount(v, input);
   // A re-delivered request that restored already (its receipt, restore-receipt.ts) with no entry
   // of this space standing does nothing: restoring again would delete what the tenant wrote since.
-  const receipt = opts.requestId && !unsafe("IGNORE_RESTORE_RECEIPT") ? readRestoreReceipt(layout, opts.requestId, space) : undefined;
+  const receipt = opts.requestId && !v.guards.IGNORE_RESTORE_RECEIPT ? readRestoreReceipt(layout, opts.requestId, space) : undefined;
   if (receipt && !inherited) {
     opts.onNotice?.(`request ${opts.requestId} restored space ${space} already (attempt ${receipt.attemptId}); nothing to do`);
     const at = receipt.verifiedAt;
@@ -213,7 +212,7 @@ async function restoreUnderLock(v: LiveVerbContext, input: RestoreInput): Promis
   const takeOver = inherited !== undefined && (inherited.stage === "deleting" || inherited.stage === "restoring" || inherited.replace?.deletionBegan === true);
   const attemptId = newAttemptId();
   const names = manifest.streams.map((s) => s.name);
-  const replace = opts.replace === true || takeOver || overDataAllowed();
+  const replace = opts.replace === true || takeOver || v.guards.RESTORE_OVER_DATA;
   const entry: QuiesceEntry = {
     op: "quiesce", space, purpose: "restore", out: from, streams: names, attemptId, owner: selfOwner(), startedAt: new Date().toISOString(),
     // taking over a namespace a stopped restore changed: it stays "changed" for a recovery from the first write
@@ -259,8 +258,8 @@ async function restoreQuiesced({ input, env, v, account, entry, replace }: Quies
     const ttl = manifest.excluded.map((e) => e.name);
     const doomed = existing.filter((i) => manifest.streams.some((s) => s.name === i.config.name) && (replace || replaceable(i, space, ttl)));
     // Every stream the restore deletes is copied first, a fresh template stream too: put back, the tenant has all it had.
-    if (entry.safety && doomed.length > 0 && !unsafe("RESTORE_WITHOUT_SAFETY_COPY")) {
-      await takeSafety(nc, jsm, entry.safety.dir, doomed, { space, accountPublicKey: account.publicKey, attemptId }, progress);
+    if (entry.safety && doomed.length > 0 && !v.guards.RESTORE_WITHOUT_SAFETY_COPY) {
+      await takeSafety(nc, jsm, entry.safety.dir, doomed, { space, accountPublicKey: account.publicKey, attemptId }, progress, v.guards);
       updateQuiesce(layout, lock, attemptId, { safety: { dir: entry.safety.dir, complete: true } });
       clock.lap("safety copy");
     }

@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { SagaError } from "../errors.js";
@@ -18,11 +20,12 @@ export interface OrphanCleanResult {
  * removed tenant whose account was excluded or lost). Offline only: no server may hold the store.
  * Lists them, and deletes their account directories only with --yes.
  */
-export async function cleanOrphanStreams(opts: { root: string; yes?: boolean; lockWaitMs?: number }): Promise<OrphanCleanResult> {
+export async function cleanOrphanStreams(opts: { root: string; yes?: boolean; lockWaitMs?: number; guards?: Guards }): Promise<OrphanCleanResult> {
+  const guards = opts.guards ?? handedGuards();
   const root = new RootLayout(opts.root);
   // Every node's store holds its own copy of each stream: one store's view is not the cluster's.
-  refuseOfflineOnCluster(root, "clean orphan-streams", "is not built (it scans one store on disk, and each node keeps its own)", "cotal broker reconcile   # the record beside the disk records; see docs/cluster.md \"Verbs on a cluster root\"");
-  return withVerb({ root: opts.root, purpose: "cotal clean orphan-streams", journal: { verb: "clean orphan-streams", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, disk }) => {
+  refuseOfflineOnCluster(root, guards, "clean orphan-streams", "is not built (it scans one store on disk, and each node keeps its own)", "cotal broker reconcile   # the record beside the disk records; see docs/cluster.md \"Verbs on a cluster root\"");
+  return withVerb({ root: opts.root, guards, purpose: "cotal clean orphan-streams", journal: { verb: "clean orphan-streams", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, disk }) => {
     if (brokerState(layout).running) {
       throw new SagaError("broker-running", "orphan streams are removed from the store on disk, which no running server may hold", { next: "cotal down --preserve-state   # then cotal clean orphan-streams" });
     }

@@ -4,6 +4,7 @@
  * at or before T, and the lift that re-signs it without. Both go through the saga's one-account
  * re-sign (op "limits", docs/resume.md), so each is claimed, reloaded and proven like `space limits`.
  */
+import { type Guards } from "../guards.js";
 import { existsSync, lstatSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { SagaError } from "../errors.js";
@@ -256,7 +257,7 @@ export interface LiftReport {
  * any quiesce entry left belongs to a dead owner): resume it to lifted, and lift any tenant whose
  * JWT still revokes all its users without an entry.
  */
-export async function liftStandingQuiesces(layout: RootLayout, lock: MaintenanceLock, hooks: { onNotice?: (m: string) => void } = {}): Promise<LiftReport> {
+export async function liftStandingQuiesces(layout: RootLayout, lock: MaintenanceLock, hooks: { onNotice?: (m: string) => void; guards?: Guards } = {}): Promise<LiftReport> {
   const entry = readJournal(layout);
   const pending = entry?.op === "quiesce" && entry.stage !== "unfinished" ? entry : undefined;
   const stray = quiescedOnDisk(layout).filter((q) => q.space !== pending?.space);

@@ -1,3 +1,4 @@
+import { type Guards } from "../guards.js";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -22,13 +23,13 @@ export interface Rehearsed {
   manifest: BackupManifest;
 }
 
-async function resnapshot(nc: NatsConnection, m: BackupManifest, dir: string, progress: ProgressSink): Promise<Rehearsed> {
+async function resnapshot(nc: NatsConnection, m: BackupManifest, dir: string, progress: ProgressSink, guards: Guards): Promise<Rehearsed> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const files: ManifestFile[] = [];
   let done = 0;
   for (const s of m.streams) {
     mkdirSync(dirname(join(dir, s.file)), { recursive: true, mode: 0o700 });
-    const snap = await snapshotStream(nc, s.name, join(dir, s.file), (n) => progress({ phase: "quarantine", stream: s.name, done: (done += n), total: Math.max(done, 1) }));
+    const snap = await snapshotStream(nc, s.name, join(dir, s.file), (n) => progress({ phase: "quarantine", stream: s.name, done: (done += n), total: Math.max(done, 1) }), { guards });
     files.push({ path: s.file, size: snap.size, sha256: snap.sha256 });
   }
   return { artifactDir: dir, manifest: { ...m, files } };
@@ -45,8 +46,8 @@ function verifyFailed(pass: RestorePass, why: string, attemptId: string): SagaEr
  * One restore pass through an isolated broker on `storeDir`: refuse a non-empty namespace, drop the
  * replaceable streams, then install and verify the artifact's streams (restore-streams.ts).
  */
-export async function runRestorePass(layout: RootLayout, pass: RestorePass, storeDir: string, account: AccountRecord, artifactDir: string, m: BackupManifest, checkpoints: Checkpoints, attempt: Attempt, progress: ProgressSink): Promise<Rehearsed | undefined> {
-  const broker = await startIsolatedBroker(layout, { storeDir, workDir: attempt.workDir, space: account, label: `restore-${pass}`, onSpawn: (o) => attempt.broker(o) });
+export async function runRestorePass(layout: RootLayout, pass: RestorePass, storeDir: string, account: AccountRecord, artifactDir: string, m: BackupManifest, checkpoints: Checkpoints, attempt: Attempt, progress: ProgressSink, guards: Guards): Promise<Rehearsed | undefined> {
+  const broker = await startIsolatedBroker(layout, { storeDir, workDir: attempt.workDir, space: account, label: `restore-${pass}`, guards, onSpawn: (o) => attempt.broker(o) });
   try {
     const nc = await connectAsAccount(broker.url, account, { name: `cotal-restore-${pass}-${m.space}`, reconnect: false, ttlSeconds: 3600 });
     try {
@@ -66,7 +67,7 @@ export async function runRestorePass(layout: RootLayout, pass: RestorePass, stor
       await failpoint(`restore-${pass}-verified`);
       // The target installs what this server re-snapshots from the verified quarantine, never the
       // staged bytes themselves: only bytes this server produced from a proven restore reach the store.
-      if (pass === "quarantine") return await resnapshot(nc, m, join(attempt.workDir, "resnap"), progress);
+      if (pass === "quarantine") return await resnapshot(nc, m, join(attempt.workDir, "resnap"), progress, guards);
       return undefined;
     } finally {
       await nc.close();

@@ -5,6 +5,7 @@
  * restored streams verify it stays; a failed or killed replace puts it back, so the tenant ends with
  * its old data or the new, never less.
  */
+import { type Guards } from "../guards.js";
 import { mkdirSync, rmSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import type { JetStreamManager, StreamInfo } from "@nats-io/jetstream";
@@ -42,12 +43,12 @@ export function assertRoomForSafety(layout: RootLayout, doomed: readonly StreamI
 }
 
 /** Snapshots `doomed` (the tenant quiesced) into the attempt's safety directory, manifest last: complete or unusable. */
-export async function takeSafety(nc: NatsConnection, jsm: JetStreamManager, dir: string, doomed: readonly StreamInfo[], head: { space: string; accountPublicKey: string; attemptId: string }, progress: ProgressSink): Promise<void> {
+export async function takeSafety(nc: NatsConnection, jsm: JetStreamManager, dir: string, doomed: readonly StreamInfo[], head: { space: string; accountPublicKey: string; attemptId: string }, progress: ProgressSink, guards: Guards): Promise<void> {
   rmSync(dir, { recursive: true, force: true }); // a half copy of a killed attempt is never completed, only redone
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const changed = (stream: string, before: number, after: number) =>
     new SagaError("store-inventory", `stream ${stream} changed during its safety copy (${before}→${after} messages) although its tenant is quiesced; nothing was deleted`, { next: "cotal status" });
-  const set = await snapshotDurableStreams(nc, jsm, dir, doomed, progress, { kind: "still", changed });
+  const set = await snapshotDurableStreams(nc, jsm, dir, doomed, progress, { kind: "still", changed }, guards);
   await publishArtifact(dir, set, { ...head, cutId: `safety-${head.attemptId}`, consistency: "cross-stream", excluded: [] });
   await failpoint("restore-safety-taken");
 }

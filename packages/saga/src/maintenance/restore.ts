@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { SagaError, isSagaError } from "../errors.js";
@@ -27,9 +29,9 @@ export type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.
  * (its re-run takes it over through the running broker): with the broker stopped, naming the re-run
  * would send the operator straight back here, so the way out is the `up` that lifts it first.
  */
-function offlineJournalAllows(layout: RootLayout, policy: { verb: string; cut: boolean }): void {
+function offlineJournalAllows(layout: RootLayout, policy: { verb: string; cut: boolean }, guards: Guards): void {
   try {
-    assertJournalAllows(layout, policy);
+    assertJournalAllows(layout, policy, guards);
   } catch (err) {
     const entry = isSagaError(err, "journal-blocked") ? (err.details?.journal as QuiesceEntry | undefined) : undefined;
     if (entry?.op !== "quiesce" || entry.purpose !== "restore") throw err;
@@ -48,14 +50,15 @@ function offlineJournalAllows(layout: RootLayout, policy: { verb: string; cut: b
  * installs on the real store through an isolated broker.
  */
 export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRestoreResult> {
-  const space = assertSpaceName(opts.space);
+  const guards = opts.guards ?? handedGuards();
+  const space = assertSpaceName(opts.space, guards);
   const from = resolve(opts.from);
   const layout = new RootLayout(canonicalRoot(opts.root));
   // A running broker restores online (only that tenant quiesced); a stopped one through its cut.
-  if (opts.mode !== "offline" && brokerState(layout).running) return spaceRestoreOnline(opts);
-  refuseOfflineOnCluster(layout, `space restore ${space}`, "is online only (offline, it installs into a preserved store through a private broker)");
+  if (opts.mode !== "offline" && brokerState(layout).running) return spaceRestoreOnline({ ...opts, guards });
+  refuseOfflineOnCluster(layout, guards, `space restore ${space}`, "is online only (offline, it installs into a preserved store through a private broker)");
   const journal = { verb: "space restore", cut: true };
-  offlineJournalAllows(layout, journal); // a standing removal names itself before any input check
+  offlineJournalAllows(layout, journal, guards); // a standing removal names itself before any input check
   if (opts.replace) {
     throw new SagaError("invalid-argument", "--replace restores over a space's streams on a running broker only", { next: `cotal up --detach && cotal space restore ${space} --from ${from} --replace --yes` });
   }
@@ -67,8 +70,8 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
   }
   // The lock, the reaping of leaked brokers and the journal: the one preamble (ops/verb.ts); the
   // space's own record is read below, so a sibling's unreadable record does not block its restore.
-  return withVerb({ root: layout.root, purpose: `cotal space restore ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ lock }) => {
-    const cut = requireReadyCut(layout, "space restore");
+  return withVerb({ root: layout.root, guards, purpose: `cotal space restore ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ lock }) => {
+    const cut = requireReadyCut(layout, "space restore", guards);
     const account = loadSpaceAccount(layout, space);
     if (!account) {
       throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}; restore fills an existing space's empty namespace`, {
@@ -97,13 +100,13 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       }
       attempt.stage("quarantine");
       const quarantine = join(attempt.workDir, "quarantine");
-      await cloneSpaceStore(layout.storeDir, quarantine, account.publicKey); // only this tenant's account directory
-      const rehearsed = await runRestorePass(layout, "quarantine", quarantine, account, staged, manifest, checkpoints, attempt, progress);
+      await cloneSpaceStore(layout.storeDir, quarantine, account.publicKey, guards); // only this tenant's account directory
+      const rehearsed = await runRestorePass(layout, "quarantine", quarantine, account, staged, manifest, checkpoints, attempt, progress, guards);
       if (!rehearsed) throw new SagaError("restore-verify-failed", "the quarantine pass produced no re-snapshot", { next: `cotal space restore ${space} --from ${from}` });
       rmSync(quarantine, { recursive: true, force: true });
       await failpoint("restore-quarantine-done");
       attempt.stage("target");
-      await runRestorePass(layout, "target", layout.storeDir, account, rehearsed.artifactDir, rehearsed.manifest, checkpoints, attempt, progress);
+      await runRestorePass(layout, "target", layout.storeDir, account, rehearsed.artifactDir, rehearsed.manifest, checkpoints, attempt, progress, guards);
       await failpoint("restore-target-done");
       rmSync(attempt.workDir, { recursive: true, force: true });
       attempt.release();
@@ -123,7 +126,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       // it began, the claim (with its journaled installs) stays for `cotal clean restore-attempt`.
       const claim = attempt.claim();
       if (claim?.stage !== "target") attempt.abandon();
-      else await recoverAttempt(layout, lock, claim).catch(() => undefined);
+      else await recoverAttempt(layout, lock, claim, guards).catch(() => undefined);
       throw typedIsolatedFailure(err, `cotal space restore ${space} --from ${from}${opts.rebindAccount ? " --rebind-account" : ""}   # run it again`);
     }
   });

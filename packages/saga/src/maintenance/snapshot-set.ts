@@ -3,6 +3,7 @@
  * tenant is quiesced): each durable stream's snapshot and its consumers' checkpoints, then
  * manifest.json last and atomically. Only what makes a stream "changed" differs, so the caller says.
  */
+import { type Guards } from "../guards.js";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { JetStreamManager, StreamInfo } from "@nats-io/jetstream";
@@ -61,7 +62,7 @@ export type SnapshotMode = { kind: "still"; changed: (stream: string, before: nu
  * set in `durable`'s order whatever finished first; every snapshot has ended (completed or failed)
  * before this returns or throws, so a caller's clean-up never races a writer.
  */
-export async function snapshotDurableStreams(nc: NatsConnection, jsm: JetStreamManager, out: string, durable: readonly StreamInfo[], progress: ProgressSink, mode: SnapshotMode, tuning: SnapshotTuning = {}): Promise<SnapshotSet> {
+export async function snapshotDurableStreams(nc: NatsConnection, jsm: JetStreamManager, out: string, durable: readonly StreamInfo[], progress: ProgressSink, mode: SnapshotMode, guards: Guards, tuning: SnapshotTuning = {}): Promise<SnapshotSet> {
   const dir = join(out, "streams");
   mkdirSync(dir, { mode: 0o700 });
   const total = durable.reduce((n, i) => n + i.state.bytes, 0);
@@ -71,7 +72,7 @@ export async function snapshotDurableStreams(nc: NatsConnection, jsm: JetStreamM
   const one = async (info: StreamInfo) => {
     const name = info.config.name;
     const rel = `streams/${name}.snap`;
-    const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }), tuning.snapshot);
+    const snap = await snapshotStream(nc, name, join(out, rel), (n) => progress({ phase: "snapshot", stream: name, done: (done += n), total: Math.max(total, done) }), { ...tuning.snapshot, guards });
     const stream: ManifestStream = { name, class: "durable", file: rel, config: snap.config, state: snap.state };
     if (mode.kind === "still") {
       if (snap.state.messages !== info.state.messages || snap.state.last_seq !== info.state.last_seq) throw mode.changed(name, info.state.messages, snap.state.messages);

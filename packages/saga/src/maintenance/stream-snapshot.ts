@@ -1,9 +1,10 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { createHash } from "node:crypto";
 import { closeSync, fdatasync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { createInbox, type NatsConnection } from "@nats-io/transport-node";
 import { RERUN, SagaError } from "../errors.js";
 import { FailpointError, failpoint } from "../failpoints.js";
-import { unsafe } from "../unsafe.js";
 
 /** The JetStream stream config and state as the server reports them (kept verbatim in the manifest). */
 export interface StreamState {
@@ -112,6 +113,8 @@ export interface SnapshotOptions {
   chunkSize?: number;
   /** `jsck`: the server verifies every message's checksum before it sends a byte (a corrupted store is refused, not backed up). */
   check?: boolean;
+  /** The verb's guards (SKIP_STORE_CHECK, ACCEPT_PARTIAL_SNAPSHOT; docs/ablation.md). */
+  guards?: Guards;
   /** Flush the file in the background as it grows (BackgroundFlush); else all of it after the end marker. */
   earlyFlush?: boolean;
 }
@@ -124,7 +127,8 @@ export interface SnapshotOptions {
  */
 export async function snapshotStream(nc: NatsConnection, stream: string, file: string, onBytes: (n: number) => void, opts: SnapshotOptions = {}): Promise<SnapshotFile> {
   const { chunkSize = 128 * 1024, earlyFlush = true } = opts;
-  const check = (opts.check ?? true) && !unsafe("SKIP_STORE_CHECK");
+  const guards = opts.guards ?? handedGuards();
+  const check = (opts.check ?? true) && !guards.SKIP_STORE_CHECK;
   const deliver = createInbox();
   const sub = nc.subscribe(deliver);
   await failpoint("backup-snapshot-start");
@@ -182,7 +186,7 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
     }
     if (timedOut) throw new SagaError("snapshot-failed", `snapshot of ${stream} stalled: no chunk for ${CHUNK_IDLE_MS} ms`, { next: RERUN });
     // Only the server's own end marker completes a snapshot; a closed connection is not an end.
-    if (!status && !unsafe("ACCEPT_PARTIAL_SNAPSHOT")) throw incomplete(stream, `the server's end marker never arrived after ${chunks} chunks (${size} bytes)`);
+    if (!status && !guards.ACCEPT_PARTIAL_SNAPSHOT) throw incomplete(stream, `the server's end marker never arrived after ${chunks} chunks (${size} bytes)`);
     if (status && !SNAPSHOT_DONE.includes(status.code)) throw incomplete(stream, `it ended with status ${status.code} ${status.description}`);
     if (unannounced > 1) throw incomplete(stream, `${unannounced} chunks arrived without the server's announcement`);
     await failpoint("backup-snapshot-close");
@@ -192,7 +196,7 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
     await flush?.drain().catch(() => undefined); // the fd is closed below: no flush may still use it
     if (err instanceof SagaError || err instanceof FailpointError) throw err;
     // The test-only switch takes what arrived as the whole stream: the partial backup this refusal prevents.
-    if (!unsafe("ACCEPT_PARTIAL_SNAPSHOT")) throw incomplete(stream, `the connection failed mid-snapshot (${(err as Error).message})`);
+    if (!guards.ACCEPT_PARTIAL_SNAPSHOT) throw incomplete(stream, `the connection failed mid-snapshot (${(err as Error).message})`);
   } finally {
     clearTimeout(idle);
     if (!nc.isClosed()) sub.unsubscribe();

@@ -1,10 +1,10 @@
+import { type Guards } from "../guards.js";
 import type { ChildProcess } from "node:child_process";
 import { liftStandingQuiesces, type LiftReport } from "../maintenance/quiesce.js";
 import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { RERUN, SagaError } from "../errors.js";
 import { shellWord } from "../error-shape.js";
-import { unsafe } from "../unsafe.js";
 import { failpoint } from "../failpoints.js";
 import { adoptableBroker, adoptBroker } from "../broker/adopt.js";
 import { brokerState, type BrokerRuntime } from "../broker/runtime.js";
@@ -65,6 +65,8 @@ export interface UpResult {
 export interface BootContext {
   layout: RootLayout;
   lock: MaintenanceLock;
+  /** The verb's guards (docs/ablation.md). */
+  guards: Guards;
 }
 
 /** What `up` says about quiesces it lifted (maintenance/quiesce.ts). */
@@ -76,8 +78,8 @@ export function liftNotes(r: LiftReport): string[] {
 }
 
 /** `--space` on a running root names a space it serves: refused before any write otherwise (issue #28). */
-function assertRequestedSpace(layout: RootLayout, requested: string | undefined, names: readonly string[]): void {
-  if (requested === undefined || names.includes(requested) || unsafe("UP_ANY_SPACE")) return;
+function assertRequestedSpace(layout: RootLayout, requested: string | undefined, names: readonly string[], guards: Guards): void {
+  if (requested === undefined || names.includes(requested) || guards.UP_ANY_SPACE) return;
   throw new SagaError("space-not-found", `space ${requested} does not exist on ${layout.root} (it holds: ${names.join(", ") || "no space"})`, {
     next: `cotal --root ${shellWord(layout.root)} space add ${requested} && ${RERUN}`,
     details: { space: requested, spaces: [...names] },
@@ -89,12 +91,12 @@ function assertRequestedSpace(layout: RootLayout, requested: string | undefined,
  * resume, lifts and provisioning, then the connect details of a space it serves; the creds path it
  * prints exists (minted when absent), never a guess.
  */
-async function upOnRunningBroker({ layout, lock }: BootContext, runtime: BrokerRuntime, opts: BootOptions, adopted: string[]): Promise<UpResult> {
+async function upOnRunningBroker({ layout, lock, guards }: BootContext, runtime: BrokerRuntime, opts: BootOptions, adopted: string[]): Promise<UpResult> {
   const progress = opts.onProgress ?? (() => undefined);
-  const notes = [...adopted, ...(await ensureLiveInventory(layout, lock, progress))];
-  notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
+  const notes = [...adopted, ...(await ensureLiveInventory(layout, lock, progress, guards))];
+  notes.push(...liftNotes(await liftStandingQuiesces(layout, lock, { guards }))); // a stopped online backup resumes to lifted
   const inv = accountInventory(layout);
-  assertRequestedSpace(layout, opts.space, inv.spaces.map((s) => s.name)); // the resume may have rolled an add back
+  assertRequestedSpace(layout, opts.space, inv.spaces.map((s) => s.name), guards); // the resume may have rolled an add back
   const account = opts.space === undefined ? inv.spaces[0] : inv.spaces.find((s) => s.name === opts.space);
   const space = account?.name ?? opts.space ?? "default";
   // A verb killed between its commit and its provisioning left its spaces owed (provision/owed.ts):
@@ -104,7 +106,7 @@ async function upOnRunningBroker({ layout, lock }: BootContext, runtime: BrokerR
   const owed = (name: string): boolean => marker !== undefined && (marker.unreadable === true || marker.spaces.includes(name));
   const broker = loadBrokerTrust(layout);
   const due = inv.spaces.filter((s) => served.has(s.name) && owed(s.name));
-  const provisioned = await provisionSpaces(layout, broker, runtime, due, { onProvision: opts.onProvision });
+  const provisioned = await provisionSpaces(layout, broker, runtime, due, { onProvision: opts.onProvision, guards });
   settleProvisioning(layout);
   return {
     root: layout.root,
@@ -162,30 +164,34 @@ function createOrMoveRoot(layout: RootLayout, opts: BootOptions): boolean {
  * provisioning; a stopped one is created if new, planned from the KV record (ops/boot.ts), started
  * and provisioned. `up` calls it, and so does the cut resume (maintenance/cut-resume.ts) on its store.
  */
-export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions): Promise<UpResult> {
+export async function bootRoot({ layout, lock, guards }: BootContext, opts: BootOptions): Promise<UpResult> {
   const requested = opts.space;
   const progress = opts.onProgress ?? (() => undefined);
   await failpoint("up-locked");
   // A running broker whose run/broker.json is unreadable is adopted, never restarted (issue #28).
-  const orphan = adoptableBroker(layout);
-  if (orphan || brokerState(layout).running) assertRequestedSpace(layout, requested, accountInventory(layout).spaces.map((s) => s.name));
+  const orphan = adoptableBroker(layout, guards);
+  if (orphan || brokerState(layout).running) assertRequestedSpace(layout, requested, accountInventory(layout).spaces.map((s) => s.name), guards);
   const adopted = orphan ? [adoptBroker(layout, orphan)] : [];
   const state = brokerState(layout);
-  if (state.running) return upOnRunningBroker({ layout, lock }, state.runtime, opts, adopted);
+  if (state.running) return upOnRunningBroker({ layout, lock, guards }, state.runtime, opts, adopted);
 
   const created = createOrMoveRoot(layout, opts);
 
   const notes: string[] = [];
-  const plan = await planColdBoot(layout, (m) => {
-    notes.push(m);
-    progress(m);
-  });
+  const plan = await planColdBoot(
+    layout,
+    (m) => {
+      notes.push(m);
+      progress(m);
+    },
+    guards,
+  );
   const records = plan.spaces.map((name) => {
     const rec = loadSpaceAccount(layout, name);
     if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
     return rec;
   });
-  const rendered = renderRoot(layout, records);
+  const rendered = renderRoot(layout, records, guards);
   const names = rendered.spaces.map((s) => s.name);
   const space = requested ?? (created ? names[0] : names.includes("default") ? "default" : names[0]) ?? "default";
   if (!names.includes(space)) {
@@ -198,13 +204,13 @@ export async function bootRoot({ layout, lock }: BootContext, opts: BootOptions)
   const bootDigest = digestOfServerConf(layout) ?? rendered.digest;
   await failpoint("up-rendered");
   progress(`starting nats-server on ${rendered.settings.host}:${rendered.settings.port}`);
-  const started = await startBroker(layout, { host: rendered.settings.host, port: rendered.settings.port, detach: opts.detach });
+  const started = await startBroker(layout, { host: rendered.settings.host, port: rendered.settings.port, detach: opts.detach, guards });
   await failpoint("up-started");
-  await finishColdBoot(layout, started.runtime.url, plan, bootDigest);
-  notes.push(...liftNotes(await liftStandingQuiesces(layout, lock))); // a stopped online backup resumes to lifted
+  await finishColdBoot(layout, started.runtime.url, plan, bootDigest, guards);
+  notes.push(...liftNotes(await liftStandingQuiesces(layout, lock, { guards }))); // a stopped online backup resumes to lifted
   // The same paced pool and batched creds writes as `space add` (provision/provision-batch.ts).
   // Only the spaces whose template the server lacks (one JSZ read, not a connection per space).
-  const provisioned: ProvisionResult[] = await reprovisionSpaces(layout, rendered.broker, started.runtime, rendered.spaces, { onProvision: opts.onProvision, onNotice: progress });
+  const provisioned: ProvisionResult[] = await reprovisionSpaces(layout, rendered.broker, started.runtime, rendered.spaces, { onProvision: opts.onProvision, onNotice: progress, guards });
   settleProvisioning(layout); // every booted space was checked, and provisioned where it lacked its template, just above
   const account = rendered.spaces.find((s) => s.name === space);
   const credsFile = account ? ensureUserCreds(layout, account, "admin") : layout.userCredsFile(space, "admin");

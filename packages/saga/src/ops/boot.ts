@@ -1,3 +1,4 @@
+import { type Guards } from "../guards.js";
 import { SagaError, isSagaError } from "../errors.js";
 import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
 import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
@@ -31,11 +32,11 @@ function divergence(disk: string[], record: InventoryRecord): SagaError {
  * what the crash-resume table allows offline, and says what to boot. Disk is authoritative only
  * when no record exists yet.
  */
-export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => void): Promise<BootPlan> {
-  const disk = certainInventory(layout).map((s) => s.name);
-  const mb = await startMaintenanceBroker(layout);
+export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => void, guards: Guards): Promise<BootPlan> {
+  const disk = certainInventory(layout, guards).map((s) => s.name);
+  const mb = await startMaintenanceBroker(layout, guards);
   try {
-    const store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: "cotal up (maintenance)" });
+    const store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: "cotal up (maintenance)", guards });
     try {
       const read = await store.read();
       if (!read) return { kind: "seed", spaces: disk };
@@ -43,7 +44,7 @@ export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => 
         const out = await executeResume(read, { layout, cas: (r, rev) => store.update(r, rev), onNotice });
         if (out.kind === "boot") return { kind: out.mode, spaces: claimedSpaces(out.base.record.spaces, out.pending), base: out.base, pending: out.pending };
         // Compared after any rollback: the rollback may have deleted the records its claim minted.
-        const after = certainInventory(layout).map((s) => s.name);
+        const after = certainInventory(layout, guards).map((s) => s.name);
         const r = out.base.record;
         const diff = diffLists(after, r);
         if (diff.diskOnly.length + diff.kvOnly.length > 0) throw divergence(after, r);
@@ -61,14 +62,14 @@ export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => 
  * After the real broker reported ready on server.conf (its start is the proof that it loaded those
  * bytes): seed, re-prove, or finish the resumed mutation, fenced by the lease and the CAS.
  */
-export async function finishColdBoot(layout: RootLayout, url: string, plan: BootPlan, digest: string): Promise<InventoryRecord> {
-  const store = await AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: "cotal up" });
+export async function finishColdBoot(layout: RootLayout, url: string, plan: BootPlan, digest: string, guards: Guards): Promise<InventoryRecord> {
+  const store = await AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: "cotal up", guards });
   try {
     return await withLease(store, leaseKeyFor(layout), "cotal up", async () => {
       if (plan.kind === "seed") {
         const rec = seedRecord(plan.spaces, digest, true);
         try {
-          await seedInventory(store, rec);
+          await seedInventory(store, rec, guards);
         } catch (err) {
           if (isSagaError(err, "conflict")) {
             throw new SagaError("conflict", "another process seeded this root's inventory first", { next: "cotal status", cause: err });
@@ -91,7 +92,7 @@ export async function finishColdBoot(layout: RootLayout, url: string, plan: Boot
       }
       let base = cur;
       if (plan.kind === "forward") base = await recordProof(cas, base, plan.pending);
-      return (await commitPending(layout, cas, base.record, base.revision, plan.pending)).record;
+      return (await commitPending(layout, cas, base.record, base.revision, plan.pending, guards)).record;
     });
   } finally {
     await store.close();

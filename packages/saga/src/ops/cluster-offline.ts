@@ -1,6 +1,6 @@
+import { type Guards } from "../guards.js";
 import { RERUN, SagaError } from "../errors.js";
 import type { RootLayout } from "../root/layout.js";
-import { unsafe } from "../unsafe.js";
 import { isClusterRoot } from "./boot-cluster.js";
 
 /** The usual way out: start the cluster, then the same command, which then runs online. */
@@ -14,8 +14,8 @@ export function onlineRerun(layout: RootLayout): string {
  * a private broker on one store (the root's `nats/`, which no node uses, or one node's, which has
  * no quorum alone) would read no record, or a stale one, and act on it.
  */
-export function refuseOfflineOnCluster(layout: RootLayout, verb: string, why: string, next: string = onlineRerun(layout)): void {
-  if (unsafe("CLUSTER_OFFLINE_VERBS") || !isClusterRoot(layout)) return;
+export function refuseOfflineOnCluster(layout: RootLayout, guards: Guards, verb: string, why: string, next: string = onlineRerun(layout)): void {
+  if (guards.CLUSTER_OFFLINE_VERBS || !isClusterRoot(layout)) return;
   throw new SagaError("cluster-offline", `${verb} on a cluster root ${why}: the inventory record lives in the nodes' replicated (R3) buckets, which a private broker on one store cannot read without a quorum; nothing was changed`, {
     next,
     details: { verb, root: layout.root },

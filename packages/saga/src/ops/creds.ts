@@ -1,6 +1,7 @@
+import { handedGuards } from "../unsafe.js";
+import { type Guards } from "../guards.js";
 import { accessSync, constants, existsSync, statSync, type Stats } from "node:fs";
 import { rerunWith, SagaError } from "../errors.js";
-import { unsafe } from "../unsafe.js";
 import { assertSpaceName, isValidSpaceName, SPACE_NAME_RULE } from "../names.js";
 import { mintUserCreds, spaceUserPermissions, type SpaceUserRole } from "../trust/index.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -13,6 +14,8 @@ import { dirname, resolve } from "node:path";
 
 export interface CredsOptions {
   root: string;
+  /** The guards the entry handed in (default: the ones handed to the core; docs/ablation.md). */
+  guards?: Guards;
   space: string;
   user?: string;
   /** Full JetStream API of the account (create/update/delete streams); default users cannot reconfigure. */
@@ -55,9 +58,9 @@ function statOrAbsent(path: string): Stats | undefined {
  * `--out` checked before anything is minted or written (issue #28): not a directory, and its nearest
  * existing ancestor a writable directory (`--out /etc/passwd/x` was an `internal` mkdir failure).
  */
-function assertOutPath(out: string): string {
+function assertOutPath(out: string, guards: Guards): string {
   const path = resolve(out);
-  if (unsafe("CREDS_OUT_UNCHECKED")) return path;
+  if (guards.CREDS_OUT_UNCHECKED) return path;
   const refuse = (message: string, errno: string, at: string): never => {
     throw new SagaError("io", message, { next: `${rerunWith({ "--out": null })}   # the creds go under the root; or --out a file in a directory you can write`, details: { path, errno, at } });
   };
@@ -97,7 +100,8 @@ export function ensureUserCreds(layout: RootLayout, account: AccountRecord, user
  * (`user` / `admin`), so minting a default cred never replaces the admin cred `up` printed.
  */
 export function mintSpaceCreds(opts: CredsOptions): CredsResult {
-  const space = assertSpaceName(opts.space);
+  const guards = opts.guards ?? handedGuards();
+  const space = assertSpaceName(opts.space, guards);
   const role: SpaceUserRole = opts.admin === true ? "admin" : "user";
   const user = assertUserName(opts.user ?? role);
   for (const s of [...(opts.allowPub ?? []), ...(opts.allowSub ?? [])]) {
@@ -106,10 +110,10 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   if (opts.expiresInSeconds !== undefined && !(opts.expiresInSeconds > 0)) {
     throw new SagaError("invalid-argument", "--expires must be a positive duration", { next: "cotal space creds <space> --expires 24h" });
   }
-  const out = opts.out === undefined ? undefined : assertOutPath(opts.out);
+  const out = opts.out === undefined ? undefined : assertOutPath(opts.out, guards);
   const layout = new RootLayout(opts.root);
   // Minting trust for a tenant mid-removal would hand out creds for a space that is going away.
-  assertJournalAllows(layout, { verb: "space creds", cut: true });
+  assertJournalAllows(layout, { verb: "space creds", cut: true }, guards);
   const broker = loadBrokerTrust(layout);
   const account = loadSpaceAccount(layout, space);
   if (!account) {
@@ -122,7 +126,7 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   }
   const minted = mintUserCreds(account, {
     name: `${space}/${user}`,
-    ...spaceUserPermissions(role),
+    ...spaceUserPermissions(role, guards),
     ...(opts.allowPub ? { allowPub: opts.allowPub } : {}),
     ...(opts.allowSub ? { allowSub: opts.allowSub } : {}),
     ...(opts.expiresInSeconds ? { expiresInSeconds: opts.expiresInSeconds } : {}),

@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { existsSync } from "node:fs";
 import { stopBroker } from "../broker/process.js";
 import { RootLayout } from "../root/layout.js";
@@ -20,19 +22,20 @@ export interface DownResult {
  * Stops the root's broker through the one verb preamble; stopping a stopped broker is a no-op success.
  * No journal entry refuses it: `down` is the printed way out of a stray, and every entry resumes from disk.
  */
-export async function down(opts: { root: string; graceMs?: number; preserveState?: boolean }): Promise<DownResult> {
+export async function down(opts: { root: string; graceMs?: number; preserveState?: boolean; guards?: Guards }): Promise<DownResult> {
+  const guards = opts.guards ?? handedGuards();
   const root = new RootLayout(opts.root).root;
   if (!existsSync(root)) return { root, stopped: false, forced: false };
   // A cut preserves one store for offline backup/restore, which a cluster root does online instead.
-  if (opts.preserveState) refuseOfflineOnCluster(new RootLayout(root), "down --preserve-state", "has no offline backup or restore to cut for", "cotal space list   # back up each space online on the running cluster (cotal space backup NAME --out DIR): no cut needed");
+  if (opts.preserveState) refuseOfflineOnCluster(new RootLayout(root), guards, "down --preserve-state", "has no offline backup or restore to cut for", "cotal space list   # back up each space online on the running cluster (cotal space backup NAME --out DIR): no cut needed");
   // The preamble has already stopped leaked private brokers (a killed verb's, never the journal's own attempt).
-  return withVerb({ root, purpose: "cotal down", journal: { verb: "down", any: true }, certain: false }, async ({ layout, lock, reaped }) => {
+  return withVerb({ root, guards, purpose: "cotal down", journal: { verb: "down", any: true }, certain: false }, async ({ layout, lock, reaped }) => {
     // Hook (maintenance/cut.ts): the cut journals cut-intent → cut-committed, stops the broker, then ready.
     if (opts.preserveState) {
-      const { stopped, pid, forced, ...cut } = await preserveStateCut(layout, lock, opts.graceMs);
+      const { stopped, pid, forced, ...cut } = await preserveStateCut(layout, lock, opts.graceMs, guards);
       return { root: layout.root, stopped, ...(pid !== undefined ? { pid } : {}), forced, cut };
     }
-    const r = await stopBroker(layout, opts.graceMs);
+    const r = await stopBroker(layout, opts.graceMs, guards);
     return { root: layout.root, ...r, stopped: r.stopped || reaped.length > 0, strays: [...reaped, ...r.strays] };
   });
 }

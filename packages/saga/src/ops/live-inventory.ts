@@ -1,3 +1,4 @@
+import { type Guards } from "../guards.js";
 import { SagaError, isSagaError } from "../errors.js";
 import { seedRecord } from "../inventory/record.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
@@ -14,13 +15,13 @@ import { openLiveSession } from "./session.js";
  * `up` on a running root: seed the record if a pre-saga broker never had one, and resume an
  * interrupted mutation through the same saga. Returns notes for the operator; changes nothing when clean.
  */
-export async function ensureLiveInventory(layout: RootLayout, lock: MaintenanceLock, progress: (m: string) => void): Promise<string[]> {
+export async function ensureLiveInventory(layout: RootLayout, lock: MaintenanceLock, progress: (m: string) => void, guards: Guards): Promise<string[]> {
   const notes: string[] = [];
-  const session = await openLiveSession(layout, "up", { onNotice: (m) => (notes.push(m), progress(m)) });
+  const session = await openLiveSession(layout, "up", { guards, onNotice: (m) => (notes.push(m), progress(m)) });
   try {
     const vr = await session.store.read();
     if (!vr) {
-      const disk = certainInventory(layout);
+      const disk = certainInventory(layout, guards);
       const conf = readTextIfExists(layout.serverConf) ?? "";
       const preloaded = new Set(preloadedAccounts(conf));
       const missing = disk.filter((s) => !preloaded.has(s.publicKey)).map((s) => s.name);
@@ -30,7 +31,7 @@ export async function ensureLiveInventory(layout: RootLayout, lock: MaintenanceL
         });
       }
       try {
-        await seedInventory(session.store, seedRecord(disk.map((s) => s.name), digestOfServerConf(layout) ?? null, true));
+        await seedInventory(session.store, seedRecord(disk.map((s) => s.name), digestOfServerConf(layout) ?? null, true), guards);
         notes.push(`seeded the inventory from disk: ${disk.map((s) => s.name).join(", ")}`);
       } catch (err) {
         if (!isSagaError(err, "conflict")) throw err; // someone else seeded it: fine, it exists now

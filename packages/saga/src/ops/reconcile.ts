@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { SagaError, isSagaError } from "../errors.js";
 import { brokerState } from "../broker/runtime.js";
 import type { AuthorityStore } from "../inventory/authority-store.js";
@@ -24,7 +26,6 @@ import { deriveState, type DerivedState } from "./derive-state.js";
 import { openLiveSession, openOfflineSession, type Session } from "./session.js";
 import { withVerb } from "./verb.js";
 import { refuseOfflineOnCluster } from "./cluster-offline.js";
-import { unsafe } from "../unsafe.js";
 export type Direction = "disk" | "kv";
 
 export interface ReconcilePlan {
@@ -61,6 +62,8 @@ export interface ReconcileOptions {
   confirm?: (plan: ReconcilePlan) => Promise<boolean>;
   onNotice?: (message: string) => void;
   lockWaitMs?: number;
+  /** The guards the entry handed in (default: the ones handed to the core; docs/ablation.md). */
+  guards?: Guards;
 }
 
 export interface ReconcileResult {
@@ -102,20 +105,22 @@ export async function reconcile(opts: ReconcileOptions): Promise<ReconcileResult
   requireRoot(root);
   const verb = `broker reconcile${opts.direction ? ` --adopt-${opts.direction}` : ""}`;
   // A removal journal is let through only to be checked against the record below (docs/refusals.md).
-  return withVerb({ root, purpose: `cotal ${verb}`, journal: { verb, anyRemoval: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ layout, lock, journal }) => {
+  const guards = opts.guards ?? handedGuards();
+  return withVerb({ root, guards, purpose: `cotal ${verb}`, journal: { verb, anyRemoval: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ layout, lock, journal }) => {
     const st = brokerState(layout);
-    if (!st.running) refuseOfflineOnCluster(layout, `cotal ${verb}`, "needs the running cluster (offline, it reconciles through a private broker on the store)");
-    const session = st.running ? await openLiveSession(layout, verb, opts) : await openOfflineSession(layout, verb, opts);
+    if (!st.running) refuseOfflineOnCluster(layout, guards, `cotal ${verb}`, "needs the running cluster (offline, it reconciles through a private broker on the store)");
+    const session = st.running ? await openLiveSession(layout, verb, { ...opts, guards }) : await openOfflineSession(layout, verb, { ...opts, guards });
     try {
-      return await reconcileIn(layout, session, st.running, journal, lock, opts);
+      return await reconcileIn(layout, session, st.running, journal, lock, { ...opts, guards });
     } finally {
       await session.close().catch(() => undefined);
     }
   });
 }
 
-async function reconcileIn(layout: RootLayout, session: Session, running: boolean, journal: JournalEntry | undefined, lock: MaintenanceLock, opts: ReconcileOptions): Promise<ReconcileResult> {
+async function reconcileIn(layout: RootLayout, session: Session, running: boolean, journal: JournalEntry | undefined, lock: MaintenanceLock, opts: ReconcileOptions & { guards: Guards }): Promise<ReconcileResult> {
   const { store } = session;
+  const { guards } = opts;
   const { report, inv, disk, kv, diff, digest } = await readReport(layout, store, running);
 
   // an unreadable record makes every resolution a guess; refuse before offering one.
@@ -130,11 +135,11 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
   // A standing removal blocks reconcile, except where its own re-run cannot finish (an unresumable
   // record); then reconcile runs, and the space being removed is never admitted.
   const removing = journal?.op === "space-rm" ? journal.space : undefined;
-  if (journal && removing && !unsafe("IGNORE_JOURNAL") && decideResume(kv, digest).action !== "refuse") {
+  if (journal && removing && !guards.IGNORE_JOURNAL && decideResume(kv, digest).action !== "refuse") {
     opts.onReport(report);
     throw journalRefusal(journal, { verb: "broker reconcile" }) as SagaError;
   }
-  const honour = removing !== undefined && !unsafe("IGNORE_JOURNAL") ? removing : undefined;
+  const honour = removing !== undefined && !guards.IGNORE_JOURNAL ? removing : undefined;
   const diskList = honour ? disk.filter((n) => n !== removing) : disk;
   const record = honour ? { ...kv, spaces: kv.spaces.filter((n) => n !== honour) } : kv;
   if (!opts.direction) {
@@ -186,7 +191,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
     for (const name of plan.admits) {
       const rec = loadSpaceAccount(layout, name);
       if (!rec) continue;
-      writeObserverCreds(layout, broker, name);
+      writeObserverCreds(layout, broker, name, guards);
       provisioned.push(await provisionSpace(session.url, rec, tenantReplicasOf(clusterOf(layout, loadSettings(layout)))));
     }
   }

@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
@@ -15,7 +17,6 @@ import { openOfflineSession, leaseKeyFor } from "./session.js";
 import { withVerb } from "./verb.js";
 import { isClusterRoot } from "./boot-cluster.js";
 import { serversOfRoot } from "../broker/server-scan.js";
-import { unsafe } from "../unsafe.js";
 
 export interface RotateSysResult {
   root: string;
@@ -62,10 +63,10 @@ function applySuccessor(layout: RootLayout, next: BrokerTrust): void {
  * staged and journaled before any live trust file changes; then seed, record, and every $SYS cred
  * re-minted; the journal clears last. Every other verb refuses while it stands (docs/refusals.md).
  */
-export async function rotateSys(opts: { root: string }): Promise<RotateSysResult> {
-  return withVerb({ root: opts.root, purpose: "cotal up --rotate-sys", journal: { verb: "up --rotate-sys", rotation: true }, lockWaitMs: 30_000 }, async ({ layout, lock, disk: spaces, journal }) => {
+export async function rotateSys(opts: { root: string; guards?: Guards }): Promise<RotateSysResult> {
+  return withVerb({ root: opts.root, guards: opts.guards ?? handedGuards(), purpose: "cotal up --rotate-sys", journal: { verb: "up --rotate-sys", rotation: true }, lockWaitMs: 30_000 }, async ({ layout, guards, lock, disk: spaces, journal }) => {
     // On a cluster root every node must be down, not only the first one `brokerState` reads.
-    const nodesUp = unsafe("ROTATE_WITH_NODES_UP") ? [] : serversOfRoot(layout).filter((p) => p.role === "node");
+    const nodesUp = guards.ROTATE_WITH_NODES_UP ? [] : serversOfRoot(layout, guards).filter((p) => p.role === "node");
     if (brokerState(layout).running || nodesUp.length > 0) {
       throw new SagaError("broker-running", `rotating the system account needs the broker stopped: every tenant's $SYS creds change at once${nodesUp.length > 0 ? ` (cluster nodes still run: ${nodesUp.map((p) => `pid ${p.pid} (${p.config})`).join(", ")})` : ""}`, {
         next: "cotal down && cotal up --rotate-sys",
@@ -94,7 +95,7 @@ export async function rotateSys(opts: { root: string }): Promise<RotateSysResult
       const rotated = loadBrokerTrust(layout);
       for (const s of spaces) {
         rmSync(layout.sysCredsFile(s.name, "observer"), { force: true });
-        writeObserverCreds(layout, rotated, s.name);
+        writeObserverCreds(layout, rotated, s.name, guards);
       }
       ensureEvictorCreds(layout, rotated);
       clearJournal(layout, lock);
@@ -113,7 +114,7 @@ export async function rotateSys(opts: { root: string }): Promise<RotateSysResult
     // stopped nobody can hold or take the lease in the R3 bucket, and the lock we hold keeps `up` out
     // until the rotation is done; every node then boots on the new system account (docs/cluster.md).
     if (isClusterRoot(layout)) return rotate();
-    const session = await openOfflineSession(layout, "up --rotate-sys");
+    const session = await openOfflineSession(layout, "up --rotate-sys", { guards });
     try {
       return await withLease(session.store, leaseKeyFor(layout), "up --rotate-sys", rotate);
     } finally {

@@ -1,3 +1,4 @@
+import { type Guards } from "../guards.js";
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { RERUN, SagaError, isSagaError } from "../errors.js";
@@ -41,6 +42,8 @@ export interface LiveSession extends Session {
 }
 
 export interface SessionHooks {
+  /** The verb's guards (docs/ablation.md): the session's store and reloader take them. Default: the ones handed to the core. */
+  guards?: Guards;
   onNotice?: (message: string) => void;
   onTiming?: (step: SagaTiming, ms: number) => void;
 }
@@ -50,7 +53,7 @@ export async function openLiveSession(layout: RootLayout, verb: string, hooks: S
   const st = brokerState(layout);
   if (!st.running) {
     // A running broker whose run/broker.json is unreadable: `up` adopts it with no restart (broker/adopt.ts).
-    const orphan = adoptableBroker(layout);
+    const orphan = adoptableBroker(layout, hooks.guards);
     const why = orphan ? `${layout.runtimeFile} is unreadable, but nats-server pid ${orphan.owner.pid} serves this root: \`cotal up\` adopts it without a restart` : `the broker of ${layout.root} is not running; the inventory lives in its store`;
     throw new SagaError("broker-not-running", why, {
       next: `cotal up --detach${layout.root === undefined ? "" : ` --root ${layout.root}`} && ${RERUN}`,
@@ -63,7 +66,7 @@ export async function openLiveSession(layout: RootLayout, verb: string, hooks: S
   // With a node stopped, the others may be electing new leaders for the R3 buckets: give them that long.
   const electing = urls.length < new Set([st.runtime.url, ...(st.runtime.nodes ?? []).map((n) => n.url)]).size;
   try {
-    store = await retryWhile(() => AuthorityStore.connect(urls, loadAuthorityAccount(layout), { name: `cotal ${verb}` }), {
+    store = await retryWhile(() => AuthorityStore.connect(urls, loadAuthorityAccount(layout), { name: `cotal ${verb}`, ...(hooks.guards ? { guards: hooks.guards } : {}) }), {
       transient: (err) => electing && isSagaError(err) && err.code === "inventory-unreachable",
       forMs: ELECTION_WAIT_MS,
       pauseMs: 500,
@@ -105,7 +108,7 @@ function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks, 
   return (lock) => ({
     layout,
     store,
-    ...(runtime ? { reloader: brokerReloader(runtime, layout) } : {}),
+    ...(runtime ? { reloader: brokerReloader(runtime, layout, hooks.guards) } : {}),
     lock,
     leaseKey: leaseKeyFor(layout),
     ...(hooks.onNotice ? { onNotice: hooks.onNotice } : {}),
@@ -119,10 +122,10 @@ function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks, 
  * run here stops after promotion; the next `up` boots and commits it. The caller holds the lock.
  */
 export async function openOfflineSession(layout: RootLayout, verb: string, hooks: SessionHooks = {}, preload: AccountRecord[] = []): Promise<Session> {
-  const mb = await startPrivateBroker(layout, { storeDir: layout.storeDir, workDir: layout.runDir, spaces: preload, label: "maintenance" });
+  const mb = await startPrivateBroker(layout, { storeDir: layout.storeDir, workDir: layout.runDir, spaces: preload, label: "maintenance", ...(hooks.guards ? { guards: hooks.guards } : {}) });
   let store: AuthorityStore;
   try {
-    store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: `cotal ${verb} (maintenance)` });
+    store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: `cotal ${verb} (maintenance)`, ...(hooks.guards ? { guards: hooks.guards } : {}) });
   } catch (err) {
     await mb.stop();
     throw err;

@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { listedOrClaimed } from "../inventory/record.js";
@@ -48,11 +50,11 @@ export interface SpaceAddResult extends MutationResult {
 }
 
 /** Validates a batch: every name, no duplicates, at least one. Nothing is written before this passes. */
-export function validateBatch(names: readonly string[]): string[] {
+export function validateBatch(names: readonly string[], guards: Guards = handedGuards()): string[] {
   if (names.length === 0) throw new SagaError("invalid-argument", "no space named: give one or more names, or --from FILE"); // the CLI prints the --help line
   const seen = new Set<string>();
   for (const n of names) {
-    assertSpaceName(n);
+    assertSpaceName(n, guards);
     if (seen.has(n)) throw new SagaError("invalid-argument", `space ${n} is named twice`, { next: "name each space once" });
     seen.add(n);
   }
@@ -64,7 +66,7 @@ export function validateBatch(names: readonly string[]): string[] {
  * that here, bounded, so no other verb waits on the lock meanwhile (docs/lifecycle.md, "Open
  * files"). The check under the lock stays the one that decides.
  */
-async function awaitFdRoom(opts: SpaceAddOptions, names: readonly string[], label: string | undefined): Promise<void> {
+async function awaitFdRoom(opts: SpaceAddOptions, names: readonly string[], label: string | undefined, guards: Guards): Promise<void> {
   let broker: { pid: number; version: string; fresh: number } | undefined;
   try {
     const layout = new RootLayout(canonicalRoot(opts.root));
@@ -76,7 +78,7 @@ async function awaitFdRoom(opts: SpaceAddOptions, names: readonly string[], labe
   } catch {
     return; // a root this cannot read is the verb's own preamble's to refuse, with its own code
   }
-  await awaitFdBudget(broker.pid, parseServerVersion(broker.version), broker.fresh, `cotal space add ${label}`, { ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) });
+  await awaitFdBudget(broker.pid, parseServerVersion(broker.version), broker.fresh, `cotal space add ${label}`, { guards, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) });
 }
 
 /**
@@ -84,11 +86,12 @@ async function awaitFdRoom(opts: SpaceAddOptions, names: readonly string[], labe
  * present spaces are a no-op in the inventory and are provisioned again, which completes a crashed add.
  */
 export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
-  const names = validateBatch(opts.names);
-  const limits = limitsForQuota(names, opts.quota ?? {});
+  const guards = opts.guards ?? handedGuards();
+  const names = validateBatch(opts.names, guards);
+  const limits = limitsForQuota(names, opts.quota ?? {}, undefined, guards);
   const label = names.length === 1 ? names[0] : `(${names.length} spaces)`;
-  await awaitFdRoom(opts, names, label);
-  const verb = { ...opts, purpose: `cotal space add ${label}`, journal: { verb: "space add" }, lockWaitMs: opts.lockWaitMs ?? 30_000, decideUnderLock: opts.decideUnderLock === true };
+  await awaitFdRoom(opts, names, label, guards);
+  const verb = { ...opts, guards, purpose: `cotal space add ${label}`, journal: { verb: "space add" }, lockWaitMs: opts.lockWaitMs ?? 30_000, decideUnderLock: opts.decideUnderLock === true };
   return withLiveVerb(verb, async ({ layout, lock, session, decided, disk, view, releaseLock }) => {
     const broker = loadBrokerTrust(layout);
     for (const n of names) existingSpaceRecord(layout, broker, n); // foreign operator refuses before any write
@@ -99,13 +102,13 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
       opts.onNotice?.(`existing spaces keep their limits (${names.filter((n) => !minted.has(n)).join(", ")}); change them with \`cotal space limits <name>\``);
     }
     // Under the lock: no other writer's add can slip between this check and the claim.
-    const committed = fresh.length > 0 ? assertBudgetAllows(layout, disk, fresh, limits, opts.onNotice) : undefined;
+    const committed = fresh.length > 0 ? assertBudgetAllows(layout, disk, fresh, limits, guards, opts.onNotice) : undefined;
     if (committed && committed.unbounded.length > 0) {
       opts.onNotice?.(`space(s) with unbounded storage can still starve the others: ${committed.unbounded.join(", ")} (next: cotal space limits <name> --max-disk ${formatBytes(limits.disk_storage).replace(/ /g, "")})`);
     }
     // The broker's open files: past its limit stream creation fails after the saga trusted the batch.
     const rt = session.runtime;
-    if (fresh.length > 0 && rt.owner.host === hostname()) assertFdBudget(rt.owner.pid, parseServerVersion(rt.serverVersion), fresh.length, `cotal space add ${label}`);
+    if (fresh.length > 0 && rt.owner.host === hostname()) assertFdBudget(rt.owner.pid, parseServerVersion(rt.serverVersion), fresh.length, `cotal space add ${label}`, guards);
     // Owed before the saga trusts them, settled once provisioned: a kill in between stays visible.
     const owed = oweProvisioning(layout, names);
     let result: MutationResult;
@@ -128,7 +131,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     await failpoint("add-provisioning");
     // Each space is its own account, so provisioning is independent: a paced pool, creds batched (provision/provision-batch.ts).
     const records = names.map((n) => loadSpaceAccount(layout, n)).filter((r): r is NonNullable<typeof r> => r !== undefined);
-    const provisioned = await provisionSpaces(layout, broker, session.runtime, records, { onProvision: opts.onProvision, onNotice: opts.onNotice, replicas: tenantReplicasOf(clusterOf(layout, loadSettings(layout))) });
+    const provisioned = await provisionSpaces(layout, broker, session.runtime, records, { onProvision: opts.onProvision, onNotice: opts.onNotice, replicas: tenantReplicasOf(clusterOf(layout, loadSettings(layout))), guards });
     settleOwed(owed);
     return { ...result, requested: names, provisioned };
   });

@@ -2,7 +2,8 @@
  * Space quotas at the verbs' edge: resolving a requested quota into signed limits and checking it
  * against the broker budget before any write (docs/quotas.md).
  */
-import { unsafe } from "../unsafe.js";
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { SagaError, rerunWith } from "../errors.js";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connectAsAccount } from "../broker/connect.js";
@@ -22,14 +23,10 @@ import { effectiveBudget } from "../provision/jetstream-max.js";
 import type { AccountRecord } from "../root/records.js";
 import { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, limitsQuota, quotaLimits, type AccountLimits, type SpaceQuota } from "../trust/limits.js";
 
-/** Test-only switch for the quota cell's positive control: new spaces are unbounded and no budget is kept. */
-export function quotaGuardDisabled(): boolean {
-  return unsafe("UNLIMITED_TENANTS");
-}
-
 /** The limits to sign for `spaces` under `requested` (over `base`, default the template's); pure validation. */
-export function limitsForQuota(spaces: readonly string[], requested: Partial<SpaceQuota>, base?: Readonly<SpaceQuota>): AccountLimits {
-  if (quotaGuardDisabled()) return { ...UNLIMITED_JETSTREAM };
+export function limitsForQuota(spaces: readonly string[], requested: Partial<SpaceQuota>, base?: Readonly<SpaceQuota>, guards: Guards = handedGuards()): AccountLimits {
+  // UNLIMITED_TENANTS: the quota cell's positive control, new spaces are unbounded and no budget is kept.
+  if (guards.UNLIMITED_TENANTS) return { ...UNLIMITED_JETSTREAM };
   const quota = resolveQuota(requested, base);
   for (const s of spaces) assertQuotaUsable(s, quota);
   return quotaLimits(quota);
@@ -40,9 +37,9 @@ export function limitsForQuota(spaces: readonly string[], requested: Partial<Spa
  * on disk (`onDisk`: the verb's certain inventory, read once under the lock) as it is. Run under the
  * maintenance lock so no other writer's add slips between check and claim.
  */
-export function assertBudgetAllows(layout: RootLayout, onDisk: readonly AccountRecord[], incoming: readonly string[], limits: AccountLimits, onNotice?: (m: string) => void): Commitment | undefined {
-  if (quotaGuardDisabled()) return undefined;
-  const { budget, deferred } = effectiveBudget(layout);
+export function assertBudgetAllows(layout: RootLayout, onDisk: readonly AccountRecord[], incoming: readonly string[], limits: AccountLimits, guards: Guards, onNotice?: (m: string) => void): Commitment | undefined {
+  if (guards.UNLIMITED_TENANTS) return undefined;
+  const { budget, deferred } = effectiveBudget(layout, guards);
   if (deferred) {
     const running = deferred.running === "dynamic" ? "a dynamic max (set before quotas)" : `${formatBytes(deferred.running.file)} disk / ${formatBytes(deferred.running.memory)} memory`;
     onNotice?.(`settings.json asks for a JetStream max of ${formatBytes(deferred.settings.file)} disk / ${formatBytes(deferred.settings.memory)} memory; the running broker keeps ${running} until a cold start (next: cotal down && cotal up --detach)`);
@@ -73,8 +70,8 @@ export interface SpaceLimitsResult {
 }
 
 /** A space's current quota from its record (read-only; no broker needed). */
-export function showSpaceLimits(root: string, name: string): { space: string; quota: SpaceQuota; limits: AccountLimits } {
-  assertSpaceName(name);
+export function showSpaceLimits(root: string, name: string, guards: Guards = handedGuards()): { space: string; quota: SpaceQuota; limits: AccountLimits } {
+  assertSpaceName(name, guards);
   const layout = new RootLayout(canonicalRoot(root));
   const rec = loadSpaceAccount(layout, name);
   if (!rec) throw new SagaError("space-not-found", `space ${name} does not exist on ${layout.root}`, { next: "cotal space list" });
@@ -118,19 +115,20 @@ async function assertAboveUsage(url: string, rec: AccountRecord, before: SpaceQu
 }
 
 export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimitsResult> {
-  const name = assertSpaceName(opts.name);
+  const guards = opts.guards ?? handedGuards();
+  const name = assertSpaceName(opts.name, guards);
   if (Object.keys(opts.quota).length === 0) {
     throw new SagaError("invalid-argument", "no limit to change", { next: `cotal space limits ${name} --max-disk 256M   # or --limits FILE; without flags it prints the limits` });
   }
-  limitsForQuota([name], opts.quota); // each field's own rule, before the broker is asked anything
-  return withLiveVerb({ ...opts, purpose: `cotal space limits ${name}`, journal: { verb: "space limits" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided, disk, view }) => {
+  limitsForQuota([name], opts.quota, undefined, guards); // each field's own rule, before the broker is asked anything
+  return withLiveVerb({ ...opts, guards, purpose: `cotal space limits ${name}`, journal: { verb: "space limits" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided, disk, view }) => {
     const env = session.envWith(lock);
     let base = decided;
     let onDisk = disk;
     if (base.record.pending || base.record.appliedGeneration !== base.record.generation) {
       await runMutation(env, { op: "resume", verb: "space limits (resume)" });
       base = (await session.store.read()) ?? base;
-      onDisk = certainInventory(layout); // the resume may have rolled records back; `view` no longer matches `base`
+      onDisk = certainInventory(layout, guards); // the resume may have rolled records back; `view` no longer matches `base`
     }
     if (!base.record.spaces.includes(name)) {
       throw new SagaError("space-not-found", `space ${name} is not in the inventory`, { next: "cotal space list" });
@@ -139,13 +137,13 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
     const rec = existingSpaceRecord(layout, broker, name);
     if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
     const before = limitsQuota(rec.limits);
-    const wanted = limitsForQuota([name], opts.quota, before);
+    const wanted = limitsForQuota([name], opts.quota, before, guards);
     const after = limitsQuota(wanted);
     if (QUOTA_FIELDS.every((f) => before[f] === after[f])) {
       return { space: name, outcome: "noop", generation: base.record.generation, before, after, reloads: 0 };
     }
-    assertBudgetAllows(layout, onDisk, [name], wanted, opts.onNotice);
-    if (!opts.force && !unsafe("LIMITS_BELOW_USAGE")) await assertAboveUsage(session.url, rec, before, after);
+    assertBudgetAllows(layout, onDisk, [name], wanted, guards, opts.onNotice);
+    if (!opts.force && !guards.LIMITS_BELOW_USAGE) await assertAboveUsage(session.url, rec, before, after);
     const to = resignAccountLimits(broker.operator, rec.jwt, wanted).jwt;
     const r = await runMutation(env, { op: "limits", verb: "space limits", limitsChange: { space: name, from: rec.jwt, to } }, base, view);
     return { space: name, outcome: r.outcome, generation: r.generation, before, after, reloads: r.reloads, ...(r.resumed ? { resumed: r.resumed } : {}) };

@@ -1,3 +1,4 @@
+import { type Guards } from "../guards.js";
 import { status, type StatusReport } from "./status.js";
 
 /**
@@ -24,7 +25,7 @@ export interface SpaceListReport {
 }
 
 /** Every tenant the disk or the KV names, with where it stands. Read-only. */
-export async function spaceList(opts: { root: string }): Promise<SpaceListReport> {
+export async function spaceList(opts: { root: string; guards?: Guards }): Promise<SpaceListReport> {
   return spaceListFrom(await status(opts));
 }
 

@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { RERUN, SagaError } from "../errors.js";
@@ -10,7 +12,6 @@ import { listedOrClaimed } from "../inventory/record.js";
 import { decideResume } from "../inventory/resume-decision.js";
 import { deleteSpaceStreams } from "../provision/teardown-space.js";
 import { awaitProvisioned } from "../provision/owed.js";
-import { unsafe } from "../unsafe.js";
 import type { EvictionResult } from "../provision/evict-connections.js";
 import { evictEverywhere } from "../provision/evict-cluster.js";
 import { preloadedAccounts } from "../render/preloaded-accounts.js";
@@ -97,7 +98,7 @@ function preloadedByConfig(layout: RootLayout, account: AccountRecord): boolean 
  * Before the journal is written (the removal's first durable step): refusals that would otherwise
  * strand a journal the operator cannot finish. Nothing is written when one fires.
  */
-function refuseBeforeJournal(layout: RootLayout, space: string, current: VersionedRecord, running: boolean): void {
+function refuseBeforeJournal(layout: RootLayout, space: string, current: VersionedRecord, running: boolean, guards: Guards): void {
   const listed = current.record.spaces;
   if (listed.includes(space) && listed.length === 1) {
     throw new SagaError("invalid-argument", `space ${space} is the last tenant of this broker; removing it would leave a config with zero spaces`, {
@@ -119,7 +120,7 @@ function refuseBeforeJournal(layout: RootLayout, space: string, current: Version
   // Everything the saga needs after the point of no return is checked now: the config without this
   // space must render (every other listed tenant's record readable), or the streams would go and the
   // render refuse with the removal journaled (issue #28 finding 4).
-  if (!unsafe("RM_SKIP_RENDER_CHECK")) renderList(layout, listed.filter((s) => s !== space));
+  if (!guards.RM_SKIP_RENDER_CHECK) renderList(layout, listed.filter((s) => s !== space));
 }
 
 interface RemovalSteps {
@@ -140,7 +141,7 @@ interface RemovalSteps {
  * no return) → saga → reap → clear. Everything it needs after the point of no return is loaded first.
  */
 async function runRemoval({ v, space, session, running, decided, notes, waitMs, onNotice }: RemovalSteps): Promise<SpaceRmResult> {
-  const { layout, lock } = v;
+  const { layout, lock, guards } = v;
   loadBrokerTrust(layout); // a corrupt broker.json refuses here, before any stream is deleted
   loadAuthorityAccount(layout);
   const account = loadSpaceAccount(layout, space);
@@ -152,7 +153,7 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
   if (!entry) {
     const listed = listedOrClaimed(current.record).has(space);
     if (!listed && !account) return { space, outcome: "absent", brokerRunning: running, deletedStreams: [], reaped: [], notes };
-    refuseBeforeJournal(layout, space, current, running);
+    refuseBeforeJournal(layout, space, current, running, guards);
     const live = liveSpaceProcesses(layout, space);
     if (live.length > 0) {
       throw new SagaError("live-process", `space ${space} still has live processes: ${live.map((p) => `pid ${p.pid} (${p.file})`).join(", ")}`, {
@@ -162,7 +163,7 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
     // A `space add` that committed this space may still be creating its streams after releasing the
     // lock: deleting them first would let that creation land after our deletion and outlive the
     // removal. Nobody starts to owe it while we hold the lock, so waiting once is enough (docs/saga.md).
-    if (!unsafe("RM_DURING_PROVISIONING")) await awaitProvisioned(layout, space, waitMs, onNotice);
+    if (!guards.RM_DURING_PROVISIONING) await awaitProvisioned(layout, space, waitMs, onNotice);
     entry = { op: "space-rm", space, startedAt: new Date().toISOString() };
     writeJournal(layout, lock, entry);
     await failpoint("rm-journaled");
@@ -193,7 +194,7 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
   // through for exactly that state, never re-admitting this space (docs/refusals.md).
   const saga = promoted ? undefined : await runMutation(session.envWith(lock), { op: "remove", removes: [space], verb: `space rm ${space}` }, decided);
   // Connections the reload did not drop are cut at once where the server can (never throws).
-  const eviction = account && session.runtime ? await evictEverywhere(layout, session.runtime, account.publicKey) : undefined;
+  const eviction = account && session.runtime ? await evictEverywhere(layout, session.runtime, account.publicKey, guards) : undefined;
   const { reaped, failures } = reapSpaceMaterial(layout, space);
   clearJournal(layout, lock);
   if (!running) notes.push("the broker is stopped: the removal is promoted; `cotal up` boots and commits it");
@@ -211,16 +212,17 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
  * broker on the store, so re-running an interrupted removal always finishes it (docs/refusals.md).
  */
 export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
-  const space = assertSpaceName(opts.name);
+  const guards = opts.guards ?? handedGuards();
+  const space = assertSpaceName(opts.name, guards);
   const layout = new RootLayout(canonicalRoot(opts.root));
   const journal: JournalPolicy = { verb: `space rm ${space}`, removal: space };
-  const base = { ...opts, root: layout.root, purpose: `cotal space rm ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000 };
+  const base = { ...opts, guards, root: layout.root, purpose: `cotal space rm ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000 };
   const notes: string[] = [];
   if (brokerState(layout).running) {
     return withLiveVerb(base, (v) => runRemoval({ v, space, session: v.session, running: true, decided: v.decided, notes, waitMs: base.lockWaitMs, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) }));
   }
-  refuseOfflineOnCluster(layout, `space rm ${space}`, "needs the running cluster (an offline removal deletes the tenant's streams through a private broker on the store)");
-  assertJournalAllows(layout, journal);
+  refuseOfflineOnCluster(layout, guards, `space rm ${space}`, "needs the running cluster (an offline removal deletes the tenant's streams through a private broker on the store)");
+  assertJournalAllows(layout, journal, guards);
   return withVerb(base, async (v) => {
     if (brokerState(layout).running) {
       throw new SagaError("broker-running", "the broker started while this removal waited for the lock", { next: `cotal space rm ${space}` });
@@ -229,7 +231,7 @@ export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
     const account = loadSpaceAccount(layout, space);
     // Only a removal that still has to delete streams preloads the tenant, and only before its commit.
     const preload = account && !entry?.streamsDeleted ? [account] : [];
-    const session = await openOfflineSession(layout, `space rm ${space}`, opts, preload);
+    const session = await openOfflineSession(layout, `space rm ${space}`, base, preload);
     try {
       return await runRemoval({ v, space, session, running: false, notes, waitMs: base.lockWaitMs, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) });
     } finally {

@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { existsSync } from "node:fs";
 import { brokerState, nodeAlive, type BrokerRuntime } from "../broker/runtime.js";
 import { serversOfRoot, type RootServer } from "../broker/server-scan.js";
@@ -13,7 +15,6 @@ import { loadSettings } from "../root/settings.js";
 import { clusterOf } from "../root/cluster-settings.js";
 import { journalRefusal, readJournal, restoreRerun, standingQuiesce, type JournalEntry } from "../maintenance/journal.js";
 import { nameRoot } from "../error-shape.js";
-import { unsafe } from "../unsafe.js";
 import { ownerStatus } from "../lock/process-identity.js";
 import { quiescedOnDisk } from "../maintenance/quiesce.js";
 import { readProvisioningOwed } from "../provision/owed.js";
@@ -112,10 +113,10 @@ export function quiescedTenants(journal: JournalEntry | null, onDisk: { space: s
   return out.sort((a, b) => (a.space < b.space ? -1 : 1));
 }
 
-async function readInventory(url: string | readonly string[], authority: AccountRecord): Promise<{ record?: InventoryRecord & { revision: number }; error?: string }> {
+async function readInventory(url: string | readonly string[], authority: AccountRecord, guards: Guards): Promise<{ record?: InventoryRecord & { revision: number }; error?: string }> {
   let store: AuthorityStore | undefined;
   try {
-    store = await AuthorityStore.connect(url, authority, { name: "cotal status", timeoutMs: 3_000 });
+    store = await AuthorityStore.connect(url, authority, { name: "cotal status", timeoutMs: 3_000, guards });
     const vr = await store.read();
     return vr ? { record: { ...vr.record, revision: vr.revision } } : { error: "no inventory record yet (run `cotal up` to seed it)" };
   } catch (err) {
@@ -143,11 +144,11 @@ function nodesWhy(nodes: NodeStatus[] | undefined, running: boolean): string {
  * the root"): a journal entry whose owner is gone, or the maintenance lock of a dead holder. A live
  * owner is busy, not blocked: it clears by itself.
  */
-export function blockOf(journal: JournalEntry | null, journalError: string | undefined, lock: StatusReport["lock"], owner: "alive" | "dead" | "unknown"): { why: string; next: string } | undefined {
+export function blockOf(journal: JournalEntry | null, journalError: string | undefined, lock: StatusReport["lock"], owner: "alive" | "dead" | "unknown", guards: Guards): { why: string; next: string } | undefined {
   if (journalError) return { why: `the maintenance journal is unreadable: ${journalError}`, next: "cotal status --json   # then repair or move aside the journal it names" };
-  const refusal = unsafe("STATUS_IGNORES_BLOCKS") ? undefined : journalRefusal(journal ?? undefined, { verb: "every mutating verb" }, owner);
+  const refusal = guards.STATUS_IGNORES_BLOCKS ? undefined : journalRefusal(journal ?? undefined, { verb: "every mutating verb" }, owner);
   if (refusal && refusal.code !== "lock-held") return { why: refusal.message, next: refusal.next ?? "cotal status" };
-  if (lock && lock !== "corrupt" && lock.status === "dead" && !unsafe("STATUS_IGNORES_BLOCKS")) {
+  if (lock && lock !== "corrupt" && lock.status === "dead" && !guards.STATUS_IGNORES_BLOCKS) {
     return { why: `the maintenance lock is held by pid ${lock.pid} on ${lock.host} (${lock.purpose}), which is gone: the next verb takes it over`, next: "cotal up   # takes the lock over and settles what its holder left" };
   }
   if (lock === "corrupt") return { why: "the maintenance lock file is unreadable: every verb refuses", next: "cotal status --json   # then move the lock file aside" };
@@ -193,11 +194,11 @@ function diskFacts(layout: RootLayout) {
  * The KV record through the broker, or why not: through any node that answers (a stopped process is
  * skipped, and a cluster whose first node is down still has the record on the others, R3).
  */
-async function inventoryOf(st: ReturnType<typeof brokerState>, authority: AccountRecord | string | undefined): Promise<{ record: StatusReport["inventory"]; error?: string }> {
+async function inventoryOf(st: ReturnType<typeof brokerState>, authority: AccountRecord | string | undefined, guards: Guards): Promise<{ record: StatusReport["inventory"]; error?: string }> {
   const rt = st.runtime;
   const urls = !rt ? [] : st.running ? answeringUrls(rt) : (rt.nodes ?? []).filter((n) => nodeAlive(n) && !pidStopped(n.owner.pid)).map((n) => n.url);
   if (urls.length > 0 && typeof authority === "object") {
-    const r = await readInventory(urls, authority);
+    const r = await readInventory(urls, authority, guards);
     return { record: r.record ?? null, ...(r.error ? { error: r.error } : {}) };
   }
   if (st.running) return { record: null, error: "no server of this root can answer (stopped)" };
@@ -205,7 +206,8 @@ async function inventoryOf(st: ReturnType<typeof brokerState>, authority: Accoun
 }
 
 /** Reads everything without taking the lock or changing a byte: safe to run any time. */
-export async function status(opts: { root: string }): Promise<StatusReport> {
+export async function status(opts: { root: string; guards?: Guards }): Promise<StatusReport> {
+  const guards = opts.guards ?? handedGuards();
   const layout = new RootLayout(opts.root);
   if (!existsSync(layout.root)) {
     return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, provisioningOwed: [], lock: null, quiesced: [] };
@@ -216,7 +218,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
   const preloaded = new Set(picture.preloadedNames);
   const configOnly = picture.unknownKeys;
 
-  const { record: inventory, error: inventoryError } = await inventoryOf(st, authority);
+  const { record: inventory, error: inventoryError } = await inventoryOf(st, authority, guards);
 
   const diskNames = inv.spaces.map((s) => s.name);
   const inKv = inventory ? new Set(inventory.spaces) : undefined; // a Set: 10,000 tenants, no O(n²)
@@ -230,7 +232,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
   const { journal, journalError } = readJournalSafe(layout);
   const owner = journal?.op === "quiesce" ? ownerStatus(journal.owner) : "dead";
   const lock = readLockOwner(layout.root);
-  const block = blockOf(journal, journalError, lock ?? null, owner);
+  const block = blockOf(journal, journalError, lock ?? null, owner, guards);
   const stoppedPids = rt && st.running && answeringUrls(rt).length === 0 ? [...new Set([rt.owner.pid, ...(rt.nodes ?? []).map((n) => n.owner.pid)])] : [];
   const unreachable = stoppedPids.length > 0 ? `the nats-server of this root (pid ${stoppedPids.join(", ")}) is stopped (SIGSTOP): it holds its port and answers nothing` : undefined;
   const digest = conf ? configDigest(conf) : undefined;
@@ -250,7 +252,7 @@ export async function status(opts: { root: string }): Promise<StatusReport> {
   });
   const settings = settingsOf(layout);
   const nodePids = new Set((rt?.nodes ?? []).map((n) => n.owner.pid));
-  const strays = serversOfRoot(layout).filter((p) => p.pid !== rt?.owner.pid && !nodePids.has(p.pid));
+  const strays = serversOfRoot(layout, guards).filter((p) => p.pid !== rt?.owner.pid && !nodePids.has(p.pid));
   return {
     root: layout.root,
     exists: true,

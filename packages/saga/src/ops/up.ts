@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { canonicalRoot } from "../root/canonical-root.js";
@@ -12,6 +14,8 @@ export type { BootOptions, UpResult } from "./boot-root.js";
 
 export interface UpOptions extends ClusterBootOptions {
   root: string;
+  /** The guards the entry handed in (default: the ones handed to the core; docs/ablation.md). */
+  guards?: Guards;
 }
 
 function validPort(port: number | undefined): number | undefined {
@@ -28,17 +32,18 @@ function validPort(port: number | undefined): number | undefined {
  */
 export async function up(opts: UpOptions): Promise<UpResult> {
   // Everything user-supplied is validated before the first write, so a refusal leaves the root untouched.
-  const space = opts.space === undefined ? undefined : assertSpaceName(opts.space);
+  const guards = opts.guards ?? handedGuards();
+  const space = opts.space === undefined ? undefined : assertSpaceName(opts.space, guards);
   const port = validPort(opts.port);
   const cluster = validClusterSize(opts.cluster, opts.detach, opts.singleSpace);
   const root = canonicalRoot(opts.root);
-  if (opts.tenantReplicas !== undefined) assertTemplateReplicas(opts.tenantReplicas, cluster ?? clusterSizeOf(new RootLayout(root)));
+  if (opts.tenantReplicas !== undefined) assertTemplateReplicas(opts.tenantReplicas, cluster ?? clusterSizeOf(new RootLayout(root)), guards);
   const boot: ClusterBootOptions = { ...opts, ...(space !== undefined ? { space } : {}), ...(port !== undefined ? { port } : {}) };
   // A cluster root boots its nodes (docs/cluster.md); `--cluster` on a new root makes one.
   const clustered = cluster !== undefined || isClusterRoot(new RootLayout(root));
   // The probe only names the lock's purpose for `cotal status`; the journal read under the lock decides.
   const purpose = cutJournalPresent(root) ? "cotal up (resuming a preserve-state cut)" : "cotal up";
-  return withVerb({ root, purpose, journal: { verb: "up", cut: true, quiesce: true, liftsRestore: true, ...(clustered ? { anyRemoval: true } : {}) }, certain: false }, async (v) => {
+  return withVerb({ root, guards, purpose, journal: { verb: "up", cut: true, quiesce: true, liftsRestore: true, ...(clustered ? { anyRemoval: true } : {}) }, certain: false }, async (v) => {
     if (clustered) {
       // A removal stuck on a stopped node passes: `up` restarts that node so the re-run can finish it.
       // A stopped online backup or restore (quiesce) is lifted by bootCluster; a cut or a rotation has no cluster resume.

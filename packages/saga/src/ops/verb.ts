@@ -1,3 +1,4 @@
+import { type Guards } from "../guards.js";
 import type { VersionedRecord } from "../inventory/authority-store.js";
 import { reapLeakedMaintenanceBrokers } from "../broker/server-scan.js";
 import { journaledAttemptDir } from "../maintenance/attempt.js";
@@ -15,6 +16,8 @@ import { openLiveSession, type LiveSession, type SessionHooks } from "./session.
 /** How a mutating verb enters the root; see docs/refusals.md for the order and why. */
 export interface VerbOptions {
   root: string;
+  /** The guards the entry handed in (docs/ablation.md); every step of the preamble and the verb's body takes them from the context. */
+  guards: Guards;
   /** The lock owner's purpose, as `cotal status` prints it. */
   purpose: string;
   /** What the journal may hold for this verb to proceed (default: nothing). */
@@ -29,6 +32,8 @@ export interface VerbOptions {
 
 export interface VerbContext {
   layout: RootLayout;
+  /** The verb's guards (VerbOptions.guards), for everything it calls. */
+  guards: Guards;
   lock: MaintenanceLock;
   journal: JournalEntry | undefined;
   /** The certain tenant list on disk (empty when `certain: false`). */
@@ -47,18 +52,19 @@ export async function withVerb<T>(opts: VerbOptions, fn: (v: VerbContext) => Pro
   const layout = new RootLayout(canonicalRoot(opts.root));
   // The one place a verb takes the maintenance lock; what runs under it (the boot step, the cut
   // resume) receives it in the context and never takes or releases its own.
-  const lock = opts.lockWaitMs === undefined ? acquireMaintenanceLock(layout.root, opts.purpose) : await waitForMaintenanceLock(layout.root, opts.purpose, opts.lockWaitMs);
+  const { guards } = opts;
+  const lock = opts.lockWaitMs === undefined ? acquireMaintenanceLock(layout.root, opts.purpose, guards) : await waitForMaintenanceLock(layout.root, opts.purpose, opts.lockWaitMs, guards);
   let held = true;
   const releaseLock = (): void => {
     if (held) releaseMaintenanceLock(lock);
     held = false;
   };
   try {
-    const reaped = await reapLeakedMaintenanceBrokers(layout, journaledAttemptDir(layout));
+    const reaped = await reapLeakedMaintenanceBrokers(layout, journaledAttemptDir(layout), guards);
     for (const dir of [layout.authDir, layout.brokerSecretsDir]) reapStaleTemps(dir, pidAlive);
-    const journal = assertJournalAllows(layout, opts.journal);
-    const disk = opts.certain === false ? [] : certainInventory(layout);
-    return await fn({ layout, lock, journal, disk, reaped, releaseLock });
+    const journal = assertJournalAllows(layout, opts.journal, guards);
+    const disk = opts.certain === false ? [] : certainInventory(layout, guards);
+    return await fn({ layout, guards, lock, journal, disk, reaped, releaseLock });
   } finally {
     releaseLock();
   }
@@ -78,7 +84,7 @@ export interface LiveVerbContext extends VerbContext {
  */
 export async function withLiveVerb<T>(opts: VerbOptions & SessionHooks, fn: (v: LiveVerbContext) => Promise<T>): Promise<T> {
   const layout = new RootLayout(canonicalRoot(opts.root));
-  assertJournalAllows(layout, opts.journal);
+  assertJournalAllows(layout, opts.journal, opts.guards);
   const session = await openLiveSession(layout, opts.journal.verb, opts);
   try {
     const early = opts.decideUnderLock ? undefined : await decisionRead(session.store);
@@ -87,7 +93,7 @@ export async function withLiveVerb<T>(opts: VerbOptions & SessionHooks, fn: (v: 
     const late = opts.decideUnderLock && opts.certain !== false;
     return await withVerb({ ...opts, root: layout.root, ...(late ? { certain: false } : {}) }, async (v) => {
       const decided = early ?? (await decisionRead(session.store));
-      const disk = late ? certainInventory(layout) : v.disk;
+      const disk = late ? certainInventory(layout, opts.guards) : v.disk;
       return fn({ ...v, disk, session, decided, view: { revision: decided.revision, records: disk } });
     });
   } finally {

@@ -1,6 +1,7 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
 import type { RootLayout } from "../root/layout.js";
-import { unsafe } from "../unsafe.js";
 import { evictAccountConnections, type EvictionResult } from "./evict-connections.js";
 
 /**
@@ -8,11 +9,11 @@ import { evictAccountConnections, type EvictionResult } from "./evict-connection
  * kicks only its own clients, so a cluster needs one pass per node (docs/cluster.md "Eviction").
  * Never throws, like the single pass; the per-node results are kept beside the summary.
  */
-export async function evictEverywhere(layout: RootLayout, runtime: BrokerRuntime, accountPublicKey: string): Promise<EvictionResult> {
-  if (!runtime.nodes || runtime.nodes.length === 0) return evictAccountConnections(layout, runtime.url, accountPublicKey);
-  const targets = unsafe("EVICT_FIRST_NODE_ONLY") ? runtime.nodes.slice(0, 1) : runtime.nodes;
+export async function evictEverywhere(layout: RootLayout, runtime: BrokerRuntime, accountPublicKey: string, guards: Guards = handedGuards()): Promise<EvictionResult> {
+  if (!runtime.nodes || runtime.nodes.length === 0) return evictAccountConnections(layout, runtime.url, accountPublicKey, guards);
+  const targets = guards.EVICT_FIRST_NODE_ONLY ? runtime.nodes.slice(0, 1) : runtime.nodes;
   const nodes: Record<string, EvictionResult> = {};
-  for (const n of targets) nodes[n.name] = await evictAccountConnections(layout, n.url, accountPublicKey);
+  for (const n of targets) nodes[n.name] = await evictAccountConnections(layout, n.url, accountPublicKey, guards);
   return summarise(accountPublicKey, nodes);
 }
 

@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { FEATURE_SINCE, serverFeatures } from "../broker/server-features.js";
@@ -5,7 +7,6 @@ import { loadBrokerTrust, type LoadedBroker } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, readTextIfExists, writeFileAtomic } from "../root/secret-files.js";
 import { decodeJwt, evictorPermissions, inboxPrefixOf, mintSystemUserCreds, nativeCredsAuthenticator, parseCreds } from "../trust/index.js";
-import { unsafe } from "../unsafe.js";
 
 /** `$SYS.REQ.SERVER.<id>.KICK` arrived in nats-server 2.10.0; 2.9.10 cannot cut one connection. */
 export const KICK_MIN_VERSION = FEATURE_SINCE.kick;
@@ -83,9 +84,9 @@ async function accountClientIds(nc: NatsConnection, serverId: string, account: s
  * server-wide CONNZ carries every connection's JWT, so a broker with many connections pays for it
  * once per removal.
  */
-export async function evictAccountConnections(layout: RootLayout, url: string, accountPublicKey: string): Promise<EvictionResult> {
+export async function evictAccountConnections(layout: RootLayout, url: string, accountPublicKey: string, guards: Guards = handedGuards()): Promise<EvictionResult> {
   const base = { account: accountPublicKey, kicked: [] as number[], remaining: 0 };
-  if (unsafe("NO_EVICT")) return { ...base, outcome: "skipped", reason: "COTAL_TEST_UNSAFE_NO_EVICT is set (test-only)" };
+  if (guards.NO_EVICT) return { ...base, outcome: "skipped", reason: "the NO_EVICT guard is switched off (test-only)" };
   let nc: NatsConnection | undefined;
   try {
     const path = ensureEvictorCreds(layout, loadBrokerTrust(layout));

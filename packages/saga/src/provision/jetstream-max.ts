@@ -3,7 +3,8 @@
  * a set one, and before 2.10 cannot change a set one at all, so a running broker keeps the max it
  * booted with; settings.json's budget takes effect at the next cold boot (docs/quotas.md).
  */
-import { unsafe } from "../unsafe.js";
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { brokerState } from "../broker/runtime.js";
 import type { RootLayout } from "../root/layout.js";
@@ -11,14 +12,10 @@ import { loadSettings } from "../root/settings.js";
 import { renderedJetStreamMax, type JetStreamMax } from "../render/server-config.js";
 import { resolveBudget, type JetStreamBudget } from "./quota-budget.js";
 
-/** Test-only switch for the carry-over cell's positive control: live renders take settings.json as is. */
-function carryDisabled(): boolean {
-  return unsafe("RENDER_SETTINGS_MAX");
-}
-
 /** The max the running broker booted with ("dynamic" when its config sets none); undefined when none runs. */
-export function runningJetStreamMax(layout: RootLayout): JetStreamMax | "dynamic" | undefined {
-  if (carryDisabled() || !brokerState(layout).running) return undefined;
+export function runningJetStreamMax(layout: RootLayout, guards: Guards = handedGuards()): JetStreamMax | "dynamic" | undefined {
+  // RENDER_SETTINGS_MAX: the carry-over cell's positive control, live renders take settings.json as is.
+  if (guards.RENDER_SETTINGS_MAX || !brokerState(layout).running) return undefined;
   try {
     return jetStreamMaxInFile(layout.serverConf) ?? "dynamic";
   } catch {
@@ -63,10 +60,10 @@ export interface EffectiveBudget {
  * The budget admission checks against (settings.json capped by the running max) and the max the
  * next render carries (the running one while a broker runs, else settings.json's).
  */
-export function effectiveBudget(layout: RootLayout): EffectiveBudget {
+export function effectiveBudget(layout: RootLayout, guards: Guards = handedGuards()): EffectiveBudget {
   const budget = resolveBudget(loadSettings(layout)?.jetstream, layout.settingsFile);
   const wanted: JetStreamMax = { file: budget.maxFileStore, memory: budget.maxMemoryStore };
-  const running = runningJetStreamMax(layout);
+  const running = runningJetStreamMax(layout, guards);
   if (running === undefined) return { budget, render: wanted };
   const same = running !== "dynamic" && running.file === wanted.file && running.memory === wanted.memory;
   const capped = running === "dynamic" ? budget : { ...budget, maxFileStore: Math.min(budget.maxFileStore, running.file), maxMemoryStore: Math.min(budget.maxMemoryStore, running.memory) };

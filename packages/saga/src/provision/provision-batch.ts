@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { hostname } from "node:os";
 import { isSagaError } from "../errors.js";
 import { fdsPerTenant, provisionWidth, readBrokerFds } from "../broker/fd-budget.js";
@@ -23,15 +25,15 @@ const PACE_SAMPLE_MS = 200;
  * writeFilesAtomic (temp + fsync + rename each, 0600 in a 0700 space dir, the fsyncs overlapped
  * off the event loop, each directory fsynced once). Returns how many were written.
  */
-export async function writeObserverCredsBatch(layout: RootLayout, broker: LoadedBroker, records: readonly AccountRecord[]): Promise<number> {
+export async function writeObserverCredsBatch(layout: RootLayout, broker: LoadedBroker, records: readonly AccountRecord[], guards: Guards = handedGuards()): Promise<number> {
   ensureEvictorCreds(layout, broker);
   if (!broker.system.signingSeed) return 0;
   const entries: { path: string; data: string }[] = [];
   for (const rec of records) {
     const path = layout.sysCredsFile(rec.name, "observer");
     const existing = readTextIfExists(path);
-    if (existing !== undefined && observerIsCurrent(existing, broker.system, rec)) continue;
-    entries.push({ path, data: mintObserverCreds(broker.system, rec).creds });
+    if (existing !== undefined && observerIsCurrent(existing, broker.system, rec, guards)) continue;
+    entries.push({ path, data: mintObserverCreds(broker.system, rec, guards).creds });
   }
   await writeFilesAtomic(entries, { secretDirs: true });
   return entries.length;
@@ -71,6 +73,8 @@ export interface ProvisionSpacesOptions {
   retryForMs?: number;
   /** The records whose template to create (default: all); observer creds are written for all. */
   templateFor?: readonly AccountRecord[];
+  /** The verb's guards (the observers' permissions; docs/ablation.md). */
+  guards?: Guards;
 }
 
 /**
@@ -103,7 +107,7 @@ export async function provisionSpaces(
   let done = 0;
   const width = provisionPacer(runtime);
   const [creds, provisioned] = await Promise.allSettled([
-    writeObserverCredsBatch(layout, broker, records),
+    writeObserverCredsBatch(layout, broker, records, opts.guards),
     mapPaced(templateFor, width, async (rec) => {
       const r = await provisionRetrying(runtime.url, rec, replicas, retryForMs, onNotice);
       onProvision?.({ done: ++done, total: templateFor.length, space: rec.name });

@@ -1,4 +1,5 @@
-import { unsafe } from "../unsafe.js";
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { RERUN, SagaError } from "../errors.js";
@@ -159,8 +160,8 @@ export function corruptError(corrupt: CorruptRecord[]): SagaError {
 }
 
 /** The inventory, or a refusal when any record is unreadable (fail closed on uncertainty). */
-export function certainInventory(layout: RootLayout): AccountRecord[] {
+export function certainInventory(layout: RootLayout, guards: Guards = handedGuards()): AccountRecord[] {
   const inv = accountInventory(layout);
-  if (inv.corrupt.length > 0 && !unsafe("IGNORE_CORRUPT")) throw corruptError(inv.corrupt);
+  if (inv.corrupt.length > 0 && !guards.IGNORE_CORRUPT) throw corruptError(inv.corrupt);
   return inv.spaces;
 }

@@ -1,8 +1,9 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { mayLeaveNodesBehind } from "./partial-proofs.js";
 import { readFileSync, rmSync } from "node:fs";
 import { RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
-import { unsafe } from "../unsafe.js";
 import type { VersionedRecord } from "../inventory/inventory-store.js";
 import { accountedNames, claimedSpaces, clusterFields, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
 import type { RootLayout } from "../root/layout.js";
@@ -15,15 +16,15 @@ import { restoreLimitsChange } from "./limits-record.js";
 export type CasWrite = (record: InventoryRecord, revision: number) => Promise<number>;
 
 /** Step 8: verify the running bytes are the ones proven, then commit generation g+1. */
-export async function commitPending(layout: RootLayout, cas: CasWrite, record: InventoryRecord, revision: number, pending: PendingMutation): Promise<VersionedRecord> {
+export async function commitPending(layout: RootLayout, cas: CasWrite, record: InventoryRecord, revision: number, pending: PendingMutation, guards: Guards = handedGuards()): Promise<VersionedRecord> {
   const onDisk = digestOfServerConf(layout);
-  if (onDisk !== record.configDigest && !unsafe("SKIP_COMMIT_DIGEST")) {
+  if (onDisk !== record.configDigest && !guards.SKIP_COMMIT_DIGEST) {
     throw new SagaError("digest-mismatch", `server.conf (${onDisk ?? "missing"}) is not the config proven at generation ${pending.generation} (${record.configDigest}); something outside the saga promoted a config`, {
       next: "cotal broker reconcile",
       details: { onDisk, proven: record.configDigest, pending },
     });
   }
-  assertMembersProven(record, pending.generation, pending);
+  assertMembersProven(record, pending.generation, pending, guards);
   // A space that is listed again is no longer excluded; a reconcile sets the exclusions it decided.
   const spaces = claimedSpaces(record.spaces, pending);
   const listed = new Set(spaces);
@@ -38,12 +39,12 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
  * A cluster root commits only what every member node proved (docs/cluster.md invariant 2): the
  * record's `nodes` entry of each member must carry this generation. No `members`: a single broker.
  */
-export function assertMembersProven(record: InventoryRecord, generation: number, pending?: PendingMutation): void {
-  if (!record.members || unsafe("CLUSTER_COMMIT_UNPROVEN")) return;
+export function assertMembersProven(record: InventoryRecord, generation: number, pending?: PendingMutation, guards: Guards = handedGuards()): void {
+  if (!record.members || guards.CLUSTER_COMMIT_UNPROVEN) return;
   const behind = record.members.filter((m) => record.nodes?.[m]?.appliedGeneration !== generation);
   if (behind.length === 0) return;
   // An add may leave a down node behind once some node proved it (invariant 4); it catches up at its next boot.
-  if (mayLeaveNodesBehind(pending) && behind.length < record.members.length) return;
+  if (mayLeaveNodesBehind(pending, guards) && behind.length < record.members.length) return;
   throw new SagaError("cluster-unproven", `generation ${generation} is not proven on node${behind.length > 1 ? "s" : ""} ${behind.join(", ")}; nothing was committed`, {
     next: `cotal up && ${RERUN}   # up restarts a stopped node with every tenant held; the re-run completes the change on every node`,
     details: { behind, generation },

@@ -2,7 +2,8 @@
  * Step 4 of a `space limits` mutation and its undo: the one account record whose JWT the claim
  * re-signs. Both directions are idempotent, so any crash point resumes (docs/quotas.md).
  */
-import { unsafe } from "../unsafe.js";
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { SagaError } from "../errors.js";
 import type { LimitsChange } from "../inventory/record.js";
 import { loadSpaceAccount, saveSpaceAccount } from "../root/account-store.js";
@@ -26,14 +27,10 @@ export function applyLimitsChange(layout: RootLayout, change: LimitsChange): voi
   writeJwt(layout, change, change.to);
 }
 
-/** Test-only switch for the rollback cell's positive control: a rolled-back claim leaves the re-signed record. */
-function rollbackDisabled(): boolean {
-  return unsafe("KEEP_LIMITS_RECORD");
-}
-
 /** Back: a record still carrying the claimed JWT gets the one it had; any other JWT is left alone. */
-export function restoreLimitsChange(layout: RootLayout, change: LimitsChange): boolean {
-  if (rollbackDisabled()) return false;
+export function restoreLimitsChange(layout: RootLayout, change: LimitsChange, guards: Guards = handedGuards()): boolean {
+  // KEEP_LIMITS_RECORD: the rollback cell's positive control, a rolled-back claim leaves the re-signed record.
+  if (guards.KEEP_LIMITS_RECORD) return false;
   const rec = loadSpaceAccount(layout, change.space);
   if (!rec || rec.jwt !== change.to) return false;
   writeJwt(layout, change, change.from);

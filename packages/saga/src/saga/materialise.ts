@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { SagaError } from "../errors.js";
 import type { LoadedBroker } from "../root/broker-store.js";
 import { loadSpaceAccount, toAccountRecord } from "../root/account-store.js";
@@ -40,8 +42,8 @@ export async function materialiseAdds(layout: RootLayout, broker: LoadedBroker, 
 }
 
 /** A fresh `$SYS` membership observer for one space (docs/lifecycle.md "Minted users": its own reply prefix, its own account only). */
-export function mintObserverCreds(system: LoadedBroker["system"], rec: Pick<AccountRecord, "name" | "publicKey">): UserCreds {
-  const { ownInbox, ...perms } = observerPermissions(rec.publicKey);
+export function mintObserverCreds(system: LoadedBroker["system"], rec: Pick<AccountRecord, "name" | "publicKey">, guards: Guards = handedGuards()): UserCreds {
+  const { ownInbox, ...perms } = observerPermissions(rec.publicKey, guards);
   return mintSystemUserCreds(system, { name: `${rec.name}/observer`, ...perms, ownInbox });
 }
 
@@ -50,14 +52,14 @@ export function mintObserverCreds(system: LoadedBroker["system"], rec: Pick<Acco
  * system account. Roots minted before per-cred inboxes hold observers that may read `_INBOX.>`:
  * those are stale and get re-minted.
  */
-export function observerIsCurrent(text: string, system: LoadedBroker["system"], rec: Pick<AccountRecord, "publicKey">): boolean {
+export function observerIsCurrent(text: string, system: LoadedBroker["system"], rec: Pick<AccountRecord, "publicKey">, guards: Guards = handedGuards()): boolean {
   let claims;
   try {
     claims = decodeJwt(parseCreds(text).jwt);
   } catch {
     return false;
   }
-  const { ownInbox, allowPub, allowSub } = observerPermissions(rec.publicKey);
+  const { ownInbox, allowPub, allowSub } = observerPermissions(rec.publicKey, guards);
   const nats = claims.nats as { issuer_account?: unknown; pub?: { allow?: unknown; deny?: unknown }; sub?: { allow?: unknown; deny?: unknown } };
   const wantSub = [...(allowSub ?? []), ...(ownInbox ? [`${ownInboxPrefix(claims.sub)}.>`] : [])];
   return nats.issuer_account === system.publicKey && sameList(nats.pub?.allow, allowPub ?? []) && sameList(nats.sub?.allow, wantSub) && nats.pub?.deny === undefined && nats.sub?.deny === undefined;
@@ -68,12 +70,12 @@ function sameList(got: unknown, want: readonly string[]): boolean {
 }
 
 /** The $SYS observer creds file a space should have and does not (or has stale), or undefined. */
-function observerCreds(layout: RootLayout, broker: LoadedBroker, rec: AccountRecord): { path: string; data: string } | undefined {
+function observerCreds(layout: RootLayout, broker: LoadedBroker, rec: AccountRecord, guards: Guards): { path: string; data: string } | undefined {
   const path = layout.sysCredsFile(rec.name, "observer");
   if (!broker.system.signingSeed) return undefined;
   const existing = readTextIfExists(path);
-  if (existing !== undefined && observerIsCurrent(existing, broker.system, rec)) return undefined;
-  return { path, data: mintObserverCreds(broker.system, rec).creds };
+  if (existing !== undefined && observerIsCurrent(existing, broker.system, rec, guards)) return undefined;
+  return { path, data: mintObserverCreds(broker.system, rec, guards).creds };
 }
 
 /**
@@ -82,10 +84,10 @@ function observerCreds(layout: RootLayout, broker: LoadedBroker, rec: AccountRec
  * that before the claim so nothing half-happens. The broker's one connection evictor is $SYS
  * material of the same kind, so it is ensured here too.
  */
-export function writeObserverCreds(layout: RootLayout, broker: LoadedBroker, space: string): void {
+export function writeObserverCreds(layout: RootLayout, broker: LoadedBroker, space: string, guards: Guards = handedGuards()): void {
   ensureEvictorCreds(layout, broker);
   const rec = loadSpaceAccount(layout, space);
-  const c = rec && observerCreds(layout, broker, rec);
+  const c = rec && observerCreds(layout, broker, rec, guards);
   if (!c) return;
   ensureSecretDir(layout.spaceDir(space));
   writeFileAtomic(c.path, c.data);

@@ -1,5 +1,6 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { claimedSpaces, type InventoryRecord, type NodeProof } from "../inventory/record.js";
-import { unsafe } from "../unsafe.js";
 
 // The pure decisions of `cotal node run` (docs/cluster.md "cotal node"): which tenants its own node
 // may run, and whether the node must be (re-)applied. The agent (ops/node-agent.ts) does the I/O.
@@ -8,8 +9,8 @@ import { unsafe } from "../unsafe.js";
  * The tenants a node may run: the committed list without what a pending claim removes (the safe
  * side: a removal in flight is never re-admitted), and without what it adds (not committed yet).
  */
-export function nodeAllowedSpaces(record: Pick<InventoryRecord, "spaces" | "pending">): string[] {
-  const removes = new Set(unsafe("NODE_ADMITS_PENDING_REMOVES") ? [] : (record.pending?.removes ?? []));
+export function nodeAllowedSpaces(record: Pick<InventoryRecord, "spaces" | "pending">, guards: Guards = handedGuards()): string[] {
+  const removes = new Set(guards.NODE_ADMITS_PENDING_REMOVES ? [] : (record.pending?.removes ?? []));
   return record.spaces.filter((s) => !removes.has(s));
 }
 

@@ -1,6 +1,7 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import type { InventoryStore } from "../inventory/inventory-store.js";
 import type { InventoryRecord, NodeProof, PendingMutation } from "../inventory/record.js";
-import { unsafe } from "../unsafe.js";
 
 const ATTEMPTS = 3;
 
@@ -50,8 +51,8 @@ export function nodesNotProven(record: InventoryRecord): string[] {
  * when it removes nothing and re-signs nothing: a node behind on an add merely does not admit the
  * new tenant yet, while one behind on a removal still admits the removed one (invariant 2).
  */
-export function mayLeaveNodesBehind(p: PendingMutation | null | undefined): boolean {
+export function mayLeaveNodesBehind(p: PendingMutation | null | undefined, guards: Guards = handedGuards()): boolean {
   if (!p) return false;
-  if (unsafe("CLUSTER_BEHIND_ANY_OP")) return true;
+  if (guards.CLUSTER_BEHIND_ANY_OP) return true;
   return (p.op === "add" || p.op === "batch") && p.removes.length === 0 && p.limits === undefined && p.excluded === undefined;
 }

@@ -1,6 +1,7 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { RELOAD_FAILED, RELOAD_OK, logOffset, readLogSince, reloadLineDigest, tail, watchLog } from "../broker/log-proof.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
-import { unsafe } from "../unsafe.js";
 import { serverFeatures, type ServerFeatures } from "../broker/server-features.js";
 import { SystemClient } from "../broker/system-client.js";
 import type { InventoryRecord, NodeProof } from "../inventory/record.js";
@@ -42,6 +43,8 @@ export interface ReloadOptions {
    * `$SYS.REQ.SERVER.<id>.RELOAD`; without it, SIGHUP.
    */
   layout?: RootLayout;
+  /** The verb's guards (RELOAD_BY_SIGNAL, LOG_FROM_START; docs/ablation.md). */
+  guards?: Guards;
 }
 
 /** How long the log may lag behind a reply that already said "reloaded" (the server writes the line first). */
@@ -56,14 +59,11 @@ const SECOND_WITNESS_MS = 2_000;
  */
 export async function reloadAndProve(runtime: BrokerRuntime, opts: ReloadOptions = {}): Promise<ReloadVerdict> {
   const features = serverFeatures(runtime.serverVersion);
-  const system = features.reloadRequest && opts.layout && !signalForced() ? retainedSystem(opts.layout) : undefined;
-  if (system) return reloadByRequest(runtime, system, features, opts.timeoutMs ?? 10_000);
-  return reloadBySignal(runtime, features, opts.timeoutMs ?? 10_000);
-}
-
-/** Test-only switch for the RELOAD-reply cells' control: every reload goes by SIGHUP and the log alone. */
-function signalForced(): boolean {
-  return unsafe("RELOAD_BY_SIGNAL");
+  const guards = opts.guards ?? handedGuards();
+  // RELOAD_BY_SIGNAL: the RELOAD-reply cells' control, every reload goes by SIGHUP and the log alone.
+  const system = features.reloadRequest && opts.layout && !guards.RELOAD_BY_SIGNAL ? retainedSystem(opts.layout) : undefined;
+  if (system) return reloadByRequest(runtime, system, features, opts.timeoutMs ?? 10_000, guards);
+  return reloadBySignal(runtime, features, opts.timeoutMs ?? 10_000, guards);
 }
 
 function retainedSystem(layout: RootLayout): BrokerTrust["system"] | undefined {
@@ -72,9 +72,9 @@ function retainedSystem(layout: RootLayout): BrokerTrust["system"] | undefined {
   return system.signingSeed ? system : undefined;
 }
 
-async function reloadBySignal(runtime: BrokerRuntime, features: ServerFeatures, timeoutMs: number, notes: string[] = []): Promise<ReloadVerdict> {
+async function reloadBySignal(runtime: BrokerRuntime, features: ServerFeatures, timeoutMs: number, guards: Guards, notes: string[] = []): Promise<ReloadVerdict> {
   const t0 = Date.now();
-  const offset = unsafe("LOG_FROM_START") ? 0 : logOffset(runtime.logFile);
+  const offset = guards.LOG_FROM_START ? 0 : logOffset(runtime.logFile);
   const extra = notes.length > 0 ? { notes } : {};
   try {
     process.kill(runtime.owner.pid, "SIGHUP");
@@ -89,18 +89,18 @@ async function reloadBySignal(runtime: BrokerRuntime, features: ServerFeatures, 
   return { outcome: "reloaded", via: "signal", line: seen.line, ms, ...(digest ? { serverConfigDigest: digest } : {}), ...extra };
 }
 
-async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["system"], features: ServerFeatures, timeoutMs: number): Promise<ReloadVerdict> {
+async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["system"], features: ServerFeatures, timeoutMs: number, guards: Guards): Promise<ReloadVerdict> {
   const t0 = Date.now();
   let client: SystemClient;
   try {
     client = await SystemClient.connect(runtime.url, system, { timeoutMs: Math.min(timeoutMs, 5_000) });
   } catch (err) {
     // Nothing was asked yet, so the signal path is safe: it proves the reload from the log alone.
-    return reloadBySignal(runtime, features, timeoutMs, [`no system connection (${(err as Error).message}); reloaded by SIGHUP`]);
+    return reloadBySignal(runtime, features, timeoutMs, guards, [`no system connection (${(err as Error).message}); reloaded by SIGHUP`]);
   }
   const notes: string[] = [];
   try {
-    const offset = unsafe("LOG_FROM_START") ? 0 : logOffset(runtime.logFile);
+    const offset = guards.LOG_FROM_START ? 0 : logOffset(runtime.logFile);
     const reply = await client.reload(timeoutMs);
     const since = () => readLogSince(runtime.logFile, offset);
     if (reply.ok === false) {

@@ -3,6 +3,7 @@ import type { NodeProof } from "../inventory/record.js";
 import type { RootLayout } from "../root/layout.js";
 import { clusterReloader } from "./cluster-reloader.js";
 import { reloadAndProve, type ReloadVerdict } from "./reload.js";
+import type { Guards } from "../guards.js";
 
 /**
  * What the saga needs from the running broker: reload the config at server.conf and return the
@@ -32,7 +33,7 @@ export interface ReloaderOptions {
  * The running broker of a root: the RELOAD request (2.10+) or SIGHUP, proven as saga/reload.ts says;
  * on a cluster root, the same for every node in turn (saga/cluster-reloader.ts).
  */
-export function brokerReloader(runtime: BrokerRuntime, layout?: RootLayout): Reloader {
+export function brokerReloader(runtime: BrokerRuntime, layout?: RootLayout, guards?: Guards): Reloader {
   if (runtime.nodes && layout) return clusterReloader(runtime, runtime.nodes, layout);
-  return { reload: (opts = {}) => reloadAndProve(runtime, { ...opts, ...(layout ? { layout } : {}) }) };
+  return { reload: (opts = {}) => reloadAndProve(runtime, { ...opts, ...(layout ? { layout } : {}), ...(guards ? { guards } : {}) }) };
 }

@@ -1,12 +1,13 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { failpoint } from "../failpoints.js";
 import type { InventoryStore } from "../inventory/inventory-store.js";
 import type { InventoryRecord } from "../inventory/record.js";
-import { unsafe } from "../unsafe.js";
 
 /** Seeds the inventory with a create-only CAS: a second seeder loses, it never overwrites (`conflict`). */
-export async function seedInventory(store: InventoryStore, record: InventoryRecord): Promise<number> {
+export async function seedInventory(store: InventoryStore, record: InventoryRecord, guards: Guards = handedGuards()): Promise<number> {
   await failpoint("before-seed");
-  if (unsafe("DISABLE_SEED_CAS")) {
+  if (guards.DISABLE_SEED_CAS) {
     const cur = await store.read();
     if (cur) return store.update(record, cur.revision);
   }

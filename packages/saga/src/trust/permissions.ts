@@ -2,9 +2,10 @@
  * The one home for what each kind of cotal-minted user may do (docs/lifecycle.md "Minted users"). Pure: each function returns
  * the publish/subscribe lists a user JWT carries; `mintUserCreds` signs them.
  */
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { decodeJwt } from "./jwt.js";
 import { parseCreds } from "./creds-file.js";
-import { unsafe } from "../unsafe.js";
 
 /** A user's subject permissions, in the shape of a user JWT's `pub` / `sub` claims. */
 export interface SubjectPermissions {
@@ -60,8 +61,8 @@ export type SpaceUserRole = "user" | "admin";
  * A space user: `admin` has its account's full JetStream API; `user` (the default) everything but
  * STREAM_ADMIN_SUBJECTS. Core subjects are not narrowed here: the account is the tenant wall.
  */
-export function spaceUserPermissions(role: SpaceUserRole): SubjectPermissions {
-  if (role === "admin" || unsafe("UNRESTRICTED_USER")) return {};
+export function spaceUserPermissions(role: SpaceUserRole, guards: Guards = handedGuards()): SubjectPermissions {
+  if (role === "admin" || guards.UNRESTRICTED_USER) return {};
   return { denyPub: [...STREAM_ADMIN_SUBJECTS] };
 }
 
@@ -81,9 +82,9 @@ const OBSERVER_REQUESTS = ["CONNZ", "SUBSZ", "CONNS", "INFO", "JSZ", "STATZ", "L
  * its own inbox prefix (the caller adds it: it names the user key). `_INBOX.>` in the system account
  * would let it read every other tenant's `$SYS` replies.
  */
-export function observerPermissions(accountPublicKey: string): SubjectPermissions & { ownInbox: boolean } {
-  const wideInbox = unsafe("WIDE_OBSERVER_INBOX");
-  const wideRequests = unsafe("WIDE_OBSERVER_REQUESTS");
+export function observerPermissions(accountPublicKey: string, guards: Guards = handedGuards()): SubjectPermissions & { ownInbox: boolean } {
+  const wideInbox = guards.WIDE_OBSERVER_INBOX;
+  const wideRequests = guards.WIDE_OBSERVER_REQUESTS;
   return {
     allowSub: [`$SYS.ACCOUNT.${accountPublicKey}.>`, ...(wideInbox ? ["_INBOX.>"] : [])],
     allowPub: wideRequests ? ["$SYS.REQ.ACCOUNT.*.>"] : OBSERVER_REQUESTS.map((r) => `$SYS.REQ.ACCOUNT.${accountPublicKey}.${r}`),
