@@ -12,14 +12,14 @@ import { registerUp } from "./commands/up.js";
 import { registerWorker } from "./commands/worker.js";
 import { EXIT } from "./exit-codes.js";
 import { isSagaError, renderRerun, SagaError } from "@cotal/saga/errors";
-import { GUARDS_ON, type Guards } from "@cotal/saga";
+import { GUARDS_ON, type Guards, type SagaLimits } from "@cotal/saga";
 import { handGuardsTo } from "./context.js";
 import { printableArgv, report, setInvocation } from "./output.js";
 import { CliError, UsageError } from "./errors.js";
 import { requireRootBeforeVerbs } from "./root-hook.js";
 import { VERSION } from "./version.js";
 
-export function buildProgram(guards: Guards = GUARDS_ON): Command {
+export function buildProgram(guards: Guards = GUARDS_ON, saga: SagaLimits = {}): Command {
   const program = new Command("cotal")
     .description("tenant lifecycle for a shared NATS broker (one account per space)")
     .option("--root <dir>", "broker root (default: $COTAL_ROOT or ./.cotal)")
@@ -29,7 +29,7 @@ export function buildProgram(guards: Guards = GUARDS_ON): Command {
     // Usage errors are reported once, by `report`, with a next step; commander stays quiet about them.
     // Its help still prints: a bare group (`cotal space`) shows the group's help on stderr.
     .configureOutput({ outputError: () => undefined });
-  handGuardsTo(program, guards);
+  handGuardsTo(program, guards, saga);
   registerUp(program);
   registerDown(program);
   registerStatus(program);
@@ -81,10 +81,10 @@ export function withUsageNext(e: unknown, help: string): unknown {
 }
 
 /** Runs the CLI and returns the exit code; output goes through `report` exactly once per failure. */
-export async function main(argv: string[], env: { guards?: Guards } = {}): Promise<number> {
+export async function main(argv: string[], env: { guards?: Guards; saga?: SagaLimits } = {}): Promise<number> {
   const asJson = argv.includes("--json");
   setInvocation(argv);
-  const program = buildProgram(env.guards);
+  const program = buildProgram(env.guards, env.saga);
   try {
     await program.parseAsync(argv, { from: "user" });
     return typeof process.exitCode === "number" ? process.exitCode : EXIT.ok;

@@ -202,6 +202,26 @@ export function guardsFromEnv(env: Readonly<Record<string, string | undefined>>)
   return off.length === 0 ? GUARDS_ON : Object.freeze({ ...GUARDS_ON, ...Object.fromEntries(off.map((name) => [name, true])) });
 }
 
+/**
+ * What an entry may hand the saga beside the guards (test-only knobs, docs/development.md): read from the
+ * environment by the entries only, like the guards, and passed down through the verbs' options to the saga's
+ * environment (SagaEnv). Absent: the saga's defaults.
+ */
+export interface SagaLimits {
+  /** How many times a lost CAS is re-read and re-decided (COTAL_SAGA_MAX_ATTEMPTS; default 5). */
+  readonly maxAttempts?: number;
+  /** How long a writer waits out another's lease (COTAL_LEASE_WAIT_MS; default 30 s). */
+  readonly leaseWaitMs?: number;
+}
+
+/** The saga limits an entry hands in: a variable that is not a whole number ≥ 0 (≥ 1 for the attempts) is ignored. */
+export function sagaLimitsFromEnv(env: Readonly<Record<string, string | undefined>>): SagaLimits {
+  const whole = (v: string | undefined, min: number): number | undefined => (v !== undefined && /^\d+$/.test(v) && Number(v) >= min ? Number(v) : undefined);
+  const maxAttempts = whole(env.COTAL_SAGA_MAX_ATTEMPTS, 1);
+  const leaseWaitMs = whole(env.COTAL_LEASE_WAIT_MS, 0);
+  return { ...(maxAttempts !== undefined ? { maxAttempts } : {}), ...(leaseWaitMs !== undefined ? { leaseWaitMs } : {}) };
+}
+
 /** `guards` with the named switches set (tests and ablation controls): `withSwitches(GUARDS_ON, "DISABLE_CAS")`. */
 export function withSwitches(guards: Guards, ...names: GuardSwitch[]): Guards {
   return Object.freeze({ ...guards, ...Object.fromEntries(names.map((name) => [name, true])) });

@@ -48,5 +48,5 @@ export { redactSeeds } from "./redact.js";
 export { mapPool } from "./pool.js";
 
 // the guards an entry hands in (docs/ablation.md): only entries call guardsFromEnv and handGuards
-export { GUARDS_ON, guardsFromEnv, type Guards, type GuardSwitch } from "./guards.js";
+export { GUARDS_ON, guardsFromEnv, sagaLimitsFromEnv, type Guards, type GuardSwitch, type SagaLimits } from "./guards.js";
 export { handGuards } from "./unsafe.js";

@@ -20,6 +20,7 @@ import * as apply from "../src/saga/apply.js";
 import type { ConfigApply } from "../src/saga/apply.js";
 import type { ReloadVerdict } from "../src/saga/reload.js";
 import { applyClusterRecord } from "../src/ops/boot-cluster.js";
+import { GUARDS_ON } from "../src/guards.js";
 import { runNodeAgent } from "../src/ops/node-agent.js";
 import { createTempRoot, ManualClock, MemoryInventoryStore, type TempRoot } from "../src/testing/index.js";
 import { LEASE_TTL_MS } from "../src/inventory/lease.js";
@@ -204,7 +205,7 @@ describe("the cluster boot and the node agent go through the one apply path", ()
     memoryStore = new MemoryInventoryStore();
     memoryStore.put({ ...c.root.record, members: ["cw-n1", "cw-n2", "cw-n3"], nodes: {} });
     scriptedReload = reloaded;
-    const rec = await applyClusterRecord(c.root.layout, c.runtime, c.cluster, () => undefined);
+    const rec = await applyClusterRecord(c.root.layout, c.runtime, c.cluster, GUARDS_ON, () => undefined);
     const l = c.root.layout;
     expect(seen.map((s) => s.target)).toEqual([l.serverConf, l.nodeServerConf("cw-n1"), l.nodeServerConf("cw-n2"), l.nodeServerConf("cw-n3")]);
     // Only the node applies reload a server; the root's apply reloads through them (the cluster reloader).
@@ -220,7 +221,7 @@ describe("the cluster boot and the node agent go through the one apply path", ()
     root = c.root;
     memoryStore = new MemoryInventoryStore();
     scriptedReload = reloaded;
-    const rec = await applyClusterRecord(c.root.layout, c.runtime, c.cluster, () => undefined);
+    const rec = await applyClusterRecord(c.root.layout, c.runtime, c.cluster, GUARDS_ON, () => undefined);
     expect(seen[0]?.target).toBe(c.root.layout.serverConf);
     expect(seen).toHaveLength(4);
     expect(rec).toMatchObject({ generation: 1, spaces: ["default"], members: ["cw-n1", "cw-n2", "cw-n3"] });
@@ -241,7 +242,7 @@ describe("the cluster boot and the node agent go through the one apply path", ()
     });
     scriptedReload = reloaded;
     const before = readFileSync(c.root.layout.serverConf, "utf8");
-    const err = await expectCode(applyClusterRecord(c.root.layout, c.runtime, c.cluster, () => undefined), "lease-lost");
+    const err = await expectCode(applyClusterRecord(c.root.layout, c.runtime, c.cluster, GUARDS_ON, () => undefined), "lease-lost");
     expect(err.message).toContain("before the committed list was applied");
     expect(seen.map((s) => s.target)).toEqual([c.root.layout.serverConf]);
     expect(seen[0]?.verdict).toBeUndefined();

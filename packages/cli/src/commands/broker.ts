@@ -2,7 +2,7 @@ import { createInterface } from "node:readline/promises";
 import { isSagaError, reconcile, type ReconcilePlan, type ReconcileReport } from "@cotal/saga";
 import { errorDocument } from "@cotal/saga/errors";
 import type { Command } from "commander";
-import { guardsOf, rootOf } from "../context.js";
+import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { err, json, out, reportContext } from "../output.js";
 import { UsageError } from "../errors.js";
 
@@ -61,6 +61,7 @@ export function registerBroker(program: Command): void {
         const r = await reconcile({
           root: rootOf(cmd),
           guards: guardsOf(cmd),
+          saga: sagaOf(cmd),
           ...(direction ? { direction } : {}),
           ...(flags.yes ? { yes: true } : {}),
           onReport: (rep) => {

@@ -1,6 +1,6 @@
 import { runNodeAgent, type NodeAgentResult } from "@cotal/saga";
 import type { Command } from "commander";
-import { rootOf } from "../context.js";
+import { guardsOf, rootOf } from "../context.js";
 import { err, json, out } from "../output.js";
 import { UsageError } from "../errors.js";
 
@@ -36,7 +36,7 @@ export function registerNode(program: Command): void {
       process.on("SIGINT", stop);
       process.on("SIGTERM", stop);
       try {
-        const r = await runNodeAgent({ root: rootOf(cmd), node: flags.node, ...(flags.once ? { once: true } : {}), ...(flags.interval !== undefined ? { intervalMs: flags.interval } : {}), signal: ctl.signal, onEvent: (line) => err(line) });
+        const r = await runNodeAgent({ root: rootOf(cmd), guards: guardsOf(cmd), node: flags.node, ...(flags.once ? { once: true } : {}), ...(flags.interval !== undefined ? { intervalMs: flags.interval } : {}), signal: ctl.signal, onEvent: (line) => err(line) });
         if (flags.json) json(r);
         else out(summary(r));
       } finally {

@@ -1,6 +1,6 @@
 import { QUOTA_FIELDS, assertSpaceName, formatBytes, mintSpaceCreds, showSpaceLimits, spaceAdd, spaceLimits, spaceList, spaceRm, type SpaceListReport, type SpaceQuota } from "@cotal/saga";
 import type { Command } from "commander";
-import { guardsOf, rootOf } from "../context.js";
+import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { parseDuration } from "../duration.js";
 import { err, json, out } from "../output.js";
 import { readTenantsFile } from "../tenants-file.js";
@@ -59,6 +59,7 @@ export function registerSpace(program: Command): void {
         r = await spaceAdd({
           root: rootOf(cmd),
           guards: guardsOf(cmd),
+          saga: sagaOf(cmd),
           names: all,
           quota,
           onNotice: (m) => (log ? log.info({ event: "notice" }, m) : notice(flags.json)(m)),
@@ -89,7 +90,7 @@ export function registerSpace(program: Command): void {
         const guards = guardsOf(cmd);
         return queuedSingle(root, "space-rm", { name: assertSpaceName(name, guards) }, { json: flags.json, wait: flags.wait }, async () => !(await spaceList({ root, guards })).spaces.some((s) => s.name === name));
       }
-      const r = await spaceRm({ root: rootOf(cmd), guards: guardsOf(cmd), name, onNotice: notice(flags.json) });
+      const r = await spaceRm({ root: rootOf(cmd), guards: guardsOf(cmd), saga: sagaOf(cmd), name, onNotice: notice(flags.json) });
       const schedules = await unscheduleRemoved(rootOf(cmd), r.space); // a removed tenant keeps no backup schedule
       if (flags.json) return json({ ...r, backupSchedules: schedules });
       if (r.outcome === "absent") {
@@ -117,7 +118,7 @@ export function registerSpace(program: Command): void {
       for (const f of QUOTA_FIELDS) out(`  ${f.padEnd(10)} ${showQuota(f, r.quota[f])}`);
       return;
     }
-    const r = await spaceLimits({ root: rootOf(cmd), guards: guardsOf(cmd), name, quota, ...(flags.force ? { force: true } : {}), onNotice: notice(flags.json) });
+    const r = await spaceLimits({ root: rootOf(cmd), guards: guardsOf(cmd), saga: sagaOf(cmd), name, quota, ...(flags.force ? { force: true } : {}), onNotice: notice(flags.json) });
     if (flags.json) return json(r);
     if (r.outcome === "noop") return out(`cotal: space ${name} already has these limits; nothing changed (generation ${r.generation})`);
     const changed = QUOTA_FIELDS.filter((f) => r.before[f] !== r.after[f]).map((f) => `${f} ${showQuota(f, r.before[f])} -> ${showQuota(f, r.after[f])}`);

@@ -48,7 +48,7 @@ export async function quiesceTenant(env: SagaEnv, url: string, account: AccountR
   await resignRevocations(env, account.name, t, `${verb} (quiesce)`);
   clock?.lap("quiesce saga");
   const provenAt = Date.now();
-  const ev = await evictAccountConnections(env.layout, url, account.publicKey);
+  const ev = await evictAccountConnections(env.layout, url, account.publicKey, env.guards);
   clock?.lap("eviction check");
   if (ev.outcome === "failed") {
     throw new SagaError("live-process", `space ${account.name} still has ${ev.remaining} connection(s) after its quiesce (${ev.reason ?? "unknown"}); nothing was changed`, { next });

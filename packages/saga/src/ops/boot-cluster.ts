@@ -1,3 +1,4 @@
+import { type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { RERUN, SagaError } from "../errors.js";
@@ -106,7 +107,7 @@ async function createClusterRoot(layout: RootLayout, size: number, opts: Cluster
  * node (fence, rename, reload, prove from that node), recording each node's proof, and wait until
  * every node serves every tenant stream it lists. Only then are tenants provisioned.
  */
-export async function bootCluster({ layout, lock }: BootContext, opts: ClusterBootOptions): Promise<UpResult> {
+export async function bootCluster({ layout, lock, guards }: BootContext, opts: ClusterBootOptions): Promise<UpResult> {
   const progress = opts.onProgress ?? (() => undefined);
   let created = false;
   if (!existsSync(layout.brokerFile)) {
@@ -130,24 +131,24 @@ export async function bootCluster({ layout, lock }: BootContext, opts: ClusterBo
     throw new SagaError("invalid-argument", "a cluster root's listeners are fixed at creation (every node's routes name them)", { next: `cotal up --root ${layout.root} --detach` });
   }
 
-  const notes: string[] = created ? [] : await restartUnserving(layout, progress);
-  const nodes = await ensureNodes(layout, settings, cluster, created, progress);
+  const notes: string[] = created ? [] : await restartUnserving(layout, progress, guards);
+  const nodes = await ensureNodes(layout, settings, cluster, created, progress, guards);
   const runtime = readRuntime(layout) as BrokerRuntime;
   progress(`waiting for the cluster's JetStream meta leader (${nodes.length} nodes)`);
   await waitForMetaLeader(layout, nodes);
-  const record = await applyClusterRecord(layout, runtime, cluster, (m) => (notes.push(m), progress(m)), opts.removing);
+  const record = await applyClusterRecord(layout, runtime, cluster, guards, (m) => (notes.push(m), progress(m)), opts.removing);
   await untilStreamsServed(layout, nodes, record.spaces, runtime.serverVersion, progress);
   // A stopped online backup or restore resumes to lifted, through the saga on every node, as on one broker.
-  notes.push(...liftNotes(await liftStandingQuiesces(layout, lock)));
+  notes.push(...liftNotes(await liftStandingQuiesces(layout, lock, { guards })));
   if (opts.removing) notes.push(`the removal of space ${opts.removing} is unfinished: cotal space rm ${opts.removing}   # finishes it on every node`);
 
   // A space being removed is never provisioned again: its streams are already (being) deleted.
   const listed = new Set(record.spaces);
-  const inv = certainInventory(layout).filter((s) => listed.has(s.name) && s.name !== opts.removing);
+  const inv = certainInventory(layout, guards).filter((s) => listed.has(s.name) && s.name !== opts.removing);
   const broker = loadBrokerTrust(layout);
   // Right after a node returns the meta group may still be electing or catching it up, and every
   // JetStream call times out: provisioning keeps re-trying for a bounded while.
-  const provisioned: ProvisionResult[] = await provisionSpaces(layout, broker, runtime, inv, { onProvision: opts.onProvision, replicas: tenantReplicasOf(cluster), retryForMs: PROVISION_REJOIN_MS });
+  const provisioned: ProvisionResult[] = await provisionSpaces(layout, broker, runtime, inv, { onProvision: opts.onProvision, replicas: tenantReplicasOf(cluster), retryForMs: PROVISION_REJOIN_MS, guards });
   settleProvisioning(layout);
   const names = record.spaces;
   const space = opts.space ?? (names.includes("default") ? "default" : names[0]) ?? "default";
@@ -175,13 +176,13 @@ export async function bootCluster({ layout, lock }: BootContext, opts: ClusterBo
  * A new root's nodes boot its first list (there is no record yet, so nothing can be removed);
  * every other start holds every tenant (none admitted) until the committed record is applied.
  */
-async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: ClusterSettings, created: boolean, progress: (m: string) => void): Promise<NodeRuntime[]> {
-  const { prior, alive } = liveNodesOrRefuse(layout);
+async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: ClusterSettings, created: boolean, progress: (m: string) => void, guards: Guards): Promise<NodeRuntime[]> {
+  const { prior, alive } = liveNodesOrRefuse(layout, guards);
   const toStart = cluster.nodes.filter((n) => !alive.has(n.name));
-  const firstList = created ? certainInventory(layout) : [];
-  if (created) writeUnservedConfig(layout.serverConf, renderList(layout, firstList.map((s) => s.name)).text);
+  const firstList = created ? certainInventory(layout, guards) : [];
+  if (created) writeUnservedConfig(layout.serverConf, renderList(layout, firstList.map((s) => s.name), undefined, guards).text);
   if (toStart.length > 0) progress(`starting ${toStart.length === cluster.nodes.length ? "every node" : `node${toStart.length > 1 ? "s" : ""} ${toStart.map((n) => n.name).join(", ")}`}${created ? "" : " with every tenant held (none admitted)"}`);
-  return startClusterNodes(layout, settings, cluster, toStart, { list: firstList, maintenance: !created, alive, prior });
+  return startClusterNodes(layout, settings, cluster, toStart, { list: firstList, maintenance: !created, alive, prior, guards });
 }
 
 /**
@@ -190,26 +191,26 @@ async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: 
  * each node's proof. Whatever a node booted with, it serves the committed list only after this.
  * Exported for test/one-writer.test.ts, which proves it writes only through saga/apply.ts.
  */
-export async function applyClusterRecord(layout: RootLayout, runtime: BrokerRuntime, cluster: ClusterSettings, onNotice: (m: string) => void, removing?: string): Promise<InventoryRecord> {
-  const store = await connectReplicated(runtime.url, layout, cluster.replicas);
+export async function applyClusterRecord(layout: RootLayout, runtime: BrokerRuntime, cluster: ClusterSettings, guards: Guards, onNotice: (m: string) => void, removing?: string): Promise<InventoryRecord> {
+  const store = await connectReplicated(runtime.url, layout, cluster.replicas, guards);
   try {
     // A cold cluster's buckets may still be electing their leaders: wait for both to answer.
     await pastBucketElection(() => store.read());
     const keeper = new LeaseKeeper(store, await pastBucketElection(() => acquireLeaseWaiting(store, leaseKeyFor(layout), "cotal up (cluster)")));
     try {
       const fence = (): Promise<boolean> => keeper.held();
-      const reloader = clusterReloader(runtime, runtime.nodes ?? [], layout);
-      const w: ClusterWriter = { layout, store, members: cluster.nodes.map((n) => n.name), fence, reload: () => reloader.reload({ fence }) };
+      const reloader = clusterReloader(runtime, runtime.nodes ?? [], layout, guards);
+      const w: ClusterWriter = { layout, guards, store, members: cluster.nodes.map((n) => n.name), fence, reload: () => reloader.reload({ fence }) };
       const read = await store.read();
       if (!read) {
         const rec = await seedCluster(w);
         onNotice(`seeded the replicated inventory (R${cluster.replicas}): ${rec.spaces.join(", ")}`);
         return rec;
       }
-      const out = await executeResume(read, { layout, cas: (r, rev) => store.update(r, rev), onNotice, live: { reload: w.reload, leaseHeld: fence } });
+      const out = await executeResume(read, { layout, guards, cas: (r, rev) => store.update(r, rev), onNotice, live: { reload: w.reload, leaseHeld: fence } });
       if (out.kind === "boot") throw new SagaError("resume-refused", "a live resume asked for a boot", { next: "cotal broker reconcile" });
       const base: VersionedRecord = out.base;
-      const after = certainInventory(layout).map((s) => s.name).filter((s) => s !== removing || base.record.spaces.includes(s));
+      const after = certainInventory(layout, guards).map((s) => s.name).filter((s) => s !== removing || base.record.spaces.includes(s));
       const diff = diffLists(after, base.record);
       if (diff.diskOnly.length + diff.kvOnly.length > 0) {
         throw new SagaError("divergence", `the tenant list on disk and the cluster's inventory disagree (disk-only: [${diff.diskOnly.join(", ")}], kv-only: [${diff.kvOnly.join(", ")}]); no node was given tenants`, {
@@ -229,6 +230,7 @@ export async function applyClusterRecord(layout: RootLayout, runtime: BrokerRunt
 /** What the cluster boot's applies share: the store, the members, the writer lease's fence, the reload of every node. */
 interface ClusterWriter {
   layout: RootLayout;
+  guards: Guards;
   store: AuthorityStore;
   members: string[];
   fence: () => Promise<boolean>;
@@ -237,8 +239,8 @@ interface ClusterWriter {
 
 /** A new root: the disk's list through the one apply path (saga/apply.ts) to every node; the seed is its record. */
 async function seedCluster(w: ClusterWriter): Promise<InventoryRecord> {
-  const disk = certainInventory(w.layout).map((s) => s.name);
-  const list = renderList(w.layout, disk);
+  const disk = certainInventory(w.layout, w.guards).map((s) => s.name);
+  const list = renderList(w.layout, disk, undefined, w.guards);
   const applied = await applyConfig({
     target: w.layout.serverConf,
     config: () => list.text,
@@ -246,7 +248,7 @@ async function seedCluster(w: ClusterWriter): Promise<InventoryRecord> {
     reload: w.reload,
     record: async (verdict) => {
       const rec: InventoryRecord = { ...seedRecord(disk, digestOfServerConf(w.layout) ?? list.digest, true), members: w.members, nodes: stamped(verdict, 1) };
-      await seedInventory(w.store, rec);
+      await seedInventory(w.store, rec, w.guards);
       return rec;
     },
   });
@@ -255,7 +257,7 @@ async function seedCluster(w: ClusterWriter): Promise<InventoryRecord> {
 
 /** Every node gets the committed list through the one apply path, proven from that node; a node booted without tenants admits them only here. */
 async function applyCommitted(w: ClusterWriter, base: VersionedRecord): Promise<InventoryRecord> {
-  const committed = renderList(w.layout, base.record.spaces);
+  const committed = renderList(w.layout, base.record.spaces, undefined, w.guards);
   const applied = await applyConfig({
     target: w.layout.serverConf,
     config: () => committed.text,
@@ -286,8 +288,8 @@ const STREAMS_SERVED_MS = 30_000;
  * with every tenant held. Judged twice a second apart, so a node still recovering is left alone; a
  * stream with no leader is an election, not this.
  */
-async function restartUnserving(layout: RootLayout, progress: (m: string) => void): Promise<string[]> {
-  const { prior, alive } = liveNodesOrRefuse(layout);
+async function restartUnserving(layout: RootLayout, progress: (m: string) => void, guards: Guards): Promise<string[]> {
+  const { prior, alive } = liveNodesOrRefuse(layout, guards);
   if (alive.size === 0 || !prior) return [];
   const tenants = tenantAccounts(layout, accountInventory(layout).spaces.map((s) => s.name));
   const unserving = async (nodes: readonly NodeRuntime[]): Promise<{ node: NodeRuntime; streams: string }[]> => {

@@ -1,3 +1,4 @@
+import { type Guards } from "../guards.js";
 import { natsServerVersion } from "../broker/binary.js";
 import { startNodes } from "../broker/cluster-process.js";
 import { renderNode } from "../broker/render-root.js";
@@ -23,11 +24,11 @@ export function clusterRuntime(nodes: NodeRuntime[], host: string, serverVersion
 }
 
 /** The recorded nodes that run, by name; a server of this root no record names refuses (a second one on its store would corrupt it). */
-export function liveNodesOrRefuse(layout: RootLayout): { prior: BrokerRuntime | undefined; alive: Map<string, NodeRuntime> } {
+export function liveNodesOrRefuse(layout: RootLayout, guards: Guards): { prior: BrokerRuntime | undefined; alive: Map<string, NodeRuntime> } {
   const prior = readRuntime(layout);
   const alive = new Map((prior?.nodes ?? []).filter(nodeAlive).map((n) => [n.name, n] as const));
   const livePids = new Set([...alive.values()].map((n) => n.owner.pid));
-  const strays = serversOfRoot(layout).filter((s) => !livePids.has(s.pid));
+  const strays = serversOfRoot(layout, guards).filter((s) => !livePids.has(s.pid));
   if (strays.length > 0) {
     throw new SagaError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
       next: "cotal down   # stops every server of this root, recorded or not",
@@ -47,11 +48,11 @@ export async function startClusterNodes(
   settings: RootSettings,
   cluster: ClusterSettings,
   toStart: readonly ClusterNodeSettings[],
-  opts: { list: AccountRecord[]; maintenance: boolean; alive: Map<string, NodeRuntime>; prior: BrokerRuntime | undefined },
+  opts: { list: AccountRecord[]; maintenance: boolean; alive: Map<string, NodeRuntime>; prior: BrokerRuntime | undefined; guards: Guards },
 ): Promise<NodeRuntime[]> {
   for (const n of toStart) {
     ensureSecretDir(layout.nodeDir(n.name));
-    writeFileAtomic(layout.nodeServerConf(n.name), renderNode(layout, n.name, opts.list, opts.maintenance ? { maintenance: true } : {}).text);
+    writeFileAtomic(layout.nodeServerConf(n.name), renderNode(layout, n.name, opts.list, { guards: opts.guards, ...(opts.maintenance ? { maintenance: true } : {}) }).text);
   }
   const version = natsServerVersion().raw;
   const startedAt = opts.prior?.nodes && opts.alive.size > 0 ? opts.prior.startedAt : new Date().toISOString();
@@ -63,9 +64,9 @@ export async function startClusterNodes(
 }
 
 /** The R3 authority store on a cluster root, re-trying while a fresh meta group may not count a peer as current yet. */
-export async function connectReplicated(url: string, layout: RootLayout, replicas: number, opts: { timeoutMs?: number; name?: string; connectTimeoutMs?: number } = {}): Promise<AuthorityStore> {
+export async function connectReplicated(url: string, layout: RootLayout, replicas: number, guards: Guards, opts: { timeoutMs?: number; name?: string; connectTimeoutMs?: number } = {}): Promise<AuthorityStore> {
   // Right after the election a peer may not count as current yet, so an R3 create can fail; its shape never heals.
-  return retryWhile(() => AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: opts.name ?? "cotal up (cluster)", replicas, ...(opts.connectTimeoutMs !== undefined ? { timeoutMs: opts.connectTimeoutMs } : {}) }), {
+  return retryWhile(() => AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: opts.name ?? "cotal up (cluster)", replicas, guards, ...(opts.connectTimeoutMs !== undefined ? { timeoutMs: opts.connectTimeoutMs } : {}) }), {
     transient: (err) => !isSagaError(err, "inventory-corrupt"),
     forMs: opts.timeoutMs ?? 30_000,
     pauseMs: 500,

@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { randomBytes } from "node:crypto";
 import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
@@ -20,7 +22,6 @@ import { acquireLeaseWaiting } from "../saga/lease-holder.js";
 import { LeaseKeeper } from "../saga/lease-keeper.js";
 import { allowedIsClaimList, nodeAllowedSpaces, nodeNeedsApply, withNodeProof, type NodeObservation } from "../saga/node-decision.js";
 import { recordPartialProofs } from "../saga/partial-proofs.js";
-import { unsafe } from "../unsafe.js";
 import { connectReplicated, liveNodesOrRefuse, startClusterNodes } from "./cluster-nodes.js";
 import { describeChecks, served, tenantAccounts, waitStreamsServed } from "./node-streams.js";
 import { shellWord } from "../error-shape.js";
@@ -37,6 +38,8 @@ export interface NodeAgentOptions {
   signal?: AbortSignal;
   /** One line per state change, and one per apply. */
   onEvent?: (line: string) => void;
+  /** The guards the entry handed in (default: the ones handed to the core; docs/ablation.md). */
+  guards?: Guards;
 }
 
 export interface NodeAgentResult {
@@ -76,8 +79,9 @@ export async function runNodeAgent(opts: NodeAgentOptions): Promise<NodeAgentRes
   if (!settings || !cluster) throw new SagaError("invalid-argument", `${layout.root} is not a cluster root: cotal node runs beside a node of \`cotal up --cluster N\``, { next: `cotal status --root ${layout.root}` });
   const self = cluster.nodes.find((n) => n.name === opts.node);
   if (!self) throw new SagaError("invalid-argument", `${layout.root} has no node ${JSON.stringify(opts.node)}; its nodes: ${cluster.nodes.map((n) => n.name).join(", ")}`, { next: `cotal node run --node ${cluster.nodes[0]?.name ?? "<name>"}` });
-  const release = takeAgentLock(layout, self.name);
-  const agent = new NodeAgent(layout, settings, cluster, self, opts.onEvent ?? (() => undefined));
+  const guards = opts.guards ?? handedGuards();
+  const release = takeAgentLock(layout, self.name, guards);
+  const agent = new NodeAgent(layout, settings, cluster, self, opts.onEvent ?? (() => undefined), guards);
   try {
     for (;;) {
       const round = await agent.round();
@@ -100,11 +104,11 @@ export async function runNodeAgent(opts: NodeAgentOptions): Promise<NodeAgentRes
  * the create-exclusive owner file nodes/<name>/agent.lock, taken before the agent touches anything;
  * a dead agent's file is taken over. Returns its release.
  */
-function takeAgentLock(layout: RootLayout, node: string): () => void {
-  if (unsafe("NODE_AGENT_UNLOCKED")) return () => undefined;
+function takeAgentLock(layout: RootLayout, node: string, guards: Guards): () => void {
+  if (guards.NODE_AGENT_UNLOCKED) return () => undefined;
   const path = layout.nodeAgentLockFile(node);
   ensureSecretDir(layout.nodeDir(node));
-  const r = takeOwnerFile(path, `cotal node run --node ${node}`);
+  const r = takeOwnerFile(path, `cotal node run --node ${node}`, guards);
   if ("taken" in r) return () => releaseOwnerFile(path, r.taken.token);
   if ("held" in r) {
     throw new SagaError("lock-held", `node ${node} already has its agent: cotal node run pid ${r.held.pid} on ${r.held.host} (since ${r.held.startedAt})`, {
@@ -134,6 +138,7 @@ class NodeAgent {
     private readonly cluster: ClusterSettings,
     private readonly self: ClusterNodeSettings,
     private readonly onEvent: (line: string) => void,
+    private readonly guards: Guards,
   ) {}
 
   get name(): string {
@@ -178,7 +183,7 @@ class NodeAgent {
     if (!plan.decision.apply) return read;
     this.onEvent(`cotal node: ${this.name}: applying (${plan.decision.why})`);
     await failpoint("node-decided");
-    const unfenced = unsafe("NODE_APPLY_UNFENCED");
+    const unfenced = this.guards.NODE_APPLY_UNFENCED;
     const keeper = unfenced ? undefined : new LeaseKeeper(store, await acquireLeaseWaiting(store, leaseKeyFor(this.layout), `cotal node run (${this.name})`));
     try {
       const fence = keeper ? (): Promise<boolean> => keeper.held() : (): Promise<boolean> => Promise.resolve(true);
@@ -193,7 +198,7 @@ class NodeAgent {
       const applied = { serverKey, digest: plan.digest };
       // The one apply path (saga/apply.ts): stage, fence, rename, reload this node, prove, record its proof.
       const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
-      return (await applyToNode(this.layout, runtime, node, { text: plan.text, tag, fence, record: (verdict) => this.#recordApplied(on, applied, verdict) })).proof;
+      return (await applyToNode(this.layout, runtime, node, { text: plan.text, tag, fence, guards: this.guards, record: (verdict) => this.#recordApplied(on, applied, verdict) })).proof;
     } finally {
       await keeper?.stop(true);
     }
@@ -216,13 +221,13 @@ class NodeAgent {
 
   /** What this node may run now, its render, and whether the node must be applied. */
   #plan(read: VersionedRecord, serverKey: string) {
-    const spaces = nodeAllowedSpaces(read.record);
+    const spaces = nodeAllowedSpaces(read.record, this.guards);
     const records = spaces.map((s) => {
       const rec = loadSpaceAccount(this.layout, s);
       if (!rec) throw new SagaError("divergence", `the committed record lists space ${s}, which has no account record under ${this.layout.root}`, { next: "cotal broker reconcile   # prints both lists" });
       return rec as AccountRecord;
     });
-    const { text, digest } = renderNode(this.layout, this.name, records);
+    const { text, digest } = renderNode(this.layout, this.name, records, { guards: this.guards });
     const disk = readTextIfExists(this.layout.nodeServerConf(this.name));
     const seen: NodeObservation = {
       running: true,
@@ -242,7 +247,7 @@ class NodeAgent {
   async #recordProof(store: AuthorityStore, read: VersionedRecord, proof: Omit<NodeProof, "appliedGeneration">, fence: () => Promise<boolean>): Promise<void> {
     if (read.record.pending) {
       // The node runs exactly the claim's list, so its proof is of the claim's staged config.
-      if (allowedIsClaimList(read.record)) await recordPartialProofs(store, fence, { [this.name]: proof }, read.record.pending.stagedDigest);
+      if (allowedIsClaimList(read.record, this.guards)) await recordPartialProofs(store, fence, { [this.name]: proof }, read.record.pending.stagedDigest);
       return;
     }
     let cur: VersionedRecord | undefined = read;
@@ -265,7 +270,7 @@ class NodeAgent {
    */
   async #servingChecked(read: VersionedRecord, node: NodeRuntime, serverKey: string): Promise<Round> {
     if (this.#streamsServed !== serverKey) {
-      const tenants = tenantAccounts(this.layout, nodeAllowedSpaces(read.record));
+      const tenants = tenantAccounts(this.layout, nodeAllowedSpaces(read.record, this.guards));
       const checks = await waitStreamsServed(this.layout, [node], tenants, readRuntime(this.layout)?.serverVersion ?? "0.0.0", STREAMS_SERVED_MS);
       if (!served(checks[node.name])) {
         throw new SagaError("broker-start-failed", `node ${this.name} does not serve every tenant stream it hosts: ${describeChecks(checks)}`, {
@@ -297,7 +302,7 @@ class NodeAgent {
     let maintenance = false;
     try {
       const disk = readTextIfExists(this.layout.nodeServerConf(this.name));
-      maintenance = disk !== undefined && configDigest(disk) === renderNode(this.layout, this.name, [], { maintenance: true }).digest;
+      maintenance = disk !== undefined && configDigest(disk) === renderNode(this.layout, this.name, [], { maintenance: true, guards: this.guards }).digest;
     } catch {
       // an unreadable root: say stale, the conservative word
     }
@@ -322,12 +327,12 @@ class NodeAgent {
     const cur = mine();
     if (cur && nodeAlive(cur)) return cur;
     await this.#dropStore();
-    const lock = await waitForMaintenanceLock(this.layout.root, `cotal node run (${this.name}): start the node`, LOCK_WAIT_MS);
+    const lock = await waitForMaintenanceLock(this.layout.root, `cotal node run (${this.name}): start the node`, LOCK_WAIT_MS, this.guards);
     try {
-      const { prior, alive } = liveNodesOrRefuse(this.layout);
+      const { prior, alive } = liveNodesOrRefuse(this.layout, this.guards);
       if (!alive.has(this.name)) {
         this.onEvent(`cotal node: ${this.name}: not running; starting it with every tenant held (none admitted)`);
-        await startClusterNodes(this.layout, this.settings, this.cluster, [this.self], { list: [], maintenance: true, alive, prior });
+        await startClusterNodes(this.layout, this.settings, this.cluster, [this.self], { list: [], maintenance: true, alive, prior, guards: this.guards });
         this.started++;
         this.#applied = undefined;
       }
@@ -342,7 +347,7 @@ class NodeAgent {
   /** The replicated store through this node (one attempt a round), and a watch on the record key that wakes the loop. */
   async #connect(node: NodeRuntime): Promise<AuthorityStore> {
     if (this.#store) return this.#store;
-    const store = await connectReplicated(node.url, this.layout, this.cluster.replicas, { timeoutMs: 0, name: `cotal node run (${this.name})`, connectTimeoutMs: 3_000 });
+    const store = await connectReplicated(node.url, this.layout, this.cluster.replicas, this.guards, { timeoutMs: 0, name: `cotal node run (${this.name})`, connectTimeoutMs: 3_000 });
     this.#store = store;
     try {
       this.#stopWatch = await store.watchRecord(() => {

@@ -1,4 +1,4 @@
-import { type Guards } from "../guards.js";
+import { type Guards, type SagaLimits } from "../guards.js";
 import { handedGuards } from "../unsafe.js";
 import { SagaError, isSagaError } from "../errors.js";
 import { brokerState } from "../broker/runtime.js";
@@ -64,6 +64,8 @@ export interface ReconcileOptions {
   lockWaitMs?: number;
   /** The guards the entry handed in (default: the ones handed to the core; docs/ablation.md). */
   guards?: Guards;
+  /** What the entry hands the saga beside the guards (its retry bound, its lease wait). */
+  saga?: SagaLimits;
 }
 
 export interface ReconcileResult {

@@ -1,4 +1,4 @@
-import { type Guards } from "../guards.js";
+import { type Guards, type SagaLimits } from "../guards.js";
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { RERUN, SagaError, isSagaError } from "../errors.js";
@@ -44,6 +44,8 @@ export interface LiveSession extends Session {
 export interface SessionHooks {
   /** The verb's guards (docs/ablation.md): the session's store and reloader take them. Default: the ones handed to the core. */
   guards?: Guards;
+  /** What the entry hands the saga beside the guards (its retry bound, its lease wait). */
+  saga?: SagaLimits;
   onNotice?: (message: string) => void;
   onTiming?: (step: SagaTiming, ms: number) => void;
 }
@@ -111,6 +113,8 @@ function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks, 
     ...(runtime ? { reloader: brokerReloader(runtime, layout, hooks.guards) } : {}),
     lock,
     leaseKey: leaseKeyFor(layout),
+    ...(hooks.guards ? { guards: hooks.guards } : {}),
+    ...hooks.saga,
     ...(hooks.onNotice ? { onNotice: hooks.onNotice } : {}),
     ...(hooks.onTiming ? { onTiming: hooks.onTiming } : {}),
   });

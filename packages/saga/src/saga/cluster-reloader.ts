@@ -1,9 +1,10 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createConnection } from "node:net";
 import { RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
-import { unsafe } from "../unsafe.js";
 import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import type { NodeProof } from "../inventory/record.js";
@@ -34,15 +35,15 @@ type NodeVerdict = { node: NodeRuntime; digest: string; verdict: ReloadVerdict }
  * returns every node's proof. A node that cannot prove it refuses `cluster-unproven` after the others
  * were applied, so the claim stays for the next writer and nothing commits (invariant 2).
  */
-export function clusterReloader(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout): { reload(opts?: ClusterReloadOptions): Promise<ReloadVerdict> } {
-  return { reload: (opts = {}) => reloadNodes(runtime, nodes, layout, opts) };
+export function clusterReloader(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, guards: Guards = handedGuards()): { reload(opts?: ClusterReloadOptions): Promise<ReloadVerdict> } {
+  return { reload: (opts = {}) => reloadNodes(runtime, nodes, layout, opts, guards) };
 }
 
 /**
  * The tenants the promoted server.conf preloads, and only if that file is exactly the render of
  * them: a node then runs the same trust the saga proved the bytes of, never a list re-guessed here.
  */
-export function promotedRecords(layout: RootLayout): AccountRecord[] {
+export function promotedRecords(layout: RootLayout, guards: Guards = handedGuards()): AccountRecord[] {
   const text = readFileSync(layout.serverConf, "utf8");
   const broker = loadBrokerTrust(layout);
   const picture = configPicture(text, accountInventory(layout).spaces, [loadAuthorityAccount(layout).publicKey, broker.system.publicKey]);
@@ -50,21 +51,21 @@ export function promotedRecords(layout: RootLayout): AccountRecord[] {
     throw new SagaError("render-refused", `${layout.serverConf} ${why}; no node was touched`, { next: "cotal broker reconcile   # prints the record and both lists" });
   };
   if (picture.unknownKeys.length > 0) refuse(`preloads accounts no record vouches for (${picture.unknownKeys.join(", ")})`);
-  if (renderList(layout, picture.preloadedNames).digest !== configDigest(text)) refuse("is not the render of the tenants it preloads");
+  if (renderList(layout, picture.preloadedNames, undefined, guards).digest !== configDigest(text)) refuse("is not the render of the tenants it preloads");
   return picture.preloadedNames.map((name) => loadSpaceAccount(layout, name) as AccountRecord);
 }
 
-async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, opts: ClusterReloadOptions): Promise<ReloadVerdict> {
+async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, opts: ClusterReloadOptions, guards: Guards): Promise<ReloadVerdict> {
   const t0 = Date.now();
   const fence = opts.fence;
   if (!fence) throw new SagaError("invalid-argument", "a cluster reload renames every node's config and was given no lease check", { next: `COTAL_DEBUG=1 ${RERUN}   # a caller of the cluster reloader passed no fence: report its output` });
-  const records = promotedRecords(layout);
+  const records = promotedRecords(layout, guards);
   const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
   const done: NodeVerdict[] = [];
-  const recorder = partialRecorder(opts);
+  const recorder = partialRecorder(opts, guards);
   for (const node of nodes) {
-    const { text, digest } = renderNode(layout, node.name, records);
-    const { verdict } = await applyToNode(layout, runtime, node, { text, tag, fence, done, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), record: async (v) => v });
+    const { text, digest } = renderNode(layout, node.name, records, { guards });
+    const { verdict } = await applyToNode(layout, runtime, node, { text, tag, fence, done, guards, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), record: async (v) => v });
     // The first node rejected the bytes: no other node was touched, so the saga's rollback rules apply as on one broker.
     if (done.length === 0 && verdict.outcome === "failed") return { ...verdict, line: `node ${node.name}: ${verdict.line}` };
     done.push({ node, digest, verdict });
@@ -75,7 +76,7 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
   const proofs = provenProofs(done);
   // An add with only down (not rejecting) nodes behind commits on the others; those catch up at their next boot.
   const leaveBehind = opts.mayLeaveBehind === true && unproven.length < done.length && unproven.every((d) => d.verdict.outcome === "unproven");
-  if (unproven.length > 0 && !leaveBehind && !unsafe("CLUSTER_COMMIT_UNPROVEN")) {
+  if (unproven.length > 0 && !leaveBehind && !guards.CLUSTER_COMMIT_UNPROVEN) {
     const err = unprovenError(done, unproven);
     // A proof whose CAS failed as it was made gets one more try before the refusal.
     const missed = Object.fromEntries(Object.entries(proofs).filter(([name]) => !recorder.recorded.has(name)));
@@ -95,11 +96,11 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
  * "Partial proofs"), so a writer killed mid-reload leaves the nodes it proved named in the claim. A
  * CAS that fails is not fatal: that node stays counted as still admitting (the conservative side).
  */
-function partialRecorder(opts: ClusterReloadOptions) {
+function partialRecorder(opts: ClusterReloadOptions, guards: Guards) {
   const recorded = new Set<string>();
   const failures = new Map<string, string>();
   const record = async (proofs: Record<string, Omit<NodeProof, "appliedGeneration">>): Promise<void> => {
-    if (!opts.recordPartial || unsafe("CLUSTER_NO_PARTIAL_PROOFS")) return;
+    if (!opts.recordPartial || guards.CLUSTER_NO_PARTIAL_PROOFS) return;
     const names = Object.keys(proofs);
     try {
       await opts.recordPartial(proofs);
@@ -137,6 +138,8 @@ export interface NodeApply<P> {
   done?: readonly { node: { name: string } }[];
   timeoutMs?: number;
   record: (verdict: ReloadVerdict) => Promise<P>;
+  /** The verb's guards (CLUSTER_NO_NODE_FENCE, and the reload's; docs/ablation.md). Default: the ones handed in. */
+  guards?: Guards;
 }
 
 /**
@@ -154,19 +157,20 @@ export async function applyToNode<P>(layout: RootLayout, runtime: BrokerRuntime,
       details: { node: node.name, applied: already },
     });
   };
+  const guards = a.guards ?? handedGuards();
   const applied = await applyConfig({
     target,
     staged: layout.nodeStagedConf(node.name, a.tag),
     config: () => a.text,
-    fence: { held: a.fence, lost, unchecked: unsafe("CLUSTER_NO_NODE_FENCE") },
-    reload: () => reloadNode(layout, runtime, node, a.timeoutMs),
+    fence: { held: a.fence, lost, unchecked: guards.CLUSTER_NO_NODE_FENCE },
+    reload: () => reloadNode(layout, runtime, node, a.timeoutMs, guards),
     record: a.record,
   });
   return { verdict: applied.verdict, proof: applied.proof };
 }
 
 /** Reloads one node's server and proves it from that server; a node that is not running proves nothing. */
-async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, timeoutMs: number | undefined): Promise<ReloadVerdict> {
+async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, timeoutMs: number | undefined, guards: Guards): Promise<ReloadVerdict> {
   const t0 = Date.now();
   if (!nodeAlive(node)) return { outcome: "unproven", via: "signal", logTail: `node ${node.name} (pid ${node.owner.pid}) is not running`, ms: Date.now() - t0 };
   const nodeRuntime: BrokerRuntime = { ...runtime, owner: node.owner, url: node.url, port: node.port, configPath: node.configPath, logFile: node.logFile };
@@ -174,7 +178,7 @@ async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: Node
   // A node that sends no INFO (stopped, partitioned) is signalled, not asked: a NATS client whose
   // connect times out keeps its socket (and this process) alive; the signal path needs no socket.
   const answers = await sendsInfo(node.port, runtime.host, INFO_PROBE_MS);
-  return reloadAndProve(nodeRuntime, { ...(answers ? { layout } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+  return reloadAndProve(nodeRuntime, { ...(answers ? { layout } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), guards });
 }
 
 const INFO_PROBE_MS = 2_000;

@@ -75,9 +75,9 @@ export function mintedRecordsToDelete(layout: RootLayout, record: InventoryRecor
 }
 
 /** The files a claim changed before promotion, put back: staged config, a re-signed record, minted records. */
-export function undoClaimFiles(layout: RootLayout, record: InventoryRecord, pending: PendingMutation): void {
+export function undoClaimFiles(layout: RootLayout, record: InventoryRecord, pending: PendingMutation, guards: Guards = handedGuards()): void {
   rmSync(layout.stagedConf(pending.generation, pending.leaseId), { force: true });
-  if (pending.limits) restoreLimitsChange(layout, pending.limits);
+  if (pending.limits) restoreLimitsChange(layout, pending.limits, guards);
   for (const space of mintedRecordsToDelete(layout, record, pending)) {
     rmSync(layout.accountFile(space), { force: true });
     rmSync(layout.spaceDir(space), { recursive: true, force: true });
@@ -85,8 +85,8 @@ export function undoClaimFiles(layout: RootLayout, record: InventoryRecord, pend
 }
 
 /** A claim that never reached the broker is undone: staged file, the records it minted, pending. */
-export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base: VersionedRecord, pending: PendingMutation): Promise<VersionedRecord> {
-  undoClaimFiles(layout, base.record, pending);
+export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base: VersionedRecord, pending: PendingMutation, guards: Guards = handedGuards()): Promise<VersionedRecord> {
+  undoClaimFiles(layout, base.record, pending, guards);
   const cleared: InventoryRecord = { ...base.record, pending: null };
   return { record: cleared, revision: await cas(cleared, base.revision) };
 }

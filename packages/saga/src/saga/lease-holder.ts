@@ -18,8 +18,11 @@ export function holderIsDead(holder: LeaseHolder): boolean {
   return holder.host === hostname() && !pidAlive(holder.pid);
 }
 
+/** How long a writer waits out a live holder of the lease by default (SagaEnv.leaseWaitMs overrides it). */
+export const LEASE_WAIT_MS = 30_000;
+
 /** Acquires the writer lease, waiting out a live holder up to `waitMs` and taking over a dead one. */
-export function acquireLeaseWaiting(store: InventoryStore, key: string, verb: string, waitMs = Number(process.env.COTAL_LEASE_WAIT_MS ?? 30_000)): Promise<Lease> {
+export function acquireLeaseWaiting(store: InventoryStore, key: string, verb: string, waitMs = LEASE_WAIT_MS): Promise<Lease> {
   return retryWhile(() => store.acquireLease(key, selfHolder(verb), holderIsDead), { transient: (err) => isSagaError(err, "lease-held"), forMs: waitMs, pauseMs: 50 });
 }
 

@@ -1,6 +1,7 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { isSagaError, RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
-import { unsafe } from "../unsafe.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { assertLockHeld } from "../lock/maintenance-lock.js";
 import type { LeaseHolder } from "../inventory/lease.js";
@@ -104,7 +105,11 @@ export interface SagaEnv {
   /** The root maintenance lock the verb holds; the saga verifies it, never takes its own. */
   lock: MaintenanceLock;
   leaseKey: string;
+  /** The verb's guards (docs/ablation.md): every step of the saga takes its switches from here. Default: the ones the entry handed in. */
+  guards?: Guards;
+  /** A lost CAS re-reads and re-decides at most this many times (default 5; the entry may hand in COTAL_SAGA_MAX_ATTEMPTS). */
   maxAttempts?: number;
+  /** How long to wait for another writer's lease (default 30 s; the entry may hand in COTAL_LEASE_WAIT_MS). */
   leaseWaitMs?: number;
   reloadTimeoutMs?: number;
   onTiming?: (step: SagaTiming, ms: number) => void;
@@ -134,11 +139,6 @@ export interface DiskView {
   records: readonly AccountRecord[];
 }
 
-/** Test-only switch for the view cell's positive control: the render trusts the view for every name, moved revision or not. */
-function viewUnchecked(): boolean {
-  return unsafe("STALE_RECORD_VIEW");
-}
-
 function missingRecord(): SagaError {
   return new SagaError("inventory-unreachable", "the broker has no inventory record yet", { next: "cotal up   # seeds the record from disk on a running broker" });
 }
@@ -152,16 +152,6 @@ export async function decisionRead(store: InventoryStore): Promise<VersionedReco
   if (!pre) throw missingRecord();
   await failpoint("after-read");
   return pre;
-}
-
-/** Test-only switch for the lease-expiry control cell: promotion skips the step-6 lease re-check. */
-function fenceDisabled(): boolean {
-  return unsafe("DISABLE_FENCE");
-}
-
-/** Test-only switch for the R1 positive control: claims and commits become last-writer-wins. */
-function casDisabled(): boolean {
-  return unsafe("DISABLE_CAS");
 }
 
 /**
@@ -208,12 +198,19 @@ class Mutation {
   /** The lease re-check, once held: a cluster reload fences each node's rename with it (docs/cluster.md). */
   fence: (() => Promise<boolean>) | undefined;
   readonly holder: LeaseHolder;
+  readonly guards: Guards;
 
   constructor(
     readonly env: SagaEnv,
     readonly intent: MutationIntent,
   ) {
     this.holder = selfHolder(intent.verb);
+    this.guards = env.guards ?? handedGuards();
+  }
+
+  /** DISABLE_CAS, the R1 positive control: claims and commits become last-writer-wins. */
+  get casDisabled(): boolean {
+    return this.guards.DISABLE_CAS;
   }
 
   get writer(): string {
@@ -231,7 +228,8 @@ class Mutation {
 
   /** A CAS update; with a test-only switch it overwrites whatever is there (the lost update it prevents). */
   async cas(record: InventoryRecord, revision: number, at?: "claim" | "stage"): Promise<number> {
-    if (casDisabled() || (at === "claim" && unsafe("DISABLE_CLAIM_CAS")) || (at === "stage" && unsafe("DISABLE_STAGE_CAS"))) {
+    const { guards } = this;
+    if (this.casDisabled || (at === "claim" && guards.DISABLE_CLAIM_CAS) || (at === "stage" && guards.DISABLE_STAGE_CAS)) {
       const cur = await this.env.store.read();
       return this.env.store.update(record, cur?.revision ?? revision);
     }
@@ -248,8 +246,8 @@ class Mutation {
     const reloader = this.env.reloader;
     if (!reloader) throw new SagaError("broker-not-running", "a reload needs the running broker", { next: "cotal up --detach" });
     const signalledAt = performance.now();
-    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence, recordPartial: this.partialRecorder(this.fence, signalledAt), mayLeaveBehind: mayLeaveNodesBehind(pending) } : {}) }));
-    if (unsafe("PROOF_WITHOUT_LOG")) verdict = { outcome: "reloaded", via: verdict.via, line: "(unproven: test-only switch)", ms: verdict.ms };
+    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence, recordPartial: this.partialRecorder(this.fence, signalledAt), mayLeaveBehind: mayLeaveNodesBehind(pending, this.guards) } : {}) }));
+    if (this.guards.PROOF_WITHOUT_LOG) verdict = { outcome: "reloaded", via: verdict.via, line: "(unproven: test-only switch)", ms: verdict.ms };
     this.reloads++;
     if (verdict.outcome === "reloaded") await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
     if (verdict.outcome === "reloaded" && verdict.nodes) for (const n of verdict.notes ?? []) this.env.onNotice?.(n);
@@ -275,7 +273,7 @@ class Mutation {
   readonly casWrite = (record: InventoryRecord, revision: number): Promise<number> => this.cas(record, this.moved?.from === revision ? this.moved.to : revision);
 
   async commit(record: InventoryRecord, revision: number, pending: PendingMutation): Promise<VersionedRecord> {
-    return this.timed("commit", () => commitPending(this.env.layout, this.casWrite, record, revision, pending));
+    return this.timed("commit", () => commitPending(this.env.layout, this.casWrite, record, revision, pending, this.guards));
   }
 
   /** Step 2: the crash-resume table, executed by the one executor. Returns the clean record to continue from. */
@@ -285,6 +283,7 @@ class Mutation {
       layout: env.layout,
       cas: this.casWrite,
       replaces: intent.op === "reconcile",
+      guards: this.guards,
       ...(env.reloader ? { live: { reload: () => this.reload(base.record.pending), leaseHeld: () => keeper.held() } } : {}),
       ...(env.onNotice ? { onNotice: env.onNotice } : {}),
     });
@@ -319,8 +318,9 @@ class Mutation {
   knownRecords(view: DiskView | undefined, read: VersionedRecord, pending: PendingMutation): KnownRecords | undefined {
     if (!view) return undefined;
     const writes = new Set([...pending.adds, ...(pending.mints ?? []), ...(pending.limits ? [pending.limits.space] : [])]);
-    if (viewUnchecked()) return { records: new Map(view.records.map((r) => [r.name, r])), reread: new Set() };
-    const cas = !casDisabled() && !unsafe("DISABLE_CLAIM_CAS") && !unsafe("DISABLE_STAGE_CAS");
+    // STALE_RECORD_VIEW, the view cell's positive control: the render trusts the view for every name, moved revision or not.
+    if (this.guards.STALE_RECORD_VIEW) return { records: new Map(view.records.map((r) => [r.name, r])), reread: new Set() };
+    const cas = !this.casDisabled && !this.guards.DISABLE_CLAIM_CAS && !this.guards.DISABLE_STAGE_CAS;
     if (!cas || this.intent.op === "reconcile" || this.resumed !== undefined || read.revision !== view.revision || read.record.pending) return undefined;
     return { records: new Map(view.records.map((r) => [r.name, r])), reread: writes };
   }
@@ -354,12 +354,12 @@ class Mutation {
     await failpoint("after-lease");
     assertLockHeld(env.lock);
     let base = (await env.store.read()) ?? pre;
-    if (!casDisabled() && base.revision !== pre.revision) {
+    if (!this.casDisabled && base.revision !== pre.revision) {
       throw new SagaError("conflict", `the inventory moved (generation ${pre.record.generation} → ${base.record.generation}) after this writer read it`, {
         next: `${RERUN}   # re-reads and re-decides`,
       });
     }
-    if (casDisabled()) base = pre;
+    if (this.casDisabled) base = pre;
     const claimedOn = base;
     if (intent.op === "reconcile" && base.revision !== intent.expectRevision) {
       throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { next: `${RERUN}   # prints the new state` });
@@ -431,11 +431,12 @@ class Mutation {
       target: layout.serverConf,
       staged: layout.stagedConf(c.pending.generation, c.pending.leaseId),
       config: () => {
-        const r = renderList(layout, c.target, known);
+        const r = renderList(layout, c.target, known, this.guards);
         digest = r.digest;
         return r.text;
       },
-      fence: { held: () => keeper.held(), unchecked: fenceDisabled(), onLost: () => this.abandonClaim(c), lost: () => new SagaError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { next: RERUN }) },
+      // DISABLE_FENCE, the lease-expiry control cell: promotion skips the step-6 lease re-check.
+      fence: { held: () => keeper.held(), unchecked: this.guards.DISABLE_FENCE, onLost: () => this.abandonClaim(c), lost: () => new SagaError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { next: RERUN }) },
       keepPrevious: true,
       ...(this.env.reloader ? { reload: () => this.reload(c.pending) } : {}),
       record: (verdict) => this.recordForward(c, verdict),
@@ -478,7 +479,7 @@ class Mutation {
       await this.cas({ ...c.record, pending: null }, c.revision);
       // The claim was still ours, so nobody resumed it: what it minted or re-signed goes too.
       // (Had the CAS lost, another writer owns the record and rolls the claim back itself.)
-      undoClaimFiles(this.env.layout, c.record, c.pending);
+      undoClaimFiles(this.env.layout, c.record, c.pending, this.guards);
     } catch {
       // Another holder may already have moved the record on; the staged file is gone either way.
     }
@@ -509,7 +510,7 @@ class Mutation {
         details: { logTail: tail },
       });
     }
-    await rollbackUnpromoted(layout, this.casWrite, { record: c.record, revision: c.revision }, pending);
+    await rollbackUnpromoted(layout, this.casWrite, { record: c.record, revision: c.revision }, pending, this.guards);
     throw new SagaError("reload-unproven", `the broker ${verdict.outcome === "failed" ? "rejected" : "did not confirm"} the config of generation ${pending.generation}; the previous config was restored and proven, nothing changed:\n${tail}`, {
       next: `tail -n 40 ${layout.logFile}   # the server's reason; once fixed: ${RERUN}`,
       details: { logTail: tail, appliedGeneration: c.record.appliedGeneration },
@@ -522,7 +523,7 @@ class Mutation {
  * promote, prove, commit, release. A lost CAS re-reads and re-decides, at most `maxAttempts` times.
  */
 export async function runMutation(env: SagaEnv, intent: MutationIntent, decided?: VersionedRecord, view?: DiskView): Promise<MutationResult> {
-  const max = env.maxAttempts ?? Number(process.env.COTAL_SAGA_MAX_ATTEMPTS ?? 5);
+  const max = env.maxAttempts ?? 5;
   let conflicts = 0;
   for (let attempt = 1; ; attempt++) {
     try {

@@ -18,11 +18,11 @@ export function nodeAllowedSpaces(record: Pick<InventoryRecord, "spaces" | "pend
  * May the agent record its apply of `nodeAllowedSpaces` as the claim's partial proof? Only when that
  * list is exactly what the claim commits (it adds and re-signs nothing), so the proof is honest.
  */
-export function allowedIsClaimList(record: Pick<InventoryRecord, "spaces" | "pending">): boolean {
+export function allowedIsClaimList(record: Pick<InventoryRecord, "spaces" | "pending">, guards: Guards = handedGuards()): boolean {
   const p = record.pending;
   if (!p || p.adds.length > 0 || p.limits !== undefined) return false;
   const claimed = claimedSpaces(record.spaces, p);
-  const allowed = nodeAllowedSpaces(record);
+  const allowed = nodeAllowedSpaces(record, guards);
   return claimed.length === allowed.length && claimed.every((s, i) => s === allowed[i]);
 }
 

@@ -34,6 +34,6 @@ export interface ReloaderOptions {
  * on a cluster root, the same for every node in turn (saga/cluster-reloader.ts).
  */
 export function brokerReloader(runtime: BrokerRuntime, layout?: RootLayout, guards?: Guards): Reloader {
-  if (runtime.nodes && layout) return clusterReloader(runtime, runtime.nodes, layout);
+  if (runtime.nodes && layout) return clusterReloader(runtime, runtime.nodes, layout, guards);
   return { reload: (opts = {}) => reloadAndProve(runtime, { ...opts, ...(layout ? { layout } : {}), ...(guards ? { guards } : {}) }) };
 }

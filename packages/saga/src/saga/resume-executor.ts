@@ -1,3 +1,5 @@
+import { type Guards } from "../guards.js";
+import { handedGuards } from "../unsafe.js";
 import { rmSync } from "node:fs";
 import { RERUN, SagaError } from "../errors.js";
 import type { VersionedRecord } from "../inventory/inventory-store.js";
@@ -26,6 +28,8 @@ export interface ResumeDriver {
   replaces?: boolean;
   live?: LiveResume;
   onNotice?: (message: string) => void;
+  /** The verb's guards (docs/ablation.md). */
+  guards?: Guards;
 }
 
 /** How a resume ended; each caller decides what the outcome means for its own verb. */
@@ -66,6 +70,7 @@ function nodeProofsOf(record: InventoryRecord, verdict: ReloadVerdict | undefine
  */
 export async function executeResume(base: VersionedRecord, driver: ResumeDriver): Promise<ResumeOutcome> {
   const { layout, cas } = driver;
+  const guards = driver.guards ?? handedGuards();
   const decision = decideResume(base.record, digestOfServerConf(layout));
   if (decision.action === "fresh") return { kind: "clean", base, decision };
   const pending = base.record.pending;
@@ -81,16 +86,16 @@ export async function executeResume(base: VersionedRecord, driver: ResumeDriver)
   switch (decision.action) {
     case "rollback-unstaged":
     case "rollback-staged":
-      return { kind: "rolled-back", base: await rollbackUnpromoted(layout, cas, base, pending), decision, pending, why: decision.why };
+      return { kind: "rolled-back", base: await rollbackUnpromoted(layout, cas, base, pending, guards), decision, pending, why: decision.why };
     case "commit-only":
       if (!driver.live) return { kind: "boot", mode: "commit", base, decision, pending };
-      return { kind: "committed", base: await commitPending(layout, cas, base.record, base.revision, pending), decision, pending };
+      return { kind: "committed", base: await commitPending(layout, cas, base.record, base.revision, pending, guards), decision, pending };
     case "complete-forward": {
       if (!driver.live) return { kind: "boot", mode: "forward", base, decision, pending };
       const verdict = await driver.live.reload();
       if (verdict.outcome === "reloaded") {
         const proven = await recordProof(cas, base, pending, verdict);
-        return { kind: "committed", base: await commitPending(layout, cas, proven.record, proven.revision, pending), decision, pending };
+        return { kind: "committed", base: await commitPending(layout, cas, proven.record, proven.revision, pending, guards), decision, pending };
       }
       if (verdict.outcome === "failed") return rollbackRejected(base, pending, decision, verdict, driver, driver.live);
       throw new SagaError("reload-unproven", `completing ${what} forward: the reload of the promoted config was unproven; rollback is forbidden while the broker may serve it`, {
@@ -107,13 +112,14 @@ export async function executeResume(base: VersionedRecord, driver: ResumeDriver)
  */
 async function rollbackRejected(base: VersionedRecord, pending: PendingMutation, decision: ResumeDecision, verdict: Extract<ReloadVerdict, { outcome: "failed" }>, driver: ResumeDriver, live: LiveResume): Promise<ResumeOutcome> {
   const { layout } = driver;
+  const guards = driver.guards ?? handedGuards();
   const stuck = (why: string): SagaError =>
     new SagaError("reload-unproven", `the broker rejected the promoted config of generation ${pending.generation} (${verdict.line.trim()}), and ${why}`, {
       next: "cotal broker reconcile   # replaces the claim after printing it",
       details: { logTail: verdict.logTail, pending },
     });
-  if (pending.limits) restoreLimitsChange(layout, pending.limits); // the committed bytes carry the old JWT
-  const committed = renderList(layout, base.record.spaces);
+  if (pending.limits) restoreLimitsChange(layout, pending.limits, guards); // the committed bytes carry the old JWT
+  const committed = renderList(layout, base.record.spaces, undefined, guards);
   if (committed.digest !== base.record.configDigest) throw stuck("the committed list no longer renders to the committed bytes, so there is nothing proven to go back to");
   // Back through the one apply path (saga/apply.ts): staged, fenced on the lease, renamed, reloaded.
   const back = await applyConfig({
@@ -124,6 +130,6 @@ async function rollbackRejected(base: VersionedRecord, pending: PendingMutation,
     record: async (again) => again,
   });
   if (back.verdict.outcome !== "reloaded") throw stuck(`re-loading the committed config was ${back.verdict.outcome} too`);
-  const cleared = await rollbackUnpromoted(layout, driver.cas, base, pending);
+  const cleared = await rollbackUnpromoted(layout, driver.cas, base, pending, guards);
   return { kind: "rolled-back", base: cleared, decision, pending, why: `the broker rejected the promoted config (${verdict.line.trim()}); the committed config was restored and proven` };
 }
