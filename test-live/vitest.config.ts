@@ -19,7 +19,6 @@ const base = {
   testTimeout: 90_000,
   hookTimeout: 60_000,
   globalSetup: ["./global-setup.ts"],
-  setupFiles: ["./guards-setup.ts"],
   tags: LIVE_TAGS,
 };
 const versioned = scope === "versioned" ? { tagsFilter: ["server-version"] } : {};

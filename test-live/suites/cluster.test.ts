@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
+import { harnessTeardown, monotonicMs, testGuards, type PollReport } from "@cotal/harness";
 import type { SpaceRmResult } from "@cotal/saga";
 import { evictEverywhere, templateStreamNames } from "@cotal/saga/provision";
 import { loadSpaceAccount } from "@cotal/saga/root";
@@ -251,7 +251,7 @@ describe("the evictor on every node", VERSION_DEPENDENT, () => {
         // The guard: one pass per node. Node 1 alone (the single-broker evictor) never sees node 3's clients.
         const victim = await client(n3.url, beta, "beta-on-n3");
         held.push(victim);
-        const res = await evictEverywhere(r.layout, rt, key);
+        const res = await evictEverywhere(r.layout, rt, key, testGuards());
         m.notes = [`${res.outcome}${res.reason ? `: ${res.reason}` : ""}`];
         if (up.serverVersion.startsWith("2.9.")) {
           // 2.9.10 has no KICK (provision/evict-connections.ts gates on the version): every node says so.

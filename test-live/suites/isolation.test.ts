@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { CredentialPoller, harnessTeardown, monotonicMs, testGuards } from "@cotal/harness";
-import { handGuards, type GuardSwitch, type SpaceRmResult, type UpResult } from "@cotal/saga";
+import { type Guards, type GuardSwitch, type SpaceRmResult, type UpResult } from "@cotal/saga";
 import { INVENTORY_BUCKET, LEASE_BUCKET } from "@cotal/saga/inventory";
 import { evictAccountConnections, evictorCredsFile, mintTeardownCreds, templateStreamNames } from "@cotal/saga/provision";
 import { loadAuthorityAccount, loadBrokerTrust, loadSpaceAccount } from "@cotal/saga/root";
@@ -49,15 +49,9 @@ async function spaceCreds(space: string, args: string[], env: Record<string, str
   return readFileSync(path, "utf8");
 }
 
-/** Mints in-process with one test-only switch on (the guards handed to the core at mint time). */
-function withSwitch<T>(sw: GuardSwitch, fn: () => T): T {
-  const was = testGuards();
-  handGuards({ ...was, [sw]: true });
-  try {
-    return fn();
-  } finally {
-    handGuards(was);
-  }
+/** Runs in-process with one test-only switch on, over the guards this run's environment names. */
+function withSwitch<T>(sw: GuardSwitch, fn: (guards: Guards) => T): T {
+  return fn({ ...testGuards(), [sw]: true });
 }
 
 /** Throws the permission violation the server sent for this attempt, if any, else `fallback`. */
@@ -321,14 +315,14 @@ describe("each guard goes red with its test-only switch", () => {
   it("COTAL_TEST_UNSAFE_WIDE_OBSERVER_INBOX: A's observer captures B's $SYS replies", () =>
     cell("control: wide observer inbox", async () => {
       // the switch is broker-wide, as when set for `space add`: both observers are minted wide
-      const [wideA, wideB] = withSwitch("WIDE_OBSERVER_INBOX", () => [mintObserverCreds(system(), alphaRec()).creds, mintObserverCreds(system(), { name: "beta", publicKey: keyB }).creds]);
+      const [wideA, wideB] = withSwitch("WIDE_OBSERVER_INBOX", (g) => [mintObserverCreds(system(), alphaRec(), g).creds, mintObserverCreds(system(), { name: "beta", publicKey: keyB }, g).creds]);
       const out = await attempt(async () => othersReplies(await as(wideA as string, "alpha-observer-wide"), wideB));
       expect(out.ok, out.detail).toBe(true);
     }));
 
   it("COTAL_TEST_UNSAFE_WIDE_OBSERVER_REQUESTS: A's observer reads CONNZ about B", () =>
     cell("control: wide observer requests", async () => {
-      const wide = withSwitch("WIDE_OBSERVER_REQUESTS", () => mintObserverCreds(system(), alphaRec()).creds);
+      const wide = withSwitch("WIDE_OBSERVER_REQUESTS", (g) => mintObserverCreds(system(), alphaRec(), g).creds);
       const out = await attempt(async () => connzAboutB(await as(wide, "alpha-observer-wide-req"), "CONNZ"));
       expect(out.ok, out.detail).toBe(true);
     }));
@@ -358,7 +352,7 @@ describe("$SYS material on disk", () => {
 
   it("up re-mints an observer that still carries the old wide inbox, and only that one", () =>
     cell("upgrade: up re-mints a wide observer", async () => {
-      const wide = withSwitch("WIDE_OBSERVER_INBOX", () => mintObserverCreds(loadBrokerTrust(r.layout).system, { name: "alpha", publicKey: keyA }).creds);
+      const wide = withSwitch("WIDE_OBSERVER_INBOX", (g) => mintObserverCreds(loadBrokerTrust(r.layout).system, { name: "alpha", publicKey: keyA }, g).creds);
       writeFileSync(r.layout.sysCredsFile("alpha", "observer"), wide, { mode: 0o600 });
       const betaBefore = readFileSync(r.layout.sysCredsFile("beta", "observer"), "utf8");
       for (const c of clients.splice(0)) await c.close();
@@ -366,7 +360,7 @@ describe("$SYS material on disk", () => {
       ({ up } = { up: parseJson<UpResult>(ok(await r.cotal(["up", "--detach", "--json"]))) });
       const alphaAfter = readFileSync(r.layout.sysCredsFile("alpha", "observer"), "utf8");
       expect(alphaAfter).not.toBe(wide);
-      expect(observerIsCurrent(alphaAfter, loadBrokerTrust(r.layout).system, { publicKey: keyA })).toBe(true);
+      expect(observerIsCurrent(alphaAfter, loadBrokerTrust(r.layout).system, { publicKey: keyA }, testGuards())).toBe(true);
       expect(readFileSync(r.layout.sysCredsFile("beta", "observer"), "utf8")).toBe(betaBefore);
       // the re-minted observer still works: it reads its own account's CONNZ on its own inbox
       const obs = await as(alphaAfter, "alpha-observer-reminted");
@@ -387,7 +381,7 @@ describe("the per-broker connection evictor", VERSION_DEPENDENT, () => {
     cell("evictor: cuts B, spares A", async (m) => {
       const victim = await as(B.user, "beta-victim");
       const bystander = await as(A.user, "alpha-bystander");
-      const res = await evictAccountConnections(r.layout, up.url, keyB);
+      const res = await evictAccountConnections(r.layout, up.url, keyB, testGuards());
       m.notes = [`${res.outcome}${res.reason ? `: ${res.reason}` : ""}`];
       if (!kickable()) {
         console.log(`evictor cell skipped on nats-server ${up.serverVersion}: ${res.reason}`);
@@ -405,7 +399,7 @@ describe("the per-broker connection evictor", VERSION_DEPENDENT, () => {
   it("control: with COTAL_TEST_UNSAFE_NO_EVICT the victim stays connected", () =>
     cell("control: evictor off", async () => {
       const victim = await as(B.user, "beta-victim-2");
-      const res = withSwitch("NO_EVICT", () => evictAccountConnections(r.layout, up.url, keyB));
+      const res = withSwitch("NO_EVICT", (g) => evictAccountConnections(r.layout, up.url, keyB, g));
       expect((await res).outcome).toBe("skipped");
       expect(await closedWithin(victim, 1_500)).toBe(false);
       await victim.close();

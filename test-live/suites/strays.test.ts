@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { freePort, harnessTeardown, natsServerBinary } from "@cotal/harness";
+import { freePort, harnessTeardown, natsServerBinary, testGuards } from "@cotal/harness";
 import { type StatusReport } from "@cotal/saga";
 import { serversOfRoot } from "@cotal/saga/broker";
 import { parseJson } from "../fixtures/live-root.js";
@@ -26,7 +26,7 @@ describe("stray servers", () => {
     expect(st.broker.running).toBe(true); // recorded before the readiness wait
     const again = await r.cotal(["up", "--detach"]);
     expect(again.code, again.stderr).toBe(0);
-    expect(serversOfRoot(r.layout).filter((s) => s.role === "broker").length).toBe(1);
+    expect(serversOfRoot(r.layout, testGuards()).filter((s) => s.role === "broker").length).toBe(1);
     const after = await statusOf(r);
     expect(after.state).toBe("clean");
     expect(await connects(`nats://127.0.0.1:${r.port}`, await credsText(r, "alpha"))).toBe(true);
@@ -50,9 +50,9 @@ describe("stray servers", () => {
     const down = await r.cotal([...next.slice(1), "--json"]);
     expect(down.code, down.stderr).toBe(0);
     expect(parseJson<{ strays: number[] }>(down).strays).toEqual([pid]);
-    expect(serversOfRoot(r.layout)).toEqual([]);
+    expect(serversOfRoot(r.layout, testGuards())).toEqual([]);
     expect((await r.cotal(["up", "--detach"])).code).toBe(0);
-    expect(serversOfRoot(r.layout).length).toBe(1);
+    expect(serversOfRoot(r.layout, testGuards()).length).toBe(1);
     expect((await statusOf(r)).state).toBe("clean");
   });
 
@@ -61,12 +61,12 @@ describe("stray servers", () => {
     expect((await r.cotal(["down"])).code).toBe(0);
     const killed = await r.cotal(["up", "--detach"], { env: { COTAL_FAILPOINT: "maintenance-started:kill" } });
     expect(killed.code).not.toBe(0);
-    const leaked = serversOfRoot(r.layout).filter((s) => s.role === "maintenance");
+    const leaked = serversOfRoot(r.layout, testGuards()).filter((s) => s.role === "maintenance");
     expect(leaked.length).toBe(1);
     expect((await statusOf(r)).broker.strays.map((s) => s.role)).toEqual(["maintenance"]);
     const up = await r.cotal(["up", "--detach"]);
     expect(up.code, up.stderr).toBe(0);
-    expect(serversOfRoot(r.layout).map((s) => s.role)).toEqual(["broker"]);
+    expect(serversOfRoot(r.layout, testGuards()).map((s) => s.role)).toEqual(["broker"]);
     const st: StatusReport = await statusOf(r);
     expect(st.state).toBe("clean");
   });
@@ -81,13 +81,13 @@ describe("stray servers", () => {
     writeFileSync(join(dir, "backup.conf"), `port: ${await freePort()}\nhost: 127.0.0.1\nserver_name: stray\n`, { mode: 0o600 });
     const stray = spawn(await natsServerBinary(), ["-c", join(dir, "backup.conf")], { detached: true, stdio: "ignore" });
     stray.unref();
-    await until("the stray to be seen", () => serversOfRoot(r.layout).some((s) => s.pid === stray.pid) || undefined);
+    await until("the stray to be seen", () => serversOfRoot(r.layout, testGuards()).some((s) => s.pid === stray.pid) || undefined);
     expect((await statusOf(r)).broker.strays.map((s) => s.role)).toEqual(["attempt"]); // positive control: it is there, and unrecorded
     const res = await r.cotal(verb === "up" ? ["up", "--detach"] : ["down"]);
     expect(res.code, res.stderr).toBe(0);
-    expect(serversOfRoot(r.layout).some((s) => s.pid === stray.pid)).toBe(false);
+    expect(serversOfRoot(r.layout, testGuards()).some((s) => s.pid === stray.pid)).toBe(false);
     if (verb === "down") expect((await r.cotal(["up", "--detach"])).code).toBe(0);
-    expect(serversOfRoot(r.layout).map((s) => s.role)).toEqual(["broker"]);
+    expect(serversOfRoot(r.layout, testGuards()).map((s) => s.role)).toEqual(["broker"]);
     expect((await statusOf(r)).state).toBe("clean");
   });
   it("clean restore-attempt stops its attempt's isolated broker even when the journal never recorded it", async () => {
@@ -96,14 +96,14 @@ describe("stray servers", () => {
     const killed = await r.cotal(["space", "backup", "alpha", "--out", join(r.root, "..", "alpha.bak")], { env: { COTAL_FAILPOINT: "backup-started:kill" } });
     expect(killed.code).not.toBe(0);
     const journal = JSON.parse(readFileSync(r.layout.journalFile, "utf8")) as { attempt: { id: string; brokers: unknown[] } };
-    const stray = serversOfRoot(r.layout).find((s) => s.role === "attempt");
+    const stray = serversOfRoot(r.layout, testGuards()).find((s) => s.role === "attempt");
     expect(stray).toBeDefined(); // positive control: the killed backup left its isolated broker running
     journal.attempt.brokers = []; // as if the kill came between the spawn and its journal record
     writeFileSync(r.layout.journalFile, JSON.stringify(journal), { mode: 0o600 });
     const clean = await r.cotal(["clean", "restore-attempt", "--attempt", journal.attempt.id, "--json"]);
     expect(clean.code, clean.stderr).toBe(0);
     expect(parseJson<{ killed: number[] }>(clean).killed).toContain(stray!.pid);
-    expect(serversOfRoot(r.layout).some((s) => s.pid === stray!.pid)).toBe(false);
+    expect(serversOfRoot(r.layout, testGuards()).some((s) => s.pid === stray!.pid)).toBe(false);
     expect((await r.cotal(["up", "--detach"])).code).toBe(0);
     expect((await statusOf(r)).state).toBe("clean");
   });

@@ -2,7 +2,7 @@
 // The cotal worker as a service (systemd unit, compose): settings from the environment
 // (COTAL_ROOT, REDIS_URL, COTAL_WORKER_*, COTAL_JOBS_*, COTAL_LOG_FORMAT) and `--concurrency N`.
 import { createLogger, isLogFormat, runWorkerService, type WorkerOverrides } from "@cotal/jobs";
-import { guardsFromEnv, handGuards, resolveRoot, SagaError } from "@cotal/saga";
+import { guardsFromEnv, resolveRoot, SagaError } from "@cotal/saga";
 import { describeError } from "@cotal/saga/errors";
 import { workerArgs } from "./args.js";
 
@@ -16,7 +16,6 @@ try {
   // A service's stderr goes to journald or docker logs: JSON lines unless asked otherwise.
   // The worker's entry builds the guards (docs/ablation.md, test-only) and hands them down; the core never reads them.
   const guards = guardsFromEnv(process.env);
-  handGuards(guards); // transitional: the core's sites an explicit `guards` does not reach yet (saga/src/unsafe.ts)
   const level = process.env.COTAL_LOG_LEVEL;
   const logger = createLogger({ name: "cotal-worker", format: logFormat ?? envFormat ?? "json", guards, ...(level === undefined ? {} : { level }) });
   // A service is scraped: health and metrics on loopback 9464 unless the environment says otherwise.

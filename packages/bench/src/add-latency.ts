@@ -5,6 +5,7 @@
  *
  *   node packages/bench/dist/add-latency.js [--tenants 10,100,1000] [--runs 20] [--trust-only]
  */
+import { GUARDS_ON } from "@cotal/saga";
 import { performance } from "node:perf_hooks";
 import { spaceAdd, type SagaTiming } from "@cotal/saga";
 import { readRuntime, reloadAndProve, renderRoot } from "@cotal/saga/broker";
@@ -74,13 +75,13 @@ async function baselineOnce(br: BenchRoot, i: number): Promise<BaseRun> {
   const runtime = readRuntime(br.layout);
   if (!runtime) throw new Error("no broker runtime");
   const broker = loadBrokerTrust(br.layout);
-  const records = certainInventory(br.layout);
+  const records = certainInventory(br.layout, GUARDS_ON);
   let out: BaseRun | undefined;
   let failure: unknown;
   try {
     const extra = toAccountRecord(createAccountTrust(broker.operator, `baseline${i}`, { kind: "space" }));
     const t0 = performance.now();
-    const rendered = renderRoot(br.layout, [...records, extra]);
+    const rendered = renderRoot(br.layout, [...records, extra], GUARDS_ON);
     const t1 = performance.now();
     writeFileAtomic(br.layout.serverConf, rendered.text);
     const t2 = performance.now();
@@ -91,7 +92,7 @@ async function baselineOnce(br: BenchRoot, i: number): Promise<BaseRun> {
   } catch (err) {
     failure = err;
   }
-  writeFileAtomic(br.layout.serverConf, renderRoot(br.layout).text);
+  writeFileAtomic(br.layout.serverConf, renderRoot(br.layout, undefined, GUARDS_ON).text);
   const v = await reloadAndProve(runtime);
   if (failure !== undefined || !out) throw failure;
   if (v.outcome !== "reloaded") throw new Error(`restoring the committed config: reload ${v.outcome}`);

@@ -11,6 +11,7 @@
  *
  *   node packages/bench/dist/provision.js [--n 1000] [--runs 2]
  */
+import { GUARDS_ON } from "@cotal/saga";
 import { readFileSync, rmSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType } from "@nats-io/jetstream";
@@ -118,8 +119,8 @@ await runBench(async () => {
     for (const arm of order) {
       const recs = await freshSpaces();
       const m = await measure(`observer creds, ${arm}`, r, null, async () => {
-        if (arm === "batch, async") await writeObserverCredsBatch(root.layout, broker, recs);
-        else for (const rec of recs) writeFileAtomic(root.layout.sysCredsFile(rec.name, "observer"), mintObserverCreds(broker.system, rec).creds);
+        if (arm === "batch, async") await writeObserverCredsBatch(root.layout, broker, recs, GUARDS_ON);
+        else for (const rec of recs) writeFileAtomic(root.layout.sysCredsFile(rec.name, "observer"), mintObserverCreds(broker.system, rec, GUARDS_ON).creds);
       });
       results.push(m);
       show(m);

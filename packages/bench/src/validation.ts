@@ -8,6 +8,7 @@
  *
  *   node packages/bench/dist/validation.js [--tenants 2000,5000] [--runs 3]
  */
+import { GUARDS_ON } from "@cotal/saga";
 import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -49,12 +50,12 @@ function child(root: string): void {
       if (!r) throw new Error(`no record for ${n}`);
       return r;
     });
-    renderRoot(layout, recs);
+    renderRoot(layout, recs, GUARDS_ON);
   };
-  const [inv, inventory] = time(() => certainInventory(layout));
+  const [inv, inventory] = time(() => certainInventory(layout, GUARDS_ON));
   const list = inv.map((r) => r.name);
   const [, render] = time(() => renderList(list));
-  const [, inventoryAgain] = time(() => certainInventory(layout));
+  const [, inventoryAgain] = time(() => certainInventory(layout, GUARDS_ON));
   const [, renderAgain] = time(() => renderList(list));
   process.stdout.write(JSON.stringify({ inventory, render, inventoryAgain, renderAgain } satisfies ChildRun));
 }

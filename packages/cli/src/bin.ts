@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { guardsFromEnv, handGuards, sagaLimitsFromEnv } from "@cotal/saga";
+import { guardsFromEnv, sagaLimitsFromEnv } from "@cotal/saga";
 import { exitFlushed } from "./exit.js";
 import { main } from "./program.js";
 
@@ -14,7 +14,6 @@ for (const stream of [process.stdout, process.stderr]) {
 // The CLI's entry builds the guards (docs/ablation.md: COTAL_TEST_UNSAFE_<NAME>=1, test-only) and the saga's
 // test knobs (COTAL_SAGA_MAX_ATTEMPTS, COTAL_LEASE_WAIT_MS) and hands them down; the core never reads the environment for them.
 const guards = guardsFromEnv(process.env);
-handGuards(guards); // transitional: the core's sites an explicit `guards` does not reach yet (saga/src/unsafe.ts)
 const code = await main(process.argv.slice(2), { guards, saga: sagaLimitsFromEnv(process.env) });
 // A finished verb exits now, whatever handle a library left open: a connection to a stopped (SIGSTOP)
 // server would otherwise keep the process alive for ever after its refusal was printed (issue #28,

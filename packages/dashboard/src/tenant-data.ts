@@ -1,4 +1,4 @@
-import { showSpaceLimits, spaceListFrom, status, type JournalEntry, type PendingMutation, type SpaceListEntry, type SpaceQuota, type StatusReport } from "@cotal/saga";
+import { GUARDS_ON, showSpaceLimits, spaceListFrom, status, type Guards, type JournalEntry, type PendingMutation, type SpaceListEntry, type SpaceQuota, type StatusReport } from "@cotal/saga";
 import { jobsStatus, redactRedisUrl, type BackupRun, type BackupScheduleEntry, type QueueStatus } from "@cotal/jobs";
 
 export interface DashboardSpace extends SpaceListEntry {
@@ -95,8 +95,9 @@ async function queuesSection(root: string, redisUrl: string): Promise<{ section:
  * One read of the root for the tenant page: the core's status and space list (never re-derived
  * here), each space's quota from its record, and the queues when Redis answers.
  */
-export async function readTenantData(opts: { root: string; redisUrl: string }): Promise<TenantPageData> {
-  const [s, jobs] = await Promise.all([status({ root: opts.root }), queuesSection(opts.root, opts.redisUrl)]);
+export async function readTenantData(opts: { root: string; redisUrl: string; guards?: Guards }): Promise<TenantPageData> {
+  const guards = opts.guards ?? GUARDS_ON;
+  const [s, jobs] = await Promise.all([status({ root: opts.root, guards }), queuesSection(opts.root, opts.redisUrl)]);
   const list = spaceListFrom(s);
   const spaces = list.spaces.map((sp): DashboardSpace => {
     const disk = s.spaces.find((d) => d.name === sp.name);
@@ -104,7 +105,7 @@ export async function readTenantData(opts: { root: string; redisUrl: string }): 
     let quotaError: string | undefined;
     if (disk) {
       try {
-        quota = showSpaceLimits(s.root, sp.name).quota;
+        quota = showSpaceLimits(s.root, sp.name, guards).quota;
       } catch (err) {
         quotaError = (err as Error).message;
       }

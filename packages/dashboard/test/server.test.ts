@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo } from "node:net";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isSagaError } from "@cotal/saga";
+import { GUARDS_ON, isSagaError } from "@cotal/saga";
 import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/saga/root";
 import { createTempRoot, type TempRoot } from "@cotal/saga/testing";
 import { assertServable, startDashboard, type Dashboard, type TenantPageData } from "../src/index.js";
@@ -73,7 +73,7 @@ describe("dashboard server", () => {
   });
 
   it("names the lock holder without the lock's token", async () => {
-    const lock = acquireMaintenanceLock(root.layout.root, "cotal space add beta");
+    const lock = acquireMaintenanceLock(root.layout.root, "cotal space add beta", GUARDS_ON);
     try {
       const body = (await get(`${dash.url}/api/tenants`)).body;
       const json = JSON.parse(body) as TenantPageData;

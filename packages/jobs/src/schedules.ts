@@ -1,5 +1,5 @@
 import { requireRoot } from "@cotal/saga/root";
-import { assertSpaceName } from "@cotal/saga";
+import { assertSpaceName, GUARDS_ON, type Guards } from "@cotal/saga";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { openRedis, probeRedis, redactRedisUrl } from "./connection.js";
@@ -135,8 +135,8 @@ export interface UnscheduleResult {
  * `space backup --every` upserts, and any other whose job names it), the runs they queued that have
  * not started, and the space's run records. Idempotent: an absent schedule is a no-op success.
  */
-export async function unscheduleBackup(opts: { root: string; space: string; redisUrl: string }): Promise<UnscheduleResult> {
-  const space = assertSpaceName(opts.space);
+export async function unscheduleBackup(opts: { root: string; space: string; redisUrl: string; guards?: Guards }): Promise<UnscheduleResult> {
+  const space = assertSpaceName(opts.space, opts.guards ?? GUARDS_ON);
   assertRoot(opts.root);
   await probeRedis(opts.redisUrl);
   const rootKey = rootKeyFor(opts.root);

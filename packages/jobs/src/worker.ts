@@ -64,7 +64,7 @@ export class CotalWorker {
   ) {
     this.realRoot = realpathSync(opts.root);
     const layout = new RootLayout(this.realRoot);
-    this.metrics = new WorkerMetrics(() => quiescedCount(layout));
+    this.metrics = new WorkerMetrics(() => quiescedCount(layout, opts.guards));
     const log = this.log;
     this.runs = new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 3_000 });
     this.runs.on("error", () => undefined); // each use reports its own failure
@@ -204,7 +204,7 @@ export class CotalWorker {
   /** A removed tenant's backup schedules go with it; the removal already happened, so a failure here is a note, never the job's. */
   private async unscheduleRemoved(root: string, space: string): Promise<SpaceRmJobResult["schedules"]> {
     try {
-      const u = await unscheduleBackup({ root, space, redisUrl: this.opts.redisUrl });
+      const u = await unscheduleBackup({ root, space, redisUrl: this.opts.redisUrl, ...(this.opts.guards ? { guards: this.opts.guards } : {}) });
       this.metrics.backupLastSuccess.remove({ root: this.realRoot, space });
       if (u.outcome === "removed") this.log?.info({ event: "unscheduled", space, schedulers: u.schedulers }, `space-rm ${space}: removed its backup schedule(s) ${u.schedulers.join(", ")}`);
       return u.outcome;

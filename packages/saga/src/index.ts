@@ -47,6 +47,5 @@ export { FAILPOINTS, FAILPOINT_EXIT_CODE } from "./failpoints.js";
 export { redactSeeds } from "./redact.js";
 export { mapPool } from "./pool.js";
 
-// the guards an entry hands in (docs/ablation.md): only entries call guardsFromEnv and handGuards
+// the guards and saga limits an entry hands in (docs/ablation.md): only entries call guardsFromEnv and sagaLimitsFromEnv
 export { GUARDS_ON, guardsFromEnv, sagaLimitsFromEnv, type Guards, type GuardSwitch, type SagaLimits } from "./guards.js";
-export { handGuards } from "./unsafe.js";

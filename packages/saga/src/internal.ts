@@ -73,7 +73,6 @@ export * from "./maintenance/restore-streams.js";
 export * from "./maintenance/clean.js";
 export * from "./maintenance/orphans.js";
 export * from "./broker/server-scan.js";
-export * from "./unsafe.js";
 export * from "./guards.js";
 export * from "./pool.js";
 export * from "./provision/owed.js";

@@ -1,5 +1,4 @@
-import { type Guards } from "./guards.js";
-import { handedGuards } from "./unsafe.js";
+import { GUARDS_ON, type Guards } from "./guards.js";
 import { SagaError } from "./errors.js";
 
 /** The one rule for space names: it keeps names safe as file segments, subject tokens and stream names. */
@@ -11,7 +10,7 @@ export function isValidSpaceName(name: string): boolean {
 }
 
 /** Refuses before any write; the offending value is shown JSON-quoted so control characters stay visible. */
-export function assertSpaceName(name: string, guards: Guards = handedGuards()): string {
+export function assertSpaceName(name: string, guards: Guards = GUARDS_ON): string {
   if ((typeof name !== "string" || !isValidSpaceName(name)) && !guards.SKIP_NAME_VALIDATION) {
     throw new SagaError("invalid-space-name", `invalid space name ${JSON.stringify(name)}: a space name is ${SPACE_NAME_RULE}`, {
       next: "choose a name like `team-a` or `tenant_42`",

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createAccountTrust, createBrokerTrust, preloadedAccounts, serverConfig, type RenderAccount, type RenderOptions } from "../src/internal.js";
 import { renderNode } from "../src/broker/render-root.js";
 import { heldAccountJwt } from "../src/broker/node-hold.js";
@@ -24,7 +24,6 @@ import { createTempRoot, FakeReloader, memorySaga, type MemorySaga } from "../sr
 import { D, refusalOf } from "./fixtures/records.js";
 import { add, record, remove } from "./saga-memory-helpers.js";
 import { GUARDS_ON } from "../src/guards.js";
-import { handGuards, handedGuards } from "../src/unsafe.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
 const authority = createAccountTrust(broker.operator, "authority", { kind: "authority" });
@@ -151,10 +150,7 @@ describe("renderNode on a root", () => {
     expect(maint).not.toContain(tenant.jwt);
     expect(renderNode(root.layout, "cm-n2", [], { maintenance: true }).text).toBe(maint); // byte-stable: the agent compares digests
     expect(refusalOf(() => renderNode(root.layout, "cm-n2", [tenant], { maintenance: true })).code).toBe("render-refused");
-    handGuards({ ...handedGuards(), CLUSTER_BOOT_BARE: true });
-    expect(preloadedAccounts(renderNode(root.layout, "cm-n2", [], { maintenance: true }).text)).toHaveLength(2); // the switch: no tenant, as before #28
-    vi.unstubAllEnvs();
-    handGuards(GUARDS_ON);
+    expect(preloadedAccounts(renderNode(root.layout, "cm-n2", [], { maintenance: true, guards: { ...GUARDS_ON, CLUSTER_BOOT_BARE: true } }).text)).toHaveLength(2); // the switch: no tenant, as before #28
     expect(refusalOf(() => renderNode(root.layout, "cm-n9", [])).code).toBe("corrupt-record");
   });
 });
@@ -215,7 +211,6 @@ class NodesReloader implements Reloader {
 describe("the saga on a cluster record (in memory)", () => {
   const sagas: MemorySaga[] = [];
   afterEach(() => {
-    handGuards({ ...handedGuards(), CLUSTER_COMMIT_UNPROVEN: false });
     sagas.splice(0).forEach((s) => s.close());
   });
   const clusterSaga = (proving: string[]): { s: MemorySaga; r: NodesReloader } => {
@@ -265,11 +260,11 @@ describe("the saga on a cluster record (in memory)", () => {
     expect(record(s).generation).toBe(1);
   });
 
-  it("with COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN an unproven removal commits (the guard's control)", async () => {
+  it("with the CLUSTER_COMMIT_UNPROVEN switch an unproven removal commits (the guard's control)", async () => {
     const { s, r } = clusterSaga(["n1", "n2", "n3"]);
     expect((await runMutation(s.env, add("alpha"))).outcome).toBe("committed");
     s.env.reloader = new NodesReloader(r.fake, ["n1", "n2"]);
-    handGuards({ ...handedGuards(), CLUSTER_COMMIT_UNPROVEN: true });
+    s.env.guards = { ...GUARDS_ON, CLUSTER_COMMIT_UNPROVEN: true };
     expect((await runMutation(s.env, remove("alpha"))).outcome).toBe("committed");
     expect(record(s).generation).toBe(3);
   });
@@ -284,15 +279,10 @@ describe("the saga on a cluster record (in memory)", () => {
     expect(mayLeaveNodesBehind({ ...claim, op: "limits", adds: [], limits: { space: "a", from: "x", to: "y" } })).toBe(false);
     expect(mayLeaveNodesBehind(null)).toBe(false);
     const base: InventoryRecord = { generation: 2, spaces: [], appliedGeneration: 3, configDigest: D("a"), pending: claim, members: ["n1", "n2", "n3"], nodes: { n1: { appliedGeneration: 3, configDigest: D("b"), provenAt: "t" } } };
-    expect(() => assertMembersProven(base, 3, claim)).not.toThrow();
-    expect(refusalOf(() => assertMembersProven(base, 3, { ...claim, op: "remove", adds: [], removes: ["a"] })).code).toBe("cluster-unproven");
-    expect(refusalOf(() => assertMembersProven({ ...base, nodes: {} }, 3, claim)).code).toBe("cluster-unproven");
-    handGuards({ ...handedGuards(), CLUSTER_BEHIND_ANY_OP: true });
-    try {
-      expect(mayLeaveNodesBehind({ ...claim, op: "remove", adds: [], removes: ["a"] })).toBe(true);
-    } finally {
-      handGuards({ ...handedGuards(), CLUSTER_BEHIND_ANY_OP: false });
-    }
+    expect(() => assertMembersProven(base, 3, GUARDS_ON, claim)).not.toThrow();
+    expect(refusalOf(() => assertMembersProven(base, 3, GUARDS_ON, { ...claim, op: "remove", adds: [], removes: ["a"] })).code).toBe("cluster-unproven");
+    expect(refusalOf(() => assertMembersProven({ ...base, nodes: {} }, 3, GUARDS_ON, claim)).code).toBe("cluster-unproven");
+    expect(mayLeaveNodesBehind({ ...claim, op: "remove", adds: [], removes: ["a"] }, { ...GUARDS_ON, CLUSTER_BEHIND_ANY_OP: true })).toBe(true);
   });
 });
 
@@ -408,9 +398,6 @@ describe("the evictor's one result over every node", () => {
 });
 
 describe("the space template's replicas (docs/cluster.md)", () => {
-  afterEach(() => {
-    handGuards({ ...handedGuards(), TEMPLATE_REPLICAS_UNCHECKED: false });
-  });
   it("every stream and bucket of the template carries the root's replicas (1 by default)", () => {
     const one = spaceTemplate("beta");
     expect([...one.streams, ...one.buckets].map((x) => x.replicas)).toEqual([1, 1, 1]);
@@ -426,8 +413,7 @@ describe("the space template's replicas (docs/cluster.md)", () => {
       expect(e.code, `${n} on ${size ?? "a single broker"}`).toBe("invalid-argument");
       expect(e.next).toMatch(/cotal up/);
     }
-    handGuards({ ...handedGuards(), TEMPLATE_REPLICAS_UNCHECKED: true });
-    expect(assertTemplateReplicas(3, undefined)).toBe(3); // the switch lets it through (the guard's control)
+    expect(assertTemplateReplicas(3, undefined, { ...GUARDS_ON, TEMPLATE_REPLICAS_UNCHECKED: true })).toBe(3); // the switch lets it through (the guard's control)
   });
   it("settings keep tenantReplicas only as 1 or 3", () => {
     const c = newClusterSettings("c", [1, 2, 3], [4, 5, 6]);

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   acquireMaintenanceLock,
   assertJournalAllows,
@@ -18,7 +18,6 @@ import {
 } from "../src/internal.js";
 import { refusalOf } from "./fixtures/records.js";
 import { GUARDS_ON } from "../src/guards.js";
-import { handGuards, handedGuards } from "../src/unsafe.js";
 
 // The maintenance journal (docs/refusals.md, "the journal blocks the root"): a standing entry
 // blocks every verb but its own; an unreadable one blocks all of them.
@@ -31,10 +30,6 @@ const fresh = () => {
 const rm: SpaceRmEntry = { op: "space-rm", space: "beta", startedAt: "2026-01-01T00:00:00.000Z" };
 const cut: CutEntry = { op: "cut", state: "ready", cutId: "c1", startedAt: "2026-01-01T00:00:00.000Z" };
 
-
-afterEach(() => {
-  handGuards({ ...handedGuards(), IGNORE_JOURNAL: false });
-});
 
 describe("readJournal", () => {
   it("is undefined without a journal file", () => {
@@ -161,10 +156,10 @@ describe("assertJournalAllows", () => {
   it("the IGNORE_JOURNAL test switch lets a blocked verb through; an unreadable journal still refuses", () => {
     const { layout } = fresh();
     writeFileSync(layout.journalFile, JSON.stringify(rm));
-    handGuards({ ...handedGuards(), IGNORE_JOURNAL: true });
-    expect(assertJournalAllows(layout, { verb: "space add" })).toEqual(rm);
+    const ignoring = { ...GUARDS_ON, IGNORE_JOURNAL: true };
+    expect(assertJournalAllows(layout, { verb: "space add" }, ignoring)).toEqual(rm);
     writeFileSync(layout.journalFile, "{");
-    expect(refusalOf(() => assertJournalAllows(layout, { verb: "space add" })).code).toBe("corrupt-record");
+    expect(refusalOf(() => assertJournalAllows(layout, { verb: "space add" }, ignoring)).code).toBe("corrupt-record");
   });
 });
 

@@ -8,7 +8,6 @@ import { acquireMaintenanceLock, releaseMaintenanceLock, releaseOwnerFile, takeO
 import { RootLayout } from "../src/root/layout.js";
 import { writeFileAtomic } from "../src/root/secret-files.js";
 import { GUARDS_ON } from "../src/guards.js";
-import { handGuards, handedGuards } from "../src/unsafe.js";
 
 // Issue #28 finding 8: a full disk left `lock.json.*.tmp` behind. The lock's write is made to fail
 // after its temp exists (the disk fills mid-write); nothing may be left in the directory.
@@ -29,7 +28,6 @@ vi.mock("../src/root/secret-files.js", async (importOriginal) => {
 afterEach(() => {
   fail.errno = undefined;
   vi.unstubAllEnvs();
-    handGuards(GUARDS_ON);
 });
 
 const root = (): string => mkdtempSync(join(tmpdir(), "cotal-lock-temp-"));
@@ -55,11 +53,10 @@ describe("a lock whose write fails", () => {
     releaseMaintenanceLock(lock);
   });
 
-  it("with the guard switched off (COTAL_TEST_UNSAFE_KEEP_LOCK_TEMP) the temp stays: what this test catches", () => {
+  it("with the guard switched off (KEEP_LOCK_TEMP) the temp stays: what this test catches", () => {
     const r = root();
-    handGuards({ ...handedGuards(), KEEP_LOCK_TEMP: true });
     fail.errno = "ENOSPC";
-    expect(() => acquireMaintenanceLock(r, "full disk")).toThrow();
+    expect(() => acquireMaintenanceLock(r, "full disk", { ...GUARDS_ON, KEEP_LOCK_TEMP: true })).toThrow();
     expect(readdirSync(new RootLayout(r).maintenanceDir).filter((f) => /^lock\.json\..+\.tmp$/.test(f))).toHaveLength(1);
   });
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { assertSpaceName, isSagaError, SagaError, spaceFromHex, spaceHex, spaceToken, SPACE_NAME_RULE } from "../src/internal.js";
-import { GUARDS_ON, guardsFromEnv } from "../src/guards.js";
-import { handGuards } from "../src/unsafe.js";
+import { guardsFromEnv } from "../src/guards.js";
 
 function refusal(name: unknown): SagaError {
   try {
@@ -52,17 +51,7 @@ describe("the SKIP_NAME_VALIDATION test-only switch", () => {
   it("disables exactly the name rule, and only when set to 1", () => {
     const name = "Not/A/Name";
     expect(() => assertSpaceName(name)).toThrow(/invalid space name/);
-    handGuards(guardsFromEnv({ COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION: "1" }));
-    try {
-      expect(assertSpaceName(name)).toBe(name);
-    } finally {
-      handGuards(GUARDS_ON);
-    }
-    handGuards(guardsFromEnv({ COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION: "true" }));
-    try {
-      expect(() => assertSpaceName(name)).toThrow(/invalid space name/);
-    } finally {
-      handGuards(GUARDS_ON);
-    }
+    expect(assertSpaceName(name, guardsFromEnv({ COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION: "1" }))).toBe(name);
+    expect(() => assertSpaceName(name, guardsFromEnv({ COTAL_TEST_UNSAFE_SKIP_NAME_VALIDATION: "true" }))).toThrow(/invalid space name/);
   });
 });

@@ -12,12 +12,10 @@ import { digestOfServerConf } from "../src/saga/digest.js";
 import { FakeReloader, ManualClock, MemoryInventoryStore, createTempRoot, memorySaga, type MemorySaga, type StoreFault } from "../src/testing/index.js";
 import { add, confText, expectCode, expectConverged, hasRecord, record, resumeOnly, stagedFiles } from "./saga-memory-helpers.js";
 import { GUARDS_ON } from "../src/guards.js";
-import { handGuards, handedGuards } from "../src/unsafe.js";
 
 let s: MemorySaga;
 afterEach(() => {
   s?.close();
-  handGuards(GUARDS_ON);
 });
 
 /** A concurrent writer that committed a generation of its own (same list, so disk stays the committed bytes). */
@@ -73,7 +71,7 @@ describe("the CAS: a concurrent writer between the decision read and the claim",
 
   it("ablation DISABLE_CAS: the same concurrent writer's commit is overwritten (the lost update the CAS prevents)", async () => {
     s = memorySaga();
-    handGuards({ ...handedGuards(), DISABLE_CAS: true });
+    s.env.guards = { ...GUARDS_ON, DISABLE_CAS: true };
     s.store.on("read", 2, committedElsewhere);
     const r = await runMutation(s.env, add("beta"), await decisionRead(s.env.store));
     expect(r.conflicts).toBe(0);
@@ -108,7 +106,7 @@ describe("the lease fence at the rename", () => {
   it("ablation DISABLE_FENCE: the writer that lost its lease renames anyway", async () => {
     const { store } = expiringSaga();
     s = memorySaga({ store });
-    handGuards({ ...handedGuards(), DISABLE_FENCE: true });
+    s.env.guards = { ...GUARDS_ON, DISABLE_FENCE: true };
     await runMutation(s.env, add("beta")).catch(() => undefined);
     expect(confText(s)).not.toBe(s.root.conf.text);
   });
@@ -174,7 +172,7 @@ describe("the reload proof (step 7)", () => {
   it("ablation PROOF_WITHOUT_LOG: an unproven reload is recorded as proven and committed", async () => {
     const root = createTempRoot();
     s = memorySaga({ root, reloader: new FakeReloader(root.layout, ["unproven"]) });
-    handGuards({ ...handedGuards(), PROOF_WITHOUT_LOG: true });
+    s.env.guards = { ...GUARDS_ON, PROOF_WITHOUT_LOG: true };
     const r = await runMutation(s.env, add("beta"));
     expect(r.outcome).toBe("committed");
   });
@@ -199,7 +197,7 @@ describe("the commit digest (step 8)", () => {
 
   it("ablation SKIP_COMMIT_DIGEST: the foreign bytes are committed as generation 2", async () => {
     s = outsideWriterAfterProof();
-    handGuards({ ...handedGuards(), SKIP_COMMIT_DIGEST: true });
+    s.env.guards = { ...GUARDS_ON, SKIP_COMMIT_DIGEST: true };
     const r = await runMutation(s.env, add("beta"));
     expect(r.outcome).toBe("committed");
     expect(record(s).configDigest).not.toBe(digestOfServerConf(s.root.layout));

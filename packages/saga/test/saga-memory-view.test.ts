@@ -12,12 +12,10 @@ import { resignAccountLimits } from "../src/trust/account.js";
 import { memorySaga, type MemorySaga } from "../src/testing/index.js";
 import { add, confText, expectConverged } from "./saga-memory-helpers.js";
 import { GUARDS_ON } from "../src/guards.js";
-import { handGuards, handedGuards } from "../src/unsafe.js";
 
 let s: MemorySaga;
 afterEach(() => {
   s?.close();
-  handGuards({ ...handedGuards(), STALE_RECORD_VIEW: false });
 });
 
 /** The verb's order (ops/verb.ts): the decision read, then the inventory under the lock. */
@@ -70,10 +68,10 @@ describe("the render's record view", () => {
     expectConverged(s, ["beta", "default", "gamma"], 4);
   });
 
-  it("positive control: with COTAL_TEST_UNSAFE_STALE_RECORD_VIEW=1 both renders carry the stale JWT", async () => {
+  it("positive control: with the STALE_RECORD_VIEW switch both renders carry the stale JWT", async () => {
     s = memorySaga();
     await runMutation(s.env, add("beta"));
-    handGuards({ ...handedGuards(), STALE_RECORD_VIEW: true });
+    s.env.guards = { ...GUARDS_ON, STALE_RECORD_VIEW: true };
     const own = await viewNow(s);
     const change = resigned(s, "beta", 5);
     await runMutation(s.env, limits("beta", change), own.decided, own.view);

@@ -1,3 +1,4 @@
+import { GUARDS_ON } from "@cotal/saga";
 import { RootLayout } from "@cotal/saga";
 import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/saga/root";
 import { decisionRead, openLiveSession, runMutation } from "@cotal/saga/saga";
@@ -8,8 +9,8 @@ import { decisionRead, openLiveSession, runMutation } from "@cotal/saga/saga";
  */
 export async function trustOnly(root: string, batch: string[]): Promise<void> {
   const layout = new RootLayout(root);
-  const session = await openLiveSession(layout, "bench trust");
-  const lock = acquireMaintenanceLock(root, "bench: trust only");
+  const session = await openLiveSession(layout, "bench trust", { guards: GUARDS_ON });
+  const lock = acquireMaintenanceLock(root, "bench: trust only", GUARDS_ON);
   try {
     const decided = await decisionRead(session.store);
     const r = await runMutation(session.envWith(lock), { op: "batch", adds: batch, verb: "space add" }, decided);

@@ -71,7 +71,7 @@ export function registerJobs(program: Command): void {
     .action(async (space: string, flags: { json?: boolean }, cmd: Command) => {
       const name = assertSpaceName(space, guardsOf(cmd)); // a bad name is refused before Redis is asked
       const { unscheduleBackup, redisUrlFrom } = await import("@cotal/jobs");
-      const r = await unscheduleBackup({ root: rootOf(cmd), space: name, redisUrl: redisUrlFrom() });
+      const r = await unscheduleBackup({ root: rootOf(cmd), space: name, redisUrl: redisUrlFrom(), guards: guardsOf(cmd) });
       if (flags.json) return json(r);
       if (r.outcome === "absent") return out(`cotal: space ${name} has no backup schedule on this root; nothing changed`);
       out(`cotal: removed the backup schedule of ${name} (${r.schedulers.join(", ")})${r.droppedJobs > 0 ? `; dropped ${r.droppedJobs} queued run(s) that had not started` : ""}`);

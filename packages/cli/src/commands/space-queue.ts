@@ -21,7 +21,7 @@ export interface QueuedAddFlags {
  * `cotal space add … --queue`: one job per space (deterministic ids), then follow them to the end.
  * Redis only schedules; the saga decides, so the outcome is confirmed against the KV inventory.
  */
-export async function queuedSpaceAdd(root: string, names: string[], flags: QueuedAddFlags): Promise<void> {
+export async function queuedSpaceAdd(root: string, names: string[], flags: QueuedAddFlags & { guards: Guards }): Promise<void> {
   const unique = validateBatch(names, flags.guards); // the same refusal as a direct add, before anything is enqueued
   const jobs = await import("@cotal/jobs"); // lazy: verbs without --queue never load ioredis
   const redisUrl = jobs.redisUrlFrom();
@@ -51,7 +51,7 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
   flags.bar?.stop();
 
   // A job gone from Redis either completed (removeOnComplete) or was lost (FLUSHALL): the KV says which.
-  const list = await spaceList({ root, ...(flags.guards ? { guards: flags.guards } : {}) });
+  const list = await spaceList({ root, guards: flags.guards });
   const nameOf = new Map(r.jobs.map((j) => [j.id, j.name]));
   const lost = addsWithoutEffect(tracked.gone.map((id) => nameOf.get(id) ?? id), list);
   const failed = tracked.failed.map((f) => ({ space: nameOf.get(f.id) ?? f.id, id: f.id, reason: f.reason }));

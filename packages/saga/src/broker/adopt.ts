@@ -1,5 +1,4 @@
 import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
 import { existsSync, readlinkSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import type { RootLayout } from "../root/layout.js";
@@ -20,7 +19,7 @@ export function listenOf(conf: string | undefined): { host: string; port: number
  * process, when run/broker.json is there but unreadable (truncated, corrupt). Only then: an absent
  * record with a live server is a killed `up`'s stray, which `up` refuses and `down` stops. Reads only.
  */
-export function adoptableBroker(layout: RootLayout, guards: Guards = handedGuards()): Omit<BrokerRuntime, "format"> | undefined {
+export function adoptableBroker(layout: RootLayout, guards: Guards): Omit<BrokerRuntime, "format"> | undefined {
   if (guards.NO_BROKER_ADOPT || !existsSync(layout.runtimeFile) || readRuntime(layout) !== undefined) return undefined;
   const brokers = serversOfRoot(layout, guards).filter((s) => s.role === "broker");
   const pid = brokers.length === 1 ? brokers[0]?.pid : undefined;

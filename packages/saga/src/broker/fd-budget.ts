@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import { versionAtLeast, type ServerVersion } from "./server-features.js";
@@ -118,7 +117,7 @@ function fdBudgetRefusal(b: FdBudget, hard: number, pid: number, command: string
  * Refuses, before any write, a change whose tenants would not fit in the broker's file descriptors:
  * past the limit nats-server fails stream creation mid-provisioning, after the saga trusted them.
  */
-export function assertFdBudget(pid: number, version: ServerVersion | undefined, adds: number, command: string, guards: Guards = handedGuards()): FdBudget | undefined {
+export function assertFdBudget(pid: number, version: ServerVersion | undefined, adds: number, command: string, guards: Guards): FdBudget | undefined {
   if (adds <= 0 || guards.IGNORE_FD_BUDGET) return undefined;
   const fds = readBrokerFds(pid);
   if (!fds) return undefined;
@@ -148,7 +147,7 @@ export interface FdWaitOptions {
  * batches outruns the server's idle close). A batch no idle close could fit is refused at once.
  */
 export async function awaitFdBudget(pid: number, version: ServerVersion | undefined, adds: number, command: string, opts: FdWaitOptions = {}): Promise<FdBudget | undefined> {
-  if (adds <= 0 || (opts.guards ?? handedGuards()).IGNORE_FD_BUDGET) return undefined;
+  if (adds <= 0 || (opts.guards ?? GUARDS_ON).IGNORE_FD_BUDGET) return undefined;
   const { waitMs = FD_IDLE_WAIT_MS, pollMs = 1000, read = readBrokerFds, blocks = countBlockFds, now = Date.now, sleep = (ms) => new Promise((r) => setTimeout(r, ms)) } = opts;
   const start = now();
   let told = false;

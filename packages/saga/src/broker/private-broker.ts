@@ -41,7 +41,7 @@ export interface PrivateBrokerOptions {
   /** Journals the child's pid for crash recovery, before it is even ready. */
   onSpawn?: (owner: ProcessOwner) => void;
   /** The verb's guards (IGNORE_STRAYS; docs/ablation.md). */
-  guards?: Guards;
+  guards: Guards;
 }
 
 /** The root's max_payload (settings.json), which the private broker must share: it writes the same records. */

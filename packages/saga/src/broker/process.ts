@@ -1,5 +1,4 @@
 import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
 import type { ChildProcess } from "node:child_process";
 import { hostname } from "node:os";
 import { RERUN, SagaError } from "../errors.js";
@@ -19,7 +18,7 @@ export interface StartOptions {
   detach: boolean;
   readyTimeoutMs?: number;
   /** The verb's guards (IGNORE_STRAYS; docs/ablation.md). */
-  guards?: Guards;
+  guards: Guards;
 }
 
 export interface StartedBroker {
@@ -86,7 +85,7 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
  * SIGTERM, then SIGKILL after the grace period; clears the runtime record either way. Servers of
  * this root that no record names (a killed `up`, a leaked maintenance broker) are stopped too.
  */
-export async function stopBroker(layout: RootLayout, graceMs = 15_000, guards: Guards = handedGuards()): Promise<{ stopped: boolean; pid?: number; forced: boolean; strays: number[] }> {
+export async function stopBroker(layout: RootLayout, graceMs = 15_000, guards: Guards): Promise<{ stopped: boolean; pid?: number; forced: boolean; strays: number[] }> {
   const state = brokerState(layout);
   const pid = state.running ? state.runtime.owner.pid : undefined;
   let forced = false;

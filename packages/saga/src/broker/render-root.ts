@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { SagaError } from "../errors.js";
 import { loadBrokerTrust, type LoadedBroker } from "../root/broker-store.js";
 import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
@@ -27,7 +26,7 @@ export interface RenderedRoot {
  * Renders server.conf from the whole validated inventory re-read from disk (never a remembered list),
  * plus broker trust and the authority account. Refuses on any uncertainty.
  */
-export function renderRoot(layout: RootLayout, spaces?: AccountRecord[], guards: Guards = handedGuards()): RenderedRoot {
+export function renderRoot(layout: RootLayout, spaces: AccountRecord[] | undefined, guards: Guards): RenderedRoot {
   const broker = loadBrokerTrust(layout);
   const authority = loadAuthorityAccount(layout);
   const settings = loadSettings(layout);
@@ -69,7 +68,7 @@ export function renderNode(layout: RootLayout, node: string, spaces: AccountReco
   const self = cluster?.nodes.find((n) => n.name === node);
   if (!settings || !cluster || !self) throw new SagaError("corrupt-record", `${layout.settingsFile} names no cluster node ${node}`, { next: `cotal status --root ${layout.root}` });
   if (opts.maintenance && spaces.length > 0) throw new SagaError("render-refused", "a node's maintenance config takes no tenant list: it holds every tenant on disk", { next: `cotal status --root ${layout.root}` });
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const held = opts.maintenance && !guards.CLUSTER_BOOT_BARE ? heldSpaces(layout) : [];
   const text = serverConfig(loadBrokerTrust(layout), opts.maintenance ? held : spaces, {
     host: settings.host,

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pidAlive } from "../lock/process-identity.js";
@@ -25,7 +24,7 @@ export function serverConfigOf(argv: readonly string[]): string | undefined {
  * broker (run/maintenance.conf), an attempt's isolated broker, or a cluster node (nodes/<name>/). One server per store is the rule,
  * so a process here that no record names is a stray the next verb must see (docs/refusals.md).
  */
-export function serversOfRoot(layout: RootLayout, guards: Guards = handedGuards()): RootServer[] {
+export function serversOfRoot(layout: RootLayout, guards: Guards = GUARDS_ON): RootServer[] {
   if (guards.IGNORE_STRAYS) return [];
   let pids: string[];
   try {
@@ -62,7 +61,7 @@ export function leakedServers(servers: readonly RootServer[], keepAttemptDir: st
 }
 
 /** Stops every server `leakedServers` names; returns their pids. Call only under the maintenance lock. */
-export async function reapLeakedMaintenanceBrokers(layout: RootLayout, keepAttemptDir: string | undefined | null, guards: Guards = handedGuards()): Promise<number[]> {
+export async function reapLeakedMaintenanceBrokers(layout: RootLayout, keepAttemptDir: string | undefined | null, guards: Guards): Promise<number[]> {
   const leaked = leakedServers(serversOfRoot(layout, guards), keepAttemptDir);
   for (const s of leaked) await stopProcess(s.pid, 5_000);
   return leaked.map((s) => s.pid);

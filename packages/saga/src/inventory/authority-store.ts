@@ -3,8 +3,7 @@
  * broker-authority account. Every write is a revision-pinned CAS; a CAS whose reply is lost is
  * settled by reading the key back, never by a blind retry and never by assuming it failed.
  */
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { InvalidArgumentError, type NatsConnection } from "@nats-io/transport-node";
 import { JetStreamApiCodes, JetStreamApiError, StorageType, jetstream, jetstreamManager, type JetStreamManager, type StreamConfig } from "@nats-io/jetstream";
 import { Kvm, KvWatchInclude, type KV, type KvEntry } from "@nats-io/kv";
@@ -280,7 +279,7 @@ export class AuthorityStore implements InventoryStore {
       const replicas = opts.replicas !== undefined ? { replicas: opts.replicas } : {};
       const inventory = await ensureBucket({ kvm, jsm }, { bucket: INVENTORY_BUCKET, ttlMs: 0, ...replicas });
       const lease = await ensureBucket({ kvm, jsm }, { bucket: LEASE_BUCKET, ttlMs: leaseTtlMs, ...replicas });
-      return new AuthorityStore(nc, inventory, lease, { reconnectWaitMs: opts.reconnectWaitMs ?? 15_000, leaseTtlMs, guards: opts.guards ?? handedGuards() });
+      return new AuthorityStore(nc, inventory, lease, { reconnectWaitMs: opts.reconnectWaitMs ?? 15_000, leaseTtlMs, guards: opts.guards ?? GUARDS_ON });
     } catch (err) {
       await nc.close().catch(() => undefined);
       throw isSagaError(err) ? err : unreachable("open the inventory buckets", err);

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { isValidSpaceName } from "../names.js";
 
 export type MutationOp = "add" | "remove" | "reconcile" | "batch" | "limits";
@@ -100,7 +99,7 @@ function isNameList(v: unknown): v is string[] {
 }
 
 /** Returns the reason a stored record is unusable, or the record. Never guesses a missing field. */
-export function parseInventoryRecord(text: string, guards: Guards = handedGuards()): InventoryRecord | string {
+export function parseInventoryRecord(text: string, guards: Guards = GUARDS_ON): InventoryRecord | string {
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { linkSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { afterPid, RERUN, SagaError } from "../errors.js";
@@ -97,7 +96,7 @@ export type OwnerFileResult =
  * Takes the create-exclusive owner file at `path` (the maintenance lock, a node agent's lock): a dead
  * owner's file (pid gone or recycled) is reaped and taken over; a live one is returned, never waited for.
  */
-export function takeOwnerFile(path: string, purpose: string, guards: Guards = handedGuards()): OwnerFileResult {
+export function takeOwnerFile(path: string, purpose: string, guards: Guards = GUARDS_ON): OwnerFileResult {
   for (let attempt = 0; attempt < 5; attempt++) {
     const owner: LockOwner = { ...selfOwner(), token: randomUUID(), startedAt: new Date().toISOString(), purpose };
     if (createExclusive(path, owner, guards)) return { taken: owner };
@@ -117,7 +116,7 @@ export function releaseOwnerFile(path: string, token: string): void {
   if (held !== undefined && held !== "corrupt" && held.token === token) unlinkSync(path);
 }
 
-export function acquireMaintenanceLock(root: string, purpose: string, guards: Guards = handedGuards()): MaintenanceLock {
+export function acquireMaintenanceLock(root: string, purpose: string, guards: Guards = GUARDS_ON): MaintenanceLock {
   const layout = new RootLayout(root);
   ensureSecretDir(layout.maintenanceDir);
   const path = layout.lockFile;
@@ -161,7 +160,7 @@ export function readLockOwner(root: string): (LockOwner & { status: "alive" | "d
 }
 
 /** Runs `fn` under a freshly taken lock, or under `held` when a caller hands its lock down (no re-acquire). */
-export async function withMaintenanceLock<T>(root: string, purpose: string, held: MaintenanceLock | undefined, fn: (lock: MaintenanceLock) => Promise<T>, guards: Guards = handedGuards()): Promise<T> {
+export async function withMaintenanceLock<T>(root: string, purpose: string, held: MaintenanceLock | undefined, fn: (lock: MaintenanceLock) => Promise<T>, guards: Guards = GUARDS_ON): Promise<T> {
   if (held) {
     assertLockHeld(held);
     return fn(held);
@@ -175,7 +174,7 @@ export async function withMaintenanceLock<T>(root: string, purpose: string, held
 }
 
 /** Waits up to `waitMs` for a live owner to finish (saga verbs queue behind each other on one host). */
-export async function waitForMaintenanceLock(root: string, purpose: string, waitMs: number, guards: Guards = handedGuards()): Promise<MaintenanceLock> {
+export async function waitForMaintenanceLock(root: string, purpose: string, waitMs: number, guards: Guards = GUARDS_ON): Promise<MaintenanceLock> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     try {

@@ -1,5 +1,4 @@
 import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
 import { execFile } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -126,7 +125,7 @@ export function removeProvenPath(p: OwnedPath): "removed" | "absent" | "unproven
  * the isolated broker preloads no other tenant, so a whole-store copy only costs disk and time
  * (docs/lifecycle.md "Backup and restore"). The preserved store stays untouched either way.
  */
-export async function cloneSpaceStore(from: string, to: string, accountKey: string, guards: Guards = handedGuards()): Promise<void> {
+export async function cloneSpaceStore(from: string, to: string, accountKey: string, guards: Guards): Promise<void> {
   if (guards.CLONE_WHOLE_STORE) return copyTree(`${from}/.`, to);
   ensureSecretDir(to);
   const jetstreamDir = join(to, "jetstream");

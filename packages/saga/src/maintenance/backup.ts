@@ -1,4 +1,4 @@
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON } from "../guards.js";
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -30,7 +30,7 @@ export { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./b
  * broker, and publishes manifest.json last and atomically. Any failure removes what it provably created.
  */
 export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackupResult> {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const space = assertSpaceName(opts.space, guards);
   const out = resolve(opts.out);
   const layout = new RootLayout(canonicalRoot(opts.root));

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { rmSync } from "node:fs";
 import { afterPid, SagaError } from "../errors.js";
 import { isValidSpaceName } from "../names.js";
@@ -235,7 +234,7 @@ export function journalRefusal(entry: JournalEntry | undefined, policy: JournalP
 }
 
 /** Reads the journal and refuses as `journalRefusal` says; an unreadable journal refuses every verb. */
-export function assertJournalAllows(layout: RootLayout, policy: JournalPolicy, guards: Guards = handedGuards()): JournalEntry | undefined {
+export function assertJournalAllows(layout: RootLayout, policy: JournalPolicy, guards: Guards = GUARDS_ON): JournalEntry | undefined {
   const entry = readJournal(layout);
   const refusal = guards.IGNORE_JOURNAL ? undefined : journalRefusal(entry, policy, entry?.op === "quiesce" ? ownerStatus(entry.owner) : "dead");
   if (refusal) throw refusal;

@@ -5,7 +5,7 @@
  * renamed to DIR once its manifest is written: DIR is a complete artifact or absent. It changes no trust
  * (no saga, no reload, no journal); the maintenance lock keeps a restore or removal of the tenant out.
  */
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON } from "../guards.js";
 import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -58,7 +58,7 @@ export interface LiveBackupResult extends SpaceBackupResult {
 }
 
 export async function backupLive(opts: SpaceBackupOptions, clock: PhaseClock): Promise<LiveBackupResult> {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const space = assertSpaceName(opts.space, guards);
   const out = resolve(opts.out);
   const layout = new RootLayout(canonicalRoot(opts.root));

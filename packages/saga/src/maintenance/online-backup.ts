@@ -4,7 +4,7 @@
  * snapshot its streams through the running broker as a user issued after the quiesce, write the
  * manifest last, lift. The artifact format is the offline one, so the offline restore reads it.
  */
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON } from "../guards.js";
 import { lstatSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -55,7 +55,7 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
 
 /** `--quiesce`: every stream at one moment, the tenant's users refused meanwhile (docs/backup.md, "--quiesce"). */
 async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: PhaseClock): Promise<Omit<OnlineBackupResult, "phases"> | (SpaceBackupResult & { mode: "online"; recovered: QuiesceRecovery })> {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const space = assertSpaceName(opts.space, guards);
   const out = resolve(opts.out);
   const layout = new RootLayout(canonicalRoot(opts.root));

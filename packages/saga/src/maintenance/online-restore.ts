@@ -6,8 +6,7 @@
  * streams restored and verified, the lift. A failure or a kill anywhere ends with the tenant's old
  * data (the safety copy put back) or the new, never less (restore-safety.ts).
  */
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { resolve } from "node:path";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
@@ -112,7 +111,7 @@ export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<On
 }
 
 function restoreInput(opts: OnlineRestoreOptions, clock: PhaseClock): RestoreInput {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const space = assertSpaceName(opts.space, guards);
   const from = resolve(opts.from);
   const layout = new RootLayout(canonicalRoot(opts.root));

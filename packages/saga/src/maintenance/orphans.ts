@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { SagaError } from "../errors.js";
@@ -21,7 +20,7 @@ export interface OrphanCleanResult {
  * Lists them, and deletes their account directories only with --yes.
  */
 export async function cleanOrphanStreams(opts: { root: string; yes?: boolean; lockWaitMs?: number; guards?: Guards }): Promise<OrphanCleanResult> {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const root = new RootLayout(opts.root);
   // Every node's store holds its own copy of each stream: one store's view is not the cluster's.
   refuseOfflineOnCluster(root, guards, "clean orphan-streams", "is not built (it scans one store on disk, and each node keeps its own)", "cotal broker reconcile   # the record beside the disk records; see docs/cluster.md \"Verbs on a cluster root\"");

@@ -4,6 +4,7 @@
  * at or before T, and the lift that re-signs it without. Both go through the saga's one-account
  * re-sign (op "limits", docs/resume.md), so each is claimed, reloaded and proven like `space limits`.
  */
+import { GUARDS_ON } from "../guards.js";
 import { type Guards } from "../guards.js";
 import { existsSync, lstatSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -212,7 +213,7 @@ export async function recoverQuiesce(env: SagaEnv, entry: QuiesceEntry, verb: st
 }
 
 /** Spaces whose record on disk carries a `revocations["*"]`: quiesced, whether or not an entry says so. */
-export function quiescedOnDisk(layout: RootLayout, records: readonly AccountRecord[] = certainInventory(layout)): { space: string; revokeAllBefore: number }[] {
+export function quiescedOnDisk(layout: RootLayout, records: readonly AccountRecord[]): { space: string; revokeAllBefore: number }[] {
   const out: { space: string; revokeAllBefore: number }[] = [];
   for (const rec of records) {
     let at: number | undefined;
@@ -230,10 +231,10 @@ export function quiescedOnDisk(layout: RootLayout, records: readonly AccountReco
  * How many tenants stand quiesced on this root right now: the one a quiesce journal entry names plus
  * every account JWT that revokes all users (what `cotal status` lists). For the worker's gauge.
  */
-export function quiescedCount(layout: RootLayout): number {
+export function quiescedCount(layout: RootLayout, guards: Guards = GUARDS_ON): number {
   const names = new Set<string>();
   try {
-    for (const q of quiescedOnDisk(layout)) names.add(q.space);
+    for (const q of quiescedOnDisk(layout, certainInventory(layout, guards))) names.add(q.space);
   } catch {
     // a corrupt record is status's to report; the gauge counts what it can read
   }
@@ -257,10 +258,10 @@ export interface LiftReport {
  * any quiesce entry left belongs to a dead owner): resume it to lifted, and lift any tenant whose
  * JWT still revokes all its users without an entry.
  */
-export async function liftStandingQuiesces(layout: RootLayout, lock: MaintenanceLock, hooks: { onNotice?: (m: string) => void; guards?: Guards } = {}): Promise<LiftReport> {
+export async function liftStandingQuiesces(layout: RootLayout, lock: MaintenanceLock, hooks: { onNotice?: (m: string) => void; guards: Guards }): Promise<LiftReport> {
   const entry = readJournal(layout);
   const pending = entry?.op === "quiesce" && entry.stage !== "unfinished" ? entry : undefined;
-  const stray = quiescedOnDisk(layout).filter((q) => q.space !== pending?.space);
+  const stray = quiescedOnDisk(layout, certainInventory(layout, hooks.guards)).filter((q) => q.space !== pending?.space);
   if (!pending && stray.length === 0) return { lifted: [] };
   let session: LiveSession | undefined;
   try {

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { SagaError, isSagaError } from "../errors.js";
@@ -50,7 +49,7 @@ function offlineJournalAllows(layout: RootLayout, policy: { verb: string; cut: b
  * installs on the real store through an isolated broker.
  */
 export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRestoreResult> {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const space = assertSpaceName(opts.space, guards);
   const from = resolve(opts.from);
   const layout = new RootLayout(canonicalRoot(opts.root));

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { createHash } from "node:crypto";
 import { closeSync, fdatasync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { createInbox, type NatsConnection } from "@nats-io/transport-node";
@@ -127,7 +126,7 @@ export interface SnapshotOptions {
  */
 export async function snapshotStream(nc: NatsConnection, stream: string, file: string, onBytes: (n: number) => void, opts: SnapshotOptions = {}): Promise<SnapshotFile> {
   const { chunkSize = 128 * 1024, earlyFlush = true } = opts;
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const check = (opts.check ?? true) && !guards.SKIP_STORE_CHECK;
   const deliver = createInbox();
   const sub = nc.subscribe(deliver);

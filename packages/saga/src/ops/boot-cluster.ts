@@ -180,7 +180,7 @@ async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: 
   const { prior, alive } = liveNodesOrRefuse(layout, guards);
   const toStart = cluster.nodes.filter((n) => !alive.has(n.name));
   const firstList = created ? certainInventory(layout, guards) : [];
-  if (created) writeUnservedConfig(layout.serverConf, renderList(layout, firstList.map((s) => s.name), undefined, guards).text);
+  if (created) writeUnservedConfig(layout.serverConf, renderList(layout, firstList.map((s) => s.name), guards).text);
   if (toStart.length > 0) progress(`starting ${toStart.length === cluster.nodes.length ? "every node" : `node${toStart.length > 1 ? "s" : ""} ${toStart.map((n) => n.name).join(", ")}`}${created ? "" : " with every tenant held (none admitted)"}`);
   return startClusterNodes(layout, settings, cluster, toStart, { list: firstList, maintenance: !created, alive, prior, guards });
 }
@@ -240,7 +240,7 @@ interface ClusterWriter {
 /** A new root: the disk's list through the one apply path (saga/apply.ts) to every node; the seed is its record. */
 async function seedCluster(w: ClusterWriter): Promise<InventoryRecord> {
   const disk = certainInventory(w.layout, w.guards).map((s) => s.name);
-  const list = renderList(w.layout, disk, undefined, w.guards);
+  const list = renderList(w.layout, disk, w.guards);
   const applied = await applyConfig({
     target: w.layout.serverConf,
     config: () => list.text,
@@ -257,7 +257,7 @@ async function seedCluster(w: ClusterWriter): Promise<InventoryRecord> {
 
 /** Every node gets the committed list through the one apply path, proven from that node; a node booted without tenants admits them only here. */
 async function applyCommitted(w: ClusterWriter, base: VersionedRecord): Promise<InventoryRecord> {
-  const committed = renderList(w.layout, base.record.spaces, undefined, w.guards);
+  const committed = renderList(w.layout, base.record.spaces, w.guards);
   const applied = await applyConfig({
     target: w.layout.serverConf,
     config: () => committed.text,

@@ -41,7 +41,7 @@ export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => 
       const read = await store.read();
       if (!read) return { kind: "seed", spaces: disk };
       return await withLease(store, leaseKeyFor(layout), "cotal up (cold boot)", async (): Promise<BootPlan> => {
-        const out = await executeResume(read, { layout, cas: (r, rev) => store.update(r, rev), onNotice });
+        const out = await executeResume(read, { layout, guards, cas: (r, rev) => store.update(r, rev), onNotice });
         if (out.kind === "boot") return { kind: out.mode, spaces: claimedSpaces(out.base.record.spaces, out.pending), base: out.base, pending: out.pending };
         // Compared after any rollback: the rollback may have deleted the records its claim minted.
         const after = certainInventory(layout, guards).map((s) => s.name);

@@ -1,5 +1,4 @@
-import { handedGuards } from "../unsafe.js";
-import { type Guards } from "../guards.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { accessSync, constants, existsSync, statSync, type Stats } from "node:fs";
 import { rerunWith, SagaError } from "../errors.js";
 import { assertSpaceName, isValidSpaceName, SPACE_NAME_RULE } from "../names.js";
@@ -88,7 +87,7 @@ export function ensureUserCreds(layout: RootLayout, account: AccountRecord, user
   const path = layout.userCredsFile(account.name, user);
   if (!existsSync(path)) {
     ensureSecretDir(layout.spaceDir(account.name));
-    writeFileAtomic(path, mintUserCreds(account, { name: `${account.name}/${user}`, ...spaceUserPermissions("admin") }).creds);
+    writeFileAtomic(path, mintUserCreds(account, { name: `${account.name}/${user}`, ...spaceUserPermissions("admin", GUARDS_ON) }).creds); // an admin has no guard to switch off
   }
   return path;
 }
@@ -100,7 +99,7 @@ export function ensureUserCreds(layout: RootLayout, account: AccountRecord, user
  * (`user` / `admin`), so minting a default cred never replaces the admin cred `up` printed.
  */
 export function mintSpaceCreds(opts: CredsOptions): CredsResult {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const space = assertSpaceName(opts.space, guards);
   const role: SpaceUserRole = opts.admin === true ? "admin" : "user";
   const user = assertUserName(opts.user ?? role);

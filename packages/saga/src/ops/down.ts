@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
 import { stopBroker } from "../broker/process.js";
 import { RootLayout } from "../root/layout.js";
@@ -23,7 +22,7 @@ export interface DownResult {
  * No journal entry refuses it: `down` is the printed way out of a stray, and every entry resumes from disk.
  */
 export async function down(opts: { root: string; graceMs?: number; preserveState?: boolean; guards?: Guards }): Promise<DownResult> {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const root = new RootLayout(opts.root).root;
   if (!existsSync(root)) return { root, stopped: false, forced: false };
   // A cut preserves one store for offline backup/restore, which a cluster root does online instead.

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { randomBytes } from "node:crypto";
 import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
@@ -79,7 +78,7 @@ export async function runNodeAgent(opts: NodeAgentOptions): Promise<NodeAgentRes
   if (!settings || !cluster) throw new SagaError("invalid-argument", `${layout.root} is not a cluster root: cotal node runs beside a node of \`cotal up --cluster N\``, { next: `cotal status --root ${layout.root}` });
   const self = cluster.nodes.find((n) => n.name === opts.node);
   if (!self) throw new SagaError("invalid-argument", `${layout.root} has no node ${JSON.stringify(opts.node)}; its nodes: ${cluster.nodes.map((n) => n.name).join(", ")}`, { next: `cotal node run --node ${cluster.nodes[0]?.name ?? "<name>"}` });
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const release = takeAgentLock(layout, self.name, guards);
   const agent = new NodeAgent(layout, settings, cluster, self, opts.onEvent ?? (() => undefined), guards);
   try {

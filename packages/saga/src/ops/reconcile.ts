@@ -1,5 +1,4 @@
-import { type Guards, type SagaLimits } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards, type SagaLimits } from "../guards.js";
 import { SagaError, isSagaError } from "../errors.js";
 import { brokerState } from "../broker/runtime.js";
 import type { AuthorityStore } from "../inventory/authority-store.js";
@@ -107,7 +106,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<ReconcileResult
   requireRoot(root);
   const verb = `broker reconcile${opts.direction ? ` --adopt-${opts.direction}` : ""}`;
   // A removal journal is let through only to be checked against the record below (docs/refusals.md).
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   return withVerb({ root, guards, purpose: `cotal ${verb}`, journal: { verb, anyRemoval: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ layout, lock, journal }) => {
     const st = brokerState(layout);
     if (!st.running) refuseOfflineOnCluster(layout, guards, `cotal ${verb}`, "needs the running cluster (offline, it reconciles through a private broker on the store)");
@@ -163,7 +162,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
     });
   }
   // Everything the render needs is checked before the claim, so a refusal leaves no PENDING behind.
-  renderList(layout, plan.target);
+  renderList(layout, plan.target, guards);
   if (!opts.yes) {
     const ok = opts.confirm ? await opts.confirm(plan) : false;
     if (!ok) {

@@ -42,7 +42,7 @@ export interface LiveSession extends Session {
 }
 
 export interface SessionHooks {
-  /** The verb's guards (docs/ablation.md): the session's store and reloader take them. Default: the ones handed to the core. */
+  /** The verb's guards (docs/ablation.md): the session's store and reloader take them; a verb passes its own. */
   guards?: Guards;
   /** What the entry hands the saga beside the guards (its retry bound, its lease wait). */
   saga?: SagaLimits;
@@ -51,7 +51,7 @@ export interface SessionHooks {
 }
 
 /** A saga environment on the running broker. A mutation that cannot reach the KV refuses; it never falls back to disk. */
-export async function openLiveSession(layout: RootLayout, verb: string, hooks: SessionHooks = {}): Promise<LiveSession> {
+export async function openLiveSession(layout: RootLayout, verb: string, hooks: SessionHooks & { guards: Guards }): Promise<LiveSession> {
   const st = brokerState(layout);
   if (!st.running) {
     // A running broker whose run/broker.json is unreadable: `up` adopts it with no restart (broker/adopt.ts).
@@ -68,7 +68,7 @@ export async function openLiveSession(layout: RootLayout, verb: string, hooks: S
   // With a node stopped, the others may be electing new leaders for the R3 buckets: give them that long.
   const electing = urls.length < new Set([st.runtime.url, ...(st.runtime.nodes ?? []).map((n) => n.url)]).size;
   try {
-    store = await retryWhile(() => AuthorityStore.connect(urls, loadAuthorityAccount(layout), { name: `cotal ${verb}`, ...(hooks.guards ? { guards: hooks.guards } : {}) }), {
+    store = await retryWhile(() => AuthorityStore.connect(urls, loadAuthorityAccount(layout), { name: `cotal ${verb}`, guards: hooks.guards }), {
       transient: (err) => electing && isSagaError(err) && err.code === "inventory-unreachable",
       forMs: ELECTION_WAIT_MS,
       pauseMs: 500,
@@ -106,14 +106,14 @@ export function unresponsiveBroker(runtime: BrokerRuntime, cause: unknown): Saga
   });
 }
 
-function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks, runtime?: BrokerRuntime): (lock: MaintenanceLock) => SagaEnv {
+function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks & { guards: Guards }, runtime?: BrokerRuntime): (lock: MaintenanceLock) => SagaEnv {
   return (lock) => ({
     layout,
     store,
     ...(runtime ? { reloader: brokerReloader(runtime, layout, hooks.guards) } : {}),
     lock,
     leaseKey: leaseKeyFor(layout),
-    ...(hooks.guards ? { guards: hooks.guards } : {}),
+    guards: hooks.guards,
     ...hooks.saga,
     ...(hooks.onNotice ? { onNotice: hooks.onNotice } : {}),
     ...(hooks.onTiming ? { onTiming: hooks.onTiming } : {}),
@@ -125,11 +125,11 @@ function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks, 
  * tenant (or exactly `preload`, for a removal that must still delete one tenant's streams). A saga
  * run here stops after promotion; the next `up` boots and commits it. The caller holds the lock.
  */
-export async function openOfflineSession(layout: RootLayout, verb: string, hooks: SessionHooks = {}, preload: AccountRecord[] = []): Promise<Session> {
-  const mb = await startPrivateBroker(layout, { storeDir: layout.storeDir, workDir: layout.runDir, spaces: preload, label: "maintenance", ...(hooks.guards ? { guards: hooks.guards } : {}) });
+export async function openOfflineSession(layout: RootLayout, verb: string, hooks: SessionHooks & { guards: Guards }, preload: AccountRecord[] = []): Promise<Session> {
+  const mb = await startPrivateBroker(layout, { storeDir: layout.storeDir, workDir: layout.runDir, spaces: preload, label: "maintenance", guards: hooks.guards });
   let store: AuthorityStore;
   try {
-    store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: `cotal ${verb} (maintenance)`, ...(hooks.guards ? { guards: hooks.guards } : {}) });
+    store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: `cotal ${verb} (maintenance)`, guards: hooks.guards });
   } catch (err) {
     await mb.stop();
     throw err;

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { listedOrClaimed } from "../inventory/record.js";
@@ -50,7 +49,7 @@ export interface SpaceAddResult extends MutationResult {
 }
 
 /** Validates a batch: every name, no duplicates, at least one. Nothing is written before this passes. */
-export function validateBatch(names: readonly string[], guards: Guards = handedGuards()): string[] {
+export function validateBatch(names: readonly string[], guards: Guards): string[] {
   if (names.length === 0) throw new SagaError("invalid-argument", "no space named: give one or more names, or --from FILE"); // the CLI prints the --help line
   const seen = new Set<string>();
   for (const n of names) {
@@ -86,9 +85,9 @@ async function awaitFdRoom(opts: SpaceAddOptions, names: readonly string[], labe
  * present spaces are a no-op in the inventory and are provisioned again, which completes a crashed add.
  */
 export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const names = validateBatch(opts.names, guards);
-  const limits = limitsForQuota(names, opts.quota ?? {}, undefined, guards);
+  const limits = limitsForQuota(names, opts.quota ?? {}, guards);
   const label = names.length === 1 ? names[0] : `(${names.length} spaces)`;
   await awaitFdRoom(opts, names, label, guards);
   const verb = { ...opts, guards, purpose: `cotal space add ${label}`, journal: { verb: "space add" }, lockWaitMs: opts.lockWaitMs ?? 30_000, decideUnderLock: opts.decideUnderLock === true };

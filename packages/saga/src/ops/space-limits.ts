@@ -2,8 +2,7 @@
  * Space quotas at the verbs' edge: resolving a requested quota into signed limits and checking it
  * against the broker budget before any write (docs/quotas.md).
  */
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { SagaError, rerunWith } from "../errors.js";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connectAsAccount } from "../broker/connect.js";
@@ -24,7 +23,7 @@ import type { AccountRecord } from "../root/records.js";
 import { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, limitsQuota, quotaLimits, type AccountLimits, type SpaceQuota } from "../trust/limits.js";
 
 /** The limits to sign for `spaces` under `requested` (over `base`, default the template's); pure validation. */
-export function limitsForQuota(spaces: readonly string[], requested: Partial<SpaceQuota>, base?: Readonly<SpaceQuota>, guards: Guards = handedGuards()): AccountLimits {
+export function limitsForQuota(spaces: readonly string[], requested: Partial<SpaceQuota>, guards: Guards, base?: Readonly<SpaceQuota>): AccountLimits {
   // UNLIMITED_TENANTS: the quota cell's positive control, new spaces are unbounded and no budget is kept.
   if (guards.UNLIMITED_TENANTS) return { ...UNLIMITED_JETSTREAM };
   const quota = resolveQuota(requested, base);
@@ -70,7 +69,7 @@ export interface SpaceLimitsResult {
 }
 
 /** A space's current quota from its record (read-only; no broker needed). */
-export function showSpaceLimits(root: string, name: string, guards: Guards = handedGuards()): { space: string; quota: SpaceQuota; limits: AccountLimits } {
+export function showSpaceLimits(root: string, name: string, guards: Guards): { space: string; quota: SpaceQuota; limits: AccountLimits } {
   assertSpaceName(name, guards);
   const layout = new RootLayout(canonicalRoot(root));
   const rec = loadSpaceAccount(layout, name);
@@ -115,12 +114,12 @@ async function assertAboveUsage(url: string, rec: AccountRecord, before: SpaceQu
 }
 
 export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimitsResult> {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const name = assertSpaceName(opts.name, guards);
   if (Object.keys(opts.quota).length === 0) {
     throw new SagaError("invalid-argument", "no limit to change", { next: `cotal space limits ${name} --max-disk 256M   # or --limits FILE; without flags it prints the limits` });
   }
-  limitsForQuota([name], opts.quota, undefined, guards); // each field's own rule, before the broker is asked anything
+  limitsForQuota([name], opts.quota, guards); // each field's own rule, before the broker is asked anything
   return withLiveVerb({ ...opts, guards, purpose: `cotal space limits ${name}`, journal: { verb: "space limits" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided, disk, view }) => {
     const env = session.envWith(lock);
     let base = decided;
@@ -137,7 +136,7 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
     const rec = existingSpaceRecord(layout, broker, name);
     if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
     const before = limitsQuota(rec.limits);
-    const wanted = limitsForQuota([name], opts.quota, before, guards);
+    const wanted = limitsForQuota([name], opts.quota, guards, before);
     const after = limitsQuota(wanted);
     if (QUOTA_FIELDS.every((f) => before[f] === after[f])) {
       return { space: name, outcome: "noop", generation: base.record.generation, before, after, reloads: 0 };

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { RERUN, SagaError } from "../errors.js";
@@ -120,7 +119,7 @@ function refuseBeforeJournal(layout: RootLayout, space: string, current: Version
   // Everything the saga needs after the point of no return is checked now: the config without this
   // space must render (every other listed tenant's record readable), or the streams would go and the
   // render refuse with the removal journaled (issue #28 finding 4).
-  if (!guards.RM_SKIP_RENDER_CHECK) renderList(layout, listed.filter((s) => s !== space));
+  if (!guards.RM_SKIP_RENDER_CHECK) renderList(layout, listed.filter((s) => s !== space), guards);
 }
 
 interface RemovalSteps {
@@ -212,7 +211,7 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
  * broker on the store, so re-running an interrupted removal always finishes it (docs/refusals.md).
  */
 export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const space = assertSpaceName(opts.name, guards);
   const layout = new RootLayout(canonicalRoot(opts.root));
   const journal: JournalPolicy = { verb: `space rm ${space}`, removal: space };

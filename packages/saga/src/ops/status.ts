@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
 import { brokerState, nodeAlive, type BrokerRuntime } from "../broker/runtime.js";
 import { serversOfRoot, type RootServer } from "../broker/server-scan.js";
@@ -207,7 +206,7 @@ async function inventoryOf(st: ReturnType<typeof brokerState>, authority: Accoun
 
 /** Reads everything without taking the lock or changing a byte: safe to run any time. */
 export async function status(opts: { root: string; guards?: Guards }): Promise<StatusReport> {
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const layout = new RootLayout(opts.root);
   if (!existsSync(layout.root)) {
     return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, provisioningOwed: [], lock: null, quiesced: [] };

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { canonicalRoot } from "../root/canonical-root.js";
@@ -32,7 +31,7 @@ function validPort(port: number | undefined): number | undefined {
  */
 export async function up(opts: UpOptions): Promise<UpResult> {
   // Everything user-supplied is validated before the first write, so a refusal leaves the root untouched.
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   const space = opts.space === undefined ? undefined : assertSpaceName(opts.space, guards);
   const port = validPort(opts.port);
   const cluster = validClusterSize(opts.cluster, opts.detach, opts.singleSpace);

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
 import type { RootLayout } from "../root/layout.js";
 import { evictAccountConnections, type EvictionResult } from "./evict-connections.js";
@@ -9,7 +8,7 @@ import { evictAccountConnections, type EvictionResult } from "./evict-connection
  * kicks only its own clients, so a cluster needs one pass per node (docs/cluster.md "Eviction").
  * Never throws, like the single pass; the per-node results are kept beside the summary.
  */
-export async function evictEverywhere(layout: RootLayout, runtime: BrokerRuntime, accountPublicKey: string, guards: Guards = handedGuards()): Promise<EvictionResult> {
+export async function evictEverywhere(layout: RootLayout, runtime: BrokerRuntime, accountPublicKey: string, guards: Guards = GUARDS_ON): Promise<EvictionResult> {
   if (!runtime.nodes || runtime.nodes.length === 0) return evictAccountConnections(layout, runtime.url, accountPublicKey, guards);
   const targets = guards.EVICT_FIRST_NODE_ONLY ? runtime.nodes.slice(0, 1) : runtime.nodes;
   const nodes: Record<string, EvictionResult> = {};

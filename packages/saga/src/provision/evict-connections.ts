@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { FEATURE_SINCE, serverFeatures } from "../broker/server-features.js";
@@ -84,7 +83,7 @@ async function accountClientIds(nc: NatsConnection, serverId: string, account: s
  * server-wide CONNZ carries every connection's JWT, so a broker with many connections pays for it
  * once per removal.
  */
-export async function evictAccountConnections(layout: RootLayout, url: string, accountPublicKey: string, guards: Guards = handedGuards()): Promise<EvictionResult> {
+export async function evictAccountConnections(layout: RootLayout, url: string, accountPublicKey: string, guards: Guards = GUARDS_ON): Promise<EvictionResult> {
   const base = { account: accountPublicKey, kicked: [] as number[], remaining: 0 };
   if (guards.NO_EVICT) return { ...base, outcome: "skipped", reason: "the NO_EVICT guard is switched off (test-only)" };
   let nc: NatsConnection | undefined;

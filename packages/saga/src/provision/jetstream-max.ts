@@ -4,7 +4,6 @@
  * booted with; settings.json's budget takes effect at the next cold boot (docs/quotas.md).
  */
 import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import { brokerState } from "../broker/runtime.js";
 import type { RootLayout } from "../root/layout.js";
@@ -13,7 +12,7 @@ import { renderedJetStreamMax, type JetStreamMax } from "../render/server-config
 import { resolveBudget, type JetStreamBudget } from "./quota-budget.js";
 
 /** The max the running broker booted with ("dynamic" when its config sets none); undefined when none runs. */
-export function runningJetStreamMax(layout: RootLayout, guards: Guards = handedGuards()): JetStreamMax | "dynamic" | undefined {
+export function runningJetStreamMax(layout: RootLayout, guards: Guards): JetStreamMax | "dynamic" | undefined {
   // RENDER_SETTINGS_MAX: the carry-over cell's positive control, live renders take settings.json as is.
   if (guards.RENDER_SETTINGS_MAX || !brokerState(layout).running) return undefined;
   try {
@@ -60,7 +59,7 @@ export interface EffectiveBudget {
  * The budget admission checks against (settings.json capped by the running max) and the max the
  * next render carries (the running one while a broker runs, else settings.json's).
  */
-export function effectiveBudget(layout: RootLayout, guards: Guards = handedGuards()): EffectiveBudget {
+export function effectiveBudget(layout: RootLayout, guards: Guards): EffectiveBudget {
   const budget = resolveBudget(loadSettings(layout)?.jetstream, layout.settingsFile);
   const wanted: JetStreamMax = { file: budget.maxFileStore, memory: budget.maxMemoryStore };
   const running = runningJetStreamMax(layout, guards);

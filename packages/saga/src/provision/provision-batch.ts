@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { hostname } from "node:os";
 import { isSagaError } from "../errors.js";
 import { fdsPerTenant, provisionWidth, readBrokerFds } from "../broker/fd-budget.js";
@@ -25,7 +24,7 @@ const PACE_SAMPLE_MS = 200;
  * writeFilesAtomic (temp + fsync + rename each, 0600 in a 0700 space dir, the fsyncs overlapped
  * off the event loop, each directory fsynced once). Returns how many were written.
  */
-export async function writeObserverCredsBatch(layout: RootLayout, broker: LoadedBroker, records: readonly AccountRecord[], guards: Guards = handedGuards()): Promise<number> {
+export async function writeObserverCredsBatch(layout: RootLayout, broker: LoadedBroker, records: readonly AccountRecord[], guards: Guards = GUARDS_ON): Promise<number> {
   ensureEvictorCreds(layout, broker);
   if (!broker.system.signingSeed) return 0;
   const entries: { path: string; data: string }[] = [];
@@ -74,7 +73,7 @@ export interface ProvisionSpacesOptions {
   /** The records whose template to create (default: all); observer creds are written for all. */
   templateFor?: readonly AccountRecord[];
   /** The verb's guards (the observers' permissions; docs/ablation.md). */
-  guards?: Guards;
+  guards: Guards;
 }
 
 /**
@@ -101,7 +100,7 @@ export async function provisionSpaces(
   broker: LoadedBroker,
   runtime: Pick<BrokerRuntime, "url" | "owner" | "serverVersion">,
   records: readonly AccountRecord[],
-  opts: ProvisionSpacesOptions = {},
+  opts: ProvisionSpacesOptions,
 ): Promise<ProvisionResult[]> {
   const { onProvision, onNotice, replicas = 1, retryForMs, templateFor = records } = opts;
   let done = 0;
@@ -131,7 +130,7 @@ export async function reprovisionSpaces(
   broker: LoadedBroker,
   runtime: Pick<BrokerRuntime, "url" | "owner" | "serverVersion">,
   records: readonly AccountRecord[],
-  opts: Omit<ProvisionSpacesOptions, "templateFor"> = {},
+  opts: Omit<ProvisionSpacesOptions, "templateFor">,
 ): Promise<ProvisionResult[]> {
   let due: readonly AccountRecord[] = records;
   if (broker.system.signingSeed !== undefined && records.length > 0) {

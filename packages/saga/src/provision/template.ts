@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { rerunWith, SagaError } from "../errors.js";
 import { spaceToken } from "../names.js";
 import { QUOTA_FIELDS, formatBytes, type SpaceQuota } from "../trust/limits.js";
@@ -55,7 +54,7 @@ export const TEMPLATE_REPLICAS: readonly number[] = [1, 3];
  * Refuses a template replica count the broker cannot hold (`clusterSize` undefined: a single
  * broker, which keeps one copy of each stream). Pure; returns the count.
  */
-export function assertTemplateReplicas(replicas: number, clusterSize: number | undefined, guards: Guards = handedGuards()): number {
+export function assertTemplateReplicas(replicas: number, clusterSize: number | undefined, guards: Guards = GUARDS_ON): number {
   if (guards.TEMPLATE_REPLICAS_UNCHECKED) return replicas;
   const bad = (why: string, next: string): never => {
     throw new SagaError("invalid-argument", `--tenant-replicas ${replicas}: ${why}`, { next, details: { replicas, clusterSize: clusterSize ?? 1 } });

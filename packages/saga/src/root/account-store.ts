@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { RERUN, SagaError } from "../errors.js";
@@ -160,7 +159,7 @@ export function corruptError(corrupt: CorruptRecord[]): SagaError {
 }
 
 /** The inventory, or a refusal when any record is unreadable (fail closed on uncertainty). */
-export function certainInventory(layout: RootLayout, guards: Guards = handedGuards()): AccountRecord[] {
+export function certainInventory(layout: RootLayout, guards: Guards = GUARDS_ON): AccountRecord[] {
   const inv = accountInventory(layout);
   if (inv.corrupt.length > 0 && !guards.IGNORE_CORRUPT) throw corruptError(inv.corrupt);
   return inv.spaces;

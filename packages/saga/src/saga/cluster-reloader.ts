@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import type { Guards } from "../guards.js";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createConnection } from "node:net";
@@ -35,7 +34,7 @@ type NodeVerdict = { node: NodeRuntime; digest: string; verdict: ReloadVerdict }
  * returns every node's proof. A node that cannot prove it refuses `cluster-unproven` after the others
  * were applied, so the claim stays for the next writer and nothing commits (invariant 2).
  */
-export function clusterReloader(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, guards: Guards = handedGuards()): { reload(opts?: ClusterReloadOptions): Promise<ReloadVerdict> } {
+export function clusterReloader(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, guards: Guards): { reload(opts?: ClusterReloadOptions): Promise<ReloadVerdict> } {
   return { reload: (opts = {}) => reloadNodes(runtime, nodes, layout, opts, guards) };
 }
 
@@ -43,7 +42,7 @@ export function clusterReloader(runtime: BrokerRuntime, nodes: readonly NodeRunt
  * The tenants the promoted server.conf preloads, and only if that file is exactly the render of
  * them: a node then runs the same trust the saga proved the bytes of, never a list re-guessed here.
  */
-export function promotedRecords(layout: RootLayout, guards: Guards = handedGuards()): AccountRecord[] {
+export function promotedRecords(layout: RootLayout, guards: Guards): AccountRecord[] {
   const text = readFileSync(layout.serverConf, "utf8");
   const broker = loadBrokerTrust(layout);
   const picture = configPicture(text, accountInventory(layout).spaces, [loadAuthorityAccount(layout).publicKey, broker.system.publicKey]);
@@ -51,7 +50,7 @@ export function promotedRecords(layout: RootLayout, guards: Guards = handedGuard
     throw new SagaError("render-refused", `${layout.serverConf} ${why}; no node was touched`, { next: "cotal broker reconcile   # prints the record and both lists" });
   };
   if (picture.unknownKeys.length > 0) refuse(`preloads accounts no record vouches for (${picture.unknownKeys.join(", ")})`);
-  if (renderList(layout, picture.preloadedNames, undefined, guards).digest !== configDigest(text)) refuse("is not the render of the tenants it preloads");
+  if (renderList(layout, picture.preloadedNames, guards).digest !== configDigest(text)) refuse("is not the render of the tenants it preloads");
   return picture.preloadedNames.map((name) => loadSpaceAccount(layout, name) as AccountRecord);
 }
 
@@ -138,8 +137,8 @@ export interface NodeApply<P> {
   done?: readonly { node: { name: string } }[];
   timeoutMs?: number;
   record: (verdict: ReloadVerdict) => Promise<P>;
-  /** The verb's guards (CLUSTER_NO_NODE_FENCE, and the reload's; docs/ablation.md). Default: the ones handed in. */
-  guards?: Guards;
+  /** The verb's guards (CLUSTER_NO_NODE_FENCE, and the reload's; docs/ablation.md). */
+  guards: Guards;
 }
 
 /**
@@ -157,7 +156,7 @@ export async function applyToNode<P>(layout: RootLayout, runtime: BrokerRuntime,
       details: { node: node.name, applied: already },
     });
   };
-  const guards = a.guards ?? handedGuards();
+  const { guards } = a;
   const applied = await applyConfig({
     target,
     staged: layout.nodeStagedConf(node.name, a.tag),

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { mayLeaveNodesBehind } from "./partial-proofs.js";
 import { readFileSync, rmSync } from "node:fs";
 import { RERUN, SagaError } from "../errors.js";
@@ -16,7 +15,7 @@ import { restoreLimitsChange } from "./limits-record.js";
 export type CasWrite = (record: InventoryRecord, revision: number) => Promise<number>;
 
 /** Step 8: verify the running bytes are the ones proven, then commit generation g+1. */
-export async function commitPending(layout: RootLayout, cas: CasWrite, record: InventoryRecord, revision: number, pending: PendingMutation, guards: Guards = handedGuards()): Promise<VersionedRecord> {
+export async function commitPending(layout: RootLayout, cas: CasWrite, record: InventoryRecord, revision: number, pending: PendingMutation, guards: Guards): Promise<VersionedRecord> {
   const onDisk = digestOfServerConf(layout);
   if (onDisk !== record.configDigest && !guards.SKIP_COMMIT_DIGEST) {
     throw new SagaError("digest-mismatch", `server.conf (${onDisk ?? "missing"}) is not the config proven at generation ${pending.generation} (${record.configDigest}); something outside the saga promoted a config`, {
@@ -24,7 +23,7 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
       details: { onDisk, proven: record.configDigest, pending },
     });
   }
-  assertMembersProven(record, pending.generation, pending, guards);
+  assertMembersProven(record, pending.generation, guards, pending);
   // A space that is listed again is no longer excluded; a reconcile sets the exclusions it decided.
   const spaces = claimedSpaces(record.spaces, pending);
   const listed = new Set(spaces);
@@ -39,7 +38,7 @@ export async function commitPending(layout: RootLayout, cas: CasWrite, record: I
  * A cluster root commits only what every member node proved (docs/cluster.md invariant 2): the
  * record's `nodes` entry of each member must carry this generation. No `members`: a single broker.
  */
-export function assertMembersProven(record: InventoryRecord, generation: number, pending?: PendingMutation, guards: Guards = handedGuards()): void {
+export function assertMembersProven(record: InventoryRecord, generation: number, guards: Guards = GUARDS_ON, pending?: PendingMutation): void {
   if (!record.members || guards.CLUSTER_COMMIT_UNPROVEN) return;
   const behind = record.members.filter((m) => record.nodes?.[m]?.appliedGeneration !== generation);
   if (behind.length === 0) return;
@@ -75,7 +74,7 @@ export function mintedRecordsToDelete(layout: RootLayout, record: InventoryRecor
 }
 
 /** The files a claim changed before promotion, put back: staged config, a re-signed record, minted records. */
-export function undoClaimFiles(layout: RootLayout, record: InventoryRecord, pending: PendingMutation, guards: Guards = handedGuards()): void {
+export function undoClaimFiles(layout: RootLayout, record: InventoryRecord, pending: PendingMutation, guards: Guards): void {
   rmSync(layout.stagedConf(pending.generation, pending.leaseId), { force: true });
   if (pending.limits) restoreLimitsChange(layout, pending.limits, guards);
   for (const space of mintedRecordsToDelete(layout, record, pending)) {
@@ -85,7 +84,7 @@ export function undoClaimFiles(layout: RootLayout, record: InventoryRecord, pend
 }
 
 /** A claim that never reached the broker is undone: staged file, the records it minted, pending. */
-export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base: VersionedRecord, pending: PendingMutation, guards: Guards = handedGuards()): Promise<VersionedRecord> {
+export async function rollbackUnpromoted(layout: RootLayout, cas: CasWrite, base: VersionedRecord, pending: PendingMutation, guards: Guards): Promise<VersionedRecord> {
   undoClaimFiles(layout, base.record, pending, guards);
   const cleared: InventoryRecord = { ...base.record, pending: null };
   return { record: cleared, revision: await cas(cleared, base.revision) };

@@ -3,7 +3,6 @@
  * re-signs. Both directions are idempotent, so any crash point resumes (docs/quotas.md).
  */
 import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
 import { SagaError } from "../errors.js";
 import type { LimitsChange } from "../inventory/record.js";
 import { loadSpaceAccount, saveSpaceAccount } from "../root/account-store.js";
@@ -28,7 +27,7 @@ export function applyLimitsChange(layout: RootLayout, change: LimitsChange): voi
 }
 
 /** Back: a record still carrying the claimed JWT gets the one it had; any other JWT is left alone. */
-export function restoreLimitsChange(layout: RootLayout, change: LimitsChange, guards: Guards = handedGuards()): boolean {
+export function restoreLimitsChange(layout: RootLayout, change: LimitsChange, guards: Guards): boolean {
   // KEEP_LIMITS_RECORD: the rollback cell's positive control, a rolled-back claim leaves the re-signed record.
   if (guards.KEEP_LIMITS_RECORD) return false;
   const rec = loadSpaceAccount(layout, change.space);

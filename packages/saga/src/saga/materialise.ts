@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { SagaError } from "../errors.js";
 import type { LoadedBroker } from "../root/broker-store.js";
 import { loadSpaceAccount, toAccountRecord } from "../root/account-store.js";
@@ -42,7 +41,7 @@ export async function materialiseAdds(layout: RootLayout, broker: LoadedBroker, 
 }
 
 /** A fresh `$SYS` membership observer for one space (docs/lifecycle.md "Minted users": its own reply prefix, its own account only). */
-export function mintObserverCreds(system: LoadedBroker["system"], rec: Pick<AccountRecord, "name" | "publicKey">, guards: Guards = handedGuards()): UserCreds {
+export function mintObserverCreds(system: LoadedBroker["system"], rec: Pick<AccountRecord, "name" | "publicKey">, guards: Guards = GUARDS_ON): UserCreds {
   const { ownInbox, ...perms } = observerPermissions(rec.publicKey, guards);
   return mintSystemUserCreds(system, { name: `${rec.name}/observer`, ...perms, ownInbox });
 }
@@ -52,7 +51,7 @@ export function mintObserverCreds(system: LoadedBroker["system"], rec: Pick<Acco
  * system account. Roots minted before per-cred inboxes hold observers that may read `_INBOX.>`:
  * those are stale and get re-minted.
  */
-export function observerIsCurrent(text: string, system: LoadedBroker["system"], rec: Pick<AccountRecord, "publicKey">, guards: Guards = handedGuards()): boolean {
+export function observerIsCurrent(text: string, system: LoadedBroker["system"], rec: Pick<AccountRecord, "publicKey">, guards: Guards = GUARDS_ON): boolean {
   let claims;
   try {
     claims = decodeJwt(parseCreds(text).jwt);
@@ -84,7 +83,7 @@ function observerCreds(layout: RootLayout, broker: LoadedBroker, rec: AccountRec
  * that before the claim so nothing half-happens. The broker's one connection evictor is $SYS
  * material of the same kind, so it is ensured here too.
  */
-export function writeObserverCreds(layout: RootLayout, broker: LoadedBroker, space: string, guards: Guards = handedGuards()): void {
+export function writeObserverCreds(layout: RootLayout, broker: LoadedBroker, space: string, guards: Guards = GUARDS_ON): void {
   ensureEvictorCreds(layout, broker);
   const rec = loadSpaceAccount(layout, space);
   const c = rec && observerCreds(layout, broker, rec, guards);

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import type { Guards } from "../guards.js";
 import { isSagaError, RERUN, SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
@@ -105,8 +104,8 @@ export interface SagaEnv {
   /** The root maintenance lock the verb holds; the saga verifies it, never takes its own. */
   lock: MaintenanceLock;
   leaseKey: string;
-  /** The verb's guards (docs/ablation.md): every step of the saga takes its switches from here. Default: the ones the entry handed in. */
-  guards?: Guards;
+  /** The verb's guards (docs/ablation.md): every step of the saga takes its switches from here. */
+  guards: Guards;
   /** A lost CAS re-reads and re-decides at most this many times (default 5; the entry may hand in COTAL_SAGA_MAX_ATTEMPTS). */
   maxAttempts?: number;
   /** How long to wait for another writer's lease (default 30 s; the entry may hand in COTAL_LEASE_WAIT_MS). */
@@ -205,7 +204,7 @@ class Mutation {
     readonly intent: MutationIntent,
   ) {
     this.holder = selfHolder(intent.verb);
-    this.guards = env.guards ?? handedGuards();
+    this.guards = env.guards;
   }
 
   /** DISABLE_CAS, the R1 positive control: claims and commits become last-writer-wins. */
@@ -431,7 +430,7 @@ class Mutation {
       target: layout.serverConf,
       staged: layout.stagedConf(c.pending.generation, c.pending.leaseId),
       config: () => {
-        const r = renderList(layout, c.target, known, this.guards);
+        const r = renderList(layout, c.target, this.guards, known);
         digest = r.digest;
         return r.text;
       },

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { claimedSpaces, type InventoryRecord, type NodeProof } from "../inventory/record.js";
 
 // The pure decisions of `cotal node run` (docs/cluster.md "cotal node"): which tenants its own node
@@ -9,7 +8,7 @@ import { claimedSpaces, type InventoryRecord, type NodeProof } from "../inventor
  * The tenants a node may run: the committed list without what a pending claim removes (the safe
  * side: a removal in flight is never re-admitted), and without what it adds (not committed yet).
  */
-export function nodeAllowedSpaces(record: Pick<InventoryRecord, "spaces" | "pending">, guards: Guards = handedGuards()): string[] {
+export function nodeAllowedSpaces(record: Pick<InventoryRecord, "spaces" | "pending">, guards: Guards = GUARDS_ON): string[] {
   const removes = new Set(guards.NODE_ADMITS_PENDING_REMOVES ? [] : (record.pending?.removes ?? []));
   return record.spaces.filter((s) => !removes.has(s));
 }
@@ -18,7 +17,7 @@ export function nodeAllowedSpaces(record: Pick<InventoryRecord, "spaces" | "pend
  * May the agent record its apply of `nodeAllowedSpaces` as the claim's partial proof? Only when that
  * list is exactly what the claim commits (it adds and re-signs nothing), so the proof is honest.
  */
-export function allowedIsClaimList(record: Pick<InventoryRecord, "spaces" | "pending">, guards: Guards = handedGuards()): boolean {
+export function allowedIsClaimList(record: Pick<InventoryRecord, "spaces" | "pending">, guards: Guards = GUARDS_ON): boolean {
   const p = record.pending;
   if (!p || p.adds.length > 0 || p.limits !== undefined) return false;
   const claimed = claimedSpaces(record.spaces, p);

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import type { InventoryStore } from "../inventory/inventory-store.js";
 import type { InventoryRecord, NodeProof, PendingMutation } from "../inventory/record.js";
 
@@ -51,7 +50,7 @@ export function nodesNotProven(record: InventoryRecord): string[] {
  * when it removes nothing and re-signs nothing: a node behind on an add merely does not admit the
  * new tenant yet, while one behind on a removal still admits the removed one (invariant 2).
  */
-export function mayLeaveNodesBehind(p: PendingMutation | null | undefined, guards: Guards = handedGuards()): boolean {
+export function mayLeaveNodesBehind(p: PendingMutation | null | undefined, guards: Guards = GUARDS_ON): boolean {
   if (!p) return false;
   if (guards.CLUSTER_BEHIND_ANY_OP) return true;
   return (p.op === "add" || p.op === "batch") && p.removes.length === 0 && p.limits === undefined && p.excluded === undefined;

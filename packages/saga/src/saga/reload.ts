@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { RELOAD_FAILED, RELOAD_OK, logOffset, readLogSince, reloadLineDigest, tail, watchLog } from "../broker/log-proof.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
 import { serverFeatures, type ServerFeatures } from "../broker/server-features.js";
@@ -59,7 +58,7 @@ const SECOND_WITNESS_MS = 2_000;
  */
 export async function reloadAndProve(runtime: BrokerRuntime, opts: ReloadOptions = {}): Promise<ReloadVerdict> {
   const features = serverFeatures(runtime.serverVersion);
-  const guards = opts.guards ?? handedGuards();
+  const guards = opts.guards ?? GUARDS_ON;
   // RELOAD_BY_SIGNAL: the RELOAD-reply cells' control, every reload goes by SIGHUP and the log alone.
   const system = features.reloadRequest && opts.layout && !guards.RELOAD_BY_SIGNAL ? retainedSystem(opts.layout) : undefined;
   if (system) return reloadByRequest(runtime, system, features, opts.timeoutMs ?? 10_000, guards);

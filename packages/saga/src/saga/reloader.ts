@@ -33,7 +33,7 @@ export interface ReloaderOptions {
  * The running broker of a root: the RELOAD request (2.10+) or SIGHUP, proven as saga/reload.ts says;
  * on a cluster root, the same for every node in turn (saga/cluster-reloader.ts).
  */
-export function brokerReloader(runtime: BrokerRuntime, layout?: RootLayout, guards?: Guards): Reloader {
+export function brokerReloader(runtime: BrokerRuntime, layout: RootLayout | undefined, guards: Guards): Reloader {
   if (runtime.nodes && layout) return clusterReloader(runtime, runtime.nodes, layout, guards);
-  return { reload: (opts = {}) => reloadAndProve(runtime, { ...opts, ...(layout ? { layout } : {}), ...(guards ? { guards } : {}) }) };
+  return { reload: (opts = {}) => reloadAndProve(runtime, { ...opts, ...(layout ? { layout } : {}), guards }) };
 }

@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { SagaError } from "../errors.js";
 import { renderRoot } from "../broker/render-root.js";
 import { loadSpaceAccount } from "../root/account-store.js";
@@ -17,7 +16,7 @@ export interface KnownRecords {
  * and does not ask to re-read, the record it holds). A listed space without a record refuses:
  * rendering without it would silently evict it.
  */
-export function renderList(layout: RootLayout, spaces: readonly string[], known?: KnownRecords, guards: Guards = handedGuards()): { text: string; digest: string } {
+export function renderList(layout: RootLayout, spaces: readonly string[], guards: Guards = GUARDS_ON, known?: KnownRecords): { text: string; digest: string } {
   const records: AccountRecord[] = [];
   for (const name of spaces) {
     const rec = (known && !known.reread.has(name) ? known.records.get(name) : undefined) ?? loadSpaceAccount(layout, name);

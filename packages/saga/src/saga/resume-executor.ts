@@ -1,5 +1,4 @@
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import type { Guards } from "../guards.js";
 import { rmSync } from "node:fs";
 import { RERUN, SagaError } from "../errors.js";
 import type { VersionedRecord } from "../inventory/inventory-store.js";
@@ -29,7 +28,7 @@ export interface ResumeDriver {
   live?: LiveResume;
   onNotice?: (message: string) => void;
   /** The verb's guards (docs/ablation.md). */
-  guards?: Guards;
+  guards: Guards;
 }
 
 /** How a resume ended; each caller decides what the outcome means for its own verb. */
@@ -70,7 +69,7 @@ function nodeProofsOf(record: InventoryRecord, verdict: ReloadVerdict | undefine
  */
 export async function executeResume(base: VersionedRecord, driver: ResumeDriver): Promise<ResumeOutcome> {
   const { layout, cas } = driver;
-  const guards = driver.guards ?? handedGuards();
+  const { guards } = driver;
   const decision = decideResume(base.record, digestOfServerConf(layout));
   if (decision.action === "fresh") return { kind: "clean", base, decision };
   const pending = base.record.pending;
@@ -112,14 +111,14 @@ export async function executeResume(base: VersionedRecord, driver: ResumeDriver)
  */
 async function rollbackRejected(base: VersionedRecord, pending: PendingMutation, decision: ResumeDecision, verdict: Extract<ReloadVerdict, { outcome: "failed" }>, driver: ResumeDriver, live: LiveResume): Promise<ResumeOutcome> {
   const { layout } = driver;
-  const guards = driver.guards ?? handedGuards();
+  const { guards } = driver;
   const stuck = (why: string): SagaError =>
     new SagaError("reload-unproven", `the broker rejected the promoted config of generation ${pending.generation} (${verdict.line.trim()}), and ${why}`, {
       next: "cotal broker reconcile   # replaces the claim after printing it",
       details: { logTail: verdict.logTail, pending },
     });
   if (pending.limits) restoreLimitsChange(layout, pending.limits, guards); // the committed bytes carry the old JWT
-  const committed = renderList(layout, base.record.spaces, undefined, guards);
+  const committed = renderList(layout, base.record.spaces, guards);
   if (committed.digest !== base.record.configDigest) throw stuck("the committed list no longer renders to the committed bytes, so there is nothing proven to go back to");
   // Back through the one apply path (saga/apply.ts): staged, fenced on the lease, renamed, reloaded.
   const back = await applyConfig({

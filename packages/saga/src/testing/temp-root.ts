@@ -4,6 +4,7 @@
  * rendered, and the generation-1 record a cold boot would seed. Rendering asks the nats-server
  * binary for its version (`--version`); no server is started.
  */
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -33,7 +34,7 @@ export function createTempRoot(opts: { firstSpace?: string; multiSpace?: boolean
   const layout = new RootLayout(mkdtempSync(join(tmpdir(), "cotal-saga-")));
   saveSettings(layout, { format: "cotal.settings/1", host: "127.0.0.1", port: 4222, serverName: "cotal-memory", createdAt: new Date().toISOString() });
   createRootTrust(layout, firstSpace, { multiSpace: opts.multiSpace ?? true });
-  const conf = renderList(layout, [firstSpace]);
+  const conf = renderList(layout, [firstSpace], GUARDS_ON);
   writeFileAtomic(layout.serverConf, conf.text);
   return { layout, firstSpace, conf, record: seedRecord([firstSpace], conf.digest, true), remove: () => rmSync(layout.root, { recursive: true, force: true }) };
 }
@@ -50,13 +51,14 @@ export interface MemorySaga {
   close(): void;
 }
 
-export function memorySaga(opts: { root?: TempRoot; store?: MemoryInventoryStore; storeOptions?: MemoryStoreOptions; reloader?: FakeReloader; offline?: boolean; seed?: boolean } = {}): MemorySaga {
+export function memorySaga(opts: { root?: TempRoot; store?: MemoryInventoryStore; storeOptions?: MemoryStoreOptions; reloader?: FakeReloader; offline?: boolean; seed?: boolean; guards?: Guards } = {}): MemorySaga {
   const root = opts.root ?? createTempRoot();
   const store = opts.store ?? new MemoryInventoryStore(opts.storeOptions);
   if (opts.seed !== false && !store.peek()) store.put(root.record);
   const reloader = opts.offline ? undefined : (opts.reloader ?? new FakeReloader(root.layout));
-  const lock = acquireMaintenanceLock(root.layout.root, "memory saga test");
-  const env: SagaEnv = { layout: root.layout, store, lock, leaseKey: "root_memory", leaseWaitMs: 0, ...(reloader ? { reloader } : {}) };
+  const guards = opts.guards ?? GUARDS_ON;
+  const lock = acquireMaintenanceLock(root.layout.root, "memory saga test", guards);
+  const env: SagaEnv = { layout: root.layout, store, lock, leaseKey: "root_memory", leaseWaitMs: 0, guards, ...(reloader ? { reloader } : {}) };
   return {
     root,
     store,

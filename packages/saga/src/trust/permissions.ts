@@ -2,8 +2,7 @@
  * The one home for what each kind of cotal-minted user may do (docs/lifecycle.md "Minted users"). Pure: each function returns
  * the publish/subscribe lists a user JWT carries; `mintUserCreds` signs them.
  */
-import { type Guards } from "../guards.js";
-import { handedGuards } from "../unsafe.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
 import { decodeJwt } from "./jwt.js";
 import { parseCreds } from "./creds-file.js";
 
@@ -61,7 +60,7 @@ export type SpaceUserRole = "user" | "admin";
  * A space user: `admin` has its account's full JetStream API; `user` (the default) everything but
  * STREAM_ADMIN_SUBJECTS. Core subjects are not narrowed here: the account is the tenant wall.
  */
-export function spaceUserPermissions(role: SpaceUserRole, guards: Guards = handedGuards()): SubjectPermissions {
+export function spaceUserPermissions(role: SpaceUserRole, guards: Guards = GUARDS_ON): SubjectPermissions {
   if (role === "admin" || guards.UNRESTRICTED_USER) return {};
   return { denyPub: [...STREAM_ADMIN_SUBJECTS] };
 }
@@ -82,7 +81,7 @@ const OBSERVER_REQUESTS = ["CONNZ", "SUBSZ", "CONNS", "INFO", "JSZ", "STATZ", "L
  * its own inbox prefix (the caller adds it: it names the user key). `_INBOX.>` in the system account
  * would let it read every other tenant's `$SYS` replies.
  */
-export function observerPermissions(accountPublicKey: string, guards: Guards = handedGuards()): SubjectPermissions & { ownInbox: boolean } {
+export function observerPermissions(accountPublicKey: string, guards: Guards = GUARDS_ON): SubjectPermissions & { ownInbox: boolean } {
   const wideInbox = guards.WIDE_OBSERVER_INBOX;
   const wideRequests = guards.WIDE_OBSERVER_REQUESTS;
   return {

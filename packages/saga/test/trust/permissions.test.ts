@@ -22,7 +22,6 @@ import {
   teardownPermissions,
 } from "../../src/trust/index.js";
 import { GUARDS_ON } from "../../src/guards.js";
-import { handGuards, handedGuards } from "../../src/unsafe.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: true });
 const space = createAccountTrust(broker.operator, "alpha", { kind: "space" });
@@ -31,8 +30,6 @@ const natsOf = (creds: string) => decodeJwt(parseCreds(creds).jwt).nats as { pub
 const roots: string[] = [];
 afterEach(() => {
   for (const r of roots.splice(0)) rmSync(r, { recursive: true, force: true });
-  handGuards({ ...handedGuards(), WIDE_OBSERVER_INBOX: false });
-  handGuards({ ...handedGuards(), UNRESTRICTED_USER: false });
 });
 
 function tempRoot(multiSpace = true): RootLayout {
@@ -62,8 +59,7 @@ describe("role permissions", () => {
     // reading and consuming stay open
     for (const s of deny) expect(s).not.toMatch(/INFO|NAMES|LIST|MSG\.GET|DIRECT|CONSUMER\.(CREATE|DURABLE|MSG|DELETE)/);
     expect(spaceUserPermissions("admin")).toEqual({});
-    handGuards({ ...handedGuards(), UNRESTRICTED_USER: true });
-    expect(spaceUserPermissions("user")).toEqual({});
+    expect(spaceUserPermissions("user", { ...GUARDS_ON, UNRESTRICTED_USER: true })).toEqual({});
   });
 
   it("lets only the teardown user delete streams, and nothing but list/info/delete", () => {
@@ -78,8 +74,7 @@ describe("role permissions", () => {
     expect(p.ownInbox).toBe(true);
     expect(p.allowSub).toEqual([`$SYS.ACCOUNT.${space.publicKey}.>`]);
     expect(p.allowPub?.every((s) => s.startsWith(`$SYS.REQ.ACCOUNT.${space.publicKey}.`) && !s.includes("CLAIMS"))).toBe(true);
-    handGuards({ ...handedGuards(), WIDE_OBSERVER_INBOX: true });
-    expect(observerPermissions(space.publicKey).allowSub).toContain("_INBOX.>");
+    expect(observerPermissions(space.publicKey, { ...GUARDS_ON, WIDE_OBSERVER_INBOX: true }).allowSub).toContain("_INBOX.>");
   });
 });
 
@@ -97,9 +92,7 @@ describe("observer creds on a root", () => {
     writeObserverCreds(layout, b, "alpha");
     expect(readFileSync(path, "utf8")).toBe(first);
 
-    handGuards({ ...handedGuards(), WIDE_OBSERVER_INBOX: true });
-    const wide = mintObserverCreds(b.system, rec).creds;
-    handGuards({ ...handedGuards(), WIDE_OBSERVER_INBOX: false });
+    const wide = mintObserverCreds(b.system, rec, { ...GUARDS_ON, WIDE_OBSERVER_INBOX: true }).creds;
     expect(observerIsCurrent(wide, b.system, rec)).toBe(false);
     writeFileSync(path, wide, { mode: 0o600 });
     writeObserverCreds(layout, b, "alpha");
