@@ -4,7 +4,7 @@ import type { Command } from "commander";
 /** Options every command inherits from the program: where the root is. */
 export function rootOf(cmd: Command): string {
   const opts = cmd.optsWithGlobals<{ root?: string }>();
-  return resolveRoot(opts.root);
+  return resolveRoot(opts.root, process.env);
 }
 
 const HANDED = new WeakMap<Command, { guards: Guards; saga: SagaLimits }>();

@@ -65,7 +65,7 @@ export type WorkerOverrides = Partial<Omit<WorkerConfig, "batch" | "stall" | "ro
  * The one place worker settings are read: explicit overrides (CLI flags) beat the environment
  * (COTAL_WORKER_* / COTAL_JOBS_*, what tests and the systemd unit set), which beats the defaults.
  */
-export function workerConfig(root: string, overrides: WorkerOverrides = {}, env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+export function workerConfig(root: string, overrides: WorkerOverrides, env: NodeJS.ProcessEnv): WorkerConfig {
   const port = overrides.http?.port ?? intFrom(env, "COTAL_WORKER_METRICS_PORT", 0);
   const cfg: WorkerConfig = {
     root,

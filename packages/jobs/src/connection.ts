@@ -4,7 +4,8 @@ import { JobsError } from "./errors.js";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
-export function redisUrlFrom(env: NodeJS.ProcessEnv = process.env): string {
+/** The Redis URL an entry's environment names (REDIS_URL), else the local default. */
+export function redisUrlFrom(env: NodeJS.ProcessEnv): string {
   return env.REDIS_URL?.trim() || DEFAULT_REDIS_URL;
 }
 

@@ -7,7 +7,8 @@ import { CotalWorker } from "./worker.js";
 export interface WorkerServiceOptions {
   root: string;
   overrides?: WorkerOverrides;
-  env?: NodeJS.ProcessEnv;
+  /** The environment the worker's settings are read from (the entry's: COTAL_WORKER_*, COTAL_JOBS_*, REDIS_URL). */
+  env: NodeJS.ProcessEnv;
   logger: Logger;
   /** The guards the entry handed in (default: every guard on; docs/ablation.md), passed to every verb a job calls. */
   guards?: Guards;
@@ -20,7 +21,7 @@ export interface WorkerServiceOptions {
  * process exit code: 0 after a graceful drain, 1 when the drain deadline forced the close.
  */
 export async function runWorkerService(opts: WorkerServiceOptions): Promise<number> {
-  const cfg = workerConfig(opts.root, opts.overrides, opts.env);
+  const cfg = workerConfig(opts.root, opts.overrides ?? {}, opts.env);
   const worker = await CotalWorker.start({ ...cfg, logger: opts.logger, ...(opts.guards ? { guards: opts.guards } : {}) });
   opts.logger.info(
     { event: "serving", pid: process.pid, root: cfg.root, rootKey: worker.rootKey, concurrency: cfg.concurrency, batchMax: cfg.batch.maxSize, batchWaitMs: cfg.batch.maxWaitMs, batchHoldMs: cfg.batch.maxHoldMs, health: worker.healthUrl ?? null },

@@ -25,7 +25,7 @@ export function registerDashboard(program: Command): void {
     .action(async (flags: DashboardFlags, cmd: Command) => {
       const { startDashboard } = await import("@cotal/dashboard"); // lazy: only this verb loads express and Bull Board
       const { redisUrlFrom } = await import("@cotal/jobs");
-      const d = await startDashboard({ root: rootOf(cmd), redisUrl: redisUrlFrom(), host: flags.host, port: flags.port, allowRemote: flags.allowRemote === true, guards: guardsOf(cmd) });
+      const d = await startDashboard({ root: rootOf(cmd), redisUrl: redisUrlFrom(process.env), host: flags.host, port: flags.port, allowRemote: flags.allowRemote === true, guards: guardsOf(cmd) });
       out(`cotal dashboard: serving ${d.url}/tenants (tenants, JSON at ${d.url}/api/tenants) and ${d.url}/queues (Bull Board); Ctrl-C stops`);
       await new Promise<void>((resolve) => {
         const stop = (): void => {

@@ -49,7 +49,7 @@ export function registerJobs(program: Command): void {
     .option("--json", "print the report as JSON")
     .action(async (flags: { json?: boolean }, cmd: Command) => {
       const { jobsStatus, redisUrlFrom } = await import("@cotal/jobs"); // lazy: only jobs verbs load ioredis
-      const s = await jobsStatus({ root: rootOf(cmd), redisUrl: redisUrlFrom() });
+      const s = await jobsStatus({ root: rootOf(cmd), redisUrl: redisUrlFrom(process.env) });
       if (flags.json) json(s);
       else printJobsStatus(s);
     });
@@ -59,7 +59,7 @@ export function registerJobs(program: Command): void {
     .option("--json", "print the list as JSON")
     .action(async (flags: { json?: boolean }, cmd: Command) => {
       const { listSchedules, redisUrlFrom } = await import("@cotal/jobs");
-      const r = await listSchedules({ root: rootOf(cmd), redisUrl: redisUrlFrom() });
+      const r = await listSchedules({ root: rootOf(cmd), redisUrl: redisUrlFrom(process.env) });
       if (flags.json) return json(r);
       if (r.schedules.length === 0) return out(`cotal: no backup schedules on ${r.root} (Redis ${r.redis})`);
       printSchedules(r.schedules);
@@ -71,7 +71,7 @@ export function registerJobs(program: Command): void {
     .action(async (space: string, flags: { json?: boolean }, cmd: Command) => {
       const name = assertSpaceName(space, guardsOf(cmd)); // a bad name is refused before Redis is asked
       const { unscheduleBackup, redisUrlFrom } = await import("@cotal/jobs");
-      const r = await unscheduleBackup({ root: rootOf(cmd), space: name, redisUrl: redisUrlFrom(), guards: guardsOf(cmd) });
+      const r = await unscheduleBackup({ root: rootOf(cmd), space: name, redisUrl: redisUrlFrom(process.env), guards: guardsOf(cmd) });
       if (flags.json) return json(r);
       if (r.outcome === "absent") return out(`cotal: space ${name} has no backup schedule on this root; nothing changed`);
       out(`cotal: removed the backup schedule of ${name} (${r.schedulers.join(", ")})${r.droppedJobs > 0 ? `; dropped ${r.droppedJobs} queued run(s) that had not started` : ""}`);

@@ -24,7 +24,7 @@ export interface QueuedAddFlags {
 export async function queuedSpaceAdd(root: string, names: string[], flags: QueuedAddFlags & { guards: Guards }): Promise<void> {
   const unique = validateBatch(names, flags.guards); // the same refusal as a direct add, before anything is enqueued
   const jobs = await import("@cotal/jobs"); // lazy: verbs without --queue never load ioredis
-  const redisUrl = jobs.redisUrlFrom();
+  const redisUrl = jobs.redisUrlFrom(process.env);
   const t0 = Date.now();
   const r = await jobs.enqueueJobs({ type: "space-add", root, redisUrl, items: unique.map((name) => ({ name })) });
   const count = (s: string) => r.jobs.filter((j) => j.status === s).length;
@@ -94,7 +94,7 @@ export async function queuedSingle(
   confirm: () => Promise<boolean>,
 ): Promise<void> {
   const jobs = await import("@cotal/jobs");
-  const redisUrl = jobs.redisUrlFrom();
+  const redisUrl = jobs.redisUrlFrom(process.env);
   const r = await jobs.enqueueJobs({ type, root, redisUrl, items: [item] as never });
   const job = r.jobs[0];
   if (!job) return;
@@ -124,7 +124,7 @@ export type RemovedSchedules = { outcome: "removed"; schedulers: string[] } | { 
 export async function unscheduleRemoved(root: string, space: string): Promise<RemovedSchedules> {
   const jobs = await import("@cotal/jobs"); // lazy: only now does space rm load ioredis
   try {
-    const r = await jobs.unscheduleBackup({ root, space, redisUrl: jobs.redisUrlFrom() });
+    const r = await jobs.unscheduleBackup({ root, space, redisUrl: jobs.redisUrlFrom(process.env) });
     return r.outcome === "removed" ? { outcome: "removed", schedulers: r.schedulers } : { outcome: "absent" };
   } catch (e) {
     if (!process.env.REDIS_URL?.trim() && jobs.isJobsError(e, "redis-unreachable")) return { outcome: "no-redis" };

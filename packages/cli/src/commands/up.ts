@@ -44,7 +44,7 @@ function printUp(r: UpResult): void {
   for (const n of r.nodes ?? []) out(`  node:    ${n.name}  pid ${n.pid}  ${n.url}  routes :${n.clusterPort}`);
   for (const n of r.notes) out(`  note:    ${n}`);
   if (!r.multiSpace) out("  note:    single-space root: `cotal space add` needs `cotal up --rotate-sys` first");
-  out(`  stop:    cotal down${r.root === resolveRoot() ? "" : ` --root ${r.root}`}`);
+  out(`  stop:    cotal down${r.root === resolveRoot(undefined, process.env) ? "" : ` --root ${r.root}`}`);
 }
 
 export function registerUp(program: Command): void {

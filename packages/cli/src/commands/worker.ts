@@ -46,6 +46,7 @@ export function registerWorker(program: Command): void {
         },
         logger,
         guards,
+        env: process.env,
       });
     });
 }

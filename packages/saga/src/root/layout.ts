@@ -2,9 +2,9 @@ import { join, resolve } from "node:path";
 import { spaceHex } from "../names.js";
 import { canonicalRoot } from "./canonical-root.js";
 
-/** Where a root lives: `--root`, then `COTAL_ROOT`, then `./.cotal`; always its canonical path. */
-export function resolveRoot(explicit?: string): string {
-  return canonicalRoot(resolve(explicit ?? process.env.COTAL_ROOT ?? ".cotal"));
+/** Where a root lives: `--root`, then the entry's `COTAL_ROOT`, then `./.cotal`; always its canonical path. */
+export function resolveRoot(explicit: string | undefined, env: Readonly<Record<string, string | undefined>>): string {
+  return canonicalRoot(resolve(explicit ?? env.COTAL_ROOT ?? ".cotal"));
 }
 
 /** Every path cotal reads or writes under a root, in one place (docs/lifecycle.md "The root"). */
