@@ -221,8 +221,3 @@ export function sagaLimitsFromEnv(env: Readonly<Record<string, string | undefine
   const leaseWaitMs = whole(env.COTAL_LEASE_WAIT_MS, 0);
   return { ...(maxAttempts !== undefined ? { maxAttempts } : {}), ...(leaseWaitMs !== undefined ? { leaseWaitMs } : {}) };
 }
-
-/** `guards` with the named switches set (tests and ablation controls): `withSwitches(GUARDS_ON, "DISABLE_CAS")`. */
-export function withSwitches(guards: Guards, ...names: GuardSwitch[]): Guards {
-  return Object.freeze({ ...guards, ...Object.fromEntries(names.map((name) => [name, true])) });
-}
