@@ -63,7 +63,7 @@ ROWS=(
   "CLUSTER_NO_PARTIAL_PROOFS|cluster-matrix|partial proofs as made|each node's proof lands in the claim as it is made"
   "DISABLE_CAS|cluster-matrix|cluster R1 gate|every inventory CAS on a cluster (R1 lost update)"
   "DISABLE_FENCE|cluster-matrix|cluster lease expiry before rename|step-6 lease fence on a cluster"
-  "NODE_APPLY_UNFENCED|cluster-node|lease rule|cotal node applies to its node only under the writer lease, deciding again on the record it re-reads there"
+  "NODE_APPLY_UNFENCED|cluster-node|lease rule, a writer mid-removal|cotal node applies to its node only under the writer lease, deciding again on the record it re-reads there"
   "NODE_ADMITS_PENDING_REMOVES|cluster-node|pending-claim rule|cotal node never lets its node admit a tenant a pending claim removes"
   "UP_ANY_SPACE|printed-exits|up --space nosuch on a running root|up --space on a running root names a space it serves, never a creds path that does not exist"
   "CREDS_OUT_UNCHECKED|printed-exits|creds --out under a regular file|space creds --out is checked before any write (io naming the path, not internal)"

@@ -45,7 +45,8 @@ describe("a stopped nats-server", () => {
     ];
     let last = "";
     for (const v of verbs) {
-      const res = await r.cotal(v, { timeoutMs: 30_000 });
+      // 10 s is twice the bound asserted: a verb that lingers (LINGER_AFTER_VERB) is cut there, not at 30 s
+      const res = await r.cotal(v, { timeoutMs: 10_000 });
       expect(res.durationMs, v.join(" ")).toBeLessThan(5_000);
       last = refusedWith(res, "broker-unreachable", 6);
       expect(res.stderr).toContain(`the nats-server (pid ${up.pid}) of this root is stopped`);
@@ -99,11 +100,12 @@ describe("a cluster whose node 1 is stopped", () => {
     const n1 = up.nodes?.[0];
     if (!n1) throw new Error("no node 1");
     stop(n1.pid);
-    const add = await r.cotal(["space", "add", "gamma"], { timeoutMs: 90_000 });
+    // cut just past the 60 s bound: a verb that lingers (LINGER_AFTER_VERB) fails here, not at 90 s
+    const add = await r.cotal(["space", "add", "gamma"], { timeoutMs: 62_000 });
     expect(add.durationMs).toBeLessThan(60_000);
     expect([0, 6], add.stderr).toContain(add.code); // committed; provisioning may wait on the stopped node
     expect(add.stderr).toContain(n1.name);
-    const rm = await r.cotal(["space", "rm", "beta"], { timeoutMs: 90_000 });
+    const rm = await r.cotal(["space", "rm", "beta"], { timeoutMs: 62_000 });
     expect(rm.durationMs, rm.stderr).toBeLessThan(60_000);
     expect(rm.code, rm.stderr).not.toBe(0);
     expect(rm.stderr).toContain(n1.name);
