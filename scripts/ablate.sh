@@ -70,6 +70,7 @@ ROWS=(
   "NODE_AGENT_UNLOCKED|printed-exits|second cotal node run for the same node|one cotal node run a node (the per-node agent lock)"
   "KEEP_LOCK_TEMP|printed-exits|a full disk|a lock file's temp is removed when its write fails"
   "NO_BROKER_ADOPT|printed-exits|truncated run/broker.json|up adopts a running broker whose run/broker.json is unreadable (no restart)"
+  "UP_SKIP_PORT_CHECK|up-listener|a taken port|up refuses a taken port before it creates a root or starts a server, naming the holder"
   "CLUSTER_BOOT_BARE|cluster-restart|restart: |a restarted cluster node boots with every tenant held, so JetStream keeps its tenants' streams assigned and writable"
 )
 

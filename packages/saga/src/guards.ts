@@ -123,6 +123,8 @@ export interface Guards {
   readonly KEEP_LOCK_TEMP: boolean;
   /** `up` does not adopt a running broker whose run/broker.json is unreadable (only `down && up` gets out). */
   readonly NO_BROKER_ADOPT: boolean;
+  /** `up` starts nats-server without checking its listener first: a taken port dumps the server's log, and a new root is left behind. */
+  readonly UP_SKIP_PORT_CHECK: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -188,6 +190,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   NODE_AGENT_UNLOCKED: false,
   KEEP_LOCK_TEMP: false,
   NO_BROKER_ADOPT: false,
+  UP_SKIP_PORT_CHECK: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

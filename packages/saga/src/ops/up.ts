@@ -1,5 +1,10 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
-import { SagaError } from "../errors.js";
+import { existsSync } from "node:fs";
+import { rerunWith, SagaError } from "../errors.js";
+import { adoptableBroker } from "../broker/adopt.js";
+import { assertPortFree } from "../broker/port-check.js";
+import { brokerState } from "../broker/runtime.js";
+import { DEFAULT_HOST, DEFAULT_PORT, loadSettings } from "../root/settings.js";
 import { assertSpaceName } from "../names.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { cutJournalPresent, resumeCut } from "../maintenance/cut-resume.js";
@@ -40,6 +45,8 @@ export async function up(opts: UpOptions): Promise<UpResult> {
   const boot: ClusterBootOptions = { ...opts, ...(space !== undefined ? { space } : {}), ...(port !== undefined ? { port } : {}) };
   // A cluster root boots its nodes (docs/cluster.md); `--cluster` on a new root makes one.
   const clustered = cluster !== undefined || isClusterRoot(new RootLayout(root));
+  // A new root's listener is checked before the lock makes its directory: a taken port creates nothing.
+  if (!clustered && !existsSync(root) && !guards.UP_SKIP_PORT_CHECK) await assertPortFree(opts.host ?? DEFAULT_HOST, port ?? DEFAULT_PORT);
   // The probe only names the lock's purpose for `cotal status`; the journal read under the lock decides.
   const purpose = cutJournalPresent(root) ? "cotal up (resuming a preserve-state cut)" : "cotal up";
   return withVerb({ root, guards, purpose, journal: { verb: "up", cut: true, quiesce: true, liftsRestore: true, ...(clustered ? { anyRemoval: true } : {}) }, certain: false }, async (v) => {
@@ -49,7 +56,29 @@ export async function up(opts: UpOptions): Promise<UpResult> {
       if (v.journal && v.journal.op !== "space-rm" && v.journal.op !== "quiesce") throw new SagaError("journal-blocked", `a ${v.journal.op} entry stands in the maintenance journal; a cluster root does not resume it yet`, { next: "cotal status   # docs/cluster.md \"Verbs on a cluster root\" says how to clear it" });
       return bootCluster(v, { ...boot, ...(v.journal ? { removing: v.journal.space } : {}) });
     }
+    await assertListener(v.layout, port, opts.host, guards);
     if (v.journal?.op === "cut") return resumeCut(v, v.journal, boot);
     return bootRoot(v, boot);
   });
+}
+
+/**
+ * The listener a single broker's `up` will use (issue #31): on a running broker a different --port is
+ * refused naming the one it listens on; a stopped one needs its port free before anything starts.
+ */
+async function assertListener(layout: RootLayout, port: number | undefined, host: string | undefined, guards: Guards): Promise<void> {
+  const state = brokerState(layout);
+  if (state.running) {
+    const running = state.runtime.port;
+    if (port !== undefined && port !== running) {
+      throw new SagaError("broker-running", `the broker of ${layout.root} runs on port ${running} (pid ${state.runtime.owner.pid}), not ${port}; nothing was changed`, {
+        next: `${rerunWith({ "--port": null })}   # on the running broker; to move it: cotal down, then this command`,
+        details: { running, requested: port },
+      });
+    }
+    return;
+  }
+  if (guards.UP_SKIP_PORT_CHECK || adoptableBroker(layout, guards)) return; // adoptable: our own server holds the port
+  const settings = loadSettings(layout);
+  await assertPortFree(host ?? settings?.host ?? DEFAULT_HOST, port ?? settings?.port ?? DEFAULT_PORT);
 }
