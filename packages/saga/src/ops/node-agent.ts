@@ -24,6 +24,7 @@ import { recordPartialProofs } from "../saga/partial-proofs.js";
 import { connectReplicated, liveNodesOrRefuse, startClusterNodes } from "./cluster-nodes.js";
 import { describeChecks, served, tenantAccounts, waitStreamsServed } from "./node-streams.js";
 import { shellWord } from "../error-shape.js";
+import { stopProcess } from "../broker/stop-process.js";
 import { leaseKeyFor } from "./session.js";
 
 export interface NodeAgentOptions {
@@ -271,8 +272,17 @@ class NodeAgent {
     if (this.#streamsServed !== serverKey) {
       const tenants = tenantAccounts(this.layout, nodeAllowedSpaces(read.record, this.guards));
       const checks = await waitStreamsServed(this.layout, [node], tenants, readRuntime(this.layout)?.serverVersion ?? "0.0.0", STREAMS_SERVED_MS);
-      if (!served(checks[node.name])) {
-        throw new SagaError("broker-start-failed", `node ${this.name} does not serve every tenant stream it hosts: ${describeChecks(checks)}`, {
+      const check = checks[node.name];
+      if (!served(check)) {
+        // Unassigned or not running after the wait heals only by a restart, as `up` does it (boot-cluster.ts,
+        // restartUnserving): stopped here, the next round starts it with every tenant held. A stream without
+        // a leader is an election, left to run.
+        const stuck = check !== undefined && "problems" in check && check.problems.some((p) => p.problem !== "no leader");
+        if (stuck) {
+          this.onEvent(`cotal node: ${this.name}: does not serve its tenant streams (${describeChecks(checks)}); restarting it with every tenant held`);
+          await stopProcess(node.owner.pid, 10_000, () => !nodeAlive(node));
+        }
+        throw new SagaError("broker-start-failed", `node ${this.name} does not serve every tenant stream it hosts: ${describeChecks(checks)}${stuck ? "; restarted" : ""}`, {
           next: `cotal --root ${shellWord(this.layout.root)} up --detach   # restarts a node that does not serve its stored streams; this agent checks again each round`,
         });
       }
