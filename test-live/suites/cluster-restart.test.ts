@@ -1,17 +1,14 @@
-import { spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { cotalCliPath, harnessTeardown } from "@cotal/harness";
+import { harnessTeardown } from "@cotal/harness";
 import type { StatusReport, UpResult } from "@cotal/saga";
 import type { LiveRoot } from "../fixtures/live-root.js";
 import { AppClient } from "../fixtures/app-client.js";
 import { alive, disposeClusterRoots, nodesOf, upCluster } from "../fixtures/cluster.js";
 import { startAgent, type RunningAgent } from "../fixtures/node-agent.js";
+import { runPrinted } from "../fixtures/printed.js";
 import { credsText, statusOf } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
 
@@ -139,15 +136,6 @@ describe("cluster restarts keep every tenant stream assigned, led and writable",
   }, CELL_MS);
 });
 
-/** A directory holding `cotal` (the CLI under test), so a printed line runs as an operator's shell runs it. */
-function shimPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), "cotal-shim-"));
-  const shim = join(dir, "cotal");
-  writeFileSync(shim, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cotalCliPath())} "$@"\n`);
-  chmodSync(shim, 0o755);
-  return `${dir}:${process.env.PATH ?? ""}`;
-}
-
 describe("status judges each node's tenant streams", () => {
   it("status: a cluster booted bare (as before #28) is not clean, names the streams and a next; that next, run verbatim, makes it writable and clean", async () => {
     const { r, up, app } = await rootWithT1(["--tenant-replicas", "3"]);
@@ -169,9 +157,8 @@ describe("status judges each node's tenant streams", () => {
     // What status says is what the tenant sees: its KV puts get no reply.
     expect(await withApp(url, app, (kv) => kv.put("during", "x").then(() => "ok")).catch((e: Error) => e.message)).not.toBe("ok");
     const next = nodesOf(st)[0]?.next as string;
-    const { COTAL_ROOT: _root, ...env } = process.env;
-    const followed = spawnSync("bash", ["-c", next], { cwd: "/", env: { ...env, PATH: shimPath() }, encoding: "utf8", timeout: 150_000 });
-    expect(followed.status, followed.stderr).toBe(0);
+    const followed = await runPrinted(next, {}, 150_000);
+    expect(followed.code, followed.stderr).toBe(0);
     expect(followed.stdout).toMatch(/did not serve its tenant streams .*: restarted it with every tenant held/);
     await expectTenantWritable(url, app);
     expectAllClean(await statusOf(r));

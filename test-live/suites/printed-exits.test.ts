@@ -1,15 +1,15 @@
-import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
-import { cotalCliPath, harnessTeardown, type CotalResult } from "@cotal/harness";
+import { harnessTeardown } from "@cotal/harness";
 import type { UpResult } from "@cotal/saga";
 import { readRuntime } from "@cotal/saga/broker";
 import { parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
 import { disposeClusterRoots, upCluster } from "../fixtures/cluster.js";
 import { startAgent, type RunningAgent } from "../fixtures/node-agent.js";
+import { refusedWith, runPrinted } from "../fixtures/printed.js";
 import { ok, upJson } from "../fixtures/space-data.js";
 import { credsText, disposeLiveRoots, statusOf, trackedRoot, upRoot } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
@@ -28,43 +28,6 @@ afterEach(async () => {
 afterAll(harnessTeardown);
 
 const MiB = 1024 ** 2;
-
-/** A directory holding `cotal` (the CLI under test), so a printed line runs as an operator's shell runs it. */
-const shimDir = ((): string => {
-  const dir = mkdtempSync(join(tmpdir(), "cotal-shim-"));
-  const shim = join(dir, "cotal");
-  writeFileSync(shim, `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(cotalCliPath())} "$@"\n`);
-  chmodSync(shim, 0o755);
-  return dir;
-})();
-
-/** `bash -c <line>` from `/` with no COTAL_ROOT: the line must name its root itself. */
-function bash(line: string, env: Record<string, string> = {}, timeoutMs = 90_000): Promise<CotalResult> {
-  const { COTAL_ROOT: _root, ...inherited } = process.env;
-  const t0 = Date.now();
-  return new Promise((resolve) => {
-    const child = spawn("bash", ["-c", line], { cwd: "/", env: { ...inherited, ...env, PATH: `${shimDir}:${process.env.PATH ?? ""}` }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s));
-    child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
-    let timedOut = false;
-    const timer = setTimeout(() => ((timedOut = true), child.kill("SIGKILL")), timeoutMs);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, durationMs: Date.now() - t0, timedOut });
-    });
-  });
-}
-
-/** The refusal's code (asserted) and its whole `next:` line, as printed. */
-function refusedWith(res: CotalResult, code: string, exit: number): string {
-  expect(res.code, res.stderr).toBe(exit);
-  expect(res.stderr).toContain(`[${code}]`);
-  const line = res.stderr.split("\n").find((l) => l.startsWith("  next: "));
-  expect(line, `no next: line in\n${res.stderr}`).toBeDefined();
-  return (line as string).slice("  next: ".length);
-}
 
 /** A root whose JetStream budget leaves 28.5 MiB beside its first space `alpha` (64 MiB). */
 async function budgetRoot(): Promise<LiveRoot> {
@@ -90,7 +53,7 @@ describe("printed exits of quota and usage refusals (finding 7)", () => {
     const next = refusedWith(over, "quota-overcommit", 3);
     expect(snapshotTree(r.layout.authDir)).toEqual(auth); // the refusal wrote nothing
     expect(next).toMatch(new RegExp(`^cotal --root ${r.root} space add d --max-disk 28M --max-conns 5 --max-subs 77 `));
-    ok(await bash(next));
+    ok(await runPrinted(next));
     expect(await quotaOf(r, "d")).toMatchObject({ disk: 28 * MiB, conns: 5, subs: 77 }); // no flag dropped
 
     // 512 KiB left, under the 1 MiB a space needs: the old next alternated --max-disk 0 / 1048576
@@ -98,7 +61,7 @@ describe("printed exits of quota and usage refusals (finding 7)", () => {
     const free = refusedWith(starved, "quota-overcommit", 3);
     expect(free).not.toMatch(/--max-disk (0|1048576|524288)\b/);
     expect(free).toMatch(new RegExp(`^cotal --root ${r.root} space limits alpha --max-disk 54M && cotal --root ${r.root} space add e --max-disk 10M --max-conns 7 `));
-    ok(await bash(free));
+    ok(await runPrinted(free));
     expect(await quotaOf(r, "e")).toMatchObject({ disk: 10 * MiB, conns: 7 });
     expect((await quotaOf(r, "alpha")).disk).toBe(54 * MiB);
     // positive control: the budget still refuses what does not fit
@@ -116,7 +79,7 @@ describe("printed exits of quota and usage refusals (finding 7)", () => {
     ] as const) {
       const next = refusedWith(await r.cotal([...args]), code, 2);
       expect(next).toBe(`cotal --root ${r.root} space ${args[1]} --help`);
-      const help = await bash(next);
+      const help = await runPrinted(next);
       expect(help.code, help.stderr).toBe(0);
       expect(help.stdout).toContain("--max-subs");
     }
@@ -135,7 +98,7 @@ describe("guards of finding 8", () => {
     expect(refused.stderr).toContain("space nosuch does not exist");
     for (const p of `${refused.stdout}\n${refused.stderr}`.match(/\/[\w./-]+\.creds\b/g) ?? []) expect(existsSync(p), p).toBe(true);
     expect(next).toMatch(new RegExp(`^cotal --root ${r.root} space add nosuch && cotal --root ${r.root} up --space nosuch$`));
-    const followed = await bash(next);
+    const followed = await runPrinted(next);
     expect(followed.code, followed.stderr).toBe(0);
     expect(followed.stdout).toMatch(/space: {3}nosuch /);
     const creds = /creds: {3}(\S+)/.exec(followed.stdout)?.[1];
@@ -157,7 +120,7 @@ describe("guards of finding 8", () => {
     expect(snapshotTree(r.root)).toEqual(before);
     const json = parseJson<{ error: { code: string; details: { path: string } } }>(await r.cotal(["space", "creds", "alpha", "--out", out, "--json"]));
     expect(json.error).toMatchObject({ code: "io", details: { path: out } });
-    const followed = await bash(next);
+    const followed = await runPrinted(next);
     expect(followed.code, followed.stderr).toBe(0);
     expect(existsSync(r.layout.userCredsFile("alpha", "bob"))).toBe(true);
     // positive control: an --out in a directory is written
@@ -181,7 +144,7 @@ describe("guards of finding 8", () => {
     // positive control: another node's agent runs beside it
     ok(await r.cotal(["node", "run", "--node", n2.name, "--once"], { timeoutMs: 60_000 }));
     // the printed next waits for the first agent, then runs: stop the agent and it succeeds
-    const waiting = bash(next);
+    const waiting = runPrinted(next);
     await first.stop();
     const followed = await waiting;
     expect(followed.code, followed.stderr).toBe(0);
@@ -197,13 +160,13 @@ describe("guards of finding 8", () => {
   it("a full disk (writes fail: ulimit -f 0) refuses io and leaves no lock.json.*.tmp behind", async () => {
     const { r } = await upRoot();
     const temps = (): string[] => readdirSync(r.layout.maintenanceDir).filter((f) => f.endsWith(".tmp"));
-    const full = await bash(`ulimit -f 0; exec cotal --root ${r.root} space add beta`);
+    const full = await runPrinted(`ulimit -f 0; exec cotal --root ${r.root} space add beta`);
     refusedWith(full, "io", 8);
     expect(full.stderr).toContain(r.layout.lockFile);
     expect(temps()).toEqual([]);
     expect((await statusOf(r)).inventory?.spaces).toEqual(["alpha"]); // nothing past the lock happened
     // positive control: with room, the same command succeeds and leaves no temp either
-    ok(await bash(`cotal --root ${r.root} space add beta`));
+    ok(await runPrinted(`cotal --root ${r.root} space add beta`));
     expect(temps()).toEqual([]);
   }, 120_000);
 
@@ -223,7 +186,7 @@ describe("guards of finding 8", () => {
       const next = refusedWith(refused, "broker-not-running", 6);
       expect(next).not.toMatch(/cotal down/);
       // the add after the adoption reloads; since 2.14.8 a reload keeps JWT clients connected
-      const followed = await bash(next);
+      const followed = await runPrinted(next);
       expect(followed.code, followed.stderr).toBe(0);
       expect(followed.stdout).toContain(`adopted the running nats-server pid ${pid}`);
       expect(refused.stderr).toContain(`nats-server pid ${pid} serves this root`);

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown } from "@cotal/harness";
@@ -11,6 +11,9 @@ import { AppClient } from "../fixtures/app-client.js";
 import { refusedWith, runPrinted } from "../fixtures/printed.js";
 import { withAdmin } from "../fixtures/online.js";
 import { corruptWithValidChecksums } from "../fixtures/space-data.js";
+import { barrierDir, barrierReached, releaseBarrier } from "../fixtures/barrier.js";
+import { alive } from "../fixtures/processes.js";
+import { until } from "../fixtures/until.js";
 
 // The online per-space restore (README: restore; docs/resume.md, the quiesce entry): the backup's
 // quiesce, the artifact's streams restored through the running broker, verified, lifted.
@@ -253,6 +256,43 @@ describe("online per-space restore", () => {
       expect(existsSync(r.layout.journalFile)).toBe(false);
     });
   }
+
+  it("the broker killed (kill -9) mid restore --replace, the replaced streams deleted and one of the artifact's installed: broker-unreachable (retriable) with a next that starts the broker and re-runs; run verbatim from /, the tenant ends with the artifact's data, never less, lifted, and an application writes", async () => {
+    const { r, up, alpha, out, atBackup } = await backedUp("cotal-restore-brokerkill-", 120);
+    await seedSpace(up.url, alpha, "alpha", 5, 0); // the tenant's data moved on: "old" and "new" differ
+    const pre = durableFacts(await spaceFacts(up.url, alpha));
+    const messages = (f: SpaceFacts) => Object.fromEntries(Object.entries(f.streams).map(([k, v]) => [k, v.messages]));
+    expect(messages(pre)).not.toEqual(messages(atBackup));
+    const args = ["space", "restore", "alpha", "--from", out, "--replace", "--yes"];
+    const dir = barrierDir(r, "restore-brokerkill");
+    const run = r.cotal(args, { env: { COTAL_FAILPOINT: `restore-online-stream#2:barrier:${dir}:2` } });
+    await barrierReached(dir, "the restore before its second stream");
+    // Positive control: the kill strikes inside the window where the tenant holds neither its old data nor the
+    // artifact's (its streams deleted, the first of the artifact's installed), with the safety copy complete.
+    const mid = JSON.parse(readFileSync(r.layout.journalFile, "utf8")) as { op: string; stage: string; replace?: { deletionBegan: boolean }; safety?: { complete: boolean } };
+    expect(mid).toMatchObject({ op: "quiesce", stage: "restoring", replace: { deletionBegan: true }, safety: { complete: true } });
+    process.kill(up.pid, "SIGKILL");
+    await until("the broker gone", () => !alive(up.pid), 10_000);
+    releaseBarrier(dir);
+    const failed = await run;
+    const next = refusedWith(failed, "broker-unreachable", 6);
+    expect(failed.stderr).not.toMatch(/invalid-argument|nothing was changed/);
+    expect(next).toMatch(new RegExp(`^cotal --root ${r.root} up --detach && cotal --root ${r.root} space restore alpha --from ${out} --replace --yes(\\s|$)`));
+    expect(existsSync(r.layout.journalFile)).toBe(true); // the entry stands for up, with its safety copy
+    const followed = await runPrinted(next, {}, 180_000);
+    expect(followed.code, followed.stderr).toBe(0);
+    expect(followed.stdout).toMatch(/put the tenant's own streams back from its safety copy/); // up: the old data first
+    const got = durableFacts(await spaceFacts(up.url, alpha));
+    // Never less: every stream holds the old data's count or the artifact's; after the re-run, the artifact's exactly.
+    for (const [name, n] of Object.entries(messages(got))) expect([messages(pre)[name], messages(atBackup)[name]], name).toContain(n);
+    expect(got).toEqual(atBackup);
+    await expectLifted(r, up.url, alpha);
+    expect(existsSync(r.layout.journalFile)).toBe(false);
+    expect(readdirSync(r.layout.maintenanceDir).filter((f) => f.startsWith("safety-"))).toEqual([]);
+    const app = await AppClient.start(up.url, alpha, "alpha");
+    await app.writable();
+    expect((await app.stop()).closed).toBe(false);
+  });
 
   it("a plain down after a killed --replace, then the cold up: lifted right after the boot with the tenant's own streams put back from the safety copy; the printed re-run then restores", async () => {
     const { r, up, alpha, out, atBackup } = await backedUp("cotal-restore-cold-", 80);

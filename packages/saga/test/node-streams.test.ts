@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createAccountTrust, createBrokerTrust, decodeJwt } from "../src/internal.js";
-import { HOLD_REVOKE_BEFORE, heldAccountJwt, isHeldJwt } from "../src/broker/node-hold.js";
+import { heldAccountJwt, isHeldJwt } from "../src/broker/node-hold.js";
 import type { JszAccount } from "../src/broker/system-client.js";
 import { clusterNodesStatus, nodeState, type NodeStateInput } from "../src/ops/cluster-status.js";
 import { describeProblems, storedStreams, streamProblems, type TenantAccount } from "../src/ops/node-streams.js";
@@ -17,17 +17,21 @@ const t1 = createAccountTrust(broker.operator, "t1", { kind: "space" });
 const tenants: TenantAccount[] = [{ name: "t1", publicKey: t1.publicKey }];
 
 describe("heldAccountJwt", () => {
-  it("revokes every user and keeps every other claim, the JetStream limits included", () => {
+  it("admits no connection (limits.conn 0) and keeps every other claim, the JetStream limits and revocations included", () => {
     const held = decodeJwt(heldAccountJwt(broker.operator, t1.jwt));
     const orig = decodeJwt(t1.jwt);
-    expect(held.nats.revocations).toEqual({ "*": HOLD_REVOKE_BEFORE });
+    expect((held.nats.limits as Record<string, unknown>).conn).toBe(0);
     expect(isHeldJwt(held)).toBe(true);
     expect(isHeldJwt(orig)).toBe(false);
-    const { revocations: _r, ...rest } = held.nats;
-    expect(rest).toEqual(orig.nats);
+    const { conn: _c, ...limits } = held.nats.limits as Record<string, unknown>;
+    const { conn: _o, ...origLimits } = orig.nats.limits as Record<string, unknown>;
+    expect(limits).toEqual(origLimits);
+    const { limits: _l, ...rest } = held.nats;
+    const { limits: _ol, ...origRest } = orig.nats;
+    expect(rest).toEqual(origRest);
     expect([held.sub, held.iss, held.iat]).toEqual([orig.sub, orig.iss, orig.iat]);
-    // 2100: later than any user JWT a tenant holds, so none is admitted.
-    expect(HOLD_REVOKE_BEFORE).toBeGreaterThan(Date.now() / 1000 + 50 * 365 * 86_400);
+    // Not a revocation: "Authorization Violation" twice in a row closes a default nats.js client for good.
+    expect(held.nats.revocations).toBeUndefined();
   });
 
   it("is byte-stable (a node's boot config is compared by digest) and refuses another operator's account", () => {

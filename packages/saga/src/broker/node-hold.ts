@@ -9,15 +9,18 @@ import { signJwt, verifyJwt } from "../trust/index.js";
 // held. JetStream must know a stream's account when its meta layer recovers the assignment at boot
 // (nats-server's processStreamAssignment looks the account up once; "account missing" is never
 // retried when a later reload adds it), yet a node admits nobody before it applies the record.
-
-/** 2100-01-01T00:00:00Z: a held account revokes every user issued before it, i.e. every user. */
-export const HOLD_REVOKE_BEFORE = 4_102_444_800;
+//
+// Held means a connection limit of 0, not revoked users (issue #28, the tenant's-eye suite on a
+// cluster): the server then refuses a tenant's connection with "maximum account active connections
+// exceeded", which clients retry as any failed reconnect. A revocation answers "Authorization
+// Violation", and nats.js with default options closes for good after two of those in a row: with every
+// node of a cluster held after `down`/`up`, its reconnects met two held nodes and it never came back.
 
 const memo = new Map<string, string>();
 
 /**
- * The account JWT re-signed with `revocations["*"] = HOLD_REVOKE_BEFORE` and its own `iat`, so the
- * render is byte-stable (the jti hashes the claims): same limits, JetStream on, no user admitted.
+ * The account JWT re-signed with `limits.conn = 0` and its own `iat`, so the render is byte-stable
+ * (the jti hashes the claims): the JetStream limits unchanged, JetStream on, no client admitted.
  */
 export function heldAccountJwt(operator: { publicKey: string; seed: string }, jwt: string): string {
   const key = `${operator.publicKey} ${jwt}`;
@@ -27,16 +30,15 @@ export function heldAccountJwt(operator: { publicKey: string; seed: string }, jw
   if (claims.iss !== operator.publicKey || claims.nats.type !== "account") {
     throw new SagaError("foreign-operator", `account ${claims.sub} is not an account of operator ${operator.publicKey}; a node cannot hold it`, { details: { account: claims.sub, issuer: claims.iss } });
   }
-  const revocations = { ...(claims.nats.revocations as Record<string, unknown> | undefined), "*": HOLD_REVOKE_BEFORE };
-  const held = signJwt({ iss: claims.iss, sub: claims.sub, name: claims.name, iat: claims.iat, ...(claims.exp !== undefined ? { exp: claims.exp } : {}), nats: { ...claims.nats, revocations } }, operator.seed);
+  const limits = { ...(claims.nats.limits as Record<string, unknown> | undefined), conn: 0 };
+  const held = signJwt({ iss: claims.iss, sub: claims.sub, name: claims.name, iat: claims.iat, ...(claims.exp !== undefined ? { exp: claims.exp } : {}), nats: { ...claims.nats, limits } }, operator.seed);
   memo.set(key, held);
   return held;
 }
 
-/** Pure read of claims: does this JWT hold its account (every user revoked)? */
+/** Pure read of claims: does this JWT hold its account (no connection admitted)? */
 export function isHeldJwt(claims: { nats: Record<string, unknown> }): boolean {
-  const rev = claims.nats.revocations as Record<string, unknown> | undefined;
-  return typeof rev?.["*"] === "number" && rev["*"] >= HOLD_REVOKE_BEFORE;
+  return (claims.nats.limits as Record<string, unknown> | undefined)?.conn === 0;
 }
 
 /**
