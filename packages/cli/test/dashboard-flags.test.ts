@@ -1,10 +1,12 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { EXIT, main } from "../src/index.js";
 
 const dir = mkdtempSync(join(tmpdir(), "cotal-dash-flags-"));
+// a root as far as the root check goes (auth/): these cells are about the flags, not the root
+mkdirSync(join(dir, "auth"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Runs the CLI with stderr captured; nothing here gets as far as listening. */

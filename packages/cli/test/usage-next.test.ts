@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
@@ -9,6 +9,8 @@ import { buildProgram, commandPath } from "../src/program.js";
 // its root named, so it runs as printed from any directory. Nothing here reaches a broker.
 
 const dir = mkdtempSync(join(tmpdir(), "cotal-usage-next-"));
+// a root as far as the root check goes (auth/): these cells are about the flags, not the root
+mkdirSync(join(dir, "auth"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function run(argv: string[]): Promise<{ code: number; stderr: string }> {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -47,6 +47,7 @@ function refusalOf(p: Promise<unknown>): Promise<ReturnType<typeof describeError
 describe("a directory no run could write into is refused before Redis is asked", () => {
   it("scheduleBackup: io (exit 8) naming the path, even with Redis unreachable (the check comes first)", async () => {
     const root = temp();
+    mkdirSync(join(root, "auth")); // a root (the root check comes before the directory's)
     writeFileSync(join(root, "file"), "x");
     const e = await refusalOf(scheduleBackup({ root, space: "alpha", out: join(root, "file"), every: "1d", keep: 2, redisUrl: "redis://127.0.0.1:1" }));
     expect([e.code, e.exit]).toEqual(["io", 8]);

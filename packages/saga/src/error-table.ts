@@ -68,7 +68,7 @@ export const ERROR_TABLE: { readonly [C in ErrorCode]: ErrorEntry } = {
   "system-seed-absent": { exit: EXIT.refused, retriable: false },
   "corrupt-record": { exit: EXIT.refused, retriable: false },
   "render-refused": { exit: EXIT.refused, retriable: false, next: "cotal status" },
-  "root-missing": { exit: EXIT.notFound, retriable: false, next: "ls -la   # no cotal root where it was looked for; cotal up --root DIR creates one" },
+  "root-missing": { exit: EXIT.notFound, retriable: false, next: "cotal up --help   # no cotal root where it was looked for; cotal up --root creates one" },
   "space-not-found": { exit: EXIT.notFound, retriable: false, next: "cotal space list" },
   "space-exists": { exit: EXIT.notFound, retriable: false, next: "cotal space list" },
   "restore-target-not-empty": { exit: EXIT.notFound, retriable: false },
