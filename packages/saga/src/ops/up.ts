@@ -4,6 +4,7 @@ import { rerunWith, SagaError } from "../errors.js";
 import { adoptableBroker } from "../broker/adopt.js";
 import { assertPortFree } from "../broker/port-check.js";
 import { brokerState } from "../broker/runtime.js";
+import { serversOfRoot } from "../broker/server-scan.js";
 import { DEFAULT_HOST, DEFAULT_PORT, loadSettings } from "../root/settings.js";
 import { assertSpaceName } from "../names.js";
 import { canonicalRoot } from "../root/canonical-root.js";
@@ -79,6 +80,8 @@ async function assertListener(layout: RootLayout, port: number | undefined, host
     return;
   }
   if (guards.UP_SKIP_PORT_CHECK || adoptableBroker(layout, guards)) return; // adoptable: our own server holds the port
+  // A server of this root with no record holds it: the start refuses naming it, with `cotal down` as the way out.
+  if (serversOfRoot(layout, guards).length > 0) return;
   const settings = loadSettings(layout);
   await assertPortFree(host ?? settings?.host ?? DEFAULT_HOST, port ?? settings?.port ?? DEFAULT_PORT);
 }
