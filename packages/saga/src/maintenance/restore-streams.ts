@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { TimeoutError, type NatsConnection } from "@nats-io/transport-node";
 import { JetStreamApiCodes, JetStreamApiError, StorageType, type JetStreamManager, type StreamInfo } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { SagaError } from "../errors.js";
+import { isSagaError, SagaError } from "../errors.js";
 import { retryWhile } from "../retry.js";
 import { failpoint, type FailpointName } from "../failpoints.js";
 import { spaceTemplate } from "../provision/template.js";
@@ -91,18 +91,22 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
     await failpoint(hooks.streamFailpoint);
     const config = hooks.replicas === undefined ? s.config : { ...s.config, num_replicas: hooks.replicas };
     const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }), hooks.upload);
-    const replicated = (hooks.replicas ?? 1) > 1;
-    const st = (await onceAnswered(() => jsm.streams.info(s.name), replicated ? REPLICATED_WAIT_MS : 0)).state;
-    const mismatch = restoredMismatch(st, s);
-    if (mismatch) throw hooks.verifyFailed(`stream ${s.name} ${mismatch} (restore reported ${JSON.stringify(got.state)})`);
+    const st = await settled(hooks, async () => {
+      const now = (await onceAnswered(() => jsm.streams.info(s.name), waitOf(hooks))).state;
+      const mismatch = restoredMismatch(now, s);
+      if (mismatch) throw hooks.verifyFailed(`stream ${s.name} ${mismatch} (restore reported ${JSON.stringify(got.state)})`);
+      return now;
+    });
     hooks.onInstalled?.(s.name, st);
     if (hooks.installedFailpoint) await failpoint(hooks.installedFailpoint);
   }
   for (const c of checkpoints.consumers) {
-    const ci = await onceAnswered(() => jsm.consumers.info(c.stream, c.name), (hooks.replicas ?? 1) > 1 ? REPLICATED_WAIT_MS : 0);
-    if (ci.ack_floor.stream_seq !== c.ack_floor.stream_seq || ci.delivered.stream_seq !== c.delivered.stream_seq) {
-      throw hooks.verifyFailed(`consumer ${c.stream}/${c.name} ack floor ${ci.ack_floor.stream_seq} (delivered ${ci.delivered.stream_seq}), checkpoint ${c.ack_floor.stream_seq} (${c.delivered.stream_seq})`);
-    }
+    await settled(hooks, async () => {
+      const ci = await onceAnswered(() => jsm.consumers.info(c.stream, c.name), waitOf(hooks));
+      if (ci.ack_floor.stream_seq !== c.ack_floor.stream_seq || ci.delivered.stream_seq !== c.delivered.stream_seq) {
+        throw hooks.verifyFailed(`consumer ${c.stream}/${c.name} ack floor ${ci.ack_floor.stream_seq} (delivered ${ci.delivered.stream_seq}), checkpoint ${c.ack_floor.stream_seq} (${c.delivered.stream_seq})`);
+      }
+    });
   }
   const present = new Set((await listStreams(jsm)).map((i) => i.config.name));
   const kvm = new Kvm(nc);
@@ -119,6 +123,18 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
  * while the new stream's leader is elected.
  */
 const REPLICATED_WAIT_MS = 15_000;
+
+function waitOf(hooks: InstallHooks): number {
+  return (hooks.replicas ?? 1) > 1 ? REPLICATED_WAIT_MS : 0;
+}
+
+/**
+ * A replicated restore's check is read again until it holds or the wait passes: a new leader may
+ * answer before it has applied the snapshot's last state. A single server's answer is final.
+ */
+function settled<T>(hooks: InstallHooks, check: () => Promise<T>): Promise<T> {
+  return retryWhile(check, { transient: (err) => isSagaError(err, "restore-verify-failed"), forMs: waitOf(hooks), pauseMs: 250 });
+}
 
 /** Retries a read of a just-restored stream or consumer (idempotent) on not-found or timeout until `waitMs` has passed. */
 function onceAnswered<T>(read: () => Promise<T>, waitMs: number): Promise<T> {

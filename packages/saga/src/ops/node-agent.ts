@@ -344,6 +344,7 @@ class NodeAgent {
         await startClusterNodes(this.layout, this.settings, this.cluster, [this.self], { list: [], maintenance: true, alive, prior, guards: this.guards });
         this.started++;
         this.#applied = undefined;
+        this.#last = ""; // a restarted node's state is news even when it is the one reported before the stop
       }
     } finally {
       releaseMaintenanceLock(lock);
