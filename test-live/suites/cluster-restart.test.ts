@@ -8,7 +8,7 @@ import type { LiveRoot } from "../fixtures/live-root.js";
 import { AppClient } from "../fixtures/app-client.js";
 import { alive, disposeClusterRoots, nodesOf, upCluster } from "../fixtures/cluster.js";
 import { startAgent, type RunningAgent } from "../fixtures/node-agent.js";
-import { runPrinted } from "../fixtures/printed.js";
+import { escapeRegExp, runPrinted } from "../fixtures/printed.js";
 import { credsText, statusOf } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
 
@@ -152,7 +152,7 @@ describe("status judges each node's tenant streams", () => {
     for (const n of nodesOf(st)) {
       expect(n.state, `${n.name}: ${n.why}`).toBe("STREAMS UNSERVED");
       expect(n.streams?.map((p) => p.stream)).toContain(KV_STREAM);
-      expect(n.next).toMatch(new RegExp(`^cotal --root ${r.root.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} up --detach   # restarts node ${n.name} `));
+      expect(n.next).toMatch(new RegExp(`^cotal --root ${escapeRegExp(r.root)} up --detach   # restarts node ${n.name} `));
     }
     // What status says is what the tenant sees: its KV puts get no reply.
     expect(await withApp(url, app, (kv) => kv.put("during", "x").then(() => "ok")).catch((e: Error) => e.message)).not.toBe("ok");
