@@ -3,6 +3,7 @@ import { accessSync, constants, readdirSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SagaError } from "../errors.js";
+import { shellWord } from "../error-shape.js";
 import { parseServerVersion, versionAtLeast, type ServerVersion } from "./server-features.js";
 
 /** Where a distribution puts nats-server (Debian: /usr/sbin), tried before PATH. */
@@ -57,7 +58,7 @@ export function natsServerBinary(env: NodeJS.ProcessEnv = process.env, paths: re
   if (override) {
     if (executable(override)) return override;
     throw new SagaError("nats-server-missing", `NATS_SERVER_BIN=${override} is not an executable file`, {
-      next: "unset NATS_SERVER_BIN, or point it at a nats-server binary (README: Server versions)",
+      next: "unset NATS_SERVER_BIN   # then the newest release the set-up built runs, or point it at a nats-server binary (docs/server-versions.md)",
       details: { path: override },
     });
   }
@@ -80,7 +81,7 @@ export function natsServerVersion(bin = natsServerBinary()): ServerVersion {
       out = execFileSync(bin, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });
     } catch (err) {
       throw new SagaError("nats-server-missing", `${bin} --version failed: ${(err as Error).message}`, {
-        next: "point NATS_SERVER_BIN at a working nats-server binary",
+        next: `${shellWord(bin)} --version   # must print its version; else point NATS_SERVER_BIN at a working nats-server (docs/server-versions.md)`,
         details: { path: bin },
       });
     }
