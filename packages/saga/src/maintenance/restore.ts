@@ -7,7 +7,7 @@ import { assertSpaceName } from "../names.js";
 import { withVerb } from "../ops/verb.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
-import { verifyArtifact } from "./artifact.js";
+import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { verifyRestoreFrom } from "./artifact-paths.js";
 import { Attempt, cloneSpaceStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
@@ -40,6 +40,21 @@ function offlineJournalAllows(layout: RootLayout, policy: { verb: string; cut: b
       cause: err,
     });
   }
+}
+
+/** Pins the bytes: the artifact copied into the attempt's own dir and the copies verified, the sole input from here on. */
+function pinArtifact(attempt: Attempt, from: string, read: BackupManifest, space: string): { staged: string } & ReturnType<typeof verifyArtifact> {
+  attempt.createDir("work", attempt.workDir);
+  const staged = join(attempt.workDir, "artifact");
+  for (const f of [...read.files.map((x) => x.path), "manifest.json"]) {
+    mkdirSync(dirname(join(staged, f)), { recursive: true, mode: 0o700 });
+    copyFileSync(join(from, f), join(staged, f));
+  }
+  const verified = verifyArtifact(staged);
+  if (JSON.stringify(verified.manifest) !== JSON.stringify(read)) {
+    throw new SagaError("artifact-invalid", `${from} changed while it was being read; nothing was changed`, { next: `cotal space restore ${space} --from ${from}` });
+  }
+  return { staged, ...verified };
 }
 
 /**
@@ -86,17 +101,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
     }
     const attempt = Attempt.claim(layout, lock, cut, "restore", space);
     try {
-      attempt.createDir("work", attempt.workDir);
-      // Pin the bytes: copy the artifact into our own dir and verify the copies, the sole input from here on.
-      const staged = join(attempt.workDir, "artifact");
-      for (const f of [...first.manifest.files.map((x) => x.path), "manifest.json"]) {
-        mkdirSync(dirname(join(staged, f)), { recursive: true, mode: 0o700 });
-        copyFileSync(join(from, f), join(staged, f));
-      }
-      const { manifest, checkpoints } = verifyArtifact(staged);
-      if (JSON.stringify(manifest) !== JSON.stringify(first.manifest)) {
-        throw new SagaError("artifact-invalid", `${from} changed while it was being read; nothing was changed`, { next: `cotal space restore ${space} --from ${from}` });
-      }
+      const { staged, manifest, checkpoints } = pinArtifact(attempt, from, first.manifest, space);
       attempt.stage("quarantine");
       const quarantine = join(attempt.workDir, "quarantine");
       await cloneSpaceStore(layout.storeDir, quarantine, account.publicKey, guards); // only this tenant's account directory
