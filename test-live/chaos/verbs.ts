@@ -120,14 +120,14 @@ const rm: Scenario = {
     await d.ok("setup", ["space", "add", "v", "w"]);
     ctx.creds.v = await credsOf(d, "v", "setup");
   },
-  argv: () => ["space", "rm", "v"],
+  argv: () => ["space", "rm", "v", "--yes"],
   mustServe: () => ["alpha", "w"],
   async endState(_d, _ctx, st) {
     if (inKv(st, "v")) return "v is still listed";
     if (st.spaces.some((s) => s.name === "v")) return "v's record is still on disk";
     return undefined;
   },
-  intent: () => [["space", "rm", "v"]],
+  intent: () => [["space", "rm", "v", "--yes"]],
 };
 
 /**
@@ -143,7 +143,7 @@ const reconcile: Scenario = {
     const aside = join(ctx.scratch, "ghost.record.json");
     copyFileSync(rec, aside);
     ctx.creds.ghost = await credsOf(d, "ghost", "setup");
-    await d.ok("setup", ["space", "rm", "ghost"]);
+    await d.ok("setup", ["space", "rm", "ghost", "--yes"]);
     copyFileSync(aside, rec);
     ctx.facts.direction = ctx.rng.next() < 0.5 ? "disk" : "kv";
     ctx.facts.mode = ctx.rng.next() < 0.5 ? "live" : "offline";
@@ -277,7 +277,7 @@ const restore: Scenario = {
     await d.ok("setup", ["down", "--preserve-state"]);
     await d.ok("setup", ["space", "backup", "beta", "--out", join(ctx.scratch, "beta.bak")]);
     await d.ok("setup", ["up", "--detach"]);
-    await d.ok("setup", ["space", "rm", "beta"]);
+    await d.ok("setup", ["space", "rm", "beta", "--yes"]);
     await d.ok("setup", ["space", "add", "beta"]);
     await d.ok("setup", ["down", "--preserve-state"]);
   },
@@ -311,7 +311,7 @@ const restoreOnline: Scenario = {
   async setup(d, ctx) {
     await withBeta(d, ctx);
     await d.ok("setup", ["space", "backup", "beta", "--out", join(ctx.scratch, "beta.bak")]);
-    await d.ok("setup", ["space", "rm", "beta"]);
+    await d.ok("setup", ["space", "rm", "beta", "--yes"]);
     await d.ok("setup", ["space", "add", "beta"]);
     ctx.creds.beta = await credsOf(d, "beta", "setup");
   },

@@ -42,7 +42,7 @@ async function backedUpThenEmptied() {
   ok(await r.cotal(["down", "--preserve-state"]));
   ok(await r.cotal(["space", "backup", "alpha", "--out", out]));
   ok(await r.cotal(["up", "--detach"]));
-  ok(await r.cotal(["space", "rm", "alpha"]));
+  ok(await r.cotal(["space", "rm", "alpha", "--yes"]));
   ok(await r.cotal(["space", "add", "alpha"]));
   ok(await r.cotal(["down", "--preserve-state"]));
   return { r, out, before };

@@ -139,7 +139,7 @@ describe("online per-space backup", () => {
     expect(await spaceFacts(up.url, beta)).toEqual(betaBefore);
 
     // the online artifact restores through the offline path: rm, add (a new account), cut, restore --rebind-account, up
-    ok(await r.cotal(["space", "rm", "alpha"]));
+    ok(await r.cotal(["space", "rm", "alpha", "--yes"]));
     ok(await r.cotal(["space", "add", "alpha"]));
     ok(await r.cotal(["down", "--preserve-state"]));
     ok(await r.cotal(["space", "restore", "alpha", "--from", out, "--rebind-account"]));

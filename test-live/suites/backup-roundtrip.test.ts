@@ -47,7 +47,7 @@ describe("offline per-space backup and restore", () => {
 
     // resume, remove, re-add: the name now addresses a new account with freshly provisioned (empty) streams
     await upJson(r);
-    ok(await r.cotal(["space", "rm", "alpha"]));
+    ok(await r.cotal(["space", "rm", "alpha", "--yes"]));
     ok(await r.cotal(["space", "add", "alpha"]));
     ok(await r.cotal(["down", "--preserve-state"]));
 
@@ -97,7 +97,7 @@ describe("offline per-space backup and restore", () => {
     expect(result.streams.find((s) => s.name === "cotal_events_alpha")?.messages).toBe(30);
 
     await upJson(r);
-    ok(await r.cotal(["space", "rm", "alpha"]));
+    ok(await r.cotal(["space", "rm", "alpha", "--yes"]));
     ok(await r.cotal(["space", "add", "alpha"]));
     ok(await r.cotal(["down", "--preserve-state"]));
     const restore = r.cotal(["space", "restore", "alpha", "--from", out, "--rebind-account", "--json"], { env: { COTAL_FAILPOINT: "restore-quarantine-started:sleep:2500" } });

@@ -135,19 +135,19 @@ describe("backup directories checked before anything is scheduled or enqueued (i
     const out = await tempDir("cotal-sched-rm-");
     for (const s of ["alpha", "beta", "gamma", "delta"]) expect((await r.cotal(["space", "backup", s, "--out", join(out, s), "--every", "1d", "--queue"], { env })).code).toBe(0);
 
-    const direct = await r.cotal(["space", "rm", "beta"], { env });
+    const direct = await r.cotal(["space", "rm", "beta", "--yes"], { env });
     expect(direct.code, direct.stderr).toBe(0);
     expect(direct.stdout).toMatch(/removed its backup schedule\(s\): space-backup\.\S+\.beta\.schedule/);
     expect((await schedules(r, env)).map((s) => s.space)).toEqual(["alpha", "delta", "gamma"]);
 
     const w = worker(r, redis);
     await w.ready();
-    const queued = await r.cotal(["space", "rm", "gamma", "--queue"], { env });
+    const queued = await r.cotal(["space", "rm", "gamma", "--yes", "--queue"], { env });
     expect(queued.code, queued.stderr).toBe(0);
     expect((await schedules(r, env)).map((s) => s.space), "the others' schedules stay").toEqual(["alpha", "delta"]);
 
     const down = { REDIS_URL: "redis://127.0.0.1:1" };
-    const noted = await r.cotal(["space", "rm", "delta"], { env: down });
+    const noted = await r.cotal(["space", "rm", "delta", "--yes"], { env: down });
     expect(noted.code, noted.stderr).toBe(0);
     expect(noted.stdout).toMatch(/removed space delta/);
     expect(noted.stderr).toMatch(/note: space delta is removed, but its backup schedules could not be: cannot reach Redis/);

@@ -21,7 +21,7 @@ describe("a truncated or tampered artifact is refused and nothing changes", () =
     const good = join(r.root, "..", "good");
     ok(await r.cotal(["space", "backup", "alpha", "--out", good]));
     ok(await r.cotal(["up", "--detach"]));
-    ok(await r.cotal(["space", "rm", "alpha"]));
+    ok(await r.cotal(["space", "rm", "alpha", "--yes"]));
     ok(await r.cotal(["space", "add", "alpha"]));
     ok(await r.cotal(["down", "--preserve-state"]));
 

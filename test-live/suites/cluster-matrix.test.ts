@@ -77,7 +77,7 @@ describe("cluster R3: remove versus a stale add", () => {
       const parked = barrierDir(r, "r3");
       const add = r.cotal(["space", "add", "gamma"], { env: { COTAL_FAILPOINT: `after-read:barrier:${parked}:2`, COTAL_SAGA_MAX_ATTEMPTS: "1" }, timeoutMs: 90_000 });
       await barrierReached(parked, "the add parked after its read");
-      const rm = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+      const rm = await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 60_000 });
       const removedAt = monotonicMs();
       expect(rm.code, rm.stderr).toBe(0);
       releaseBarrier(parked);
@@ -102,7 +102,7 @@ describe("partial proofs as each is made", VERSION_DEPENDENT, () => {
       const [n1, n2] = up.nodes ?? [];
       if (!n1 || !n2) throw new Error("three nodes expected");
       for (const n of up.nodes ?? []) expect(await connects(n.url, beta), `beta on ${n.name} before`).toBe(true);
-      const rm = await r.cotal(["space", "rm", "beta"], { env: { COTAL_FAILPOINT: "after-node-proof#2:kill" }, timeoutMs: 60_000 });
+      const rm = await r.cotal(["space", "rm", "beta", "--yes"], { env: { COTAL_FAILPOINT: "after-node-proof#2:kill" }, timeoutMs: 60_000 });
       expect(rm.signal, `${rm.code} ${rm.stderr}`).toBe("SIGKILL");
       const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
       expect(st.inventory?.generation).toBe(2); // nothing committed
@@ -114,7 +114,7 @@ describe("partial proofs as each is made", VERSION_DEPENDENT, () => {
       expect(await connects(n3.url, beta), "node 3 still admits beta, as status says").toBe(true);
       // The way out: the re-run's resume completes the claim forward on every node.
       const pollers = pollEveryNode(up, beta);
-      const fin = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+      const fin = await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 60_000 });
       const doneAt = monotonicMs();
       expect(fin.code, fin.stderr).toBe(0);
       await new Promise((res) => setTimeout(res, 500));
@@ -147,12 +147,12 @@ async function pausedWriterArm(point: "before-rename" | "after-node-proof#1", en
   await Promise.all(pollers.map((p) => p.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 }))); // positive control on every node
   rmSync(r.layout.lockFile, { force: true });
   if (point === "before-rename") {
-    const w2a = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+    const w2a = await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 60_000 });
     expect(w2a.code, w2a.stderr).toBe(4);
     expect(w2a.stderr).toMatch(/\[rolled-back\]/);
   }
   // After node 1's proof the claim is promoted: W2's resume completes it forward on every node, then removes beta.
-  const w2 = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+  const w2 = await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 60_000 });
   expect(w2.code, w2.stderr).toBe(0);
   const removedAt = monotonicMs();
   if (stagedName && stagedBytes && point === "before-rename") writeFileSync(join(r.root, stagedName), stagedBytes, { mode: 0o600 });
@@ -280,7 +280,7 @@ describe("a partition by cut routes", VERSION_DEPENDENT, () => {
         // the cut (a stream whose one replica sits on a cut node cannot be: the removal refuses there,
         // broker-unreachable, before any trust changes); the cut comes before the trust change.
         const parked = barrierDir(r, "cut");
-        const removal = r.cotal(["space", "rm", "beta"], { env: { COTAL_FAILPOINT: `rm-streams-deleted:barrier:${parked}:2` }, timeoutMs: 90_000 });
+        const removal = r.cotal(["space", "rm", "beta", "--yes"], { env: { COTAL_FAILPOINT: `rm-streams-deleted:barrier:${parked}:2` }, timeoutMs: 90_000 });
         await barrierReached(parked, "the removal past its stream deletion", 60_000);
         fw.cut(n3.name, await serverIdOf(n3.port));
         expect(await crosses(n1.url, n3.url, dflt, 2_000), "a message crossed the cut").toBe(false);
@@ -290,7 +290,7 @@ describe("a partition by cut routes", VERSION_DEPENDENT, () => {
         let rm = await removal;
         m.notes = [`rm through node 1 with node 3 cut: exit ${rm.code}: ${rm.stderr.split("\n")[0] ?? ""}`];
         // The R3 buckets may be electing a leader on the majority side: the printed re-run continues the journaled removal.
-        if (rm.code !== 0 && /\[(inventory-unreachable|inventory-busy)\]/.test(rm.stderr)) rm = await pastElection(r, ["space", "rm", "beta"]);
+        if (rm.code !== 0 && /\[(inventory-unreachable|inventory-busy)\]/.test(rm.stderr)) rm = await pastElection(r, ["space", "rm", "beta", "--yes"]);
         const removedAt = monotonicMs();
         expect(rm.code, rm.stderr).toBe(0);
         await new Promise((res) => setTimeout(res, 1_000));
@@ -312,7 +312,7 @@ describe("a partition by cut routes", VERSION_DEPENDENT, () => {
         writeFileSync(r.layout.runtimeFile, JSON.stringify({ ...rt, owner: n3rt.owner, url: n3rt.url, port: n3rt.port, configPath: n3rt.configPath, logFile: n3rt.logFile }), { mode: 0o600 });
         let minority;
         try {
-          minority = await r.cotal(["space", "rm", "gamma"], { timeoutMs: 60_000 });
+          minority = await r.cotal(["space", "rm", "gamma", "--yes"], { timeoutMs: 60_000 });
         } finally {
           writeFileSync(r.layout.runtimeFile, original, { mode: 0o600 });
         }

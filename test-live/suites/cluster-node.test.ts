@@ -84,7 +84,7 @@ describe("cotal node run", () => {
       await a.line(/serving generation 2/, 60_000);
       const pollers = nodes.map((n) => poller(n.url, beta, `node-rm-${n.name}`));
       await Promise.all(pollers.map((q) => q.waitForAttempt((x) => x.ok, { timeoutMs: 15_000 }))); // positive control on every node
-      const rm = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+      const rm = await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 60_000 });
       const removedAt = monotonicMs();
       expect(rm.code, rm.stderr).toBe(0);
       await a.line(/serving generation 3/, 30_000);
@@ -197,7 +197,7 @@ describe("cotal node run", () => {
       const decided = await a.line(/applying \(/, 60_000);
       const url = readRuntime(r.layout)?.nodes?.find((n) => n.name === n3.name)?.url ?? n3.url;
       // Deleting beta's streams may time out while node 3 rejoins: the journaled re-run finishes it.
-      const rm = await pastRejoin(r, ["space", "rm", "beta"], /\[(inventory-unreachable|inventory-busy|broker-unreachable)\]/);
+      const rm = await pastRejoin(r, ["space", "rm", "beta", "--yes"], /\[(inventory-unreachable|inventory-busy|broker-unreachable)\]/);
       const removedAt = monotonicMs();
       expect(rm.code, rm.stderr).toBe(0);
       expect(removedAt - decided.at, "the removal must commit inside the agent's pause").toBeLessThan(AGENT_PAUSE_MS);
@@ -228,7 +228,7 @@ describe("cotal node run", () => {
       await until("the agent at node-decided", () => (existsSync(agentGate) && readdirSync(agentGate).length > 0 ? true : undefined), 60_000);
       // The writer: every node reloaded without beta and proven, the lease held, not committed.
       const writerGate = join(r.root, "..", `gate-writer-${Date.now()}`);
-      const rm = r.cotal(["space", "rm", "beta"], { env: { COTAL_FAILPOINT: `after-proof:barrier:${writerGate}:2` }, timeoutMs: 90_000 });
+      const rm = r.cotal(["space", "rm", "beta", "--yes"], { env: { COTAL_FAILPOINT: `after-proof:barrier:${writerGate}:2` }, timeoutMs: 90_000 });
       await until("the writer at after-proof", () => (existsSync(writerGate) && readdirSync(writerGate).length > 0 ? true : undefined), 25_000);
       const p = poller(n3.url, beta, "node-wait-n3");
       writeFileSync(join(agentGate, "test"), "");
@@ -253,7 +253,7 @@ describe("cotal node run", () => {
       const def = await credsText(r, "default"); // before the removal's journal blocks other verbs
       const n3 = nodes[2];
       if (!n3) throw new Error("no third node");
-      const rm = await throughNodeKill(r, ["space", "rm", "beta"], n3.pid);
+      const rm = await throughNodeKill(r, ["space", "rm", "beta", "--yes"], n3.pid);
       expect(rm.code, rm.stderr).toBe(7); // cluster-unproven: the claim stays
       let st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
       expect(st.inventory?.pending?.removes).toEqual(["beta"]);
@@ -272,7 +272,7 @@ describe("cotal node run", () => {
       expect(nodesOf(st).map((n) => n.stillAdmits), a.text()).toEqual([[], [], []]); // its partial proof is in the claim
 
       // The printed re-run completes the removal on every node; the agent follows.
-      const fin = await pastRejoin(r, ["space", "rm", "beta"]);
+      const fin = await pastRejoin(r, ["space", "rm", "beta", "--yes"]);
       expect(fin.code, fin.stderr).toBe(0);
       await a.line(/serving generation 3$/, 30_000);
     }));

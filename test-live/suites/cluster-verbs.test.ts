@@ -148,7 +148,7 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
         expect(nodesOf(st).map((n) => [n.appliedGeneration, n.state])).toEqual([[g, "clean"], [g, "clean"], [g, "clean"]]);
         const gamma = await credsText(r, "gamma");
         for (const url of urls()) expect(await connects(url, gamma), `gamma on ${url}`).toBe(true);
-        ok(await r.cotal(["space", "rm", "gamma", "--queue"], { env, timeoutMs: 60_000 }));
+        ok(await r.cotal(["space", "rm", "gamma", "--yes", "--queue"], { env, timeoutMs: 60_000 }));
         st = await statusOf(r);
         expect(st.inventory?.spaces).not.toContain("gamma");
         expect(nodesOf(st).map((n) => n.appliedGeneration)).toEqual([g + 1, g + 1, g + 1]);
@@ -235,7 +235,7 @@ describe("offline verbs on a stopped cluster root refuse cluster-offline before 
   afterAll(() => disposeClusterRoot(r));
 
   const refusals: [string, string[], RegExp][] = [
-    ["space rm", ["space", "rm", "beta"], /next: cotal up --detach --root \S+ && cotal (--root \S+ )?space rm beta/],
+    ["space rm", ["space", "rm", "beta", "--yes"], /next: cotal up --detach --root \S+ && cotal (--root \S+ )?space rm beta --yes\b/],
     ["broker reconcile", ["broker", "reconcile"], /next: cotal up --detach --root \S+ && cotal (--root \S+ )?broker reconcile/],
     ["broker reconcile --adopt-disk", ["broker", "reconcile", "--adopt-disk", "--yes"], /next: cotal up --detach --root \S+ && cotal (--root \S+ )?broker reconcile --adopt-disk --yes/],
     ["space backup", ["space", "backup", "beta", "--out", "OUT"], /next: cotal up --detach --root \S+ && cotal (--root \S+ )?space backup beta --out/],
@@ -293,7 +293,7 @@ describe("offline verbs on a stopped cluster root refuse cluster-offline before 
       const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
       expect([st.state, st.inventory?.generation, st.inventory?.spaces]).toEqual(["clean", generation, ["beta", "default"]]);
       // The printed way out works: the same removal on the running cluster.
-      ok(await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 }));
+      ok(await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 60_000 }));
       expect((await statusOf(r)).inventory?.spaces).toEqual(["default"]);
       ok(await r.cotal(["down"]));
     }));

@@ -47,7 +47,7 @@ describe("cotal up --cluster 3", () => {
 
       const pollers = pollEveryNode(up, beta);
       await Promise.all(pollers.map((p) => p.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 })));
-      const rm = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+      const rm = await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 60_000 });
       const removedAt = monotonicMs();
       expect(rm.code, rm.stderr).toBe(0);
       await new Promise((res) => setTimeout(res, 1_000));
@@ -92,7 +92,7 @@ describe("the space template's replicas", () => {
       }
       const pollers = pollEveryNode(up, beta);
       await Promise.all(pollers.map((p) => p.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 }))); // positive control on every node
-      const rm = await r.cotal(["space", "rm", "beta", "--json"], { timeoutMs: 60_000 });
+      const rm = await r.cotal(["space", "rm", "beta", "--yes", "--json"], { timeoutMs: 60_000 });
       const removedAt = monotonicMs();
       expect(rm.code, rm.stderr).toBe(0);
       expect(parseJson<SpaceRmResult>(rm).deletedStreams).toEqual(templateStreamNames("beta").sort()); // the R3 streams are gone
@@ -126,7 +126,7 @@ describe("the space template's replicas", () => {
 
 /** Pauses the writer at `after-stage` (its streams deleted, the claim staged) until the test arrives too. */
 async function pausedRemoval(r: LiveRoot, space: string) {
-  return pausedVerb(r, ["space", "rm", space]);
+  return pausedVerb(r, ["space", "rm", space, "--yes"]);
 }
 
 
@@ -140,7 +140,7 @@ describe("a node killed during a removal", () => {
       await Promise.all(pollers.map((p) => p.waitForAttempt((a) => a.ok, { timeoutMs: 10_000 }))); // positive control on every node
 
       // A kill that outlasts the writer's lease refuses lease-lost first; the printed re-run then meets node 3 down.
-      const rm = await throughNodeKill(r, ["space", "rm", "beta"], n3.pid);
+      const rm = await throughNodeKill(r, ["space", "rm", "beta", "--yes"], n3.pid);
       const refusedAt = monotonicMs();
       expectUnprovenBy(rm, n3.name);
       expect(rm.stderr).toMatch(/next: cotal (--root \S+ )?up/);
@@ -163,7 +163,7 @@ describe("a node killed during a removal", () => {
       expect(st.inventory?.generation).toBe(3);
       expect(st.inventory?.spaces).toEqual(["default"]);
       expect(nodesOf(st).map((n) => [n.running, n.appliedGeneration])).toEqual([[true, 3], [true, 3], [true, 3]]);
-      const fin = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+      const fin = await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 60_000 });
       expect(fin.code, fin.stderr).toBe(0);
       await new Promise((res) => setTimeout(res, 500));
       const reports = await stopAll(pollers);
@@ -204,7 +204,7 @@ describe("a node killed during a removal", () => {
       // The partition heals: the printed re-run finishes the removal, proven on all three nodes. While the
       // returning node rejoins, JetStream may answer "temporarily unavailable" (retriable): re-run until it answers.
       const fin = await until("the re-run past the rejoin", async () => {
-        const res = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+        const res = await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 60_000 });
         if (res.code !== 0 && /\[(inventory-unreachable|inventory-busy)\]/.test(res.stderr)) return undefined;
         return res;
       }, 45_000, 1_000);
@@ -223,7 +223,7 @@ describe("a node killed during a removal", () => {
       const n3 = up.nodes?.[2];
       if (!n3) throw new Error("no third node");
       // Through the lease-lost re-run like its sibling cell, the unsafe switch carried to the re-run.
-      const rm = await throughNodeKill(r, ["space", "rm", "beta"], n3.pid, { COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN: "1" });
+      const rm = await throughNodeKill(r, ["space", "rm", "beta", "--yes"], n3.pid, { COTAL_TEST_UNSAFE_CLUSTER_COMMIT_UNPROVEN: "1" });
       expect(rm.code, rm.stderr).toBe(0);
       const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
       expect(st.inventory?.generation).toBe(3);
@@ -270,7 +270,7 @@ describe("the evictor on every node", VERSION_DEPENDENT, () => {
         // The verb: space rm cuts (or its reload already dropped) a fresh connection of beta on node 3.
         const victim2 = await client(n3.url, beta, "beta-on-n3-rm");
         held.push(victim2);
-        const rm = await r.cotal(["space", "rm", "beta", "--json"], { timeoutMs: 60_000 });
+        const rm = await r.cotal(["space", "rm", "beta", "--yes", "--json"], { timeoutMs: 60_000 });
         expect(rm.code, rm.stderr).toBe(0);
         const out = parseJson<SpaceRmResult>(rm);
         expect(Object.keys(out.eviction?.nodes ?? {})).toEqual((up.nodes ?? []).map((n) => n.name));

@@ -258,13 +258,13 @@ describe("cotal dashboard in headless Chromium", () => {
     expect(add.code, add.stderr).toBe(0);
     // positive control: it is active before the removal stands
     expect(await listedStates()).toMatchObject({ alpha: "active", delta: "active" });
-    const cut = await r.cotal(["space", "rm", "delta"], { env: { ...env, COTAL_FAILPOINT: "rm-journaled:exit" } });
+    const cut = await r.cotal(["space", "rm", "delta", "--yes"], { env: { ...env, COTAL_FAILPOINT: "rm-journaled:exit" } });
     expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT_CODE);
     expect(await listedStates()).toMatchObject({ alpha: "active", delta: "removing" });
     await expectShown("delta", "removing");
     const human = await r.cotal(["space", "list"], { env });
     expect(human.stdout).toMatch(/^ {2}delta +removing /m);
-    const rerun = await r.cotal(["space", "rm", "delta"], { env });
+    const rerun = await r.cotal(["space", "rm", "delta", "--yes"], { env });
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(await listedStates()).not.toHaveProperty("delta");
 

@@ -25,14 +25,14 @@ describe("edges", () => {
     const beta = await credsText(r, "beta");
     const good = readFileSync(r.layout.brokerFile);
     writeFileSync(r.layout.brokerFile, "{ not json", { mode: 0o600 });
-    const rm = await r.cotal(["space", "rm", "beta"]);
+    const rm = await r.cotal(["space", "rm", "beta", "--yes"]);
     expect(rm.code, rm.stderr).toBe(3);
     expect(rm.stderr).toMatch(/\[corrupt-record\]/);
     expect(rm.stderr).not.toMatch(NO_STACK);
     expect(existsSync(r.layout.journalFile)).toBe(false); // refused before the journal, so before the streams
     writeFileSync(r.layout.brokerFile, good, { mode: 0o600 });
     expect(await connects(up.url, beta)).toBe(true);
-    const again = await r.cotal(["space", "rm", "beta", "--json"]);
+    const again = await r.cotal(["space", "rm", "beta", "--yes", "--json"]);
     expect(again.code, again.stderr).toBe(0);
     expect(parseJson<{ deletedStreams: string[] }>(again).deletedStreams.length).toBeGreaterThan(0); // they were still there
   });
@@ -80,7 +80,7 @@ describe("edges", () => {
     expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
     const hold = join(r.root, "..", `hold-reap-${Date.now()}`);
     mkdirSync(hold, { recursive: true });
-    const rm = spawnCotal(["space", "rm", "beta"], { root: r.root, env: { COTAL_FAILPOINT: `after-commit:barrier:${hold}:2` } });
+    const rm = spawnCotal(["space", "rm", "beta", "--yes"], { root: r.root, env: { COTAL_FAILPOINT: `after-commit:barrier:${hold}:2` } });
     let stderr = "";
     rm.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
     rm.stdout?.resume();

@@ -410,7 +410,7 @@ describe("the per-broker connection evictor", VERSION_DEPENDENT, () => {
       const victim = await as(B.user, "beta-victim-rm");
       const poller = new CredentialPoller({ url: up.url, creds: B.user, concurrency: 2, maxDurationMs: 60_000 }).start();
       await poller.waitForAttempt((x) => x.ok, { timeoutMs: 5_000 }); // positive control: B connects before
-      const rm = await r.cotal(["space", "rm", "beta", "--json"]);
+      const rm = await r.cotal(["space", "rm", "beta", "--yes", "--json"]);
       const removedAt = monotonicMs();
       expect(rm.code, rm.stderr).toBe(0);
       const result = parseJson<SpaceRmResult>(rm);

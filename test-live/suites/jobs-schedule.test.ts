@@ -88,12 +88,12 @@ describe("scheduled per-space backups (BullMQ job scheduler)", () => {
     cleanups.push(() => w.stop());
     await w.ready();
     const env = { REDIS_URL: redis.url };
-    const rmGamma = await r.cotal(["space", "rm", "gamma", "--queue"], { env });
+    const rmGamma = await r.cotal(["space", "rm", "gamma", "--yes", "--queue"], { env });
     expect(rmGamma.code, rmGamma.stderr).toBe(0);
     expect((await statusOf(r)).inventory?.spaces).toEqual(["alpha", "beta"]);
 
     // beta goes away and comes back as a new account; its data only returns through a restore
-    expect((await r.cotal(["space", "rm", "beta"])).code).toBe(0);
+    expect((await r.cotal(["space", "rm", "beta", "--yes"])).code).toBe(0);
     expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
     const pidBefore = (await statusOf(r)).broker.pid;
     const restore = await r.cotal(["space", "restore", "beta", "--from", `${art.path}/beta`, "--rebind-account", "--queue"], { env, timeoutMs: 120_000 });

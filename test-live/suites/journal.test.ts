@@ -15,7 +15,7 @@ import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot
 afterEach(disposeLiveRoots);
 afterAll(harnessTeardown);
 
-const NEXT_RM = (space: string) => new RegExp(`next: cotal (--root \\S+ )?space rm ${space}\\b`);
+const NEXT_RM = (space: string) => new RegExp(`next: cotal (--root \\S+ )?space rm ${space} --yes\\b`);
 
 function expectJournalBlocked(res: CotalResult, space: string, what: string): void {
   expect(res.code, `${what}: ${res.stderr}`).toBe(3);
@@ -71,7 +71,7 @@ async function withPolledSpace(space: string) {
 
 const ONLINE_REFUSED = (dir: string): string[][] => [
   ["space", "add", "w"],
-  ["space", "rm", "alpha"],
+  ["space", "rm", "alpha", "--yes"],
   ["space", "creds", "v"],
   ["broker", "reconcile", "--adopt-disk", "--yes"],
   ["up", "--detach"],
@@ -91,7 +91,7 @@ describe("the journal blocks the root", () => {
   it("rm cut after its commit: every verb refuses naming it, the printed re-run finishes offline, v never connects", () =>
     cell("journal: rm cut after commit", async (m) => {
       const { r, up, alpha, poller } = await withPolledSpace("v");
-      const cut = await r.cotal(["space", "rm", "v"], { env: { COTAL_FAILPOINT: "after-commit:exit" } });
+      const cut = await r.cotal(["space", "rm", "v", "--yes"], { env: { COTAL_FAILPOINT: "after-commit:exit" } });
       const cutAt = monotonicMs();
       expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
       expect(existsSync(r.layout.journalFile)).toBe(true);
@@ -116,7 +116,7 @@ describe("the journal blocks the root", () => {
   it("rm cut after the proven reload: the re-run sees its commit point behind it and finishes live", () =>
     cell("journal: rm cut after proof", async (m) => {
       const { r, up, alpha, poller } = await withPolledSpace("v");
-      const cut = await r.cotal(["space", "rm", "v"], { env: { COTAL_FAILPOINT: "after-proof:exit" } });
+      const cut = await r.cotal(["space", "rm", "v", "--yes"], { env: { COTAL_FAILPOINT: "after-proof:exit" } });
       const cutAt = monotonicMs();
       expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
       const blocked = await r.cotal(["space", "add", "w"]);
@@ -138,7 +138,7 @@ describe("the journal blocks the root", () => {
    */
   async function stoppedCutConverges(m: CellMetrics, failpoint: string, check: (res: SpaceRmResult) => void): Promise<void> {
     const { r, up, alpha, poller } = await withPolledSpace("v");
-    const cut = await r.cotal(["space", "rm", "v"], { env: { COTAL_FAILPOINT: `${failpoint}:exit` } });
+    const cut = await r.cotal(["space", "rm", "v", "--yes"], { env: { COTAL_FAILPOINT: `${failpoint}:exit` } });
     expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
     expect((await r.cotal(["down"])).code).toBe(0);
     const blocked = await r.cotal(["up", "--detach"]);
@@ -166,7 +166,7 @@ describe("the journal blocks the root", () => {
   it("control: with the journal guard off (test-only switch) reconcile --adopt-disk re-admits v and its cred connects", () =>
     cell("journal control (guard off)", async (m) => {
       const { r, poller } = await withPolledSpace("v");
-      const cut = await r.cotal(["space", "rm", "v"], { env: { COTAL_FAILPOINT: "after-commit:exit" } });
+      const cut = await r.cotal(["space", "rm", "v", "--yes"], { env: { COTAL_FAILPOINT: "after-commit:exit" } });
       const cutAt = monotonicMs();
       expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
       const guarded = await r.cotal(["broker", "reconcile", "--adopt-disk", "--yes"]);

@@ -98,7 +98,7 @@ describe("R3: remove versus a stale add", VERSION_DEPENDENT, () => {
       const parked = barrierDir(r, "r3");
       const add = r.cotal(["space", "add", "gamma"], { env: { COTAL_FAILPOINT: `after-read:barrier:${parked}:2`, COTAL_SAGA_MAX_ATTEMPTS: "1" }, niceness: 10, timeoutMs: 90_000 });
       await barrierReached(parked, "the add parked after its read");
-      const rm = await r.cotal(["space", "rm", "beta"]);
+      const rm = await r.cotal(["space", "rm", "beta", "--yes"]);
       const removedAt = monotonicMs();
       expect(rm.code, rm.stderr).toBe(0);
       releaseBarrier(parked);
@@ -221,10 +221,10 @@ describe("crash windows (docs/saga.md, the race/crash matrix): kill the writer a
     // The maintenance lock is per host and advisory; a writer on another host would not see it.
     rmSync(r.layout.lockFile, { force: true });
     // W2 waits out W1's lease (W1 is alive, so only the TTL frees it), rolls W1's claim back, then removes beta.
-    const w2a = await r.cotal(["space", "rm", "beta"], { timeoutMs: 60_000 });
+    const w2a = await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 60_000 });
     expect(w2a.code).toBe(4);
     expect(w2a.stderr).toMatch(/\[rolled-back\]/);
-    const w2 = await r.cotal(["space", "rm", "beta"]);
+    const w2 = await r.cotal(["space", "rm", "beta", "--yes"]);
     expect(w2.code, w2.stderr).toBe(0);
     const removedAt = monotonicMs();
     writeFileSync(join(r.root, stagedName), stagedBytes, { mode: 0o600 });

@@ -99,7 +99,7 @@ describe("space rm of a space a committed add still provisions", () => {
       const add = started(r, ["space", "add", "beta", "--json"], { COTAL_FAILPOINT: `add-provisioning:barrier:${addDir}:2` });
       await barrierReached(addDir, "the add parked after its commit, before provisioning");
       const betaKey = publicKeyOf(r, "beta");
-      const rm = started(r, ["space", "rm", "beta", "--json"], { COTAL_FAILPOINT: `rm-streams-deleted:barrier:${rmDir}:2` });
+      const rm = started(r, ["space", "rm", "beta", "--yes", "--json"], { COTAL_FAILPOINT: `rm-streams-deleted:barrier:${rmDir}:2` });
       // The rm gets the lock at once (the add released it); it must not reach its stream deletion yet.
       const rmEarly = await barrierReached(rmDir, "rm past its stream deletion", 3_000).then(() => true, () => false);
       const journalEarly = existsSync(r.layout.journalFile);

@@ -44,13 +44,13 @@ describe("refusals and their printed exits", () => {
     const runDir = r.layout.spaceRunDir("beta");
     mkdirSync(runDir, { recursive: true });
     writeFileSync(join(runDir, "worker.pid"), String(daemon.pid));
-    const rm = await r.cotal(["space", "rm", "beta"]);
+    const rm = await r.cotal(["space", "rm", "beta", "--yes"]);
     const next = refused(rm, "live-process", 4);
     expect(next).toContain(`pid ${daemon.pid}`);
     expect((await statusOf(r)).journal).toBeNull(); // refused before the journal
     daemon.kill("SIGKILL");
     await new Promise((res) => daemon.once("exit", res));
-    const again = await r.cotal(["space", "rm", "beta"]);
+    const again = await r.cotal(["space", "rm", "beta", "--yes"]);
     expect(again.code, again.stderr).toBe(0);
     expect((await statusOf(r)).inventory?.spaces).toEqual(["alpha"]);
   });

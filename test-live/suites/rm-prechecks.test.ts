@@ -25,7 +25,7 @@ async function gammaRecordLost() {
 describe("space rm checks before its point of no return", () => {
   it("another tenant's record missing: refused before any stream is deleted, nothing journaled; the printed lines, followed as printed, end in a removal that works", async () => {
     const { r, up, beta, before } = await gammaRecordLost();
-    const refused = await r.cotal(["space", "rm", "beta"]);
+    const refused = await r.cotal(["space", "rm", "beta", "--yes"]);
     let next = refusedWith(refused, "render-refused", 3);
     expect(refused.stderr).toMatch(/space gamma is in the claimed list but its record is missing on disk/);
     expect(await spaceFacts(up.url, beta)).toEqual(before); // beta's data untouched
@@ -41,14 +41,14 @@ describe("space rm checks before its point of no return", () => {
       expect(line, res.stderr).toBeDefined();
       next = (line as string).slice("  next: ".length);
     }
-    ok(await r.cotal(["space", "rm", "beta"]));
+    ok(await r.cotal(["space", "rm", "beta", "--yes"]));
     expect(await connects(up.url, beta)).toBe(false);
     expect(await connects(up.url, await credsText(r, "alpha"))).toBe(true);
   });
 
   it("control: with COTAL_TEST_UNSAFE_RM_SKIP_RENDER_CHECK the streams go first and the root is left journaled", async () => {
     const { r, up, beta } = await gammaRecordLost();
-    const res = await r.cotal(["space", "rm", "beta"], { env: { COTAL_TEST_UNSAFE_RM_SKIP_RENDER_CHECK: "1" } });
+    const res = await r.cotal(["space", "rm", "beta", "--yes"], { env: { COTAL_TEST_UNSAFE_RM_SKIP_RENDER_CHECK: "1" } });
     expect(res.code).not.toBe(0);
     expect(existsSync(r.layout.journalFile)).toBe(true);
     expect(Object.keys((await spaceFacts(up.url, beta).catch(() => ({ streams: {} }))).streams)).not.toContain("cotal_events_beta");

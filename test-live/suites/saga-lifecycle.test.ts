@@ -37,7 +37,7 @@ describe("space add / rm through the saga", () => {
     expect(st.inventory?.pending).toBeNull();
 
     const closed = betaConn.closed();
-    const rm = await r.cotal(["space", "rm", "beta", "--json"]);
+    const rm = await r.cotal(["space", "rm", "beta", "--yes", "--json"]);
     expect(rm.code, rm.stderr).toBe(0);
     const removed = parseJson<SpaceRmResult>(rm);
     expect(removed.outcome).toBe("removed");
@@ -66,7 +66,7 @@ describe("space add / rm through the saga", () => {
     const again = await r.cotal(["space", "add", "alpha", "--json"]);
     expect(again.code, again.stderr).toBe(0);
     expect(parseJson<SpaceAddResult>(again).outcome).toBe("noop");
-    const rm = await r.cotal(["space", "rm", "nobody", "--json"]);
+    const rm = await r.cotal(["space", "rm", "nobody", "--yes", "--json"]);
     expect(rm.code, rm.stderr).toBe(0);
     expect(parseJson<SpaceRmResult>(rm).outcome).toBe("absent");
     expect(reloadCount(r.layout)).toBe(before);
@@ -77,7 +77,7 @@ describe("space add / rm through the saga", () => {
 
   it("refuses to remove the last tenant, naming the way out", async () => {
     const { r } = await upRoot();
-    const rm = await r.cotal(["space", "rm", "alpha"]);
+    const rm = await r.cotal(["space", "rm", "alpha", "--yes"]);
     expect(rm.code).toBe(2);
     expect(rm.stderr).toMatch(/last tenant/);
     expect(rm.stderr).toMatch(/next: /);

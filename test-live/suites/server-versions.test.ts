@@ -133,7 +133,7 @@ describe(`nats-server ${liveServer.version}: the server's config_digest beside c
       expect(await varzDigest(up.url, r.layout)).toBe(two.serverConfigDigest?.digest);
 
       // back to the first config (the render is byte-stable): back to the first digest
-      expect((await r.cotal(["space", "rm", "gamma"])).code).toBe(0);
+      expect((await r.cotal(["space", "rm", "gamma", "--yes"])).code).toBe(0);
       const three = await record();
       expect(three.configDigest).toBe(one.configDigest);
       expect(three.serverConfigDigest).toEqual(one.serverConfigDigest);
@@ -176,7 +176,7 @@ describe(`nats-server ${liveServer.version}: reloads and connected tenants (nats
       expect(drops).toBe(0);
       expect(await alpha.connection.flush().then(() => true)).toBe(true);
       // positive control: the same watcher does see a drop when the broker does close it (omega removed)
-      expect((await r.cotal(["space", "rm", "omega"])).code).toBe(0);
+      expect((await r.cotal(["space", "rm", "omega", "--yes"])).code).toBe(0);
       await omega.waitFor("disconnect", { timeoutMs: 10_000 });
       expect(alpha.count("disconnect")).toBe(0);
       expect(await connects(up.url, await credsText(r, "alpha"))).toBe(true);

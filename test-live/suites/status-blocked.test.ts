@@ -26,12 +26,12 @@ describe("status names what blocks the root", () => {
     const { r } = await upRoot();
     ok(await r.cotal(["space", "add", "beta"]));
     expect((await headline(r)).state).toBe("clean"); // positive control
-    const cut = await r.cotal(["space", "rm", "beta"], { env: { COTAL_FAILPOINT: "rm-streams-deleted:exit" } });
+    const cut = await r.cotal(["space", "rm", "beta", "--yes"], { env: { COTAL_FAILPOINT: "rm-streams-deleted:exit" } });
     expect(cut.code, cut.stderr).toBe(FAILPOINT_EXIT);
     const h = await headline(r);
     expect(h.state).toBe("BLOCKED");
     expect(h.why).toMatch(/a removal of space beta .*is unfinished/);
-    expect(h.next).toMatch(new RegExp(`^cotal --root ${r.root} space rm beta\\b`));
+    expect(h.next).toMatch(new RegExp(`^cotal --root ${r.root} space rm beta --yes\\b`));
     const list = parseJson<{ spaces: { name: string; state: string }[] }>(await r.cotal(["space", "list", "--json"]));
     expect(list.spaces.find((s) => s.name === "beta")?.state).toBe("removing");
     const text = await r.cotal(["status"]);

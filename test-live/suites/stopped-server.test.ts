@@ -37,7 +37,7 @@ describe("a stopped nats-server", () => {
     expect([st.state, st.why, st.next]).toEqual(["UNREACHABLE", expect.stringContaining(`pid ${up.pid}) is stopped`), `kill -CONT ${up.pid}   # then it answers again`]);
     const verbs = [
       ["space", "add", "gamma"],
-      ["space", "rm", "beta"],
+      ["space", "rm", "beta", "--yes"],
       ["space", "limits", "beta", "--max-conns", "9"],
       ["space", "backup", "beta", "--out", join(r.root, "..", "b2")],
       ["space", "restore", "beta", "--from", art],
@@ -105,7 +105,7 @@ describe("a cluster whose node 1 is stopped", () => {
     expect(add.durationMs).toBeLessThan(60_000);
     expect([0, 6], add.stderr).toContain(add.code); // committed; provisioning may wait on the stopped node
     expect(add.stderr).toContain(n1.name);
-    const rm = await r.cotal(["space", "rm", "beta"], { timeoutMs: 62_000 });
+    const rm = await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 62_000 });
     expect(rm.durationMs, rm.stderr).toBeLessThan(60_000);
     expect(rm.code, rm.stderr).not.toBe(0);
     expect(rm.stderr).toContain(n1.name);
@@ -119,7 +119,7 @@ describe("a cluster whose node 1 is stopped", () => {
       expect(st.next, JSON.stringify([st.state, st.why])).toBeDefined();
       await runPrinted(st.next ?? "");
     }
-    ok(await r.cotal(["space", "rm", "beta"], { timeoutMs: 90_000 }));
+    ok(await r.cotal(["space", "rm", "beta", "--yes"], { timeoutMs: 90_000 }));
     expect((await statusOf(r)).state).toBe("clean");
     const nodes = (up.nodes ?? []).map((n) => n.url);
     for (const url of nodes) expect(await connects(url, await credsText(r, "gamma")), url).toBe(true);

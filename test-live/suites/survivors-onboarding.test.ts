@@ -52,7 +52,7 @@ describe(`nats-server ${liveServer.version}: survivors of a 1,000-space queued o
       const oc = await r.cotal(["space", "creds", gone, "--user", "gone", "--json"]);
       expect(oc.code, oc.stderr).toBe(0);
       const removed = await SurvivorWatcher.start({ url: up.url, creds: readFileSync(parseJson<{ path: string }>(oc).path, "utf8") });
-      expect((await r.cotal(["space", "rm", gone])).code).toBe(0);
+      expect((await r.cotal(["space", "rm", gone, "--yes"])).code).toBe(0);
       await removed.waitFor("disconnect", { timeoutMs: 10_000 });
       expect(watcher.count("disconnect")).toBe(0);
       await Promise.all([watcher.stop(), removed.stop()]);

@@ -84,7 +84,7 @@ describe("a tenant's applications through every verb on a cluster of three", () 
             ok(await r.cotal(["space", "restore", "beta", "--from", siblingArtifact, "--replace", "--yes"]));
           },
         },
-        { verb: "space rm beta", interrupts: "reload", run: async () => void ok(await r.cotal(["space", "rm", "beta"])) },
+        { verb: "space rm beta", interrupts: "reload", run: async () => void ok(await r.cotal(["space", "rm", "beta", "--yes"])) },
         {
           // The node nats.js is on: it moves to another node; nats-py, on another node, stays where it is.
           verb: "kill -9 of a node, up",

@@ -36,7 +36,7 @@ describe("a tenant's applications through every verb on a single broker", VERSIO
             ok(await r.cotal(["space", "restore", "beta", "--from", siblingArtifact, "--replace", "--yes"]));
           },
         },
-        { verb: "space rm beta", interrupts: "reload", run: async () => void ok(await r.cotal(["space", "rm", "beta"])) },
+        { verb: "space rm beta", interrupts: "reload", run: async () => void ok(await r.cotal(["space", "rm", "beta", "--yes"])) },
         {
           verb: "down, up",
           interrupts: "restart",

@@ -45,7 +45,7 @@ describe("tenant page", () => {
     expect(page).toMatch(/id="applied-generation">3</);
     expect(page).toMatch(/id="pending">add \+\[delta\] -\[\] → generation 5/);
     expect(page).toMatch(/id="lock">pid 42 on/);
-    expect(page).toMatch(/id="journal">space-rm beta since t2 — next: cotal space rm beta/);
+    expect(page).toMatch(/id="journal">space-rm beta since t2 — next: cotal space rm beta --yes/);
     expect(page).toContain('data-space="delta"');
     expect(page).toMatch(/disk 64 MiB · mem ∞ · streams 16/);
     expect(page).toMatch(/scheduled 0 3 \* \* \*, next t4/);

@@ -64,7 +64,7 @@ describe("readJournal", () => {
     const e = refusalOf(() => readJournal(layout));
     expect(e.code).toBe("corrupt-record");
     expect(e.message).toBe(`${layout.journalFile} is unreadable; a destructive operation may be half done`);
-    expect(e.next).toBe(`cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it; otherwise move the file aside`);
+    expect(e.next).toBe(`cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it and --yes; otherwise move the file aside`);
   });
 
   it("refuses a journal it cannot read at all (not a file) as corrupt, with the OS reason", () => {
@@ -73,7 +73,7 @@ describe("readJournal", () => {
     const e = refusalOf(() => readJournal(layout));
     expect(e.code).toBe("corrupt-record");
     expect(e.message).toMatch(new RegExp(`^${layout.journalFile.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")} cannot be read \\(EISDIR.*\\); a destructive operation may be half done$`));
-    expect(e.next).toBe(`cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it; otherwise move the file aside`);
+    expect(e.next).toBe(`cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it and --yes; otherwise move the file aside`);
   });
 });
 
@@ -128,7 +128,7 @@ describe("journalRefusal", () => {
       const e = journalRefusal(rm, policy) as SagaError;
       expect(e.code).toBe("journal-blocked");
       expect(e.message).toBe(`a removal of space beta (started ${rm.startedAt}) is unfinished; ${policy.verb} waits for it`);
-      expect(e.next).toBe("cotal space rm beta   # re-running it finishes the removal");
+      expect(e.next).toBe("cotal space rm beta --yes   # re-running it finishes the removal");
       expect(e.details).toEqual({ journal: rm });
     }
   });

@@ -1,10 +1,10 @@
-import { createInterface } from "node:readline/promises";
 import { isSagaError, reconcile, type ReconcilePlan, type ReconcileReport } from "@cotal/saga";
 import { errorDocument } from "@cotal/saga/errors";
 import type { Command } from "commander";
 import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { err, json, out, reportContext } from "../output.js";
 import { UsageError } from "../errors.js";
+import { ask, interactive, type PromptIo } from "../confirm.js";
 
 function printReport(r: ReconcileReport): void {
   out(`disk (${r.disk.spaces.length}): ${r.disk.spaces.join(", ") || "(none)"}`);
@@ -33,15 +33,10 @@ function printPlan(p: ReconcilePlan): void {
 }
 
 async function typedConfirmation(p: ReconcilePlan): Promise<boolean> {
-  if (!process.stdin.isTTY || !process.stdout.isTTY) return false;
-  const rl = createInterface({ input: process.stdin, output: process.stdout });
-  try {
-    const want = String(p.evicts.length);
-    const answer = await rl.question(`Type the number of spaces this evicts (${want}) to confirm: `);
-    return answer.trim() === want;
-  } finally {
-    rl.close();
-  }
+  const io: PromptIo = { input: process.stdin, output: process.stdout }; // the plan it restates is on stdout
+  if (!interactive(io)) return false;
+  const want = String(p.evicts.length);
+  return (await ask(`Type the number of spaces this evicts (${want}) to confirm: `, io)) === want;
 }
 
 export function registerBroker(program: Command): void {

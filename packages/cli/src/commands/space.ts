@@ -9,6 +9,7 @@ import { UsageError } from "../errors.js";
 import { printRemovedSchedules, queuedSingle, queuedSpaceAdd, unscheduleRemoved } from "./space-queue.js";
 import { FEW_NAMES, summariseNames } from "../batch-summary.js";
 import { countLogger, feedbackFor } from "../feedback.js";
+import { confirmOrRefuse } from "../confirm.js";
 
 interface CredsFlags {
   user?: string;
@@ -81,14 +82,18 @@ export function registerSpace(program: Command): void {
   space
     .command("rm <name>")
     .description("remove a space: journal, delete its streams (the point of no return), re-render, reap its material")
+    .option("--yes", "confirm the removal (asked on a TTY; refused without it anywhere else)")
     .option("--queue", "enqueue it for `cotal worker` (Redis from $REDIS_URL) and follow it")
     .option("--no-wait", "with --queue: return once the job is enqueued")
     .option("--json", "print the result as JSON")
-    .action(async (name: string, flags: { json?: boolean; queue?: boolean; wait: boolean }, cmd: Command) => {
+    .action(async (name: string, flags: { yes?: boolean; json?: boolean; queue?: boolean; wait: boolean }, cmd: Command) => {
+      // Confirmed before the lock, the queue or the broker is touched (issue #31); a queued job does not ask again.
+      const space = assertSpaceName(name, guardsOf(cmd));
+      await confirmOrRefuse({ yes: flags.yes, question: `remove space ${space} (its account, streams and KV data, for good)?`, what: `space rm deletes space ${space} for good: its account, every stream and KV bucket it holds (cotal_events_${space}, cotal_state_${space}, cotal_presence_${space} and any other) and its local files` });
       if (flags.queue) {
         const root = rootOf(cmd);
         const guards = guardsOf(cmd);
-        return queuedSingle(root, "space-rm", { name: assertSpaceName(name, guards) }, { json: flags.json, wait: flags.wait }, async () => !(await spaceList({ root, guards })).spaces.some((s) => s.name === name));
+        return queuedSingle(root, "space-rm", { name: space }, { json: flags.json, wait: flags.wait }, async () => !(await spaceList({ root, guards })).spaces.some((s) => s.name === name));
       }
       const r = await spaceRm({ root: rootOf(cmd), guards: guardsOf(cmd), saga: sagaOf(cmd), name, onNotice: notice(flags.json) });
       const schedules = await unscheduleRemoved(rootOf(cmd), r.space); // a removed tenant keeps no backup schedule

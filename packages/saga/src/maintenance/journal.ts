@@ -128,7 +128,7 @@ export function readJournal(layout: RootLayout): JournalEntry | undefined {
     text = readTextIfExists(layout.journalFile);
   } catch (err) {
     throw new SagaError("corrupt-record", `${layout.journalFile} cannot be read (${(err as Error).message}); a destructive operation may be half done`, {
-      next: `cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it; otherwise move the file aside`,
+      next: `cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it and --yes; otherwise move the file aside`,
     });
   }
   if (text === undefined) return undefined;
@@ -142,7 +142,7 @@ export function readJournal(layout: RootLayout): JournalEntry | undefined {
     // fall through
   }
   throw new SagaError("corrupt-record", `${layout.journalFile} is unreadable; a destructive operation may be half done`, {
-    next: `cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it; otherwise move the file aside`,
+    next: `cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it and --yes; otherwise move the file aside`,
   });
 }
 
@@ -228,7 +228,7 @@ export function journalRefusal(entry: JournalEntry | undefined, policy: JournalP
   }
   if (policy.removal === entry.space || policy.anyRemoval) return undefined;
   return new SagaError("journal-blocked", `a removal of space ${entry.space} (started ${entry.startedAt}${entry.streamsDeleted ? ", its streams already deleted" : ""}) is unfinished; ${policy.verb} waits for it`, {
-    next: `cotal space rm ${entry.space}   # re-running it finishes the removal`,
+    next: `cotal space rm ${entry.space} --yes   # re-running it finishes the removal`,
     details: { journal: entry },
   });
 }

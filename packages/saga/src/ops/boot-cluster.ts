@@ -140,7 +140,7 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
   await untilStreamsServed(layout, nodes, record.spaces, runtime.serverVersion, progress);
   // A stopped online backup or restore resumes to lifted, through the saga on every node, as on one broker.
   notes.push(...liftNotes(await liftStandingQuiesces(layout, lock, { guards })));
-  if (opts.removing) notes.push(`the removal of space ${opts.removing} is unfinished: cotal space rm ${opts.removing}   # finishes it on every node`);
+  if (opts.removing) notes.push(`the removal of space ${opts.removing} is unfinished: cotal space rm ${opts.removing} --yes   # finishes it on every node`);
 
   // A space being removed is never provisioned again: its streams are already (being) deleted.
   const listed = new Set(record.spaces);

@@ -107,13 +107,13 @@ function refuseBeforeJournal(layout: RootLayout, space: string, current: Version
   const d = decideResume(current.record, digestOfServerConf(layout));
   if (d.action === "refuse") {
     throw new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${d.why}); a removal started now could not finish`, {
-      next: "cotal broker reconcile   # then re-run cotal space rm",
+      next: `cotal broker reconcile   # then re-run cotal space rm ${space} --yes`,
       details: { record: current.record },
     });
   }
   if (!running && (d.action === "complete-forward" || d.action === "commit-only")) {
     throw new SagaError("resume-refused", `an interrupted mutation was promoted while the broker was stopped; only booting it can prove it`, {
-      next: `cotal up   # boots and commits it; then cotal space rm ${space}`,
+      next: `cotal up   # boots and commits it; then cotal space rm ${space} --yes`,
     });
   }
   // Everything the saga needs after the point of no return is checked now: the config without this
@@ -156,7 +156,7 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
     const live = liveSpaceProcesses(layout, space);
     if (live.length > 0) {
       throw new SagaError("live-process", `space ${space} still has live processes: ${live.map((p) => `pid ${p.pid} (${p.file})`).join(", ")}`, {
-        next: `stop ${live.map((p) => `pid ${p.pid}`).join(", ")}, then re-run \`cotal space rm ${space}\``,
+        next: `stop ${live.map((p) => `pid ${p.pid}`).join(", ")}, then re-run \`cotal space rm ${space} --yes\``,
       });
     }
     // A `space add` that committed this space may still be creating its streams after releasing the
@@ -224,7 +224,7 @@ export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
   assertJournalAllows(layout, journal, guards);
   return withVerb(base, async (v) => {
     if (brokerState(layout).running) {
-      throw new SagaError("broker-running", "the broker started while this removal waited for the lock", { next: `cotal space rm ${space}` });
+      throw new SagaError("broker-running", "the broker started while this removal waited for the lock", { next: `cotal space rm ${space} --yes` });
     }
     const entry = v.journal?.op === "space-rm" ? v.journal : undefined;
     const account = loadSpaceAccount(layout, space);

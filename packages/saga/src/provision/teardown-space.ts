@@ -27,7 +27,7 @@ export async function deleteSpaceStreams(url: string, account: AccountRecord): P
     return names.sort();
   } catch (err) {
     throw new SagaError("broker-unreachable", `deleting the streams of space ${account.name} failed: ${(err as Error).message}`, {
-      next: `cotal space rm ${account.name}   # re-running it continues the removal`,
+      next: `cotal space rm ${account.name} --yes   # re-running it continues the removal`,
       cause: err,
     });
   } finally {
