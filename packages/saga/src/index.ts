@@ -29,6 +29,7 @@ export { spaceAdd, validateBatch, type SpaceAddOptions, type SpaceAddResult } fr
 export { spaceRm, type SpaceRmOptions, type SpaceRmResult } from "./ops/space-rm.js";
 export { spaceList, spaceListFrom, type SpaceListEntry, type SpaceListReport, type SpaceState } from "./ops/space-list.js";
 export { showSpaceLimits, spaceLimits, type SpaceLimitsOptions, type SpaceLimitsResult } from "./ops/space-limits.js";
+export { percentOf, spaceEntry, spaceInfo, spaceInfoFrom, usageRows, type SpaceCredsFile, type SpaceInfo, type SpaceInfoOptions, type SpaceUsage, type UsageRow } from "./ops/space-info.js";
 export { mintSpaceCreds, type CredsOptions, type CredsResult } from "./ops/creds.js";
 export { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, parseQuota, type AccountLimits, type SpaceQuota } from "./trust/limits.js";
 export type { SagaTiming } from "./saga/steps.js";

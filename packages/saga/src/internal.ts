@@ -47,6 +47,7 @@ export * from "./ops/session.js";
 export * from "./ops/boot.js";
 export * from "./ops/space-add.js";
 export * from "./ops/space-limits.js";
+export * from "./ops/space-info.js";
 export * from "./ops/space-rm.js";
 export * from "./ops/space-list.js";
 export * from "./broker/maintenance-broker.js";

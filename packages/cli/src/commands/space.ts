@@ -4,6 +4,7 @@ import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { parseDuration } from "../duration.js";
 import { err, json, out } from "../output.js";
 import { readTenantsFile } from "../tenants-file.js";
+import { registerSpaceInfo } from "./space-info.js";
 import { QUOTA_FLAGS, quotaFromFlags, type QuotaFlagValues } from "../quota-flags.js";
 import { UsageError } from "../errors.js";
 import { printRemovedSchedules, queuedSingle, queuedSpaceAdd, unscheduleRemoved } from "./space-queue.js";
@@ -130,6 +131,7 @@ export function registerSpace(program: Command): void {
     out(`cotal: space ${name} limits changed at generation ${r.generation} (${r.reloads} reload${r.reloads === 1 ? "" : "s"}): ${changed.join(", ")}`);
   });
 
+  registerSpaceInfo(space);
   space
     .command("list")
     .description("every space on disk or in the KV inventory, with its state")
