@@ -19,7 +19,7 @@ import { renderList } from "../src/saga/render-list.js";
 import { mayLeaveNodesBehind, nodesNotProven, recordPartialProofs } from "../src/saga/partial-proofs.js";
 import { SagaError } from "../src/errors.js";
 import { summarise } from "../src/provision/evict-cluster.js";
-import type { EvictionResult } from "../src/provision/evict-connections.js";
+import type { EvictionResult } from "../src/broker/evict-connections.js";
 import { createTempRoot, FakeReloader, memorySaga, type MemorySaga } from "../src/testing/index.js";
 import { D, refusalOf } from "./fixtures/records.js";
 import { add, record, remove } from "./saga-memory-helpers.js";

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { jetStreamMaxInFile } from "../src/provision/jetstream-max.js";
+import { jetStreamMaxInFile } from "../src/broker/jetstream-max.js";
 import { renderedJetStreamMax } from "../src/render/server-config.js";
 
 let dir: string | undefined;

@@ -10,7 +10,7 @@ import { clusterOf, routesFor } from "../root/cluster-settings.js";
 import { natsServerVersion } from "./binary.js";
 import { brokerState } from "./runtime.js";
 import { serverFeatures, type ServerFeatures } from "./server-features.js";
-import { effectiveBudget } from "../provision/jetstream-max.js";
+import { effectiveBudget } from "./jetstream-max.js";
 import { heldSpaces } from "./node-hold.js";
 
 export interface RenderedRoot {

@@ -21,7 +21,7 @@ import { runMutation, type SagaEnv } from "../saga/mutation.js";
 import { resignAccountRevocations, revokeAllBefore } from "../trust/account.js";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connectAsAccount } from "../broker/connect.js";
-import { evictAccountConnections } from "../provision/evict-connections.js";
+import { evictAccountConnections } from "../broker/evict-connections.js";
 import { MANIFEST_FILE } from "./artifact.js";
 import { deleteStreams } from "./restore-streams.js";
 import type { PhaseClock } from "./phase-clock.js";

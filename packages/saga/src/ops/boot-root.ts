@@ -22,7 +22,7 @@ import type { RootLayout } from "../root/layout.js";
 import { writeFileAtomic } from "../root/secret-files.js";
 import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings } from "../root/settings.js";
 import { ensureUserCreds } from "./creds.js";
-import { configPicture } from "./config-picture.js";
+import { configPicture } from "../render/config-picture.js";
 import { readProvisioningOwed, settleProvisioning } from "../provision/owed.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { readTextIfExists } from "../root/secret-files.js";

@@ -20,7 +20,7 @@ import { journalRefusal, type JournalEntry } from "../maintenance/journal.js";
 import { writeObserverCreds } from "../saga/materialise.js";
 import { runMutation, type MutationResult } from "../saga/mutation.js";
 import { renderList } from "../saga/render-list.js";
-import { configPicture } from "./config-picture.js";
+import { configPicture } from "../render/config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
 import { openLiveSession, openOfflineSession, type Session } from "./session.js";
 import { withVerb } from "./verb.js";

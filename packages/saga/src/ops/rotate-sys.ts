@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { SagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { brokerState } from "../broker/runtime.js";
-import { ensureEvictorCreds } from "../provision/evict-connections.js";
+import { ensureEvictorCreds } from "../broker/evict-connections.js";
 import { loadBrokerTrust, replaceBrokerTrust } from "../root/broker-store.js";
 import { parseBrokerRecord } from "../root/records.js";
 import type { RootLayout } from "../root/layout.js";

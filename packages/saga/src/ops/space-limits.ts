@@ -17,8 +17,8 @@ import { resignAccountLimits } from "../trust/account.js";
 import type { SessionHooks } from "./session.js";
 import { withLiveVerb } from "./verb.js";
 import { assertQuotaUsable, resolveQuota } from "../provision/template.js";
-import { assertWithinBudget, type Commitment, type QuotaHolder } from "../provision/quota-budget.js";
-import { effectiveBudget } from "../provision/jetstream-max.js";
+import { assertWithinBudget, type Commitment, type QuotaHolder } from "../broker/quota-budget.js";
+import { effectiveBudget } from "../broker/jetstream-max.js";
 import type { AccountRecord } from "../root/records.js";
 import { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, limitsQuota, quotaLimits, type AccountLimits, type SpaceQuota } from "../trust/limits.js";
 

@@ -11,7 +11,7 @@ import { listedOrClaimed } from "../inventory/record.js";
 import { decideResume } from "../inventory/resume-decision.js";
 import { deleteSpaceStreams } from "../provision/teardown-space.js";
 import { awaitProvisioned } from "../provision/owed.js";
-import type { EvictionResult } from "../provision/evict-connections.js";
+import type { EvictionResult } from "../broker/evict-connections.js";
 import { evictEverywhere } from "../provision/evict-cluster.js";
 import { preloadedAccounts } from "../render/preloaded-accounts.js";
 import { deleteSpaceAccount, loadAuthorityAccount, loadSpaceAccount } from "../root/account-store.js";

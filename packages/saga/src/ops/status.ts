@@ -17,7 +17,7 @@ import { nameRoot } from "../error-shape.js";
 import { ownerStatus } from "../lock/process-identity.js";
 import { quiescedOnDisk } from "../maintenance/quiesce.js";
 import { readProvisioningOwed } from "../provision/owed.js";
-import { configPicture } from "./config-picture.js";
+import { configPicture } from "../render/config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
 import { clusterNodesStatus, nodeStreamChecks, type NodeStatus } from "./cluster-status.js";
 import { answeringUrls } from "./session.js";

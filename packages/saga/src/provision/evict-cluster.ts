@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
 import type { RootLayout } from "../root/layout.js";
-import { evictAccountConnections, type EvictionResult } from "./evict-connections.js";
+import { evictAccountConnections, type EvictionResult } from "../broker/evict-connections.js";
 
 /**
  * Cuts a removed tenant's live connections on every server of the broker: each node lists and

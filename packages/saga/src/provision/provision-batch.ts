@@ -10,7 +10,7 @@ import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { readTextIfExists, writeFilesAtomic } from "../root/secret-files.js";
 import { mintObserverCreds, observerIsCurrent } from "../saga/materialise.js";
-import { ensureEvictorCreds } from "./evict-connections.js";
+import { ensureEvictorCreds } from "../broker/evict-connections.js";
 import { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "./provision-space.js";
 import { SystemClient } from "../broker/system-client.js";
 import { readAccountStreams, spacesOwingTemplate } from "./template-check.js";

@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { rerunWith, SagaError } from "../errors.js";
 import { spaceToken } from "../names.js";
-import { QUOTA_FIELDS, formatBytes, type SpaceQuota } from "../trust/limits.js";
+import { DEFAULT_SPACE_QUOTA, MIN_SPACE_DISK, QUOTA_FIELDS, formatBytes, type SpaceQuota } from "../trust/limits.js";
 
 /** How a resource is treated by backup: durable data is snapshotted, TTL/lease state is recreated empty. */
 export type ResourceClass = "durable" | "ttl";
@@ -71,25 +71,8 @@ export function templateStreamNames(space: string): string[] {
   return [...tpl.streams.map((s) => s.name), ...tpl.buckets.map((b) => `KV_${b.bucket}`)];
 }
 
-/**
- * What a space may use unless `space add`/`space limits` say otherwise (README "Quotas"). Sized so
- * 10,000 tenants at the defaults fit the default broker budget (provision/quota-budget.ts).
- */
-export const DEFAULT_SPACE_QUOTA: Readonly<SpaceQuota> = Object.freeze({
-  disk: 64 * 1024 ** 2,
-  mem: 4 * 1024 ** 2,
-  streams: 16,
-  consumers: 256,
-  conns: 128,
-  subs: 10_000,
-  payload: 1024 ** 2,
-  leafnodes: 0,
-});
-
 /** nats-server's default max_payload: a tenant's explicit cap (the rendered max_payload, 8 MiB, is for the authority record). */
 export const SERVER_MAX_PAYLOAD = 1024 ** 2;
-/** Below this a space cannot hold its template's streams and buckets. */
-export const MIN_SPACE_DISK = 1024 ** 2;
 
 /** `base` overlaid with the fields `overrides` names. */
 export function resolveQuota(overrides: Partial<SpaceQuota>, base: Readonly<SpaceQuota> = DEFAULT_SPACE_QUOTA): SpaceQuota {

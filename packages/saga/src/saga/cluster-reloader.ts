@@ -8,7 +8,7 @@ import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import type { NodeProof } from "../inventory/record.js";
 import { configDigest } from "../render/server-config.js";
-import { configPicture } from "../ops/config-picture.js";
+import { configPicture } from "../render/config-picture.js";
 import { accountInventory, loadAuthorityAccount, loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";

@@ -5,7 +5,7 @@ import { loadSpaceAccount, toAccountRecord } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir, readTextIfExists, writeFileAtomic, writeFilesAtomic } from "../root/secret-files.js";
-import { ensureEvictorCreds } from "../provision/evict-connections.js";
+import { ensureEvictorCreds } from "../broker/evict-connections.js";
 import { createAccountTrust, decodeJwt, mintSystemUserCreds, observerPermissions, ownInboxPrefix, parseCreds, type AccountLimits, type UserCreds } from "../trust/index.js";
 
 /**

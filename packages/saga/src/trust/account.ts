@@ -4,8 +4,7 @@
  */
 import { SagaError } from "../errors.js";
 import { decodeJwt, signJwt, verifyJwt } from "./jwt.js";
-import { DEFAULT_SPACE_QUOTA } from "../provision/template.js";
-import { UNLIMITED_JETSTREAM, limitsOfClaims, mergeLimits, quotaLimits, type AccountLimits } from "./limits.js";
+import { DEFAULT_SPACE_QUOTA, UNLIMITED_JETSTREAM, limitsOfClaims, mergeLimits, quotaLimits, type AccountLimits } from "./limits.js";
 import { createKeyPair, isPublicKey } from "./nkeys.js";
 
 export type AccountKind = "space" | "authority";

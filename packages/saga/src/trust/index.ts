@@ -3,7 +3,7 @@ export { createKeyPair, isPublicKey, keyPairFromSeed, signWithSeed, verifySignat
 export type { KeyPair, KeyRole } from "./nkeys.js";
 export { decodeJwt, signJwt, verifyJwt } from "./jwt.js";
 export type { JwtClaims } from "./jwt.js";
-export { NO_JETSTREAM, QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, limitsQuota, parseBytes, parseQuota, quotaLimits } from "./limits.js";
+export { DEFAULT_SPACE_QUOTA, MIN_SPACE_DISK, NO_JETSTREAM, QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, limitsQuota, parseBytes, parseQuota, quotaLimits } from "./limits.js";
 export type { AccountLimits, SpaceQuota } from "./limits.js";
 export { createBrokerTrust, rotateSystemAccount } from "./broker.js";
 export type { BrokerTrust } from "./broker.js";

@@ -176,3 +176,21 @@ export function sameLimits(a: Readonly<Record<string, unknown>>, b: Readonly<Acc
   const keys = Object.keys(UNLIMITED_JETSTREAM);
   return Object.keys(a).length === keys.length && keys.every((k) => a[k] === (b as unknown as Record<string, unknown>)[k]);
 }
+
+/**
+ * What a space may use unless `space add`/`space limits` say otherwise (README "Quotas"). Sized so
+ * 10,000 tenants at the defaults fit the default broker budget (broker/quota-budget.ts).
+ */
+export const DEFAULT_SPACE_QUOTA: Readonly<SpaceQuota> = Object.freeze({
+  disk: 64 * 1024 ** 2,
+  mem: 4 * 1024 ** 2,
+  streams: 16,
+  consumers: 256,
+  conns: 128,
+  subs: 10_000,
+  payload: 1024 ** 2,
+  leafnodes: 0,
+});
+
+/** Below this a space cannot hold its template's streams and buckets. */
+export const MIN_SPACE_DISK = 1024 ** 2;

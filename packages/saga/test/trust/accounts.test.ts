@@ -1,7 +1,7 @@
 import { decode as natsDecode } from "@nats-io/jwt";
 import { describe, expect, it } from "vitest";
 import { isSagaError } from "../../src/errors.js";
-import { DEFAULT_SPACE_QUOTA } from "../../src/provision/template.js";
+import { DEFAULT_SPACE_QUOTA } from "../../src/trust/limits.js";
 import {
   NO_JETSTREAM,
   UNLIMITED_JETSTREAM,

@@ -7,7 +7,7 @@ import { loadBrokerTrust } from "../../src/root/broker-store.js";
 import { loadSpaceAccount } from "../../src/root/account-store.js";
 import { RootLayout } from "../../src/root/layout.js";
 import { mintObserverCreds, observerIsCurrent, writeObserverCreds } from "../../src/saga/materialise.js";
-import { ensureEvictorCreds, evictAccountConnections, evictorCredsFile } from "../../src/provision/evict-connections.js";
+import { ensureEvictorCreds, evictAccountConnections, evictorCredsFile } from "../../src/broker/evict-connections.js";
 import { mintSpaceCreds } from "../../src/ops/creds.js";
 import {
   STREAM_ADMIN_SUBJECTS,

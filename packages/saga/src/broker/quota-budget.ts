@@ -4,8 +4,7 @@
  */
 import { RERUN, rerunWith, SagaError } from "../errors.js";
 import { shellWord } from "../error-shape.js";
-import { MIN_SPACE_DISK } from "./template.js";
-import { formatBytes, parseBytes, type AccountLimits } from "../trust/limits.js";
+import { MIN_SPACE_DISK, formatBytes, parseBytes, type AccountLimits } from "../trust/limits.js";
 
 export interface JetStreamBudget {
   /** Rendered as `max_file_store`: the server refuses every write past it, tenant or authority. */
