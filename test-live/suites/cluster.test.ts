@@ -254,7 +254,7 @@ describe("the evictor on every node", VERSION_DEPENDENT, () => {
         const res = await evictEverywhere(r.layout, rt, key, testGuards());
         m.notes = [`${res.outcome}${res.reason ? `: ${res.reason}` : ""}`];
         if (up.serverVersion.startsWith("2.9.")) {
-          // 2.9.10 has no KICK (provision/evict-connections.ts gates on the version): every node says so.
+          // 2.9.10 has no KICK (broker/evict-connections.ts gates on the version): every node says so.
           console.log(`cluster evictor cell on nats-server ${up.serverVersion}: ${res.reason}`);
           expect(res.outcome).toBe("skipped");
           expect(Object.values(res.nodes ?? {}).every((n) => n.outcome === "skipped" && /KICK/.test(n.reason ?? ""))).toBe(true);

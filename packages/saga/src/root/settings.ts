@@ -10,7 +10,7 @@ export interface RootSettings {
   port: number;
   serverName: string;
   createdAt: string;
-  /** The JetStream budget (provision/quota-budget.ts); absent fields take its defaults. */
+  /** The JetStream budget (broker/quota-budget.ts); absent fields take its defaults. */
   jetstream?: Record<string, unknown>;
   /** server.conf `max_payload` in bytes (default {@link DEFAULT_MAX_PAYLOAD}); bounds every inventory record write. */
   maxPayload?: number;
