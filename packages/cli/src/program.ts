@@ -11,6 +11,7 @@ import { registerStatus } from "./commands/status.js";
 import { registerUp } from "./commands/up.js";
 import { registerWorker } from "./commands/worker.js";
 import { EXIT } from "./exit-codes.js";
+import { attachHelp } from "./help/index.js";
 import { isSagaError, renderRerun, SagaError } from "@cotal/saga/errors";
 import { GUARDS_ON, type Guards, type SagaLimits } from "@cotal/saga";
 import { handGuardsTo } from "./context.js";
@@ -41,6 +42,7 @@ export function buildProgram(guards: Guards = GUARDS_ON, saga: SagaLimits = {}):
   registerBroker(program);
   registerNode(program);
   registerDashboard(program);
+  attachHelp(program); // every leaf's summary, examples and exit codes (help/, issue #31)
   requireRootBeforeVerbs(program);
   return program;
 }

@@ -1,5 +1,6 @@
 import { JobsError } from "./errors.js";
 import { redisUrlFrom } from "./connection.js";
+import { BLOCKED_RETRY_DEFAULTS } from "./blocked-retry.js";
 
 export interface StallOptions {
   /** A held job's lock lives this long without renewal; a dead worker's jobs are re-delivered after it. */
@@ -36,6 +37,8 @@ export interface WorkerConfig {
   http: { host: string; port: number } | undefined;
   /** SIGTERM drains held jobs this long, then closes by force (the jobs stall and are re-delivered). */
   drainDeadlineMs: number;
+  /** How long a job waits out a busy or blocked root (`lock-held`, a running verb's `journal-blocked`) before it fails for good; 0: at once (blocked-retry.ts). */
+  blockedRetryMs: number;
 }
 
 /**
@@ -49,6 +52,7 @@ export const WORKER_DEFAULTS = {
   stall: { lockDurationMs: 30_000, stalledIntervalMs: 30_000, maxStalledCount: 3 },
   lockWaitMs: 10 * 60_000,
   drainDeadlineMs: 60_000,
+  blockedRetryMs: BLOCKED_RETRY_DEFAULTS.windowMs,
 } as const;
 
 function intFrom(env: NodeJS.ProcessEnv, name: string, min: number): number | undefined {
@@ -84,6 +88,7 @@ export function workerConfig(root: string, overrides: WorkerOverrides, env: Node
     lockWaitMs: overrides.lockWaitMs ?? intFrom(env, "COTAL_JOBS_LOCK_WAIT_MS", 0) ?? WORKER_DEFAULTS.lockWaitMs,
     http: port === undefined ? undefined : { host: overrides.http?.host ?? "127.0.0.1", port },
     drainDeadlineMs: overrides.drainDeadlineMs ?? intFrom(env, "COTAL_WORKER_DRAIN_MS", 0) ?? WORKER_DEFAULTS.drainDeadlineMs,
+    blockedRetryMs: overrides.blockedRetryMs ?? intFrom(env, "COTAL_JOBS_BLOCKED_RETRY_MS", 0) ?? WORKER_DEFAULTS.blockedRetryMs,
   };
   return cfg;
 }

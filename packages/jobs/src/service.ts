@@ -24,8 +24,8 @@ export async function runWorkerService(opts: WorkerServiceOptions): Promise<numb
   const cfg = workerConfig(opts.root, opts.overrides ?? {}, opts.env);
   const worker = await CotalWorker.start({ ...cfg, logger: opts.logger, ...(opts.guards ? { guards: opts.guards } : {}) });
   opts.logger.info(
-    { event: "serving", pid: process.pid, root: cfg.root, rootKey: worker.rootKey, concurrency: cfg.concurrency, batchMax: cfg.batch.maxSize, batchWaitMs: cfg.batch.maxWaitMs, batchHoldMs: cfg.batch.maxHoldMs, health: worker.healthUrl ?? null },
-    `worker pid ${process.pid} serving ${cfg.root} (queues *.${worker.rootKey}) from ${redactRedisUrl(cfg.redisUrl)}; concurrency ${cfg.concurrency}, batch ≤ ${cfg.batch.maxSize} within ${cfg.batch.maxWaitMs} ms (held up to ${cfg.batch.maxHoldMs} ms for jobs already claimed), lock ${cfg.stall.lockDurationMs} ms` +
+    { event: "serving", pid: process.pid, root: cfg.root, rootKey: worker.rootKey, concurrency: cfg.concurrency, batchMax: cfg.batch.maxSize, batchWaitMs: cfg.batch.maxWaitMs, batchHoldMs: cfg.batch.maxHoldMs, blockedRetryMs: cfg.blockedRetryMs, health: worker.healthUrl ?? null },
+    `worker pid ${process.pid} serving ${cfg.root} (queues *.${worker.rootKey}) from ${redactRedisUrl(cfg.redisUrl)}; concurrency ${cfg.concurrency}, batch ≤ ${cfg.batch.maxSize} within ${cfg.batch.maxWaitMs} ms (held up to ${cfg.batch.maxHoldMs} ms for jobs already claimed), lock ${cfg.stall.lockDurationMs} ms, a busy or blocked root waited out up to ${cfg.blockedRetryMs} ms` +
       (worker.healthUrl ? `; health ${worker.healthUrl}/healthz, metrics ${worker.healthUrl}/metrics` : ""),
   );
   const signals = opts.signals ?? ["SIGTERM", "SIGINT"];

@@ -1,5 +1,5 @@
 import { spaceAdd, type Guards, type SagaTiming, type SpaceAddResult } from "@cotal/saga";
-import { isRetriable, toJobFailure } from "./failures.js";
+import { isBlocked, isRetriable, toJobFailure } from "./failures.js";
 import type { ItemResult } from "./group-commit.js";
 
 export interface SpaceAddItem {
@@ -32,6 +32,9 @@ export interface SpaceAddBatchOptions {
  * One group commit: a single `spaceAdd` (one generation, one reload) for the batch's distinct names.
  * The saga refuses a whole batch over one bad record, so a permanent refusal of a batch is retried
  * name by name: only the offending job fails. Retriable refusals fail every job; BullMQ retries them.
+ * A busy or blocked root (`lock-held`, `journal-blocked`) fails every job with the refusal itself:
+ * the worker decides per job whether to wait it out (blocked-retry.ts); re-running name by name
+ * would only meet it N times.
  */
 export function spaceAddBatchRunner(opts: SpaceAddBatchOptions) {
   const add = opts.add ?? spaceAdd;
@@ -67,13 +70,14 @@ export function spaceAddBatchRunner(opts: SpaceAddBatchOptions) {
       const added = new Set(r.added);
       return items.map((i) => ({ ok: true, value: resultFor(r, i.name, names.length, added) }));
     } catch (err) {
+      if (isBlocked(err)) return items.map(() => ({ ok: false, error: err }));
       if (isRetriable(err) || names.length === 1) return items.map(() => ({ ok: false, error: toJobFailure(err) }));
       const single = new Map<string, ItemResult<SpaceAddJobResult>>();
       for (const n of names) {
         try {
           single.set(n, { ok: true, value: resultFor(await run([n]), n, 1) });
         } catch (e) {
-          single.set(n, { ok: false, error: toJobFailure(e) });
+          single.set(n, { ok: false, error: isBlocked(e) ? e : toJobFailure(e) });
         }
       }
       return items.map((i) => single.get(i.name) ?? { ok: false, error: toJobFailure(err) });

@@ -3,11 +3,12 @@ import type { Server } from "node:http";
 import { describeError, RootLayout, SagaError, spaceRm, type Guards } from "@cotal/saga";
 import { renderRerun } from "@cotal/saga/errors";
 import { quiescedCount } from "@cotal/saga/maintenance";
-import { Queue, UnrecoverableError, Worker, type Job } from "bullmq";
+import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import type { WorkerConfig } from "./config.js";
 import { connectionOptions, probeRedis } from "./connection.js";
 import { toJobFailure } from "./failures.js";
+import { BLOCKED_KEY, BLOCKED_RETRY_DEFAULTS, decideBlocked, jitterFor, splitJobData, type RootProbe } from "./blocked-retry.js";
 import { runQueuedRestore, runScheduledBackup, type ScheduledBackupResult } from "./backup-run.js";
 import { GroupCommit } from "./group-commit.js";
 import { serveHealth } from "./http.js";
@@ -34,6 +35,8 @@ export interface CotalWorkerOptions extends WorkerConfig {
   logger?: Logger;
   /** The guards the entry handed in (default: every guard on; docs/ablation.md), passed to every verb a job calls. */
   guards?: Guards;
+  /** How a blocked job reads the root's lock and journal (default: the files; blocked-retry.ts). */
+  probe?: RootProbe;
 }
 
 /**
@@ -111,10 +114,10 @@ export class CotalWorker {
     }
     await probeRedis(opts.redisUrl);
     const w = new CotalWorker(opts, rootKeyFor(opts.root));
-    w.consume("space-add", opts.concurrency, (job) => w.processAdd(job));
-    w.consume("space-rm", 1, (job) => w.processRm(job));
-    w.consume("space-backup", 1, (job) => w.processBackup(job));
-    w.consume("space-restore", 1, (job) => w.processRestore(job));
+    w.consume("space-add", opts.concurrency, (job, token) => w.processAdd(job, token));
+    w.consume("space-rm", 1, (job, token) => w.processRm(job, token));
+    w.consume("space-backup", 1, (job, token) => w.processBackup(job, token));
+    w.consume("space-restore", 1, (job, token) => w.processRestore(job, token));
     // Before serving: a restarted worker exports each tenant's last successful backup, not nothing.
     await w.syncBackupMetric();
     w.syncTimer = setInterval(() => void w.syncBackupMetric(), BACKUP_METRIC_SYNC_MS).unref();
@@ -132,7 +135,7 @@ export class CotalWorker {
     return w;
   }
 
-  private consume(type: JobType, concurrency: number, processor: (job: Job) => Promise<unknown>): void {
+  private consume(type: JobType, concurrency: number, processor: (job: Job, token?: string) => Promise<unknown>): void {
     const log = this.log;
     const worker = new Worker(queueNameFor(type, this.rootKey), processor, {
       connection: connectionOptions(this.opts.redisUrl, "worker"),
@@ -171,21 +174,46 @@ export class CotalWorker {
     if (real !== this.realRoot) throw new UnrecoverableError(`[invalid-payload] job for root ${root}; this worker serves ${this.opts.root}`);
   }
 
-  private async processAdd(job: Job): Promise<SpaceAddJobResult> {
+  /**
+   * The error a processor throws for `err`: a busy or blocked root moves the job to BullMQ's delayed
+   * set (no attempt spent) while its window lasts, or fails it for good with the refusal's `next:`
+   * (docs/commands/jobs.md, "Busy and blocked roots"); anything else as failures.ts says.
+   */
+  private async failure(type: JobType, job: Job, token: string | undefined, err: unknown): Promise<Error> {
+    if (err instanceof UnrecoverableError) return err;
+    const { state } = splitJobData(job.data);
+    const now = Date.now();
+    const d = decideBlocked(err, { root: this.realRoot, state, now, opts: { ...BLOCKED_RETRY_DEFAULTS, windowMs: this.opts.blockedRetryMs }, jitter: jitterFor(err), ...(this.opts.probe ? { probe: this.opts.probe } : {}) });
+    if (d.kind === "other") return toJobFailure(err);
+    if (d.kind === "fail" || token === undefined) return d.kind === "fail" ? d.error : toJobFailure(err);
+    await job.updateData({ ...(job.data as Record<string, unknown>), [BLOCKED_KEY]: d.state });
+    await job.moveToDelayed(d.at, token);
+    this.metrics.active.dec({ type }); // neither completed nor failed: the listeners never see it
+    const reason = describeError(err).message;
+    this.log?.info({ event: "job-delayed", type, jobId: job.id ?? null, retryAt: new Date(d.at).toISOString(), tries: d.state.tries, blockedMs: now - d.state.since, reason }, `${type} job ${job.id ?? "?"} waits out a busy root (retry ${d.state.tries} in ${Math.max(0, d.at - now)} ms): ${reason}`);
+    return new DelayedError();
+  }
+
+  private async processAdd(job: Job, token?: string): Promise<SpaceAddJobResult> {
     let name: string;
     try {
-      const p = parsePayload("space-add", job.data);
+      const p = parsePayload("space-add", splitJobData(job.data).payload);
       this.checkRoot(p.root);
       name = p.name;
     } catch (err) {
       throw err instanceof UnrecoverableError ? err : toJobFailure(err); // validated per job: a bad one never joins a batch
     }
-    return this.adds.submit(this.rootKey, { name, jobId: job.id ?? name });
+    try {
+      return await this.adds.submit(this.rootKey, { name, jobId: job.id ?? name });
+    } catch (err) {
+      // A batch that met a busy root hands every job the one refusal: each waits it out on its own, together (jitterFor).
+      throw await this.failure("space-add", job, token, err);
+    }
   }
 
-  private async processRm(job: Job): Promise<SpaceRmJobResult> {
+  private async processRm(job: Job, token?: string): Promise<SpaceRmJobResult> {
     try {
-      const p = parsePayload("space-rm", job.data);
+      const p = parsePayload("space-rm", splitJobData(job.data).payload);
       this.checkRoot(p.root);
       const r = await spaceRm({
         root: p.root,
@@ -197,7 +225,7 @@ export class CotalWorker {
       if (r.saga) this.metrics.sagaResult(r.saga);
       return { space: r.space, outcome: r.outcome, generation: r.saga?.generation ?? null, schedules: await this.unscheduleRemoved(p.root, r.space) };
     } catch (err) {
-      throw err instanceof UnrecoverableError ? err : toJobFailure(err);
+      throw await this.failure("space-rm", job, token, err);
     }
   }
 
@@ -216,10 +244,10 @@ export class CotalWorker {
     }
   }
 
-  private async processBackup(job: Job): Promise<ScheduledBackupResult> {
+  private async processBackup(job: Job, token?: string): Promise<ScheduledBackupResult> {
     let p: SpaceBackupPayload;
     try {
-      p = parsePayload("space-backup", job.data);
+      p = parsePayload("space-backup", splitJobData(job.data).payload);
       this.checkRoot(p.root);
     } catch (err) {
       throw err instanceof UnrecoverableError ? err : toJobFailure(err);
@@ -233,9 +261,11 @@ export class CotalWorker {
       await this.recordRun(p.name, run);
       return r;
     } catch (err) {
+      const failure = await this.failure("space-backup", job, token, err);
+      if (failure instanceof DelayedError) throw failure; // still waiting: no run to record yet
       const e = describeError(err, { rerun: "cotal jobs status" });
       await this.recordRun(p.name, { ...base, at: new Date().toISOString(), outcome: "failed", reason: e.message, error: { code: e.code, message: e.message, next: e.next } });
-      throw toJobFailure(err);
+      throw failure;
     }
   }
 
@@ -260,15 +290,15 @@ export class CotalWorker {
     }
   }
 
-  private async processRestore(job: Job): Promise<{ space: string; streams: number; alreadyRestored: boolean }> {
+  private async processRestore(job: Job, token?: string): Promise<{ space: string; streams: number; alreadyRestored: boolean }> {
     try {
-      const p = parsePayload("space-restore", job.data);
+      const p = parsePayload("space-restore", splitJobData(job.data).payload);
       this.checkRoot(p.root);
       // One request = one job id at one enqueue time: retries and re-deliveries share it, a re-enqueue does not.
       const r = await runQueuedRestore(p, `${job.id ?? "?"}@${job.timestamp}`, this.log && lineLogger(this.log), this.opts.guards);
       return { space: r.space, streams: r.streams.length, alreadyRestored: r.alreadyRestored !== undefined };
     } catch (err) {
-      throw err instanceof UnrecoverableError ? err : toJobFailure(err);
+      throw await this.failure("space-restore", job, token, err);
     }
   }
 

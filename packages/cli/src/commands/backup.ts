@@ -49,7 +49,7 @@ export function registerBackup(program: Command): void {
     .description("per-space backup: live on a running broker (the tenant keeps working; each stream consistent at its own snapshot), --quiesce for one moment across streams, else offline after `cotal down --preserve-state`; native stream snapshots, manifest.json written last")
     .requiredOption("--out <dir>", "artifact directory to create (must not exist); with --queue, the directory dated artifacts go in")
     .option("--every <cron|duration>", "with --queue: a cron pattern (\"0 3 * * *\") or a duration (6h, 1d)")
-    .option("--keep <n>", "with --queue: complete artifacts to keep (default 7)")
+    .option("--keep <n>", "with --queue: complete artifacts to keep (default: 7)")
     .option("--quiesce", "online: every stream at one moment; the tenant's users are refused (disconnected) while its streams are read (docs/backup.md)")
     .option("--queue", "schedule it as a BullMQ job scheduler instead of running it now")
     .option("--json", "print the result as JSON")

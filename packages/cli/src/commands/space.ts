@@ -40,7 +40,7 @@ export function registerSpace(program: Command): void {
     .description("add spaces through the mutation saga: one generation and one reload for the whole batch")
     .option("--from <file>", "read space names from a file, one per line")
     .option("--limits <file>", "limits for the new spaces: a JSON object of quota fields (README \"Quotas\")");
-  for (const [flag, help] of QUOTA_FLAGS) add.option(flag, help);
+  for (const [flag, help] of QUOTA_FLAGS) add.option(flag, `${help} (default: the root's template)`);
   add
     .option("--json", "print the result as JSON")
     .option("--queue", "enqueue one job per space for `cotal worker` (Redis from $REDIS_URL) and follow them")
@@ -113,7 +113,7 @@ export function registerSpace(program: Command): void {
     .command("limits <name>")
     .description("print a space's limits, or change them through the mutation saga (re-signed JWT, re-render, proven reload)")
     .option("--limits <file>", "a JSON object of quota fields (README \"Quotas\")");
-  for (const [flag, help] of QUOTA_FLAGS) limits.option(flag, help);
+  for (const [flag, help] of QUOTA_FLAGS) limits.option(flag, `${help} (default: unchanged)`);
   limits.option("--force", "accept a disk or stream quota below what the space already stores (its writes fail until it deletes data)");
   limits.option("--json", "print the result as JSON").action(async (name: string, flags: QuotaFlagValues & { json?: boolean; force?: boolean }, cmd: Command) => {
     const quota = quotaFromFlags(flags);
@@ -149,9 +149,9 @@ export function registerSpace(program: Command): void {
     .description("mint a user creds file signed by the space's signing key (connects only to that space)")
     .option("--user <user>", "user name (default: user, or admin with --admin)")
     .option("--admin", "full JetStream API of the space (create, reconfigure, delete streams); default users cannot")
-    .option("--allow-pub <subject>", "allow publishing on subject (repeatable)", collect)
-    .option("--allow-sub <subject>", "allow subscribing on subject (repeatable)", collect)
-    .option("--expires <duration>", "expiry, e.g. 90s, 30m, 24h, 7d")
+    .option("--allow-pub <subject>", "allow publishing on subject (repeatable) (default: all of the space's subjects)", collect)
+    .option("--allow-sub <subject>", "allow subscribing on subject (repeatable) (default: all of the space's subjects)", collect)
+    .option("--expires <duration>", "expiry, e.g. 90s, 30m, 24h, 7d (default: never)")
     .option("--out <file>", "where to write the creds file (default: the root's space directory)")
     .option("--json", "print the result as JSON")
     .action((name: string, flags: CredsFlags, cmd: Command) => {

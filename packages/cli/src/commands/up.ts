@@ -51,14 +51,14 @@ export function registerUp(program: Command): void {
   program
     .command("up")
     .description("create the root on first run, render server.conf from the whole inventory, start nats-server, provision every space")
-    .option("--port <port>", "client port (fixed at creation; a stopped broker may move)")
-    .option("--host <host>", "listen address (default 127.0.0.1)")
+    .option("--port <port>", "client port, fixed at creation; a stopped broker may move (default: 4222 on a new root, else the root's own)")
+    .option("--host <host>", "listen address (default: 127.0.0.1)")
     .option("--space <name>", "first space of a new root (default: default), or the space to print connect details for")
     .option("--single-space", "do not retain the system signing seed (later `space add` needs `up --rotate-sys`)")
     .option("--rotate-sys", "with the broker stopped: mint a successor system account, re-mint every tenant's $SYS creds, retain its signing seed; then start")
     .option("--detach", "start nats-server in the background and return")
     .option("--cluster <n>", "a new root as an N-node cluster on loopback (3-5; routes, JetStream and R3 inventory; needs --detach; docs/cluster.md)")
-    .option("--tenant-replicas <n>", "with --cluster on a new root: every space's own streams and buckets R1 or R3 (default 1; a single broker is always 1)")
+    .option("--tenant-replicas <n>", "with --cluster on a new root: every space's own streams and buckets R1 or R3; a single broker is always 1 (default: 1)")
     .option("--json", "print the result as JSON")
     .action(async (flags: UpFlags, cmd: Command) => {
       let rotated: RotateSysResult | undefined;

@@ -25,13 +25,13 @@ export function registerWorker(program: Command): void {
   program
     .command("worker")
     .description("process this root's queued lifecycle jobs (the same worker as apps/worker); SIGTERM drains")
-    .option("--concurrency <n>", "space-add jobs held at once, the pool group commit draws from", count("--concurrency", 1))
-    .option("--batch-size <n>", "most space-add jobs per saga call (one reload)", count("--batch-size", 1))
-    .option("--batch-wait <ms>", "longest a job waits for a batch to fill", count("--batch-wait", 0))
-    .option("--batch-hold <ms>", "longest a batch's first job waits while jobs already claimed from the queue have not reached it", count("--batch-hold", 0))
-    .option("--lock-duration <ms>", "job lock; a dead worker's jobs are re-delivered after it", count("--lock-duration", 500))
-    .option("--stalled-interval <ms>", "how often to look for stalled jobs", count("--stalled-interval", 200))
-    .option("--metrics-port <port>", "serve /healthz and /metrics on 127.0.0.1:<port> (0 = any free port)", count("--metrics-port", 0))
+    .option("--concurrency <n>", "space-add jobs held at once, the pool group commit draws from (default: 2000, or $COTAL_WORKER_CONCURRENCY)", count("--concurrency", 1))
+    .option("--batch-size <n>", "most space-add jobs per saga call (one reload) (default: 1000, or $COTAL_JOBS_BATCH_MAX)", count("--batch-size", 1))
+    .option("--batch-wait <ms>", "longest a job waits for a batch to fill (default: 250, or $COTAL_JOBS_BATCH_WAIT_MS)", count("--batch-wait", 0))
+    .option("--batch-hold <ms>", "longest a batch's first job waits while jobs already claimed from the queue have not reached it (default: 2000, or $COTAL_JOBS_BATCH_HOLD_MS)", count("--batch-hold", 0))
+    .option("--lock-duration <ms>", "job lock; a dead worker's jobs are re-delivered after it (default: 30000, or $COTAL_JOBS_LOCK_DURATION_MS)", count("--lock-duration", 500))
+    .option("--stalled-interval <ms>", "how often to look for stalled jobs (default: 30000, or $COTAL_JOBS_STALLED_INTERVAL_MS)", count("--stalled-interval", 200))
+    .option("--metrics-port <port>", "serve /healthz and /metrics on 127.0.0.1:<port> (0 = any free port) (default: none, or $COTAL_WORKER_METRICS_PORT)", count("--metrics-port", 0))
     .action(async (flags: WorkerFlags, cmd: Command) => {
       const { createLogger, defaultLogFormat, runWorkerService } = await import("@cotal/jobs"); // lazy: only this verb loads BullMQ
       const guards = guardsOf(cmd);
