@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { FEATURE_SINCE, serverFeatures } from "../broker/server-features.js";
+import { FEATURE_SINCE, serverFeatures } from "./server-features.js";
 import { loadBrokerTrust, type LoadedBroker } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, readTextIfExists, writeFileAtomic } from "../root/secret-files.js";

@@ -5,7 +5,7 @@
  */
 import { type Guards } from "../guards.js";
 import { closeSync, openSync, readFileSync, readSync } from "node:fs";
-import { brokerState } from "../broker/runtime.js";
+import { brokerState } from "./runtime.js";
 import type { RootLayout } from "../root/layout.js";
 import { loadSettings } from "../root/settings.js";
 import { renderedJetStreamMax, type JetStreamMax } from "../render/server-config.js";

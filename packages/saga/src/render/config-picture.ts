@@ -1,4 +1,4 @@
-import { preloadedAccounts } from "../render/preloaded-accounts.js";
+import { preloadedAccounts } from "./preloaded-accounts.js";
 import type { AccountRecord } from "../root/records.js";
 
 /** What the config on disk preloads, held against the records that vouch for accounts. */
