@@ -13,7 +13,7 @@ export default {
     "packages/saga/src/inventory/lease.ts",
     "packages/saga/src/render/*.ts",
     "packages/saga/src/names.ts",
-    "packages/saga/src/maintenance/journal.ts",
+    "packages/saga/src/journal/journal.ts",
     "packages/saga/src/ops/derive-state.ts",
     "packages/cli/src/exit-codes.ts",
   ],

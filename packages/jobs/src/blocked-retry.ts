@@ -29,7 +29,7 @@ export interface RootProbe {
   journal(root: string): JournalLike | undefined;
 }
 
-/** The fields of a journal entry this module compares (maintenance/journal.ts). */
+/** The fields of a journal entry this module compares (journal/journal.ts). */
 export interface JournalLike {
   op?: unknown;
   space?: unknown;

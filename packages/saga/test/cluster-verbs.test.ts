@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clusterNodesStatus, nodeState, type NodeStateInput } from "../src/ops/cluster-status.js";
-import { refuseOfflineOnCluster } from "../src/ops/cluster-offline.js";
+import { refuseOfflineOnCluster } from "../src/verb/cluster-offline.js";
 import { newClusterSettings } from "../src/root/cluster-settings.js";
 import { loadSettings, saveSettings } from "../src/root/settings.js";
 import { ERROR_TABLE } from "../src/error-table.js";

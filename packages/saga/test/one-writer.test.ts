@@ -24,7 +24,7 @@ import { GUARDS_ON } from "../src/guards.js";
 import { runNodeAgent } from "../src/ops/node-agent.js";
 import { createTempRoot, ManualClock, MemoryInventoryStore, type TempRoot } from "../src/testing/index.js";
 import { LEASE_TTL_MS } from "../src/inventory/lease.js";
-import { leaseKeyFor } from "../src/ops/session.js";
+import { leaseKeyFor } from "../src/verb/session.js";
 import { hostname } from "node:os";
 import { expectCode } from "./saga-memory-helpers.js";
 

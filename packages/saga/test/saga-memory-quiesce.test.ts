@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { selfOwner } from "../src/lock/process-identity.js";
 import { quiescedCount, recoverQuiesce, resignRevocations } from "../src/maintenance/quiesce.js";
 import { loadSpaceAccount } from "../src/root/account-store.js";
-import { readJournal, writeJournal, type QuiesceEntry } from "../src/maintenance/journal.js";
+import { readJournal, writeJournal, type QuiesceEntry } from "../src/journal/journal.js";
 import { runMutation } from "../src/saga/mutation.js";
 import { memorySaga, type MemorySaga } from "../src/testing/index.js";
 import { revokeAllBefore } from "../src/trust/account.js";

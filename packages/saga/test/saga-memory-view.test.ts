@@ -18,7 +18,7 @@ afterEach(() => {
   s?.close();
 });
 
-/** The verb's order (ops/verb.ts): the decision read, then the inventory under the lock. */
+/** The verb's order (verb/verb.ts): the decision read, then the inventory under the lock. */
 async function viewNow(m: MemorySaga): Promise<{ decided: Awaited<ReturnType<typeof decisionRead>>; view: DiskView }> {
   const decided = await decisionRead(m.env.store);
   return { decided, view: { revision: decided.revision, records: certainInventory(m.root.layout) } };

@@ -4,7 +4,7 @@ import { resetFailpoints } from "../src/failpoints.js";
 import { acquireMaintenanceLock, readLockOwner, releaseMaintenanceLock } from "../src/lock/maintenance-lock.js";
 import { storeIdentity } from "../src/maintenance/cut.js";
 import { up } from "../src/ops/up.js";
-import { readJournal, type CutEntry } from "../src/maintenance/journal.js";
+import { readJournal, type CutEntry } from "../src/journal/journal.js";
 import { writeJsonAtomic } from "../src/root/secret-files.js";
 import { createTempRoot, type TempRoot } from "../src/testing/temp-root.js";
 

@@ -8,25 +8,10 @@ import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { selfOwner, type ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir } from "../root/secret-files.js";
-import { writeJournal, type AttemptClaim, type CutEntry, type OwnedPath } from "./journal.js";
-import { readCut } from "./cut.js";
+import { attemptWorkDir, readCut, writeJournal, type AttemptClaim, type CutEntry, type OwnedPath } from "../journal/journal.js";
 
 export function newAttemptId(): string {
   return `${new Date().toISOString().replace(/[-:.TZ]/g, "").slice(0, 14)}-${randomBytes(4).toString("hex")}`;
-}
-
-export function attemptWorkDir(layout: RootLayout, id: string): string {
-  return join(layout.maintenanceDir, `attempt-${id}`);
-}
-
-/** The work dir of the attempt the journal records; undefined when none, null when the journal is unreadable. */
-export function journaledAttemptDir(layout: RootLayout): string | undefined | null {
-  try {
-    const cut = readCut(layout);
-    return cut?.attempt ? attemptWorkDir(layout, cut.attempt.id) : undefined;
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -7,11 +7,11 @@ import { RERUN, SagaError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
 import { RootLayout } from "../root/layout.js";
-import { withVerb } from "../ops/verb.js";
+import { withVerb } from "../verb/verb.js";
 import { Attempt, cloneSpaceStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { canonicalRoot } from "../root/canonical-root.js";
-import { assertJournalAllows } from "./journal.js";
+import { assertJournalAllows } from "../journal/journal.js";
 import { startIsolatedBroker, typedIsolatedFailure, type IsolatedBroker } from "./isolated-broker.js";
 import { storeOwners, validateSpaceBackupInventory } from "./store-inventory.js";
 import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
@@ -19,7 +19,7 @@ import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./b
 import { brokerState } from "../broker/runtime.js";
 import { spaceBackupOnline } from "./online-backup.js";
 import { checkBackupOut, spaceStoreBytes } from "./artifact-paths.js";
-import { refuseOfflineOnCluster } from "../ops/cluster-offline.js";
+import { refuseOfflineOnCluster } from "../verb/cluster-offline.js";
 
 export { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
 
@@ -41,7 +41,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
   const journal = { verb: "space backup", cut: true };
   assertJournalAllows(layout, journal, guards); // a standing removal names itself before any input check
   checkBackupOut(out, { space, root: layout.root, needBytes: spaceStoreBytes(layout.root, space) });
-  // The lock, the reaping of leaked brokers, the journal and the certain inventory: the one preamble (ops/verb.ts).
+  // The lock, the reaping of leaked brokers, the journal and the certain inventory: the one preamble (verb/verb.ts).
   return withVerb({ root: layout.root, guards, purpose: `cotal space backup ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ lock, disk: tenants }) => {
     const cut = requireReadyCut(layout, "space backup", guards);
     const account = tenants.find((t) => t.name === space);

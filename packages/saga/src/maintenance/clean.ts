@@ -6,13 +6,12 @@ import { connectAsAccount } from "../broker/connect.js";
 import { serversOfRoot } from "../broker/server-scan.js";
 import { stopProcess } from "../broker/stop-process.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
-import { withVerb } from "../ops/verb.js";
+import { withVerb } from "../verb/verb.js";
 import { ownerStatus, pidAlive, selfOwner } from "../lock/process-identity.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
-import { writeJournal, type AttemptClaim, type OwnedPath } from "./journal.js";
-import { attemptWorkDir, removeProvenPath } from "./attempt.js";
-import { readCut } from "./cut.js";
+import { attemptWorkDir, readCut, writeJournal, type AttemptClaim, type OwnedPath } from "../journal/journal.js";
+import { removeProvenPath } from "./attempt.js";
 import { startIsolatedBroker } from "./isolated-broker.js";
 
 export interface CleanAttemptResult {
@@ -105,7 +104,7 @@ export async function recoverAttempt(layout: RootLayout, lock: MaintenanceLock, 
 
 /** `cotal clean restore-attempt --attempt ID`: recovery of a dead backup/restore attempt. */
 export async function cleanRestoreAttempt(opts: { root: string; attempt: string; lockWaitMs?: number; guards?: Guards }): Promise<CleanAttemptResult> {
-  // The one preamble (ops/verb.ts): the lock, leaked brokers reaped (never the journaled attempt's), the journal.
+  // The one preamble (verb/verb.ts): the lock, leaked brokers reaped (never the journaled attempt's), the journal.
   const verb = { root: opts.root, guards: opts.guards ?? GUARDS_ON, purpose: `cotal clean restore-attempt ${opts.attempt}`, journal: { verb: "clean restore-attempt", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false };
   return withVerb(verb, async ({ layout, lock, guards }) => {
     const claim = readCut(layout)?.attempt;

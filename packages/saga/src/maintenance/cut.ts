@@ -10,7 +10,7 @@ import { ownerStatus } from "../lock/process-identity.js";
 import { certainInventory } from "../root/account-store.js";
 import { ensureSecretDir } from "../root/secret-files.js";
 import type { RootLayout } from "../root/layout.js";
-import { assertJournalAllows, readJournal, writeJournal, type CutEntry } from "./journal.js";
+import { assertJournalAllows, readCut, writeJournal, type CutEntry } from "../journal/journal.js";
 
 export interface CutResult {
   cutId: string;
@@ -25,12 +25,6 @@ export interface CutResult {
 export function storeIdentity(layout: RootLayout): { dev: number; ino: number } {
   const st = statSync(layout.storeDir);
   return { dev: st.dev, ino: st.ino };
-}
-
-/** The cut entry, or undefined when the journal holds none (a space-rm entry is not a cut). */
-export function readCut(layout: RootLayout): CutEntry | undefined {
-  const j = readJournal(layout);
-  return j?.op === "cut" ? j : undefined;
 }
 
 /**

@@ -15,7 +15,7 @@ import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
 import { pidAlive } from "../lock/process-identity.js";
-import { withLiveVerb } from "../ops/verb.js";
+import { withLiveVerb } from "../verb/verb.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
 import { fsyncDir } from "../root/secret-files.js";

@@ -3,9 +3,9 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { SagaError } from "../errors.js";
 import { brokerState } from "../broker/runtime.js";
-import { withVerb } from "../ops/verb.js";
+import { withVerb } from "../verb/verb.js";
 import { orphanStreams, storeOwners } from "./store-inventory.js";
-import { refuseOfflineOnCluster } from "../ops/cluster-offline.js";
+import { refuseOfflineOnCluster } from "../verb/cluster-offline.js";
 import { RootLayout } from "../root/layout.js";
 
 export interface OrphanCleanResult {

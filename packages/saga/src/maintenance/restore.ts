@@ -4,7 +4,7 @@ import { dirname, join, resolve } from "node:path";
 import { SagaError, isSagaError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
-import { withVerb } from "../ops/verb.js";
+import { withVerb } from "../verb/verb.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
 import { verifyArtifact, type BackupManifest } from "./artifact.js";
@@ -13,12 +13,12 @@ import { Attempt, cloneSpaceStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { typedIsolatedFailure } from "./isolated-broker.js";
 import { canonicalRoot } from "../root/canonical-root.js";
-import { assertJournalAllows, restoreRerun, type QuiesceEntry } from "./journal.js";
+import { assertJournalAllows, restoreRerun, type QuiesceEntry } from "../journal/journal.js";
 import { runRestorePass } from "./restore-pass.js";
 import { recoverAttempt } from "./clean.js";
 import { brokerState } from "../broker/runtime.js";
 import { spaceRestoreOnline } from "./online-restore.js";
-import { refuseOfflineOnCluster } from "../ops/cluster-offline.js";
+import { refuseOfflineOnCluster } from "../verb/cluster-offline.js";
 import type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
 
 export type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.js";
@@ -82,7 +82,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
   if (first.manifest.space !== space) {
     throw new SagaError("artifact-invalid", `${from} is a backup of space ${first.manifest.space}, not ${space}`, { next: `cotal space restore ${first.manifest.space} --from ${from}` });
   }
-  // The lock, the reaping of leaked brokers and the journal: the one preamble (ops/verb.ts); the
+  // The lock, the reaping of leaked brokers and the journal: the one preamble (verb/verb.ts); the
   // space's own record is read below, so a sibling's unreadable record does not block its restore.
   return withVerb({ root: layout.root, guards, purpose: `cotal space restore ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ lock }) => {
     const cut = requireReadyCut(layout, "space restore", guards);

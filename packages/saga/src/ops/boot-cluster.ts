@@ -28,7 +28,7 @@ import { liftNotes, type BootContext, type BootOptions, type UpResult } from "./
 import { liftStandingQuiesces } from "../maintenance/quiesce.js";
 import { connectReplicated, liveNodesOrRefuse, pastBucketElection, startClusterNodes } from "./cluster-nodes.js";
 import { ensureUserCreds } from "./creds.js";
-import { leaseKeyFor } from "./session.js";
+import { leaseKeyFor } from "../verb/session.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { stopProcess } from "../broker/stop-process.js";
 import { shellWord } from "../error-shape.js";
@@ -53,11 +53,6 @@ export function validClusterSize(n: number | undefined, detach: boolean, singleS
   if (!detach) throw new SagaError("invalid-argument", "a cluster runs its nodes in the background: add --detach", { next: `cotal up --cluster ${n} --detach` });
   if (singleSpace) throw new SagaError("invalid-argument", "a cluster root needs the system signing seed (each node is proven through it): drop --single-space", { next: `cotal up --cluster ${n} --detach` });
   return n;
-}
-
-/** Does this root run as a cluster (settings.json `cluster`)? `up` routes it here with or without the flag. */
-export function isClusterRoot(layout: RootLayout): boolean {
-  return clusterOf(layout, loadSettings(layout)) !== undefined;
 }
 
 /** How long `up` keeps re-trying a space's provisioning while a returning node rejoins JetStream. */

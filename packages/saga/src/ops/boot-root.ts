@@ -61,7 +61,7 @@ export interface UpResult {
   nodes?: { name: string; pid: number; url: string; port: number; clusterPort: number }[];
 }
 
-/** The root and the maintenance lock the caller's verb preamble (ops/verb.ts) took for it. */
+/** The root and the maintenance lock the caller's verb preamble (verb/verb.ts) took for it. */
 export interface BootContext {
   layout: RootLayout;
   lock: MaintenanceLock;
@@ -162,7 +162,7 @@ function createOrMoveRoot(layout: RootLayout, opts: BootOptions): boolean {
 /**
  * The boot step of `up`, under a lock it never takes or releases: a running broker gets its owed
  * provisioning; a stopped one is created if new, planned from the KV record (ops/boot.ts), started
- * and provisioned. `up` calls it, and so does the cut resume (maintenance/cut-resume.ts) on its store.
+ * and provisioned. `up` calls it, and so does the cut resume (ops/cut-resume.ts) on its store.
  */
 export async function bootRoot({ layout, lock, guards }: BootContext, opts: BootOptions): Promise<UpResult> {
   const requested = opts.space;

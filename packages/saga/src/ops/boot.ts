@@ -7,7 +7,7 @@ import { certainInventory, loadAuthorityAccount } from "../root/account-store.js
 import type { RootLayout } from "../root/layout.js";
 import { commitPending, type CasWrite } from "../saga/finish.js";
 import { executeResume, recordProof } from "../saga/resume-executor.js";
-import { leaseKeyFor } from "./session.js";
+import { leaseKeyFor } from "../verb/session.js";
 import { withLease } from "../saga/lease-holder.js";
 import { seedInventory } from "../saga/seed.js";
 

@@ -6,7 +6,7 @@ import { mintUserCreds, spaceUserPermissions, type SpaceUserRole } from "../trus
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
-import { assertJournalAllows } from "../maintenance/journal.js";
+import { assertJournalAllows } from "../journal/journal.js";
 import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
 import { dirname, resolve } from "node:path";

@@ -3,8 +3,8 @@ import { existsSync } from "node:fs";
 import { stopBroker } from "../broker/process.js";
 import { RootLayout } from "../root/layout.js";
 import { preserveStateCut, type CutResult } from "../maintenance/cut.js";
-import { withVerb } from "./verb.js";
-import { refuseOfflineOnCluster } from "./cluster-offline.js";
+import { withVerb } from "../verb/verb.js";
+import { refuseOfflineOnCluster } from "../verb/cluster-offline.js";
 
 export interface DownResult {
   root: string;

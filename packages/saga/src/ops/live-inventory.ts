@@ -9,7 +9,7 @@ import { readTextIfExists } from "../root/secret-files.js";
 import { digestOfServerConf } from "../saga/digest.js";
 import { runMutation } from "../saga/mutation.js";
 import { seedInventory } from "../saga/seed.js";
-import { openLiveSession } from "./session.js";
+import { openLiveSession } from "../verb/session.js";
 
 /**
  * `up` on a running root: seed the record if a pre-saga broker never had one, and resume an

@@ -25,7 +25,7 @@ import { connectReplicated, liveNodesOrRefuse, startClusterNodes } from "./clust
 import { describeChecks, served, tenantAccounts, waitStreamsServed } from "./node-streams.js";
 import { shellWord } from "../error-shape.js";
 import { stopProcess } from "../broker/stop-process.js";
-import { leaseKeyFor } from "./session.js";
+import { leaseKeyFor } from "../verb/session.js";
 
 export interface NodeAgentOptions {
   root: string;

@@ -16,15 +16,15 @@ import { requireRoot } from "../root/require-root.js";
 import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { digestOfServerConf } from "../saga/digest.js";
-import { journalRefusal, type JournalEntry } from "../maintenance/journal.js";
+import { journalRefusal, type JournalEntry } from "../journal/journal.js";
 import { writeObserverCreds } from "../saga/materialise.js";
 import { runMutation, type MutationResult } from "../saga/mutation.js";
 import { renderList } from "../saga/render-list.js";
 import { configPicture } from "../render/config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
-import { openLiveSession, openOfflineSession, type Session } from "./session.js";
-import { withVerb } from "./verb.js";
-import { refuseOfflineOnCluster } from "./cluster-offline.js";
+import { openLiveSession, openOfflineSession, type Session } from "../verb/session.js";
+import { withVerb } from "../verb/verb.js";
+import { refuseOfflineOnCluster } from "../verb/cluster-offline.js";
 export type Direction = "disk" | "kv";
 
 export interface ReconcilePlan {

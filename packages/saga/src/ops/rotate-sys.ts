@@ -10,11 +10,11 @@ import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists, writeJsonAtomic } from "../root/secret-files.js";
 import { rotateSystemAccount, type BrokerTrust } from "../trust/index.js";
 import { withLease } from "../saga/lease-holder.js";
-import { clearJournal, writeJournal, type RotationEntry } from "../maintenance/journal.js";
+import { clearJournal, writeJournal, type RotationEntry } from "../journal/journal.js";
 import { writeObserverCreds } from "../saga/materialise.js";
-import { openOfflineSession, leaseKeyFor } from "./session.js";
-import { withVerb } from "./verb.js";
-import { isClusterRoot } from "./boot-cluster.js";
+import { openOfflineSession, leaseKeyFor } from "../verb/session.js";
+import { withVerb } from "../verb/verb.js";
+import { isClusterRoot } from "../root/settings.js";
 import { serversOfRoot } from "../broker/server-scan.js";
 
 export interface RotateSysResult {

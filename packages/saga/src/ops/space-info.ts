@@ -15,7 +15,7 @@ import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { QUOTA_FIELDS, limitsQuota, type SpaceQuota } from "../trust/limits.js";
-import { answeringUrls } from "./session.js";
+import { answeringUrls } from "../verb/session.js";
 import { spaceListFrom, type SpaceListEntry, type SpaceState } from "./space-list.js";
 import { status, type StatusReport } from "./status.js";
 

@@ -21,12 +21,12 @@ import { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import { digestOfServerConf } from "../saga/digest.js";
-import { assertJournalAllows, clearJournal, writeJournal, type JournalPolicy, type SpaceRmEntry } from "../maintenance/journal.js";
+import { assertJournalAllows, clearJournal, writeJournal, type JournalPolicy, type SpaceRmEntry } from "../journal/journal.js";
 import { runMutation, type MutationResult } from "../saga/mutation.js";
 import { renderList } from "../saga/render-list.js";
-import { openOfflineSession, unresponsiveBroker, type Session, type SessionHooks } from "./session.js";
-import { refuseOfflineOnCluster } from "./cluster-offline.js";
-import { withLiveVerb, withVerb, type VerbContext } from "./verb.js";
+import { openOfflineSession, unresponsiveBroker, type Session, type SessionHooks } from "../verb/session.js";
+import { refuseOfflineOnCluster } from "../verb/cluster-offline.js";
+import { withLiveVerb, withVerb, type VerbContext } from "../verb/verb.js";
 
 export interface SpaceRmOptions extends SessionHooks {
   root: string;

@@ -12,7 +12,7 @@ import { parseAccountRecord, parseBrokerRecord, type AccountRecord } from "../ro
 import { readTextIfExists } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
 import { clusterOf } from "../root/cluster-settings.js";
-import { journalRefusal, readJournal, restoreRerun, standingQuiesce, type JournalEntry } from "../maintenance/journal.js";
+import { journalRefusal, readJournal, restoreRerun, standingQuiesce, type JournalEntry } from "../journal/journal.js";
 import { nameRoot } from "../error-shape.js";
 import { ownerStatus } from "../lock/process-identity.js";
 import { quiescedOnDisk } from "../maintenance/quiesce.js";
@@ -20,7 +20,7 @@ import { readProvisioningOwed } from "../provision/owed.js";
 import { configPicture } from "../render/config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
 import { clusterNodesStatus, nodeStreamChecks, type NodeStatus } from "./cluster-status.js";
-import { answeringUrls } from "./session.js";
+import { answeringUrls } from "../verb/session.js";
 import { pidStopped } from "../lock/process-identity.js";
 import { readNodeAgentState } from "../root/node-state.js";
 

@@ -8,10 +8,11 @@ import { serversOfRoot } from "../broker/server-scan.js";
 import { DEFAULT_HOST, DEFAULT_PORT, loadSettings } from "../root/settings.js";
 import { assertSpaceName } from "../names.js";
 import { canonicalRoot } from "../root/canonical-root.js";
-import { cutJournalPresent, resumeCut } from "../maintenance/cut-resume.js";
+import { cutJournalPresent, resumeCut } from "./cut-resume.js";
 import { bootRoot, type UpResult } from "./boot-root.js";
-import { withVerb } from "./verb.js";
-import { bootCluster, clusterSizeOf, isClusterRoot, validClusterSize, type ClusterBootOptions } from "./boot-cluster.js";
+import { withVerb } from "../verb/verb.js";
+import { bootCluster, clusterSizeOf, validClusterSize, type ClusterBootOptions } from "./boot-cluster.js";
+import { isClusterRoot } from "../root/settings.js";
 import { assertTemplateReplicas } from "../provision/template.js";
 import { RootLayout } from "../root/layout.js";
 
@@ -33,7 +34,7 @@ function validPort(port: number | undefined): number | undefined {
 
 /**
  * `cotal up`: the verb preamble takes the lock (once, for both paths); a preserve-state cut in the
- * journal is resumed (maintenance/cut-resume.ts, which boots the preserved store), anything else boots.
+ * journal is resumed (ops/cut-resume.ts, which boots the preserved store), anything else boots.
  */
 export async function up(opts: UpOptions): Promise<UpResult> {
   // Everything user-supplied is validated before the first write, so a refusal leaves the root untouched.

@@ -1,6 +1,6 @@
 import { RERUN, SagaError } from "../errors.js";
 import type { RootLayout } from "./layout.js";
-import type { ClusterSettings } from "./cluster-settings.js";
+import { clusterOf, type ClusterSettings } from "./cluster-settings.js";
 import { readTextIfExists, writeJsonAtomic } from "./secret-files.js";
 
 /** Listener settings of a root: fixed at creation (nats-server cannot change them on reload). */
@@ -57,4 +57,9 @@ export function loadSettings(layout: RootLayout): RootSettings | undefined {
 
 export function saveSettings(layout: RootLayout, s: RootSettings): void {
   writeJsonAtomic(layout.settingsFile, s);
+}
+
+/** Does this root run as a cluster (settings.json `cluster`)? `up` boots its nodes with or without the flag. */
+export function isClusterRoot(layout: RootLayout): boolean {
+  return clusterOf(layout, loadSettings(layout)) !== undefined;
 }

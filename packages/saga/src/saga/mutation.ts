@@ -128,7 +128,7 @@ export interface MutationResult {
 }
 
 /**
- * A verb's certain inventory (ops/verb.ts), read under the maintenance lock after its decision read
+ * A verb's certain inventory (verb/verb.ts), read under the maintenance lock after its decision read
  * at `revision`: the render takes the records this claim does not write from it instead of re-reading
  * every file (issue 15). Every record a cooperative writer writes is written under a claim, which
  * moves the revision, so the view holds exactly while the record still stands at `revision`.

@@ -1,5 +1,6 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { rmSync } from "node:fs";
+import { join } from "node:path";
 import { afterPid, SagaError } from "../errors.js";
 import { isValidSpaceName } from "../names.js";
 import { assertLockHeld, type MaintenanceLock } from "../lock/maintenance-lock.js";
@@ -244,4 +245,25 @@ export function assertJournalAllows(layout: RootLayout, policy: JournalPolicy, g
 /** The quiesce entry that holds its tenant quiesced now: an `unfinished` restore has already been lifted. */
 export function standingQuiesce(journal: JournalEntry | null | undefined): QuiesceEntry | undefined {
   return journal?.op === "quiesce" && journal.stage !== "unfinished" ? journal : undefined;
+}
+
+/** The cut entry, or undefined when the journal holds none (a space-rm entry is not a cut). */
+export function readCut(layout: RootLayout): CutEntry | undefined {
+  const j = readJournal(layout);
+  return j?.op === "cut" ? j : undefined;
+}
+
+/** Where an attempt works: under the root's maintenance dir, named by its id. */
+export function attemptWorkDir(layout: RootLayout, id: string): string {
+  return join(layout.maintenanceDir, `attempt-${id}`);
+}
+
+/** The work dir of the attempt the journal records; undefined when none, null when the journal is unreadable. */
+export function journaledAttemptDir(layout: RootLayout): string | undefined | null {
+  try {
+    const cut = readCut(layout);
+    return cut?.attempt ? attemptWorkDir(layout, cut.attempt.id) : undefined;
+  } catch {
+    return null;
+  }
 }

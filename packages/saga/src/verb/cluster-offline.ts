@@ -1,7 +1,7 @@
 import { type Guards } from "../guards.js";
 import { RERUN, SagaError } from "../errors.js";
 import type { RootLayout } from "../root/layout.js";
-import { isClusterRoot } from "./boot-cluster.js";
+import { isClusterRoot } from "../root/settings.js";
 
 /** The usual way out: start the cluster, then the same command, which then runs online. */
 export function onlineRerun(layout: RootLayout): string {

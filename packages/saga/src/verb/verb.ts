@@ -1,7 +1,6 @@
 import { type Guards } from "../guards.js";
 import type { VersionedRecord } from "../inventory/authority-store.js";
 import { reapLeakedMaintenanceBrokers } from "../broker/server-scan.js";
-import { journaledAttemptDir } from "../maintenance/attempt.js";
 import { acquireMaintenanceLock, releaseMaintenanceLock, waitForMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
 import { certainInventory } from "../root/account-store.js";
 import { reapStaleTemps } from "../root/secret-files.js";
@@ -9,7 +8,7 @@ import { pidAlive } from "../lock/process-identity.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { assertJournalAllows, type JournalEntry, type JournalPolicy } from "../maintenance/journal.js";
+import { assertJournalAllows, journaledAttemptDir, type JournalEntry, type JournalPolicy } from "../journal/journal.js";
 import { decisionRead, type DiskView } from "../saga/mutation.js";
 import { openLiveSession, type LiveSession, type SessionHooks } from "./session.js";
 
