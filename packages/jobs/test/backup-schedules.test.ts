@@ -83,6 +83,7 @@ describe.skipIf(noRedis)("run records and unschedule (Redis at REDIS_URL or 127.
 
   it("unschedule removes the scheduler and the space's records; again it is a no-op success", async () => {
     const root = temp();
+    mkdirSync(join(root, "auth")); // a root: scheduleBackup refuses root-missing first
     const rootKey = rootKeyFor(root);
     await scheduleBackup({ root, space: "alpha", out: join(root, "b"), every: "1d", keep: 2, redisUrl: REDIS });
     await scheduleBackup({ root, space: "beta", out: join(root, "b"), every: "1d", keep: 2, redisUrl: REDIS });
