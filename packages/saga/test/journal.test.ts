@@ -14,8 +14,11 @@ import {
   writeJournal,
   type CutEntry,
   type JournalEntry,
+  type QuiesceEntry,
   type SpaceRmEntry,
 } from "../src/internal.js";
+import { attemptWorkDir, journaledAttemptDir, readCut } from "../src/journal/journal.js";
+import { selfOwner } from "../src/lock/process-identity.js";
 import { refusalOf } from "./fixtures/records.js";
 import { GUARDS_ON } from "../src/guards.js";
 
@@ -192,5 +195,90 @@ describe("the rotation journal (up --rotate-sys)", () => {
       writeFileSync(layout.journalFile, JSON.stringify(bad));
       expect(refusalOf(() => readJournal(layout)).code, JSON.stringify(bad)).toBe("corrupt-record");
     }
+  });
+});
+
+describe("quiesce entries (online backup and restore)", () => {
+  const owner = { pid: 4242, host: "h1", startedAt: "s" } as QuiesceEntry["owner"];
+  const q: QuiesceEntry = { op: "quiesce", space: "alpha", purpose: "backup", out: "/b/alpha", attemptId: "a1", owner, startedAt: "2026-01-01T00:00:00.000Z", stage: "journaled" };
+  const STAGES: QuiesceEntry["stage"][] = ["journaled", "quiesced", "snapshotting", "published", "lifting", "deleting", "restoring", "verified", "unfinished"];
+
+  it.each(STAGES)("reads a quiesce in stage %s back as written", (stage) => {
+    const { layout } = fresh();
+    writeFileSync(layout.journalFile, JSON.stringify({ ...q, stage }));
+    expect(readJournal(layout)).toEqual({ ...q, stage });
+  });
+
+  it.each([
+    ["an unknown stage", { ...q, stage: "paused" }],
+    ["an empty stage", { ...q, stage: "" }],
+    ["an unknown purpose", { ...q, purpose: "copy" }],
+    ["no out", { ...q, out: undefined }],
+    ["no attempt id", { ...q, attemptId: 7 }],
+    ["an owner without a pid", { ...q, owner: { host: "h1" } }],
+    ["an invalid space", { ...q, space: "Bad Name" }],
+  ])("refuses a quiesce with %s as corrupt", (_what, entry) => {
+    const { layout } = fresh();
+    writeFileSync(layout.journalFile, JSON.stringify(entry));
+    expect(refusalOf(() => readJournal(layout)).code).toBe("corrupt-record");
+  });
+
+  it("a running restore is busy (lock-held, wait for its pid); a dead one blocks naming its re-run", () => {
+    const r: QuiesceEntry = { ...q, purpose: "restore", stage: "restoring", out: "/b/alpha.bak", replace: { streams: [], deletionBegan: false } } as QuiesceEntry;
+    const busy = journalRefusal(r, { verb: "space add" }, "alive") as SagaError;
+    expect(busy.code).toBe("lock-held");
+    expect(busy.message).toBe("an online restore of space alpha (pid 4242 on h1, restoring since 2026-01-01T00:00:00.000Z) holds the tenant quiesced; space add waits for it");
+    expect(busy.next).toBe("while kill -0 4242 2>/dev/null; do sleep 1; done; {rerun}");
+    expect(busy.details).toEqual({ journal: r, owner: "alive" });
+    const dead = journalRefusal(r, { verb: "space add" }) as SagaError;
+    expect(dead.code).toBe("journal-blocked");
+    expect(dead.message).toBe("an online restore of space alpha from /b/alpha.bak (started 2026-01-01T00:00:00.000Z) is unfinished (restoring); space add waits for it");
+    expect(dead.details).toEqual({ journal: r });
+    // only a restore is judged as one: a backup entry in the same stage is a backup's refusal
+    expect((journalRefusal({ ...r, purpose: "backup" }, { verb: "space add" }) as SagaError).message).toMatch(/^an online backup of space alpha/);
+  });
+
+  it("a running backup is busy (lock-held); a dead one blocks until `cotal up` lifts it", () => {
+    const busy = journalRefusal(q, { verb: "space rm" }, "unknown") as SagaError;
+    expect(busy.code).toBe("lock-held");
+    expect(busy.message).toBe("an online backup of space alpha (pid 4242 on h1, journaled since 2026-01-01T00:00:00.000Z) holds the tenant quiesced; space rm waits for it");
+    expect(busy.details).toEqual({ journal: q, owner: "unknown" });
+    const dead = journalRefusal(q, { verb: "space rm" }) as SagaError;
+    expect(dead.code).toBe("journal-blocked");
+    expect(dead.details).toEqual({ journal: q });
+    expect(dead.next).toBe("cotal up   # lifts the quiesce and removes a partial artifact");
+  });
+
+  it("assertJournalAllows judges a quiesce's owner by its process: our own live pid is busy, a cut's owner is never asked", () => {
+    const { layout } = fresh();
+    const lock = acquireMaintenanceLock(layout.root, "test", GUARDS_ON);
+    try {
+      writeJournal(layout, lock, { ...q, owner: { ...selfOwner() } });
+      expect(refusalOf(() => assertJournalAllows(layout, { verb: "space add" })).code).toBe("lock-held");
+      writeJournal(layout, lock, cut);
+      expect(refusalOf(() => assertJournalAllows(layout, { verb: "space add" })).code).toBe("journal-blocked");
+    } finally {
+      releaseMaintenanceLock(lock);
+    }
+  });
+});
+
+describe("the cut and its attempt dir", () => {
+  it("readCut is the cut entry only; journaledAttemptDir names its attempt's work dir, undefined without one, null when unreadable", () => {
+    const { layout } = fresh();
+    expect(readCut(layout)).toBeUndefined();
+    expect(journaledAttemptDir(layout)).toBeUndefined();
+    writeFileSync(layout.journalFile, JSON.stringify(rm));
+    expect(readCut(layout)).toBeUndefined();
+    expect(journaledAttemptDir(layout)).toBeUndefined();
+    writeFileSync(layout.journalFile, JSON.stringify(cut));
+    expect(readCut(layout)).toEqual(cut);
+    expect(journaledAttemptDir(layout)).toBeUndefined();
+    const withAttempt = { ...cut, attempt: { id: "20260101-ab", kind: "backup", space: "beta", stage: "work", owner: { pid: 1, host: "h", startedAt: "s" }, owned: [] } };
+    writeFileSync(layout.journalFile, JSON.stringify(withAttempt));
+    expect(journaledAttemptDir(layout)).toBe(join(layout.maintenanceDir, "attempt-20260101-ab"));
+    expect(attemptWorkDir(layout, "x")).toBe(join(layout.maintenanceDir, "attempt-x"));
+    writeFileSync(layout.journalFile, "{");
+    expect(journaledAttemptDir(layout)).toBeNull();
   });
 });
