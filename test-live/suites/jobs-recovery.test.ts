@@ -1,12 +1,11 @@
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { cotalCliPath, harnessTeardown, type CotalResult } from "@cotal/harness";
+import { harnessTeardown } from "@cotal/harness";
 import type { JobsStatusReport } from "@cotal/jobs";
 import { status, type SpaceListReport, type StatusReport } from "@cotal/saga";
 import { reloadCount } from "../fixtures/broker-log.js";
-import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker, tenantNames, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
+import { background, disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker, tenantNames, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
 import { until } from "../fixtures/until.js";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 
@@ -33,16 +32,6 @@ function worker(r: LiveRoot, redis: LiveRedis, args: string[], env: Record<strin
   return w;
 }
 
-/** The enqueuing command in the background (wait mode), so the test can act while it follows the jobs. */
-function background(r: LiveRoot, args: string[], env: Record<string, string>): Promise<CotalResult> {
-  const t0 = performance.now();
-  const child = spawn(process.execPath, [cotalCliPath(), ...args], { env: { ...process.env, ...env, COTAL_ROOT: r.root }, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (s: string) => (stdout += s));
-  child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
-  return new Promise((resolve) => child.once("close", (code, signal) => resolve({ code, signal, stdout, stderr, durationMs: performance.now() - t0, timedOut: false })));
-}
 
 /** inventory == disk == running config, nothing pending, no tenant twice. */
 async function assertConverged(r: LiveRoot, expected: string[]): Promise<StatusReport> {
