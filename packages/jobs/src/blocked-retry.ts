@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { readLockOwner, RootLayout } from "@cotal/saga/root";
 import { describeError } from "@cotal/saga/errors";
+import { readJournal } from "@cotal/saga/maintenance";
 import { UnrecoverableError } from "bullmq";
 
 /**
@@ -44,20 +44,19 @@ export const fsRootProbe: RootProbe = {
     return o !== undefined && o !== "corrupt" && o.status !== "dead";
   },
   journal(root) {
-    let text: string;
     try {
-      text = readFileSync(new RootLayout(root).journalFile, "utf8");
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      return {};
-    }
-    try {
-      return JSON.parse(text) as JournalLike;
+      return readJournal(new RootLayout(root));
     } catch {
-      return {};
+      return {}; // unreadable: it stands, and matches no entry
     }
   },
 };
+
+/** A busy or blocked root: the refusals this module waits out, or fails at once when an operator must act. */
+export function isBlocked(err: unknown): boolean {
+  const code = describeError(err).code;
+  return code === "lock-held" || code === "journal-blocked";
+}
 
 /** Journal entries whose verb writes and clears them under one hold of the maintenance lock. */
 const LOCK_BOUND_OPS: readonly unknown[] = ["space-rm", "rotate-sys"];
@@ -77,9 +76,9 @@ function sameEntry(a: JournalLike, b: JournalLike): boolean {
  * for an operator's command; a running backup or restore already refuses with `lock-held`.
  */
 export function classifyBlock(err: unknown, root: string, probe: RootProbe = fsRootProbe): "transient" | "final" | "other" {
+  if (!isBlocked(err)) return "other";
   const e = describeError(err);
   if (e.code === "lock-held") return "transient";
-  if (e.code !== "journal-blocked") return "other";
   const entry = (e.details as { journal?: JournalLike } | undefined)?.journal;
   if (!entry || !LOCK_BOUND_OPS.includes(entry.op)) return "final";
   if (probe.lockHeld(root)) return "transient";

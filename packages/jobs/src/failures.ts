@@ -20,11 +20,3 @@ export function toJobFailure(err: unknown): Error {
   return e.retriable ? new Error(text) : new UnrecoverableError(text);
 }
 
-/**
- * A busy or blocked root: the worker waits these out for a bounded time, or fails the job at once
- * when an operator must act (blocked-retry.ts; docs/commands/jobs.md, "Busy and blocked roots").
- */
-export function isBlocked(err: unknown): boolean {
-  const code = describeError(err).code;
-  return code === "lock-held" || code === "journal-blocked";
-}

@@ -1,5 +1,6 @@
 import { spaceAdd, type Guards, type SagaTiming, type SpaceAddResult } from "@cotal/saga";
-import { isBlocked, isRetriable, toJobFailure } from "./failures.js";
+import { isRetriable, toJobFailure } from "./failures.js";
+import { isBlocked } from "./blocked-retry.js";
 import type { ItemResult } from "./group-commit.js";
 
 export interface SpaceAddItem {

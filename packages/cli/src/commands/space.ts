@@ -11,6 +11,13 @@ import { printRemovedSchedules, queuedSingle, queuedSpaceAdd, unscheduleRemoved 
 import { FEW_NAMES, summariseNames } from "../batch-summary.js";
 import { countLogger, feedbackFor } from "../feedback.js";
 import { confirmOrRefuse } from "../confirm.js";
+import { spaceTemplate } from "@cotal/saga/provision";
+
+/** The template's streams and buckets of a space, by name: what its removal deletes at the least. */
+function templateNames(space: string): string {
+  const t = spaceTemplate(space);
+  return [...t.streams.map((x) => x.name), ...t.buckets.map((b) => b.bucket)].join(", ");
+}
 
 interface CredsFlags {
   user?: string;
@@ -90,7 +97,7 @@ export function registerSpace(program: Command): void {
     .action(async (name: string, flags: { yes?: boolean; json?: boolean; queue?: boolean; wait: boolean }, cmd: Command) => {
       // Confirmed before the lock, the queue or the broker is touched (issue #31); a queued job does not ask again.
       const space = assertSpaceName(name, guardsOf(cmd));
-      await confirmOrRefuse({ yes: flags.yes, question: `remove space ${space} (its account, streams and KV data, for good)?`, what: `space rm deletes space ${space} for good: its account, every stream and KV bucket it holds (cotal_events_${space}, cotal_state_${space}, cotal_presence_${space} and any other) and its local files` });
+      await confirmOrRefuse({ yes: flags.yes, question: `remove space ${space} (its account, streams and KV data, for good)?`, what: `space rm deletes space ${space} for good: its account, every stream and KV bucket it holds (${templateNames(space)} and any other) and its local files` });
       if (flags.queue) {
         const root = rootOf(cmd);
         const guards = guardsOf(cmd);

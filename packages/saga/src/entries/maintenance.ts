@@ -4,7 +4,7 @@ export { spaceRestore, type SpaceRestoreOptions, type SpaceRestoreResult } from 
 export { cleanRestoreAttempt, type CleanAttemptResult } from "../maintenance/clean.js";
 export { cleanOrphanStreams, type OrphanCleanResult } from "../maintenance/orphans.js";
 export type { MaintenanceProgress } from "../maintenance/progress.js";
-export type { CutEntry } from "../journal/journal.js";
+export { readJournal, type CutEntry } from "../journal/journal.js";
 export { verifyArtifact } from "../maintenance/artifact.js";
 export type { OnlineBackupResult } from "../maintenance/online-backup.js";
 export { quiescedCount } from "../maintenance/quiesce.js";

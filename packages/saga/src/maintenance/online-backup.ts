@@ -53,7 +53,6 @@ export async function spaceBackupOnline(opts: SpaceBackupOptions & SessionHooks)
 }
 
 type QuiescedResult = Omit<OnlineBackupResult, "phases"> | (SpaceBackupResult & { mode: "online"; recovered: QuiesceRecovery });
-type Env = SagaEnv;
 const AGAIN = `${RERUN}   # run it again`;
 
 /** `--quiesce`: every stream at one moment, the tenant's users refused meanwhile (docs/backup.md, "--quiesce"). */
@@ -66,7 +65,7 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
   return withLiveVerb(verb, async (v) => {
     clock.lap("session open, lock, preamble");
     const base = v.session.envWith(v.lock);
-    const env: Env = { ...base, onTiming: (s: Parameters<PhaseClock["step"]>[0], ms: number) => (clock.step(s, ms), base.onTiming?.(s, ms)) };
+    const env: SagaEnv = { ...base, onTiming: (s: Parameters<PhaseClock["step"]>[0], ms: number) => (clock.step(s, ms), base.onTiming?.(s, ms)) };
     let recovered: QuiesceRecovery | undefined;
     if (v.journal?.op === "quiesce") {
       // A backup that stopped while its tenant was quiesced: lift first (journalRefusal let us through: its owner is dead).
@@ -103,7 +102,7 @@ async function backupTarget(v: LiveVerbContext, layout: RootLayout, space: strin
 }
 
 interface QuiescedRun {
-  env: Env;
+  env: SagaEnv;
   layout: RootLayout;
   lock: LiveVerbContext["lock"];
   url: string;

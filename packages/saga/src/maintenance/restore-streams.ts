@@ -92,7 +92,7 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
     const config = hooks.replicas === undefined ? s.config : { ...s.config, num_replicas: hooks.replicas };
     const got = await restoreStream(nc, join(artifactDir, s.file), { stream: s.name, config, state: s.state }, (n) => progress({ phase: hooks.phase, stream: s.name, done: (done += n), total }), hooks.upload);
     const st = await settled(hooks, async () => {
-      const now = (await onceAnswered(() => jsm.streams.info(s.name), waitOf(hooks))).state;
+      const now = (await jsm.streams.info(s.name)).state;
       const mismatch = restoredMismatch(now, s);
       if (mismatch) throw hooks.verifyFailed(`stream ${s.name} ${mismatch} (restore reported ${JSON.stringify(got.state)})`);
       return now;
@@ -102,7 +102,7 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
   }
   for (const c of checkpoints.consumers) {
     await settled(hooks, async () => {
-      const ci = await onceAnswered(() => jsm.consumers.info(c.stream, c.name), waitOf(hooks));
+      const ci = await jsm.consumers.info(c.stream, c.name);
       if (ci.ack_floor.stream_seq !== c.ack_floor.stream_seq || ci.delivered.stream_seq !== c.delivered.stream_seq) {
         throw hooks.verifyFailed(`consumer ${c.stream}/${c.name} ack floor ${ci.ack_floor.stream_seq} (delivered ${ci.delivered.stream_seq}), checkpoint ${c.ack_floor.stream_seq} (${c.delivered.stream_seq})`);
       }
@@ -117,29 +117,19 @@ export async function installArtifactStreams(nc: NatsConnection, jsm: JetStreamM
   }
 }
 
-/**
- * How long a replicated restore waits for a restored stream or consumer to answer: 2.14 answers
- * "consumer not found" for a moment after the stream does, and a loaded cluster may time a read out
- * while the new stream's leader is elected.
- */
+/** How long a replicated restore's checks may be read again (settled). */
 const REPLICATED_WAIT_MS = 15_000;
 
-function waitOf(hooks: InstallHooks): number {
-  return (hooks.replicas ?? 1) > 1 ? REPLICATED_WAIT_MS : 0;
-}
-
 /**
- * A replicated restore's check is read again until it holds or the wait passes: a new leader may
- * answer before it has applied the snapshot's last state. A single server's answer is final.
+ * A replicated restore's check is read again until it holds or the wait passes: 2.14 answers
+ * "consumer not found" for a moment after the stream does, a loaded cluster may time a read out while
+ * the new leader is elected, and that leader may answer before it has applied the snapshot's last
+ * state. A single server's answer is final. The check must be safe to repeat (reads only).
  */
 function settled<T>(hooks: InstallHooks, check: () => Promise<T>): Promise<T> {
-  return retryWhile(check, { transient: (err) => isSagaError(err, "restore-verify-failed"), forMs: waitOf(hooks), pauseMs: 250 });
-}
-
-/** Retries a read of a just-restored stream or consumer (idempotent) on not-found or timeout until `waitMs` has passed. */
-function onceAnswered<T>(read: () => Promise<T>, waitMs: number): Promise<T> {
-  const transient = (err: unknown): boolean => err instanceof TimeoutError || (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound);
-  return retryWhile(read, { transient, forMs: waitMs, pauseMs: 100 });
+  const transient = (err: unknown): boolean =>
+    isSagaError(err, "restore-verify-failed") || err instanceof TimeoutError || (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound);
+  return retryWhile(check, { transient, forMs: (hooks.replicas ?? 1) > 1 ? REPLICATED_WAIT_MS : 0, pauseMs: 100 });
 }
 
 /** Deletes those of `names` the namespace holds; what it deleted. */
