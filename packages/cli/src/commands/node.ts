@@ -17,6 +17,11 @@ function intervalOf(v: string): number {
   return n;
 }
 
+/** One event line: under --json a JSON object stamped by the agent itself (docs/commands/node.md), so a log reader need not trust when it read the line. */
+function eventLine(asJson: boolean | undefined): (line: string) => void {
+  return asJson ? (line) => err(JSON.stringify({ at: new Date().toISOString(), event: line })) : (line) => err(line);
+}
+
 function summary(r: NodeAgentResult): string {
   return `cotal node: ${r.node}: ${r.state}${r.generation !== undefined ? ` generation ${r.generation}` : ""}${r.reason ? `: ${r.reason}` : ""} (applied ${r.applied}, started ${r.started})`;
 }
@@ -29,14 +34,14 @@ export function registerNode(program: Command): void {
     .requiredOption("--node <name>", "the node this host runs (a name from `cotal status`)")
     .option("--once", "one round (start, read, apply, prove), then exit: 0 serving, the refusal's exit code otherwise")
     .option("--interval <ms>", "the periodic liveness and record check (a KV watch wakes it sooner)", intervalOf, 2_000)
-    .option("--json", "print the result as JSON (with --once, or when stopped)")
+    .option("--json", "each event as a JSON line on stderr ({at, event}), and the result as JSON (with --once, or when stopped)")
     .action(async (flags: NodeRunFlags, cmd: Command) => {
       const ctl = new AbortController();
       const stop = (): void => ctl.abort();
       process.on("SIGINT", stop);
       process.on("SIGTERM", stop);
       try {
-        const r = await runNodeAgent({ root: rootOf(cmd), guards: guardsOf(cmd), node: flags.node, ...(flags.once ? { once: true } : {}), ...(flags.interval !== undefined ? { intervalMs: flags.interval } : {}), signal: ctl.signal, onEvent: (line) => err(line) });
+        const r = await runNodeAgent({ root: rootOf(cmd), guards: guardsOf(cmd), node: flags.node, ...(flags.once ? { once: true } : {}), ...(flags.interval !== undefined ? { intervalMs: flags.interval } : {}), signal: ctl.signal, onEvent: eventLine(flags.json) });
         if (flags.json) json(r);
         else out(summary(r));
       } finally {
