@@ -5,7 +5,7 @@ import { JetStreamApiError, jetstream, jetstreamManager } from "@nats-io/jetstre
 import { Kvm, type KV } from "@nats-io/kv";
 import { freePort, harnessTeardown, selectBackend, sleep, tempRoot, type Broker } from "@cotal/harness";
 import { liveServer } from "../fixtures/server-version.js";
-import { SagaError, isSagaError } from "@cotal/saga";
+import { CotalError, isCotalError } from "@cotal/saga";
 import { connectAsAccount, serverConfig } from "@cotal/saga/broker";
 import { AuthorityStore, INVENTORY_BUCKET, INVENTORY_KEY, LEASE_BUCKET, LEASE_TTL_MS, isCasLoss, seedRecord, type InventoryRecord, type Lease } from "@cotal/saga/inventory";
 import { toAccountRecord, type AccountRecord } from "@cotal/saga/root";
@@ -39,12 +39,12 @@ function record(generation: number, spaces: string[] = ["alpha"]): InventoryReco
   return { ...seedRecord(spaces, null, false), generation, appliedGeneration: generation - 1 };
 }
 
-async function refusal(p: Promise<unknown>): Promise<SagaError> {
+async function refusal(p: Promise<unknown>): Promise<CotalError> {
   try {
     await p;
   } catch (err) {
-    expect(err).toBeInstanceOf(SagaError);
-    return err as SagaError;
+    expect(err).toBeInstanceOf(CotalError);
+    return err as CotalError;
   }
   throw new Error("expected a refusal, got success");
 }
@@ -152,7 +152,7 @@ describe("AuthorityStore on a real nats-server", () => {
     expect(isCasLoss(rawErr)).toBe(true);
     expect(isCasLoss(new Error("wrong last sequence: 3", { cause: rawErr }))).toBe(true); // via the cause chain
     expect(isCasLoss(new Error("wrong last sequence: 3"))).toBe(false);
-    expect(isCasLoss(new SagaError("conflict", "wrong last sequence"))).toBe(false);
+    expect(isCasLoss(new CotalError("conflict", "wrong last sequence"))).toBe(false);
     expect(isCasLoss(undefined)).toBe(false);
     expect((await store.read())?.revision).toBe(cur!.revision); // control: the failed raw update changed nothing
   });
@@ -180,7 +180,7 @@ describe("AuthorityStore on a real nats-server", () => {
       const lost = [ra, rb].filter((r): r is PromiseRejectedResult => r.status === "rejected");
       expect(won).toHaveLength(1);
       expect(lost).toHaveLength(1);
-      expect(isSagaError(lost[0]!.reason, "conflict")).toBe(true);
+      expect(isCotalError(lost[0]!.reason, "conflict")).toBe(true);
       expect(isCasLoss(lost[0]!.reason)).toBe(true);
       const after = (await store.read())!;
       expect(after.revision).toBe((won[0] as PromiseFulfilledResult<number>).value);
@@ -309,10 +309,10 @@ describe("AuthorityStore on a real nats-server", () => {
             expect(post.record).toEqual(next);
             outcomes.push("landed");
           } else {
-            expect(res.reason).toBeInstanceOf(SagaError);
-            expect(["conflict", "inventory-unreachable"]).toContain((res.reason as SagaError).code);
-            expect((res.reason as SagaError).next).toBeTruthy();
-            outcomes.push((res.reason as SagaError).code);
+            expect(res.reason).toBeInstanceOf(CotalError);
+            expect(["conflict", "inventory-unreachable"]).toContain((res.reason as CotalError).code);
+            expect((res.reason as CotalError).next).toBeTruthy();
+            outcomes.push((res.reason as CotalError).code);
           }
         }
         expect(outcomes).toHaveLength(6);
@@ -413,7 +413,7 @@ describe("AuthorityStore on a real nats-server", () => {
             expect(rb.status === "rejected" && isCasLoss(rb.reason)).toBe(true); // B got a real answer: 10071
           } else {
             expect(post.record).toEqual(b);
-            const e = ra.reason as SagaError;
+            const e = ra.reason as CotalError;
             expect(e.code).toBe("conflict");
             expect(e.details?.lostReply).toBe(true); // decided by read-back, not by an err_code
             expect(isCasLoss(e)).toBe(false);
@@ -508,7 +508,7 @@ describe("lease TTL", () => {
       try {
         b = await y.acquireLease(key, holderB);
       } catch (err) {
-        if (!isSagaError(err, "lease-held") || Date.now() - t0 > 10_000) throw err;
+        if (!isCotalError(err, "lease-held") || Date.now() - t0 > 10_000) throw err;
         await sleep(100);
       }
     }

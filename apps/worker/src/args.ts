@@ -1,4 +1,4 @@
-import { JobsError } from "@cotal/jobs/errors";
+import { CotalError } from "@cotal/saga/errors";
 import { isLogFormat, type LogFormat, type WorkerOverrides } from "@cotal/jobs";
 
 export type WorkerArgs = WorkerOverrides & { root?: string; logFormat?: LogFormat };
@@ -20,7 +20,7 @@ export function workerArgs(argv: readonly string[]): WorkerArgs {
       i++;
     } else {
       // Bad input, like a bad COTAL_WORKER_* setting: exit 2 with the usage line, never a stack.
-      throw new JobsError("invalid-payload", `unknown or malformed argument ${JSON.stringify(flag)}`, { next: "node apps/worker/dist/main.js [--concurrency N] [--root DIR] [--log-format json|pretty]" });
+      throw new CotalError("invalid-payload", `unknown or malformed argument ${JSON.stringify(flag)}`, { next: "node apps/worker/dist/main.js [--concurrency N] [--root DIR] [--log-format json|pretty]" });
     }
   }
   return out;

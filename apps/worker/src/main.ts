@@ -2,7 +2,7 @@
 // The cotal worker as a service (systemd unit, compose): settings from the environment
 // (COTAL_ROOT, REDIS_URL, COTAL_WORKER_*, COTAL_JOBS_*, COTAL_LOG_FORMAT) and `--concurrency N`.
 import { createLogger, isLogFormat, runWorkerService, type WorkerOverrides } from "@cotal/jobs";
-import { guardsFromEnv, resolveRoot, SagaError } from "@cotal/saga";
+import { guardsFromEnv, resolveRoot, CotalError } from "@cotal/saga";
 import { describeError } from "@cotal/saga/errors";
 import { workerArgs } from "./args.js";
 
@@ -12,7 +12,7 @@ const refuse = (line: string): void => void process.stderr.write(`cotal-worker: 
 try {
   const { logFormat, ...args } = workerArgs(process.argv.slice(2));
   const envFormat = process.env.COTAL_LOG_FORMAT;
-  if (envFormat !== undefined && !isLogFormat(envFormat)) throw new SagaError("invalid-argument", `COTAL_LOG_FORMAT=${JSON.stringify(envFormat)} is not a log format`, { next: "COTAL_LOG_FORMAT=json   # or pretty" });
+  if (envFormat !== undefined && !isLogFormat(envFormat)) throw new CotalError("invalid-argument", `COTAL_LOG_FORMAT=${JSON.stringify(envFormat)} is not a log format`, { next: "COTAL_LOG_FORMAT=json   # or pretty" });
   // A service's stderr goes to journald or docker logs: JSON lines unless asked otherwise.
   // The worker's entry builds the guards (docs/ablation.md, test-only) and hands them down; the core never reads them.
   const guards = guardsFromEnv(process.env);

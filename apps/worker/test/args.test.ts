@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isJobsError } from "@cotal/jobs/errors";
+import { isCotalError } from "@cotal/saga/errors";
 import { workerArgs } from "../src/args.js";
 
 describe("apps/worker arguments", () => {
@@ -13,8 +13,8 @@ describe("apps/worker arguments", () => {
       workerArgs(argv);
       expect.unreachable("accepted a bad argument");
     } catch (e) {
-      expect(isJobsError(e) && e.code).toBe("invalid-payload");
-      expect(isJobsError(e) && e.next).toMatch(/--log-format json\|pretty/);
+      expect(isCotalError(e) && e.code).toBe("invalid-payload");
+      expect(isCotalError(e) && e.next).toMatch(/--log-format json\|pretty/);
     }
   });
 });

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline/promises";
-import { rerunWith, SagaError } from "@cotal/saga/errors";
+import { rerunWith, CotalError } from "@cotal/saga/errors";
 
 /**
  * The one home of the CLI's confirmations (`space rm`, `broker reconcile`'s typed count): a question is
@@ -46,5 +46,5 @@ export async function confirmOrRefuse(o: { yes: boolean | undefined; question: s
   const io = o.io ?? TERMINAL;
   const tty = interactive(io);
   if (tty && (await askYesNo(o.question, io))) return;
-  throw new SagaError("confirmation-required", `${o.what}; ${tty ? "not confirmed" : "no terminal to ask on"}, nothing was changed; confirm with --yes`, { next: rerunWith({ "--yes": true }) });
+  throw new CotalError("confirmation-required", `${o.what}; ${tty ? "not confirmed" : "no terminal to ask on"}, nothing was changed; confirm with --yes`, { next: rerunWith({ "--yes": true }) });
 }

@@ -12,11 +12,10 @@ import { registerUp } from "./commands/up.js";
 import { registerWorker } from "./commands/worker.js";
 import { EXIT } from "./exit-codes.js";
 import { attachHelp } from "./help/index.js";
-import { isSagaError, renderRerun, SagaError } from "@cotal/saga/errors";
+import { isCotalError, renderRerun, CotalError, usageError } from "@cotal/saga/errors";
 import { GUARDS_ON, type Guards, type SagaLimits } from "@cotal/saga";
 import { handGuardsTo } from "./context.js";
 import { printableArgv, report, setInvocation } from "./output.js";
-import { CliError, UsageError } from "./errors.js";
 import { requireRootBeforeVerbs } from "./root-hook.js";
 import { VERSION } from "./version.js";
 
@@ -75,11 +74,9 @@ const INPUT_CODES = new Set(["usage", "invalid-argument", "invalid-space-name"])
  * command's own --help line (issue #28: `--max-subs -2` and unit errors printed none).
  */
 export function withUsageNext(e: unknown, help: string): unknown {
-  if (e instanceof CommanderError) return new UsageError(e.message.replace(/^error: /, ""), help);
-  if (!(e instanceof Error) || !INPUT_CODES.has((e as { code?: unknown }).code as string) || (e as { next?: unknown }).next !== undefined) return e;
-  if (e instanceof CliError) return new UsageError(e.message, help);
-  if (isSagaError(e)) return new SagaError(e.code, e.message, { next: help, ...(e.details ? { details: e.details } : {}), cause: e });
-  return e;
+  if (e instanceof CommanderError) return usageError(e.message.replace(/^error: /, ""), help);
+  if (!isCotalError(e) || !INPUT_CODES.has(e.code) || e.next !== undefined) return e;
+  return new CotalError(e.code, e.message, { next: help, ...(e.details ? { details: e.details } : {}), cause: e });
 }
 
 /** Runs the CLI and returns the exit code; output goes through `report` exactly once per failure. */

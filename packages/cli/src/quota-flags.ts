@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { parseQuota, type SpaceQuota } from "@cotal/saga";
-import { UsageError } from "./errors.js";
+import { usageError } from "@cotal/saga/errors";
 
 /** The limit flags `space add` and `space limits` share; each maps to one SpaceQuota field. */
 export const QUOTA_FLAGS = [
@@ -24,10 +24,10 @@ export function quotaFromFlags(flags: QuotaFlagValues): Partial<SpaceQuota> {
     try {
       raw = JSON.parse(readFileSync(flags.limits, "utf8"));
     } catch (err) {
-      throw new UsageError(`cannot read limits from ${flags.limits}: ${(err as Error).message}`, `write a JSON object such as {"disk": "256M", "conns": 64} to ${flags.limits}`);
+      throw usageError(`cannot read limits from ${flags.limits}: ${(err as Error).message}`, `write a JSON object such as {"disk": "256M", "conns": 64} to ${flags.limits}`);
     }
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-      throw new UsageError(`${flags.limits} must hold a JSON object of limits`, `write a JSON object such as {"disk": "256M", "conns": 64} to ${flags.limits}`);
+      throw usageError(`${flags.limits} must hold a JSON object of limits`, `write a JSON object such as {"disk": "256M", "conns": 64} to ${flags.limits}`);
     }
     fromFile = parseQuota(raw as Record<string, unknown>, flags.limits);
   }

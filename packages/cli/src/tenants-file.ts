@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { UsageError } from "./errors.js";
+import { usageError } from "@cotal/saga/errors";
 
 /** One space name per line; blank lines and `#` comments are skipped. Names are validated by the saga. */
 export function readTenantsFile(path: string): string[] {
@@ -7,7 +7,7 @@ export function readTenantsFile(path: string): string[] {
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
-    throw new UsageError(`cannot read ${path}: ${(err as Error).message}`, "cotal space add --from tenants.txt   # one name per line");
+    throw usageError(`cannot read ${path}: ${(err as Error).message}`, "cotal space add --from tenants.txt   # one name per line");
   }
   return text
     .split("\n")

@@ -10,8 +10,8 @@ const chunks = () => readdirSync(BUNDLE).filter((f) => f.endsWith(".js"));
 const text = () => chunks().map((f) => readFileSync(join(BUNDLE, f), "utf8")).join("\n");
 
 describe("the CLI bundle", () => {
-  it("holds exactly one SagaError class: jobs and the dashboard share the core's copy, so their errors keep their code and exit", () => {
-    expect(text().match(/\bSagaError = class extends Error\b/g) ?? []).toHaveLength(1);
+  it("holds exactly one CotalError class: jobs and the dashboard share the core's copy, so their errors keep their code and exit", () => {
+    expect(text().match(/\bCotalError = class extends Error\b/g) ?? []).toHaveLength(1);
   });
 
   it("leaves the packages that read their own files or start threads to node_modules, and loads none of them at start", () => {

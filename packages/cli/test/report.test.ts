@@ -1,7 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { SagaError } from "@cotal/saga";
-import { JobsError } from "@cotal/jobs/errors";
-import { UsageError } from "../src/errors.js";
+import { CotalError, usageError } from "@cotal/saga/errors";
 import { report } from "../src/output.js";
 
 // Every --json error leaves through report(): one shape whichever layer threw it.
@@ -24,9 +22,9 @@ const KEYS = ["code", "details", "exit", "message", "next", "retriable"];
 
 describe("report --json", () => {
   it.each([
-    ["a SagaError", new SagaError("space-not-found", "no space x", { next: "cotal space list" }), "space-not-found", 5],
-    ["a JobsError", new JobsError("redis-unreachable", "Redis at 127.0.0.1:1 refused"), "redis-unreachable", 6],
-    ["a usage error", new UsageError("unknown option --frob"), "usage", 2],
+    ["a core refusal", new CotalError("space-not-found", "no space x", { next: "cotal space list" }), "space-not-found", 5],
+    ["a jobs refusal", new CotalError("redis-unreachable", "Redis at 127.0.0.1:1 refused"), "redis-unreachable", 6],
+    ["a usage error", usageError("unknown option --frob"), "usage", 2],
     ["an fs error", Object.assign(new Error("EROFS"), { code: "EROFS", syscall: "open", path: "/r/settings.json" }), "io", 8],
     ["an unknown error", new RangeError("boom"), "internal", 1],
   ])("%s prints the one shape and exits with its table row", (_what, err, code, exit) => {
@@ -41,12 +39,12 @@ describe("report --json", () => {
 
   it("keeps seeds out of the JSON too", () => {
     const seed = `SA${"B".repeat(56)}`;
-    printed(new SagaError("invalid-seed", `bad seed ${seed}`));
+    printed(new CotalError("invalid-seed", `bad seed ${seed}`));
     expect(stdout.join("")).not.toContain(seed);
   });
 
   it("text mode prints the message, the code and the next line", () => {
-    expect(report(new SagaError("divergence", "disk and KV differ"), false)).toBe(3);
+    expect(report(new CotalError("divergence", "disk and KV differ"), false)).toBe(3);
     expect(stderr.join("")).toBe("cotal: disk and KV differ [divergence]\n  next: cotal broker reconcile\n");
   });
 });

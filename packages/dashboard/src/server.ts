@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { redactRedisUrl } from "@cotal/jobs";
-import { GUARDS_ON, redactSeeds, SagaError, type Guards } from "@cotal/saga";
+import { GUARDS_ON, redactSeeds, CotalError, type Guards } from "@cotal/saga";
 import express from "express";
 import { bullBoardFor } from "./bull-board.js";
 import { hostHeaderAllowed, isLoopbackHost } from "./loopback.js";
@@ -31,9 +31,9 @@ export interface Dashboard {
 
 /** Refuses what must not be served, before anything listens: no root, or a host others can reach. */
 export function assertServable(opts: DashboardOptions): void {
-  if (!existsSync(opts.root)) throw new SagaError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach   # or --root DIR" });
+  if (!existsSync(opts.root)) throw new CotalError("root-missing", `no cotal root at ${opts.root}`, { next: "cotal up --detach   # or --root DIR" });
   if (!isLoopbackHost(opts.host) && !opts.allowRemote && !(opts.guards ?? GUARDS_ON).DASHBOARD_ANY_HOST) {
-    throw new SagaError("invalid-argument", `--host ${opts.host} is not a loopback address; the dashboard has no login and shows every tenant and job`, {
+    throw new CotalError("invalid-argument", `--host ${opts.host} is not a loopback address; the dashboard has no login and shows every tenant and job`, {
       next: `cotal dashboard --host 127.0.0.1   # or, behind your own access control: cotal dashboard --host ${opts.host} --allow-remote`,
       details: { host: opts.host },
     });
@@ -46,9 +46,9 @@ function listen(app: express.Express, opts: DashboardOptions): Promise<Server> {
     server.once("listening", () => resolve(server));
     server.once("error", (err: NodeJS.ErrnoException) => {
       if (err.code === "EADDRINUSE") {
-        reject(new SagaError("port-in-use", `${opts.host}:${opts.port} is already in use by another process`, { next: `cotal dashboard --port ${opts.port + 1}   # or stop what listens there (ss -ltnp 'sport = :${opts.port}')`, details: { host: opts.host, port: opts.port } }));
+        reject(new CotalError("port-in-use", `${opts.host}:${opts.port} is already in use by another process`, { next: `cotal dashboard --port ${opts.port + 1}   # or stop what listens there (ss -ltnp 'sport = :${opts.port}')`, details: { host: opts.host, port: opts.port } }));
       } else if (err.code === "EADDRNOTAVAIL") {
-        reject(new SagaError("invalid-argument", `--host ${opts.host} is not an address of this machine`, { next: "cotal dashboard --host 127.0.0.1", details: { host: opts.host } }));
+        reject(new CotalError("invalid-argument", `--host ${opts.host} is not an address of this machine`, { next: "cotal dashboard --host 127.0.0.1", details: { host: opts.host } }));
       } else reject(err);
     });
   });

@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo } from "node:net";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GUARDS_ON, isSagaError } from "@cotal/saga";
+import { GUARDS_ON, isCotalError } from "@cotal/saga";
 import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/saga/root";
 import { createTempRoot, type TempRoot } from "@cotal/saga/testing";
 import { assertServable, startDashboard, type Dashboard, type TenantPageData } from "../src/index.js";
@@ -50,7 +50,7 @@ describe("dashboard server", () => {
       try {
         f();
       } catch (e) {
-        return isSagaError(e) ? e.code : "other";
+        return isCotalError(e) ? e.code : "other";
       }
       return undefined;
     };
@@ -102,6 +102,6 @@ describe("dashboard server", () => {
       (d) => d.close().then(() => undefined),
       (e: unknown) => e,
     );
-    expect(isSagaError(err) ? err.code : err).toBe("port-in-use");
+    expect(isCotalError(err) ? err.code : err).toBe("port-in-use");
   });
 });

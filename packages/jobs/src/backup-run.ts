@@ -1,6 +1,6 @@
 import { readdirSync, rmSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { brokerState, checkScheduleDir, describeError, isSagaError, RootLayout, SagaError, spaceBackup, spaceRestore, spaceStoreBytes, type Guards, type SpaceRestoreResult } from "@cotal/saga";
+import { brokerState, checkScheduleDir, describeError, isCotalError, RootLayout, CotalError, spaceBackup, spaceRestore, spaceStoreBytes, type Guards, type SpaceRestoreResult } from "@cotal/saga";
 import { renderRerun } from "@cotal/saga/errors";
 import type { SpaceBackupPayload, SpaceRestorePayload } from "./payloads.js";
 
@@ -34,7 +34,7 @@ export function completeArtifacts(dir: string, space: string): string[] {
 
 /** The quiesce a live backup or restore of `space` holds, as the verb's refusal names it (saga/journal.ts). */
 function quiescedByOther(err: unknown, space: string): string | undefined {
-  if (!isSagaError(err, "lock-held")) return undefined;
+  if (!isCotalError(err, "lock-held")) return undefined;
   const j = err.details?.journal as { op?: string; space?: string; purpose?: string; attemptId?: string; owner?: { pid?: number } } | undefined;
   if (j?.op !== "quiesce" || j.space !== space) return undefined;
   return `space ${space} stands quiesced by an online ${j.purpose ?? "backup"} (${j.attemptId ?? "?"}, pid ${j.owner?.pid ?? "?"}); this run skipped`;
@@ -59,7 +59,7 @@ function checkRunDir(p: SpaceBackupPayload): void {
   } catch (err) {
     const argv = scheduleArgv(p);
     const e = describeError(err, argv ? { argv } : { rerun: renderRerun(["--root", p.root, "jobs", "schedules"]) });
-    throw new SagaError("io", `scheduled backup of ${p.name}: ${e.message}`, { ...(e.next ? { next: e.next } : {}), details: { ...e.details, space: p.name }, cause: err });
+    throw new CotalError("io", `scheduled backup of ${p.name}: ${e.message}`, { ...(e.next ? { next: e.next } : {}), details: { ...e.details, space: p.name }, cause: err });
   }
 }
 
@@ -73,7 +73,7 @@ export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string)
   const artifact = join(p.out, `${p.name}-${stamp}`);
   checkRunDir(p);
   if (!brokerState(new RootLayout(p.root)).running) {
-    throw new SagaError("broker-not-running", `the scheduled backup of ${p.name} runs online on the running broker; this one is stopped`, { next: "cotal up --detach   # then the job can run" });
+    throw new CotalError("broker-not-running", `the scheduled backup of ${p.name} runs online on the running broker; this one is stopped`, { next: "cotal up --detach   # then the job can run" });
   }
   let bytes: number;
   try {
@@ -100,7 +100,7 @@ export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string)
  */
 export async function runQueuedRestore(p: SpaceRestorePayload, requestId: string, log: (m: string) => void = () => undefined, guards?: Guards): Promise<SpaceRestoreResult & { alreadyRestored?: number }> {
   if (!brokerState(new RootLayout(p.root)).running) {
-    throw new SagaError("broker-not-running", `the queued restore of ${p.name} runs online on the running broker; this one is stopped`, { next: "cotal up --detach   # then the job can run" });
+    throw new CotalError("broker-not-running", `the queued restore of ${p.name} runs online on the running broker; this one is stopped`, { next: "cotal up --detach   # then the job can run" });
   }
   const r = await spaceRestore({
     root: p.root,

@@ -1,4 +1,4 @@
-import { JobsError } from "./errors.js";
+import { CotalError } from "@cotal/saga/errors";
 import { redisUrlFrom } from "./connection.js";
 import { BLOCKED_RETRY_DEFAULTS } from "./blocked-retry.js";
 
@@ -59,7 +59,7 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, min: number): number | un
   const raw = env[name];
   if (raw === undefined || raw === "") return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new JobsError("invalid-payload", `${name}=${JSON.stringify(raw)} must be an integer >= ${min}`, { next: `unset ${name} or give it a whole number` });
+  if (!Number.isInteger(n) || n < min) throw new CotalError("invalid-payload", `${name}=${JSON.stringify(raw)} must be an integer >= ${min}`, { next: `unset ${name} or give it a whole number` });
   return n;
 }
 

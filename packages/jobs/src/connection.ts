@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
-import { JobsError } from "./errors.js";
+import { CotalError } from "@cotal/saga/errors";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
@@ -21,8 +21,8 @@ export function redactRedisUrl(url: string): string {
   }
 }
 
-export function redisUnreachable(url: string, cause: unknown): JobsError {
-  return new JobsError("redis-unreachable", `cannot reach Redis at ${redactRedisUrl(url)}: ${(cause as Error)?.message ?? String(cause)}`, {
+export function redisUnreachable(url: string, cause: unknown): CotalError {
+  return new CotalError("redis-unreachable", `cannot reach Redis at ${redactRedisUrl(url)}: ${(cause as Error)?.message ?? String(cause)}`, {
     next: "bash infra/redis.sh start   # or point REDIS_URL at a running Redis (redis://host:port)",
     details: { url: redactRedisUrl(url) },
     cause,

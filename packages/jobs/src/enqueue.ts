@@ -1,7 +1,7 @@
 import { requireRoot } from "@cotal/saga/root";
 import { Queue } from "bullmq";
 import { connectionOptions, probeRedis, redisUnreachable } from "./connection.js";
-import { JobsError } from "./errors.js";
+import { CotalError, isCotalError } from "@cotal/saga/errors";
 import { DEFAULT_JOB_OPTIONS } from "./job-options.js";
 import { jobIdFor, queueNameFor, QUEUE_PREFIX, rootKeyFor, type JobType } from "./names.js";
 import { parsePayload, type PayloadOf } from "./payloads.js";
@@ -66,7 +66,7 @@ export async function enqueueJobs<T extends JobType>(opts: EnqueueOptions<T>): P
     for (let i = 0; i < toAdd.length; i += 500) await queue.addBulk(toAdd.slice(i, i + 500));
     return { type: opts.type, queue: queue.name, rootKey, jobs };
   } catch (err) {
-    if (err instanceof JobsError) throw err;
+    if (isCotalError(err)) throw err;
     if (/ECONNREFUSED|Connection is closed|ETIMEDOUT|max retries/i.test((err as Error).message)) throw redisUnreachable(opts.redisUrl, err);
     throw err;
   } finally {

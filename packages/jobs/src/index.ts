@@ -1,5 +1,4 @@
 // `@cotal/jobs`: every name the CLI, the worker and the dashboard use, listed on purpose (no `export *`).
-export { JobsError, isJobsError, type JobsErrorCode, type JobsErrorOptions } from "./errors.js";
 export { JOB_TYPES, PROCESSED_TYPES, QUEUE_PREFIX, isValidJobId, jobIdFor, queueNameFor, rootKeyFor, type JobType } from "./names.js";
 export { PAYLOADS, parsePayload, spaceAddPayload, spaceBackupPayload, spaceRestorePayload, spaceRmPayload, type PayloadOf, type SpaceAddPayload, type SpaceBackupPayload, type SpaceRestorePayload, type SpaceRmPayload } from "./payloads.js";
 export { DEFAULT_JOB_OPTIONS } from "./job-options.js";

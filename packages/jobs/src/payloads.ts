@@ -1,6 +1,6 @@
 import { isValidSpaceName, SPACE_NAME_RULE } from "@cotal/saga";
 import { z } from "zod";
-import { JobsError } from "./errors.js";
+import { CotalError } from "@cotal/saga/errors";
 import type { JobType } from "./names.js";
 
 const spaceName = z.string().refine(isValidSpaceName, { message: `a space name is ${SPACE_NAME_RULE}` });
@@ -39,7 +39,7 @@ export function parsePayload<T extends JobType>(type: T, data: unknown): Payload
   const r = PAYLOADS[type].safeParse(data);
   if (!r.success) {
     const issues = r.error.issues.map((i) => `${i.path.join(".") || "(payload)"}: ${i.message}`);
-    throw new JobsError("invalid-payload", `invalid ${type} payload: ${issues.join("; ")}`, { details: { type, issues } });
+    throw new CotalError("invalid-payload", `invalid ${type} payload: ${issues.join("; ")}`, { details: { type, issues } });
   }
   return r.data as PayloadOf[T];
 }

@@ -2,7 +2,7 @@ import { requireRoot } from "@cotal/saga/root";
 import { checkScheduleDir, spaceStoreBytes } from "@cotal/saga";
 import { probeRedis } from "./connection.js";
 import { openQueue } from "./enqueue.js";
-import { JobsError } from "./errors.js";
+import { CotalError } from "@cotal/saga/errors";
 import { rootKeyFor, jobIdFor } from "./names.js";
 import { parsePayload } from "./payloads.js";
 
@@ -34,11 +34,11 @@ export function parseEvery(every: string): { pattern: string } | { every: number
   const d = /^(\d+)([smhd])$/.exec(every.trim());
   if (d?.[1] && d[2]) {
     const ms = Number(d[1]) * (UNITS[d[2]] ?? 0);
-    if (ms < 1_000) throw new JobsError("invalid-payload", "--every must be at least 1s");
+    if (ms < 1_000) throw new CotalError("invalid-payload", "--every must be at least 1s");
     return { every: ms };
   }
   if (every.trim().split(/\s+/).length < 5) {
-    throw new JobsError("invalid-payload", `--every ${JSON.stringify(every)} is neither a duration (30m, 6h, 1d) nor a cron pattern ("0 3 * * *")`);
+    throw new CotalError("invalid-payload", `--every ${JSON.stringify(every)} is neither a duration (30m, 6h, 1d) nor a cron pattern ("0 3 * * *")`);
   }
   return { pattern: every.trim() };
 }

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import { openRedis } from "./connection.js";
-import { JobsError } from "./errors.js";
+import { CotalError } from "@cotal/saga/errors";
 import { QUEUE_PREFIX } from "./names.js";
 
 export interface TrackProgress {
@@ -48,7 +48,7 @@ export async function trackJobs(opts: TrackOptions): Promise<TrackResult> {
       opts.onProgress?.({ total: opts.ids.length, finished: gone.length, failed: failed.length, pending: remaining.size });
       if (remaining.size === 0) return { gone, failed, elapsedMs: Date.now() - t0 };
       if (opts.timeoutMs !== undefined && Date.now() - t0 > opts.timeoutMs) {
-        throw new JobsError("timeout", `${remaining.size} of ${opts.ids.length} job(s) still pending after ${Math.round((Date.now() - t0) / 1000)} s; they keep running`, {
+        throw new CotalError("timeout", `${remaining.size} of ${opts.ids.length} job(s) still pending after ${Math.round((Date.now() - t0) / 1000)} s; they keep running`, {
           next: "cotal jobs status   # is a worker running? start one with: cotal worker",
           details: { pending: remaining.size, finished: gone.length, failed },
         });

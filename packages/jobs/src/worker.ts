@@ -1,6 +1,6 @@
 import { existsSync, realpathSync } from "node:fs";
 import type { Server } from "node:http";
-import { describeError, RootLayout, SagaError, spaceRm, type Guards } from "@cotal/saga";
+import { describeError, RootLayout, CotalError, spaceRm, type Guards } from "@cotal/saga";
 import { renderRerun } from "@cotal/saga/errors";
 import { quiescedCount } from "@cotal/saga/maintenance";
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from "bullmq";
@@ -110,7 +110,7 @@ export class CotalWorker {
   /** Probes Redis and the root first, so a misconfigured worker says so instead of retrying forever. */
   static async start(opts: CotalWorkerOptions): Promise<CotalWorker> {
     if (!existsSync(opts.root)) {
-      throw new SagaError("root-missing", `no cotal root at ${opts.root}; a worker serves an existing root`, { next: "cotal up --detach   # creates the root, then start the worker" });
+      throw new CotalError("root-missing", `no cotal root at ${opts.root}; a worker serves an existing root`, { next: "cotal up --detach   # creates the root, then start the worker" });
     }
     await probeRedis(opts.redisUrl);
     const w = new CotalWorker(opts, rootKeyFor(opts.root));

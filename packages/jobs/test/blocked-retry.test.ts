@@ -1,4 +1,4 @@
-import { SagaError, type SpaceAddOptions, type SpaceAddResult } from "@cotal/saga";
+import { CotalError, type SpaceAddOptions, type SpaceAddResult } from "@cotal/saga";
 import { UnrecoverableError } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { BLOCKED_KEY, BLOCKED_RETRY_DEFAULTS, classifyBlock, decideBlocked, jitterFor, nextBlockedRetry, splitJobData, type JournalLike, type RootProbe } from "../src/blocked-retry.js";
@@ -18,12 +18,12 @@ function probe(lockHeld: boolean, journal: JournalLike | undefined): RootProbe &
 
 const removal = { op: "space-rm", space: "doomed", startedAt: "2026-12-05T23:00:00.000Z" };
 const blockedBy = (entry: JournalLike | undefined, next = "cotal space rm doomed --yes   # re-running it finishes the removal") =>
-  new SagaError("journal-blocked", `a removal of space doomed is unfinished; space add waits for it`, { next, ...(entry ? { details: { journal: entry } } : {}) });
+  new CotalError("journal-blocked", `a removal of space doomed is unfinished; space add waits for it`, { next, ...(entry ? { details: { journal: entry } } : {}) });
 
 describe("which refusals a queued job waits out (docs/commands/jobs.md, \"Busy and blocked roots\")", () => {
   it("lock-held is a live holder: transient, without reading the root", () => {
     const p = probe(false, undefined);
-    expect(classifyBlock(new SagaError("lock-held", "held by pid 7"), "/r", p)).toBe("transient");
+    expect(classifyBlock(new CotalError("lock-held", "held by pid 7"), "/r", p)).toBe("transient");
     expect(p.reads).toEqual([]);
   });
 
@@ -57,8 +57,8 @@ describe("which refusals a queued job waits out (docs/commands/jobs.md, \"Busy a
   });
 
   it("anything else is not a block: the error table and BullMQ's attempts decide", () => {
-    expect(classifyBlock(new SagaError("conflict", "moved"), "/r", probe(true, removal))).toBe("other");
-    expect(classifyBlock(new SagaError("foreign-operator", "x"), "/r", probe(true, removal))).toBe("other");
+    expect(classifyBlock(new CotalError("conflict", "moved"), "/r", probe(true, removal))).toBe("other");
+    expect(classifyBlock(new CotalError("foreign-operator", "x"), "/r", probe(true, removal))).toBe("other");
     expect(classifyBlock(new Error("socket hang up"), "/r", probe(true, removal))).toBe("other");
   });
 });
@@ -124,12 +124,12 @@ describe("what a blocked job does", () => {
     const dead = decideBlocked(blockedBy(removal), { root: "/r", state: undefined, now: 0, opts, jitter: 0, probe: probe(false, removal) });
     expect((dead as { error: Error }).error.message).toBe("[journal-blocked] a removal of space doomed is unfinished; space add waits for it (next: cotal space rm doomed --yes   # re-running it finishes the removal)");
 
-    const held = decideBlocked(new SagaError("lock-held", "held by pid 7", { next: "wait for pid 7" }), { root: "/r", state: undefined, now: 0, opts: { ...opts, windowMs: 0 }, jitter: 0 });
+    const held = decideBlocked(new CotalError("lock-held", "held by pid 7", { next: "wait for pid 7" }), { root: "/r", state: undefined, now: 0, opts: { ...opts, windowMs: 0 }, jitter: 0 });
     expect((held as { error: Error }).error.message).toBe("[lock-held] held by pid 7 (next: wait for pid 7)");
   });
 
   it("anything else is left to failures.ts", () => {
-    expect(decideBlocked(new SagaError("conflict", "moved"), { root: "/r", state: undefined, now: 0, opts, jitter: 0 })).toEqual({ kind: "other" });
+    expect(decideBlocked(new CotalError("conflict", "moved"), { root: "/r", state: undefined, now: 0, opts, jitter: 0 })).toEqual({ kind: "other" });
   });
 
   it("the state rides beside the payload and is stripped before the payload is validated", () => {
@@ -181,7 +181,7 @@ describe("a batch that meets a busy root", () => {
     expect(first.every((r) => !r.ok)).toBe(true);
     const errors = new Set(first.map((r) => (r as { error: unknown }).error));
     expect(errors.size).toBe(1); // the refusal itself, shared: the worker classifies it, one jitter for all
-    expect([...errors][0]).toBeInstanceOf(SagaError);
+    expect([...errors][0]).toBeInstanceOf(CotalError);
 
     blocked = false;
     const again = await run("k", items);
@@ -196,7 +196,7 @@ describe("a batch that meets a busy root", () => {
       root: "/r",
       lockWaitMs: 1,
       add: async (o: SpaceAddOptions) => {
-        if (o.names.includes("foreign")) throw new SagaError("foreign-operator", "signed by another operator");
+        if (o.names.includes("foreign")) throw new CotalError("foreign-operator", "signed by another operator");
         if (o.names.length === 1) throw blockedBy(removal);
         return fakeResult(o.names, new Set());
       },
@@ -205,7 +205,7 @@ describe("a batch that meets a busy root", () => {
       { name: "a", jobId: "a" },
       { name: "foreign", jobId: "f" },
     ]);
-    expect((res[0] as { error: unknown }).error).toBeInstanceOf(SagaError);
+    expect((res[0] as { error: unknown }).error).toBeInstanceOf(CotalError);
     expect(((res[1] as { error: Error }).error as Error).name).toBe("UnrecoverableError");
   });
 });

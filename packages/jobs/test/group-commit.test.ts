@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SagaError, type SpaceAddOptions, type SpaceAddResult } from "@cotal/saga";
+import { CotalError, type SpaceAddOptions, type SpaceAddResult } from "@cotal/saga";
 import { GroupCommit, spaceAddBatchRunner, type ItemResult } from "../src/index.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -250,8 +250,8 @@ describe("space-add batch runner (fake saga)", () => {
       lockWaitMs: 1,
       add: async (o: SpaceAddOptions) => {
         calls.push(o.names);
-        if (o.names.includes("foreign")) throw new SagaError("foreign-operator", "signed by another operator");
-        if (o.names.includes("busy")) throw new SagaError("rolled-back", "a crashed claim was rolled back");
+        if (o.names.includes("foreign")) throw new CotalError("foreign-operator", "signed by another operator");
+        if (o.names.includes("busy")) throw new CotalError("rolled-back", "a crashed claim was rolled back");
         return fakeResult(o.names, present);
       },
     });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { isJobsError, parsePayload, PAYLOADS, JOB_TYPES } from "../src/index.js";
+import { parsePayload, PAYLOADS, JOB_TYPES } from "../src/index.js";
+import { isCotalError } from "@cotal/saga/errors";
 
 describe("job payloads (zod)", () => {
   it("accepts a well-formed payload of every type", () => {
@@ -18,7 +19,7 @@ describe("job payloads (zod)", () => {
     } catch (e) {
       caught = e;
     }
-    expect(isJobsError(caught, "invalid-payload")).toBe(true);
+    expect(isCotalError(caught, "invalid-payload")).toBe(true);
     expect((caught as Error).message).toMatch(/yes: replace deletes/);
   });
 
@@ -37,7 +38,7 @@ describe("job payloads (zod)", () => {
     } catch (e) {
       caught = e;
     }
-    expect(isJobsError(caught, "invalid-payload")).toBe(true);
+    expect(isCotalError(caught, "invalid-payload")).toBe(true);
   });
 
   it("backup needs an output directory and a positive keep", () => {

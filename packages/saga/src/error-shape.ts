@@ -1,5 +1,5 @@
-import { ERROR_TABLE, isErrorCode, type ErrorCode, type ExitCode } from "./error-table.js";
-import { RERUN } from "./errors.js";
+import { ERROR_TABLE, type ExitCode } from "./error-table.js";
+import { isCotalError, RERUN, type ErrorCode } from "./errors.js";
 
 /**
  * The one shape every reported error takes: `--json` prints `{ error: ErrorShape }`, the text
@@ -16,19 +16,6 @@ export interface ErrorShape {
   details: Record<string, unknown> | null;
 }
 
-/** What SagaError, JobsError and CliError share; the latter two live above the core. */
-interface CodedError extends Error {
-  code: ErrorCode;
-  next?: string | undefined;
-  details?: Record<string, unknown> | undefined;
-}
-
-// By name, not class: the jobs and CLI classes sit in packages that import this one.
-const CODED = new Set(["SagaError", "JobsError", "CliError"]);
-
-function isCoded(err: unknown): err is CodedError {
-  return err instanceof Error && CODED.has(err.name) && isErrorCode((err as { code?: unknown }).code);
-}
 
 const FS_HINTS: Record<string, string> = {
   EACCES: "check the ownership and permissions of that path (cotal writes its root as the user that runs it)",
@@ -108,7 +95,7 @@ function shape(code: ErrorCode, message: string, next: string | undefined, detai
 
 /** Any thrown value, typed: a coded error as itself, an OS file error as `io` with its path, the rest `internal`. */
 export function describeError(err: unknown, ctx: ReportContext = {}): ErrorShape {
-  if (isCoded(err)) return shape(err.code, err.message, err.next, err.details, ctx);
+  if (isCotalError(err)) return shape(err.code, err.message, err.next, err.details, ctx);
   const e = err as NodeJS.ErrnoException | undefined;
   const hint = e && typeof e.code === "string" ? FS_HINTS[e.code] : undefined;
   if (e && hint && e.code) {

@@ -1,4 +1,4 @@
-import { RERUN as THE_COMMAND, type SagaErrorCode } from "./errors.js";
+import { RERUN as THE_COMMAND, type ErrorCode } from "./errors.js";
 
 /**
  * The error contract in one home (docs/refusals.md): for every code cotal can report, the exit
@@ -22,26 +22,6 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** The job layer's codes (`JobsError`, in @cotal/jobs, which sits above the core). */
-export const JOBS_ERROR_CODES = [
-  // Redis is down or refuses us: an environment problem, like an unreachable broker
-  "redis-unreachable",
-  // a job payload or an option failed validation; nothing was enqueued
-  "invalid-payload",
-  // waiting for queued work took longer than allowed; the jobs keep running
-  "timeout",
-  // some queued jobs failed for good (reasons in `details.failed`)
-  "job-failed",
-  // jobs vanished from Redis without completing (a flush or a restart without persistence)
-  "job-lost",
-] as const;
-export type JobsErrorCode = (typeof JOBS_ERROR_CODES)[number];
-
-/** The CLI's own: a malformed command line, and anything nobody typed (a bug, or an unforeseen fault). */
-export const CLI_ERROR_CODES = ["usage", "internal"] as const;
-export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
-
-export type ErrorCode = SagaErrorCode | JobsErrorCode | CliErrorCode;
 
 export interface ErrorEntry {
   readonly exit: ExitCode;

@@ -68,6 +68,28 @@ export const SAGA_ERROR_CODES = [
 
 export type SagaErrorCode = (typeof SAGA_ERROR_CODES)[number];
 
+/** The job layer's codes (@cotal/jobs sits above the core). */
+export const JOBS_ERROR_CODES = [
+  // Redis is down or refuses us: an environment problem, like an unreachable broker
+  "redis-unreachable",
+  // a job payload or an option failed validation; nothing was enqueued
+  "invalid-payload",
+  // waiting for queued work took longer than allowed; the jobs keep running
+  "timeout",
+  // some queued jobs failed for good (reasons in `details.failed`)
+  "job-failed",
+  // jobs vanished from Redis without completing (a flush or a restart without persistence)
+  "job-lost",
+] as const;
+export type JobsErrorCode = (typeof JOBS_ERROR_CODES)[number];
+
+/** The CLI's own: a malformed command line, and anything nobody typed (a bug, or an unforeseen fault). */
+export const CLI_ERROR_CODES = ["usage", "internal"] as const;
+export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];
+
+/** Every code cotal reports, from any layer: each has its row in ERROR_TABLE (error-table.ts). */
+export type ErrorCode = SagaErrorCode | JobsErrorCode | CliErrorCode;
+
 /**
  * Stands in a `next` for the very command that failed (with every flag the operator gave it): the
  * CLI prints its own command line there, so "run it again" is a line to paste (error-shape.ts).
@@ -88,7 +110,7 @@ export function afterPid(pid: number): string {
   return `while kill -0 ${pid} 2>/dev/null; do sleep 1; done; ${RERUN}`;
 }
 
-export interface SagaErrorOptions {
+export interface CotalErrorOptions {
   /** The command an operator should run next (printed as-is by the CLI). */
   next?: string;
   /** Structured context for --json output; never carries seeds. */
@@ -96,13 +118,19 @@ export interface SagaErrorOptions {
   cause?: unknown;
 }
 
-export class SagaError extends Error {
-  override readonly name = "SagaError";
-  readonly code: SagaErrorCode;
+// Recognised by a registered symbol, not by class identity: a test runner or a bundle may load two
+// copies of this module, and an error from one must still be itself in the other.
+const COTAL_ERROR = Symbol.for("cotal.error");
+
+/** The one error class of every layer (core, jobs, CLI): a typed code, a message for people, the next command. */
+export class CotalError<C extends ErrorCode = ErrorCode> extends Error {
+  override readonly name = "CotalError";
+  readonly [COTAL_ERROR] = true;
+  readonly code: C;
   readonly next: string | undefined;
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(code: SagaErrorCode, message: string, options: SagaErrorOptions = {}) {
+  constructor(code: C, message: string, options: CotalErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.next = options.next;
@@ -110,6 +138,11 @@ export class SagaError extends Error {
   }
 }
 
-export function isSagaError(err: unknown, code?: SagaErrorCode): err is SagaError {
-  return err instanceof SagaError && (code === undefined || err.code === code);
+export function isCotalError(err: unknown, code?: ErrorCode): err is CotalError {
+  return err instanceof Error && (err as { [COTAL_ERROR]?: unknown })[COTAL_ERROR] === true && (code === undefined || (err as CotalError).code === code);
+}
+
+/** A malformed command line (exit 2): nothing was read or written; `next` is the corrected command or its --help. */
+export function usageError(message: string, next?: string): CotalError<"usage"> {
+  return new CotalError("usage", message, next === undefined ? {} : { next });
 }

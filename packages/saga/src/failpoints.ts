@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { SagaError } from "./errors.js";
+import { CotalError } from "./errors.js";
 
 /**
  * Crash-test hooks named after saga steps. Inert unless COTAL_FAILPOINT is set, e.g.
@@ -56,9 +56,9 @@ export function parseFailpoints(spec: string | undefined): Map<string, Failpoint
   for (const entry of spec.split(",").map((s) => s.trim()).filter(Boolean)) {
     const [step, kind, ...args] = entry.split(":");
     const [name, nthText, ...more] = (step ?? "").split("#");
-    if (!name || !kind || more.length > 0 || (nthText !== undefined && !/^[1-9]\d*$/.test(nthText))) throw new SagaError("invalid-argument", `bad COTAL_FAILPOINT entry ${JSON.stringify(entry)}`);
+    if (!name || !kind || more.length > 0 || (nthText !== undefined && !/^[1-9]\d*$/.test(nthText))) throw new CotalError("invalid-argument", `bad COTAL_FAILPOINT entry ${JSON.stringify(entry)}`);
     if (!(FAILPOINTS as readonly string[]).includes(name)) {
-      throw new SagaError("invalid-argument", `COTAL_FAILPOINT names an unknown step ${JSON.stringify(name)}; known: ${FAILPOINTS.join(", ")}`, { next: "unset COTAL_FAILPOINT, or name a known step" });
+      throw new CotalError("invalid-argument", `COTAL_FAILPOINT names an unknown step ${JSON.stringify(name)}; known: ${FAILPOINTS.join(", ")}`, { next: "unset COTAL_FAILPOINT, or name a known step" });
     }
     const nth = nthText !== undefined ? { nth: Number(nthText) } : {};
     if (kind === "exit" || kind === "kill" || kind === "throw") out.set(name, { kind, ...nth });
@@ -66,7 +66,7 @@ export function parseFailpoints(spec: string | undefined): Map<string, Failpoint
     else if (kind === "barrier" && args.length >= 2) {
       const parties = Number(args[args.length - 1]);
       out.set(name, { kind, dir: args.slice(0, -1).join(":"), parties, ...nth });
-    } else throw new SagaError("invalid-argument", `bad COTAL_FAILPOINT action in ${JSON.stringify(entry)}`);
+    } else throw new CotalError("invalid-argument", `bad COTAL_FAILPOINT action in ${JSON.stringify(entry)}`);
   }
   return out;
 }
@@ -100,7 +100,7 @@ async function barrier(dir: string, parties: number, name: FailpointName): Promi
   writeFileSync(join(dir, `${name}.${process.pid}`), "");
   const deadline = Date.now() + 30_000;
   while (readdirSync(dir).length < parties) {
-    if (Date.now() > deadline) throw new SagaError("invalid-argument", `failpoint barrier ${dir} never reached ${parties} parties`);
+    if (Date.now() > deadline) throw new CotalError("invalid-argument", `failpoint barrier ${dir} never reached ${parties} parties`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }

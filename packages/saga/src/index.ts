@@ -4,8 +4,8 @@
 // ./testing. Every name is listed here on purpose: no `export *` (test/entries.test.ts).
 
 // the error contract
-export { RERUN, SAGA_ERROR_CODES, SagaError, afterPid, isSagaError, rerunWith, type SagaErrorCode, type SagaErrorOptions } from "./errors.js";
-export { ERROR_TABLE, EXIT, errorEntry, type ErrorCode, type ErrorEntry, type ExitCode } from "./error-table.js";
+export { RERUN, SAGA_ERROR_CODES, CotalError, afterPid, isCotalError, rerunWith, type ErrorCode, type SagaErrorCode, type CotalErrorOptions } from "./errors.js";
+export { ERROR_TABLE, EXIT, errorEntry, type ErrorEntry, type ExitCode } from "./error-table.js";
 export { describeError, errorDocument, type ErrorShape, type ReportContext } from "./error-shape.js";
 
 // names and the root

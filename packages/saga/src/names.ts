@@ -1,5 +1,5 @@
 import { GUARDS_ON, type Guards } from "./guards.js";
-import { SagaError } from "./errors.js";
+import { CotalError } from "./errors.js";
 
 /** The one rule for space names: it keeps names safe as file segments, subject tokens and stream names. */
 export const SPACE_NAME_RULE = "1-64 characters of [a-z0-9_-], starting with a letter or digit";
@@ -12,7 +12,7 @@ export function isValidSpaceName(name: string): boolean {
 /** Refuses before any write; the offending value is shown JSON-quoted so control characters stay visible. */
 export function assertSpaceName(name: string, guards: Guards = GUARDS_ON): string {
   if ((typeof name !== "string" || !isValidSpaceName(name)) && !guards.SKIP_NAME_VALIDATION) {
-    throw new SagaError("invalid-space-name", `invalid space name ${JSON.stringify(name)}: a space name is ${SPACE_NAME_RULE}`, {
+    throw new CotalError("invalid-space-name", `invalid space name ${JSON.stringify(name)}: a space name is ${SPACE_NAME_RULE}`, {
       next: "choose a name like `team-a` or `tenant_42`",
       details: { name, rule: SPACE_NAME_RULE },
     });

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { accountInventory, certainInventory, createAccountTrust, createBrokerTrust, isSagaError, RootLayout, saveSpaceAccount, spaceHex, toAccountRecord } from "../src/internal.js";
+import { accountInventory, certainInventory, createAccountTrust, createBrokerTrust, isCotalError, RootLayout, saveSpaceAccount, spaceHex, toAccountRecord } from "../src/internal.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
 const layoutWith = () => {
@@ -46,7 +46,7 @@ describe("accountInventory", () => {
       certainInventory(layout);
       expect.unreachable();
     } catch (e) {
-      expect(isSagaError(e, "corrupt-record")).toBe(true);
+      expect(isCotalError(e, "corrupt-record")).toBe(true);
       expect((e as Error).message).toContain(layout.accountFile("x"));
       expect((e as { next?: string }).next).toMatch(/repair or move aside/);
     }

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync, wri
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { describeError, isSagaError, type SagaError } from "../src/entries/errors.js";
+import { describeError, isCotalError, type CotalError } from "../src/entries/errors.js";
 import { checkBackupOut, checkRestoreFrom, checkScheduleDir, marginFor, spaceStoreBytes, verifyRestoreFrom } from "../src/maintenance/artifact-paths.js";
 
 const dirs: string[] = [];
@@ -18,19 +18,19 @@ afterEach(() => {
   }
 });
 
-/** The refusal `fn` throws, asserted to be a SagaError. */
-function refusal(fn: () => unknown): SagaError {
+/** The refusal `fn` throws, asserted to be a CotalError. */
+function refusal(fn: () => unknown): CotalError {
   try {
     fn();
   } catch (err) {
-    if (isSagaError(err)) return err;
+    if (isCotalError(err)) return err;
     throw err;
   }
   throw new Error("expected a refusal, got none");
 }
 
 /** The `next` as the CLI prints it for `cotal --root /r <verb…> <flag> <path>`. */
-function printed(err: SagaError, verb: string[], flag: string, path: string): string {
+function printed(err: CotalError, verb: string[], flag: string, path: string): string {
   return describeError(err, { argv: ["--root", "/r", ...verb, flag, path] }).next ?? "";
 }
 

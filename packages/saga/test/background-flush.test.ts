@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { isSagaError } from "../src/errors.js";
+import { isCotalError } from "../src/errors.js";
 import { BackgroundFlush } from "../src/maintenance/stream-snapshot.js";
 
 type Sync = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
@@ -50,7 +50,7 @@ describe("a snapshot file's background flush (stream-snapshot.ts)", () => {
     f.wrote(10);
     h.calls[1]?.(null); // a later flush that succeeds does not clear the earlier failure
     const err = await f.drain().then(() => undefined, (e: unknown) => e);
-    expect(isSagaError(err) && err.code).toBe("snapshot-failed");
+    expect(isCotalError(err) && err.code).toBe("snapshot-failed");
     expect((err as Error).message).toContain("s.snap");
   });
 

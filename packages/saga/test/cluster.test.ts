@@ -17,7 +17,7 @@ import type { ReloadVerdict } from "../src/saga/reload.js";
 import type { Reloader, ReloaderOptions } from "../src/saga/reloader.js";
 import { renderList } from "../src/saga/render-list.js";
 import { mayLeaveNodesBehind, nodesNotProven, recordPartialProofs } from "../src/saga/partial-proofs.js";
-import { SagaError } from "../src/errors.js";
+import { CotalError } from "../src/errors.js";
 import { summarise } from "../src/provision/evict-cluster.js";
 import type { EvictionResult } from "../src/broker/evict-connections.js";
 import { createTempRoot, FakeReloader, memorySaga, type MemorySaga } from "../src/testing/index.js";
@@ -341,7 +341,7 @@ describe("partial proofs (docs/cluster.md)", () => {
       s.env.reloader = {
         async reload(o?: ReloaderOptions): Promise<ReloadVerdict> {
           await o?.recordPartial?.({ n1: { configDigest: D("c"), provenAt: "t" }, n2: { configDigest: D("c"), provenAt: "t" } });
-          throw new SagaError("cluster-unproven", "node n3 did not prove the new config", { next: "cotal up" });
+          throw new CotalError("cluster-unproven", "node n3 did not prove the new config", { next: "cotal up" });
         },
       };
       const e = await runMutation(s.env, add("alpha")).catch((err: unknown) => err);

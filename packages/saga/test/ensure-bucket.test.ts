@@ -3,7 +3,7 @@ import { JetStreamApiCodes, JetStreamApiError, StorageType, type StreamConfig, t
 import type { KV } from "@nats-io/kv";
 import { describe, expect, it } from "vitest";
 import { ensureBucket, type BucketApi } from "../src/inventory/authority-store.js";
-import { isSagaError } from "../src/errors.js";
+import { isCotalError } from "../src/errors.js";
 
 const notFound = () => new JetStreamApiError({ code: 404, err_code: JetStreamApiCodes.StreamNotFound, description: "stream not found" });
 const storeFailed = () => new JetStreamApiError({ code: 500, err_code: 10077, description: "stream store failed" });
@@ -55,7 +55,7 @@ describe("ensureBucket", () => {
   it("past the settle time it refuses inventory-unreachable naming the server's last answer and its code", async () => {
     const fake = api(Number.MAX_SAFE_INTEGER);
     const err = await ensureBucket(fake, { bucket: "b", ttlMs: 0 }, 120).catch((e: unknown) => e);
-    expect(isSagaError(err) && err.code).toBe("inventory-unreachable");
+    expect(isCotalError(err) && err.code).toBe("inventory-unreachable");
     expect(String((err as Error).message)).toMatch(/KV_b is still missing after create \(the server last answered: stream store failed\)/);
     expect((err as { details?: { errCode?: number } }).details?.errCode).toBe(10077);
     expect((err as { next?: string }).next).toBeTruthy();

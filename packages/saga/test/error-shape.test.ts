@@ -1,31 +1,35 @@
 import { describe, expect, it } from "vitest";
-import { afterPid, describeError, errorDocument, nameRoot, renderRerun, RERUN, rerunWith, SagaError } from "../src/entries/errors.js";
+import { afterPid, describeError, errorDocument, nameRoot, renderRerun, RERUN, rerunWith, CotalError, usageError } from "../src/entries/errors.js";
 
 const KEYS = ["code", "details", "exit", "message", "next", "retriable"];
 
 describe("the one JSON error shape", () => {
-  it("a SagaError keeps its code, message, next and details; exit and retriability come from the table", () => {
-    const e = new SagaError("lock-held", "the root is locked by pid 7", { next: "wait for pid 7", details: { pid: 7 } });
+  it("a CotalError keeps its code, message, next and details; exit and retriability come from the table", () => {
+    const e = new CotalError("lock-held", "the root is locked by pid 7", { next: "wait for pid 7", details: { pid: 7 } });
     const doc = errorDocument(e);
     expect(Object.keys(doc.error).sort()).toEqual(KEYS);
     expect(doc).toEqual({ error: { code: "lock-held", message: "the root is locked by pid 7", next: "wait for pid 7", exit: 4, retriable: true, details: { pid: 7 } } });
   });
 
-  it("a SagaError without a next gets its code's default, and null where the table has none", () => {
-    expect(describeError(new SagaError("divergence", "disk and KV differ")).next).toBe("cotal broker reconcile");
-    const bare = describeError(new SagaError("quota-overcommit", "too big"));
+  it("a CotalError without a next gets its code's default, and null where the table has none", () => {
+    expect(describeError(new CotalError("divergence", "disk and KV differ")).next).toBe("cotal broker reconcile");
+    const bare = describeError(new CotalError("quota-overcommit", "too big"));
     expect(bare).toEqual({ code: "quota-overcommit", message: "too big", next: null, exit: 3, retriable: false, details: null });
   });
 
-  it("a usage error (the CLI's class, recognised by name) exits 2 and points at --help", () => {
-    class CliError extends Error {
-      override readonly name = "CliError";
-      constructor(readonly code: "usage", message: string, readonly next?: string) {
-        super(message);
-      }
+  it("a usage error exits 2 and points at --help unless it names its own next", () => {
+    expect(describeError(usageError("unknown option --frob"))).toEqual({ code: "usage", message: "unknown option --frob", next: "cotal --help", exit: 2, retriable: false, details: null });
+    expect(describeError(usageError("bad port", "cotal up --port 4222")).next).toBe("cotal up --port 4222");
+  });
+
+  it("a coded error from another copy of the module (a bundle, a test runner) is still itself; a look-alike class by name is not", () => {
+    const other = Object.assign(new Error("no space x"), { code: "space-not-found", [Symbol.for("cotal.error")]: true });
+    expect(describeError(other).code).toBe("space-not-found");
+    class LookAlike extends Error {
+      override readonly name = "CotalError";
+      readonly code = "space-not-found";
     }
-    expect(describeError(new CliError("usage", "unknown option --frob"))).toEqual({ code: "usage", message: "unknown option --frob", next: "cotal --help", exit: 2, retriable: false, details: null });
-    expect(describeError(new CliError("usage", "bad port", "cotal up --port 4222")).next).toBe("cotal up --port 4222");
+    expect(describeError(new LookAlike("no space x")).code).toBe("internal");
   });
 
   it("an OS file error is io (exit 8) with its errno, path and a hint, never a stack", () => {
@@ -43,15 +47,15 @@ describe("the one JSON error shape", () => {
   });
 
   it("prints the failed command itself where a next says to run it again", () => {
-    const e = new SagaError("conflict", "moved", { next: `${RERUN}   # re-reads and re-decides` });
+    const e = new CotalError("conflict", "moved", { next: `${RERUN}   # re-reads and re-decides` });
     expect(describeError(e, { rerun: "cotal space add 'a b' --root /r" }).next).toBe("cotal space add 'a b' --root /r   # re-reads and re-decides");
     expect(describeError(e).next).toBe("<the same command>   # re-reads and re-decides");
-    expect(describeError(new SagaError("lock-held", "busy", { next: afterPid(42) }), { rerun: "cotal down" }).next).toBe("while kill -0 42 2>/dev/null; do sleep 1; done; cotal down");
-    expect(describeError(new SagaError("conflict", "moved"), { rerun: "cotal up" }).next).toBe("cotal up");
+    expect(describeError(new CotalError("lock-held", "busy", { next: afterPid(42) }), { rerun: "cotal down" }).next).toBe("while kill -0 42 2>/dev/null; do sleep 1; done; cotal down");
+    expect(describeError(new CotalError("conflict", "moved"), { rerun: "cotal up" }).next).toBe("cotal up");
   });
 
   it("rides alongside a command's own document", () => {
-    const doc = errorDocument(new SagaError("confirmation-required", "add --yes"), { report: { state: "diverged" } });
+    const doc = errorDocument(new CotalError("confirmation-required", "add --yes"), { report: { state: "diverged" } });
     expect(doc.report).toEqual({ state: "diverged" });
     expect(doc.error.exit).toBe(3);
   });
@@ -60,12 +64,12 @@ describe("the one JSON error shape", () => {
 describe("printed commands keep the operator's flags (rerunWith, renderRerun)", () => {
   const argv = ["--root", "/srv/cotal root", "space", "add", "beta", "--max-disk", "1GiB", "--max-conns=9", "--limits", "--json"];
   it("RERUN prints the failed command whole, each word quoted as the shell reads it back", () => {
-    const e = describeError(new SagaError("conflict", "x", { next: `${RERUN}   # again` }), { argv });
+    const e = describeError(new CotalError("conflict", "x", { next: `${RERUN}   # again` }), { argv });
     expect(e.next).toBe("cotal --root '/srv/cotal root' space add beta --max-disk 1GiB --max-conns=9 --limits --json   # again");
   });
 
   it("rerunWith replaces a flag's value where it stands, in either spelling, and keeps every other flag", () => {
-    const e = describeError(new SagaError("quota-overcommit", "x", { next: rerunWith({ "--max-disk": "512MiB", "--max-conns": "4" }) }), { argv });
+    const e = describeError(new CotalError("quota-overcommit", "x", { next: rerunWith({ "--max-disk": "512MiB", "--max-conns": "4" }) }), { argv });
     expect(e.next).toBe("cotal --root '/srv/cotal root' space add beta --max-disk 512MiB --max-conns 4 --limits --json");
   });
 
@@ -76,8 +80,8 @@ describe("printed commands keep the operator's flags (rerunWith, renderRerun)", 
   });
 
   it("without the CLI's argv a token still names a command: the fixed rerun, else a marker", () => {
-    expect(describeError(new SagaError("conflict", "x", { next: rerunWith({ "--a": "b" }) }), { rerun: "cotal jobs status" }).next).toBe("cotal jobs status");
-    expect(describeError(new SagaError("conflict", "x", { next: RERUN }), {}).next).toBe("<the same command>");
+    expect(describeError(new CotalError("conflict", "x", { next: rerunWith({ "--a": "b" }) }), { rerun: "cotal jobs status" }).next).toBe("cotal jobs status");
+    expect(describeError(new CotalError("conflict", "x", { next: RERUN }), {}).next).toBe("<the same command>");
   });
 });
 
@@ -92,6 +96,6 @@ describe("nameRoot: every printed cotal command names the root", () => {
   });
 
   it("a reported error's next names the context's root", () => {
-    expect(describeError(new SagaError("journal-blocked", "x", { next: "cotal space rm b   # finishes it" }), { root: "/r" }).next).toBe("cotal --root /r space rm b   # finishes it");
+    expect(describeError(new CotalError("journal-blocked", "x", { next: "cotal space rm b   # finishes it" }), { root: "/r" }).next).toBe("cotal --root /r space rm b   # finishes it");
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { awaitFdBudget, countBlockFds, fdBudget, fdHeadroom, fdsPerTenant, idleCloseCouldFit, parseFdLimits } from "../src/broker/fd-budget.js";
-import { SagaError } from "../src/errors.js";
+import { CotalError } from "../src/errors.js";
 import { parseServerVersion } from "../src/broker/server-features.js";
 
 const LIMITS = `Limit                     Soft Limit           Hard Limit           Units
@@ -99,18 +99,18 @@ describe("fd budget: the wait for idle block files", () => {
   it("refuses fd-budget after the bound when the files stay open, saying it waited", async () => {
     const f = fakeBroker([17_515], 15_000);
     const err = await awaitFdBudget(1, v214, 1000, "cotal space add x", f.opts).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(SagaError);
-    expect((err as SagaError).code).toBe("fd-budget");
-    expect((err as SagaError).message).toContain("after waiting 10 s");
-    expect((err as SagaError).details).toMatchObject({ waitedMs: 10_000, open: 17_515 });
+    expect(err).toBeInstanceOf(CotalError);
+    expect((err as CotalError).code).toBe("fd-budget");
+    expect((err as CotalError).message).toContain("after waiting 10 s");
+    expect((err as CotalError).details).toMatchObject({ waitedMs: 10_000, open: 17_515 });
     expect(f.polls()).toBe(11);
   });
 
   it("refuses at once, without waiting, a batch no idle close could fit", async () => {
     const f = fakeBroker([17_515], 100);
     const err = await awaitFdBudget(1, v214, 1000, "cotal space add x", f.opts).catch((e: unknown) => e);
-    expect((err as SagaError).code).toBe("fd-budget");
-    expect((err as SagaError).message).not.toContain("after waiting");
+    expect((err as CotalError).code).toBe("fd-budget");
+    expect((err as CotalError).message).not.toContain("after waiting");
     expect(f.polls()).toBe(1);
     expect(f.notices).toEqual([]);
   });

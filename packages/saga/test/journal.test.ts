@@ -10,7 +10,7 @@ import {
   readJournal,
   releaseMaintenanceLock,
   RootLayout,
-  SagaError,
+  CotalError,
   writeJournal,
   type CutEntry,
   type JournalEntry,
@@ -116,7 +116,7 @@ describe("journalRefusal", () => {
   it("a cut blocks every verb but the cut's own, and says how it resumes", () => {
     expect(journalRefusal(cut, { verb: "up", cut: true })).toBeUndefined();
     for (const policy of [{ verb: "space add" }, { verb: "space rm", removal: "beta" }, { verb: "reconcile", anyRemoval: true }]) {
-      const e = journalRefusal(cut, policy) as SagaError;
+      const e = journalRefusal(cut, policy) as CotalError;
       expect(e.code).toBe("journal-blocked");
       expect(e.message).toBe(`a preserve-state cut (c1, ready) holds the store; ${policy.verb} waits for the broker to resume it`);
       expect(e.next).toBe("cotal up   # resumes the preserved store and clears the cut");
@@ -128,7 +128,7 @@ describe("journalRefusal", () => {
     expect(journalRefusal(rm, { verb: "space rm", removal: "beta" })).toBeUndefined();
     expect(journalRefusal(rm, { verb: "reconcile", anyRemoval: true })).toBeUndefined();
     for (const policy of [{ verb: "space add" }, { verb: "space rm", removal: "gamma" }, { verb: "up", cut: true }]) {
-      const e = journalRefusal(rm, policy) as SagaError;
+      const e = journalRefusal(rm, policy) as CotalError;
       expect(e.code).toBe("journal-blocked");
       expect(e.message).toBe(`a removal of space beta (started ${rm.startedAt}) is unfinished; ${policy.verb} waits for it`);
       expect(e.next).toBe("cotal space rm beta --yes   # re-running it finishes the removal");
@@ -142,7 +142,7 @@ describe("journalRefusal", () => {
   });
 
   it("a removal past its commit point says its streams are gone", () => {
-    const e = journalRefusal({ ...rm, streamsDeleted: true }, { verb: "space add" }) as SagaError;
+    const e = journalRefusal({ ...rm, streamsDeleted: true }, { verb: "space add" }) as CotalError;
     expect(e.message).toBe(`a removal of space beta (started ${rm.startedAt}, its streams already deleted) is unfinished; space add waits for it`);
   });
 });
@@ -170,7 +170,7 @@ describe("the rotation journal (up --rotate-sys)", () => {
   const rot: JournalEntry = { op: "rotate-sys", generation: 3, startedAt: "2026-01-01T00:00:00.000Z" };
 
   it("blocks every verb but the rotation's own re-run, naming it with the generation", () => {
-    const e = journalRefusal(rot, { verb: "space add" }) as SagaError;
+    const e = journalRefusal(rot, { verb: "space add" }) as CotalError;
     expect(e.code).toBe("journal-blocked");
     expect(e.message).toBe("a system-account rotation to generation 3 (started 2026-01-01T00:00:00.000Z) is unfinished; space add waits for it");
     expect(e.next).toBe("cotal up --rotate-sys   # re-running it finishes the rotation");
@@ -225,25 +225,25 @@ describe("quiesce entries (online backup and restore)", () => {
 
   it("a running restore is busy (lock-held, wait for its pid); a dead one blocks naming its re-run", () => {
     const r: QuiesceEntry = { ...q, purpose: "restore", stage: "restoring", out: "/b/alpha.bak", replace: { streams: [], deletionBegan: false } } as QuiesceEntry;
-    const busy = journalRefusal(r, { verb: "space add" }, "alive") as SagaError;
+    const busy = journalRefusal(r, { verb: "space add" }, "alive") as CotalError;
     expect(busy.code).toBe("lock-held");
     expect(busy.message).toBe("an online restore of space alpha (pid 4242 on h1, restoring since 2026-01-01T00:00:00.000Z) holds the tenant quiesced; space add waits for it");
     expect(busy.next).toBe("while kill -0 4242 2>/dev/null; do sleep 1; done; {rerun}");
     expect(busy.details).toEqual({ journal: r, owner: "alive" });
-    const dead = journalRefusal(r, { verb: "space add" }) as SagaError;
+    const dead = journalRefusal(r, { verb: "space add" }) as CotalError;
     expect(dead.code).toBe("journal-blocked");
     expect(dead.message).toBe("an online restore of space alpha from /b/alpha.bak (started 2026-01-01T00:00:00.000Z) is unfinished (restoring); space add waits for it");
     expect(dead.details).toEqual({ journal: r });
     // only a restore is judged as one: a backup entry in the same stage is a backup's refusal
-    expect((journalRefusal({ ...r, purpose: "backup" }, { verb: "space add" }) as SagaError).message).toMatch(/^an online backup of space alpha/);
+    expect((journalRefusal({ ...r, purpose: "backup" }, { verb: "space add" }) as CotalError).message).toMatch(/^an online backup of space alpha/);
   });
 
   it("a running backup is busy (lock-held); a dead one blocks until `cotal up` lifts it", () => {
-    const busy = journalRefusal(q, { verb: "space rm" }, "unknown") as SagaError;
+    const busy = journalRefusal(q, { verb: "space rm" }, "unknown") as CotalError;
     expect(busy.code).toBe("lock-held");
     expect(busy.message).toBe("an online backup of space alpha (pid 4242 on h1, journaled since 2026-01-01T00:00:00.000Z) holds the tenant quiesced; space rm waits for it");
     expect(busy.details).toEqual({ journal: q, owner: "unknown" });
-    const dead = journalRefusal(q, { verb: "space rm" }) as SagaError;
+    const dead = journalRefusal(q, { verb: "space rm" }) as CotalError;
     expect(dead.code).toBe("journal-blocked");
     expect(dead.details).toEqual({ journal: q });
     expect(dead.next).toBe("cotal up   # lifts the quiesce and removes a partial artifact");

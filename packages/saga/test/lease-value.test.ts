@@ -12,7 +12,7 @@ import {
   type Lease,
   type LeaseValue,
 } from "../src/inventory/lease.js";
-import { isSagaError } from "../src/errors.js";
+import { isCotalError } from "../src/errors.js";
 
 const holder = { pid: 42, host: "h1", verb: "space add" };
 const bytes = (v: unknown) => new TextEncoder().encode(typeof v === "string" ? v : JSON.stringify(v));
@@ -27,7 +27,7 @@ describe("lease key", () => {
       assertLeaseKey(key);
       expect.unreachable();
     } catch (e) {
-      expect(isSagaError(e, "invalid-argument")).toBe(true);
+      expect(isCotalError(e, "invalid-argument")).toBe(true);
       expect((e as Error).message).toBe(`lease key ${JSON.stringify(key)} is not a valid KV key (letters, digits, - / _ = and inner dots)`);
       expect((e as { details: unknown }).details).toEqual({ key });
       expect((e as { next: string }).next).toMatch(/derived from the root/);

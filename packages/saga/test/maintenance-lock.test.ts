@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { acquireMaintenanceLock, assertLockHeld, isSagaError, readLockOwner, releaseMaintenanceLock, RootLayout, withMaintenanceLock } from "../src/internal.js";
+import { acquireMaintenanceLock, assertLockHeld, isCotalError, readLockOwner, releaseMaintenanceLock, RootLayout, withMaintenanceLock } from "../src/internal.js";
 
 const root = () => mkdtempSync(join(tmpdir(), "cotal-lock-"));
 
@@ -17,7 +17,7 @@ describe("maintenance lock", () => {
       acquireMaintenanceLock(r, "second");
       expect.unreachable();
     } catch (e) {
-      expect(isSagaError(e, "lock-held")).toBe(true);
+      expect(isCotalError(e, "lock-held")).toBe(true);
       expect((e as Error).message).toContain(`pid ${process.pid}`);
       expect((e as Error).message).toContain("test holder");
     }

@@ -1,13 +1,13 @@
 /** The in-memory store keeps the real store's contract (inventory/authority-store.ts), or the saga tests prove nothing. */
 import { describe, expect, it } from "vitest";
-import { isSagaError } from "../src/errors.js";
+import { isCotalError } from "../src/errors.js";
 import { LEASE_TTL_MS } from "../src/inventory/lease.js";
 import { seedRecord } from "../src/inventory/record.js";
 import { ManualClock, MemoryInventoryStore } from "../src/testing/index.js";
 
 const rec = seedRecord(["default"], `sha256:${"a".repeat(64)}`, true);
 const holder = (verb: string) => ({ pid: process.pid, host: "h", verb });
-const code = (p: Promise<unknown>) => p.then(() => "ok", (e: unknown) => (isSagaError(e) ? e.code : String(e)));
+const code = (p: Promise<unknown>) => p.then(() => "ok", (e: unknown) => (isCotalError(e) ? e.code : String(e)));
 
 describe("MemoryInventoryStore", () => {
   it("create is create-only: a second seed is a conflict and changes nothing", async () => {
@@ -40,7 +40,7 @@ describe("MemoryInventoryStore", () => {
     const s = new MemoryInventoryStore({ clock });
     const a = await s.acquireLease("k", holder("a"));
     const held = await s.acquireLease("k", holder("b")).catch((e: unknown) => e);
-    expect(isSagaError(held, "lease-held") && held.message).toContain("(a)");
+    expect(isCotalError(held, "lease-held") && held.message).toContain("(a)");
     expect(await s.checkLease(a)).toBe(true);
     const renewed = await s.renewLease(a);
     clock.advance(LEASE_TTL_MS);

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { assertSpaceName, isSagaError, SagaError, spaceFromHex, spaceHex, spaceToken, SPACE_NAME_RULE } from "../src/internal.js";
+import { assertSpaceName, isCotalError, CotalError, spaceFromHex, spaceHex, spaceToken, SPACE_NAME_RULE } from "../src/internal.js";
 import { guardsFromEnv } from "../src/guards.js";
 
-function refusal(name: unknown): SagaError {
+function refusal(name: unknown): CotalError {
   try {
     assertSpaceName(name as string);
   } catch (e) {
-    if (isSagaError(e, "invalid-space-name")) return e;
+    if (isCotalError(e, "invalid-space-name")) return e;
     throw e;
   }
   throw new Error(`expected ${JSON.stringify(name)} to be refused`);

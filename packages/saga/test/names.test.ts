@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { assertSpaceName, isSagaError, spaceFromHex, spaceHex } from "../src/internal.js";
+import { assertSpaceName, isCotalError, spaceFromHex, spaceHex } from "../src/internal.js";
 
 const INVALID = ["", "a".repeat(65), "Alpha", "a b", "../x", "x}", "a\nb", "café", "-lead", "_lead", "a.b", "a/b", "a*", "a>", "ａ"];
 const VALID = ["a", "0", "default", "team-a", "tenant_42", "a".repeat(64), "9lives"];
@@ -10,7 +10,7 @@ describe("space names", () => {
       assertSpaceName(name);
       expect.unreachable();
     } catch (e) {
-      expect(isSagaError(e, "invalid-space-name")).toBe(true);
+      expect(isCotalError(e, "invalid-space-name")).toBe(true);
       expect((e as Error).message).toContain("[a-z0-9_-]");
     }
   });

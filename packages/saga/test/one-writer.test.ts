@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { SagaError } from "../src/errors.js";
+import { CotalError } from "../src/errors.js";
 import { selfOwner } from "../src/lock/process-identity.js";
 import { writeRuntime, type BrokerRuntime, type NodeRuntime } from "../src/broker/runtime.js";
 import { renderNode } from "../src/broker/render-root.js";
@@ -93,7 +93,7 @@ describe("applyConfig: stage, fence, rename, reload, prove, record", () => {
       target,
       staged,
       config: () => (steps.push("render"), "new bytes\n"),
-      fence: { held: async () => (steps.push(`fence:${existsSync(staged)}:${readFileSync(target, "utf8") === "new bytes\n"}`), true), lost: () => new SagaError("lease-lost", "lost") },
+      fence: { held: async () => (steps.push(`fence:${existsSync(staged)}:${readFileSync(target, "utf8") === "new bytes\n"}`), true), lost: () => new CotalError("lease-lost", "lost") },
       reload: async () => (steps.push(`reload:${readFileSync(target, "utf8")}`), verdict),
       record: async (v) => (steps.push(`record:${v.outcome}`), 42),
       keepPrevious: true,
@@ -116,7 +116,7 @@ describe("applyConfig: stage, fence, rename, reload, prove, record", () => {
     let undone = false;
     let reloads = 0;
     const err = await expectCode(
-      apply.applyConfig({ target, staged, config: () => "stale bytes\n", fence: { held: async () => false, onLost: async () => void (undone = true), lost: () => new SagaError("lease-lost", "the lease went") }, reload: async () => (reloads++, verdict), record: async () => 1 }),
+      apply.applyConfig({ target, staged, config: () => "stale bytes\n", fence: { held: async () => false, onLost: async () => void (undone = true), lost: () => new CotalError("lease-lost", "the lease went") }, reload: async () => (reloads++, verdict), record: async () => 1 }),
       "lease-lost",
     );
     expect(err.message).toBe("the lease went");
@@ -128,14 +128,14 @@ describe("applyConfig: stage, fence, rename, reload, prove, record", () => {
 
   it("an unchecked fence (the ablation switches DISABLE_FENCE, CLUSTER_NO_NODE_FENCE) renames without asking", async () => {
     let asked = false;
-    await apply.applyConfig({ target, config: () => "x\n", fence: { held: async () => (asked = true, false), lost: () => new SagaError("lease-lost", "lost"), unchecked: true }, record: async () => 0 });
+    await apply.applyConfig({ target, config: () => "x\n", fence: { held: async () => (asked = true, false), lost: () => new CotalError("lease-lost", "lost"), unchecked: true }, record: async () => 0 });
     expect(asked).toBe(false);
     expect(readFileSync(target, "utf8")).toBe("x\n");
   });
 
   it("no reload (offline): promoted, nothing recorded; without a staged path a temp of this process is used and gone after the rename", async () => {
     let recorded = false;
-    const out = await apply.applyConfig({ target, config: () => Buffer.from("offline\n"), fence: { held: async () => true, lost: () => new SagaError("lease-lost", "lost") }, record: async () => (recorded = true) });
+    const out = await apply.applyConfig({ target, config: () => Buffer.from("offline\n"), fence: { held: async () => true, lost: () => new CotalError("lease-lost", "lost") }, record: async () => (recorded = true) });
     expect(out.kind).toBe("promoted");
     expect(recorded).toBe(false);
     expect(readFileSync(target, "utf8")).toBe("offline\n");
@@ -144,7 +144,7 @@ describe("applyConfig: stage, fence, rename, reload, prove, record", () => {
 
   it("the record step sees an unproven verdict too and answers it (a refusal propagates)", async () => {
     const unproven: ReloadVerdict = { outcome: "unproven", via: "signal", logTail: "", ms: 0 };
-    await expectCode(apply.applyConfig({ target, config: () => "y\n", fence: { held: async () => true, lost: () => new SagaError("lease-lost", "lost") }, reload: async () => unproven, record: async (v) => { throw new SagaError("reload-unproven", v.outcome); } }), "reload-unproven");
+    await expectCode(apply.applyConfig({ target, config: () => "y\n", fence: { held: async () => true, lost: () => new CotalError("lease-lost", "lost") }, reload: async () => unproven, record: async (v) => { throw new CotalError("reload-unproven", v.outcome); } }), "reload-unproven");
   });
 });
 

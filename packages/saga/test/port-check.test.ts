@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { describeError, isSagaError } from "../src/entries/errors.js";
+import { describeError, isCotalError } from "../src/entries/errors.js";
 import { freePort } from "../src/broker/free-port.js";
 import { assertPortFree, portBindable, portHolder } from "../src/broker/port-check.js";
 
@@ -29,7 +29,7 @@ describe("up's listener check", () => {
     await hold(port);
     expect(portHolder(port)).toBe(`node pid ${process.pid}`);
     const err = await assertPortFree("127.0.0.1", port).then(() => undefined, (e: unknown) => e);
-    if (!isSagaError(err)) throw new Error("expected a refusal");
+    if (!isCotalError(err)) throw new Error("expected a refusal");
     expect(err.code).toBe("port-in-use");
     expect(err.message).toBe(`127.0.0.1:${port} is already in use by node pid ${process.pid}; nothing was started`);
     const next = describeError(err, { argv: ["--root", "/r", "up", "--detach", "--port", String(port)] }).next ?? "";

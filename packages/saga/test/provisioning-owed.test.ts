@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { awaitProvisioned, liveProvisioners, oweProvisioning, readProvisioningOwed, settleOwed, settleProvisioning } from "../src/provision/owed.js";
 import { RootLayout } from "../src/root/layout.js";
-import { isSagaError } from "../src/errors.js";
+import { isCotalError } from "../src/errors.js";
 
 // One marker per owing verb (docs/saga.md, "Provisioning after the commit").
 let dir: string;
@@ -89,7 +89,7 @@ describe("provisioning owed: one marker per owing verb", () => {
 
     foreign(l, LIVE_PID, ["x"]);
     const err = await awaitProvisioned(l, "x", 100).then(() => undefined, (e: unknown) => e);
-    expect(isSagaError(err, "lock-held")).toBe(true);
+    expect(isCotalError(err, "lock-held")).toBe(true);
     expect((err as Error & { next?: string }).next).toContain(`while kill -0 ${LIVE_PID}`);
     await awaitProvisioned(l, "y", 0); // nothing owes y
   });

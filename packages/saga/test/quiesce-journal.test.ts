@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { journalRefusal, quiescedTenants, readJournal, restoreRerun, RootLayout, type QuiesceEntry, type SagaError } from "../src/internal.js";
+import { journalRefusal, quiescedTenants, readJournal, restoreRerun, RootLayout, type QuiesceEntry, type CotalError } from "../src/internal.js";
 
 // The online backup's quiesce entry (docs/resume.md, "the quiesce entry"; docs/refusals.md).
 const entry: QuiesceEntry = {
@@ -32,7 +32,7 @@ describe("the quiesce entry", () => {
   it("a dead owner's entry blocks every verb but up and space backup, naming `cotal up`", () => {
     expect(journalRefusal(entry, { verb: "up", quiesce: true }, "dead")).toBeUndefined();
     for (const policy of [{ verb: "space add" }, { verb: "space rm beta", removal: "beta" }, { verb: "broker reconcile", anyRemoval: true }, { verb: "up --rotate-sys", rotation: true }, { verb: "down --preserve-state", cut: true }]) {
-      const e = journalRefusal(entry, policy, "dead") as SagaError;
+      const e = journalRefusal(entry, policy, "dead") as CotalError;
       expect(e.code).toBe("journal-blocked");
       expect(e.next).toMatch(/^cotal up /);
       expect(e.message).toContain("space alpha");
@@ -42,7 +42,7 @@ describe("the quiesce entry", () => {
   it("a live (or another host's) owner is busy for every verb, the backup's own re-run included", () => {
     for (const owner of ["alive", "unknown"] as const) {
       for (const policy of [{ verb: "up", quiesce: true }, { verb: "space add" }]) {
-        const e = journalRefusal(entry, policy, owner) as SagaError;
+        const e = journalRefusal(entry, policy, owner) as CotalError;
         expect(e.code).toBe("lock-held");
         expect(e.next).toBe("while kill -0 4242 2>/dev/null; do sleep 1; done; {rerun}");
       }
@@ -70,7 +70,7 @@ describe("the restore's quiesce entry", () => {
     expect(journalRefusal(restoring, { verb: "up", quiesce: true, liftsRestore: true }, "dead")).toBeUndefined();
     expect(journalRefusal(restoring, { verb: "space restore", restoreOf: "alpha" }, "dead")).toBeUndefined();
     for (const policy of [{ verb: "space add" }, { verb: "space backup", quiesce: true }, { verb: "space restore", restoreOf: "beta" }]) {
-      const e = journalRefusal(restoring, policy, "dead") as SagaError;
+      const e = journalRefusal(restoring, policy, "dead") as CotalError;
       expect(e.code).toBe("journal-blocked");
       expect(e.next).toMatch(/^cotal space restore alpha --from \/tmp\/alpha\.bak --replace --yes /);
     }
@@ -79,7 +79,7 @@ describe("the restore's quiesce entry", () => {
   });
 
   it("a running restore is busy, its own re-run included; the unfinished stage (lifted by up) is not", () => {
-    const e = journalRefusal(restoring, { verb: "space restore", restoreOf: "alpha" }, "alive") as SagaError;
+    const e = journalRefusal(restoring, { verb: "space restore", restoreOf: "alpha" }, "alive") as CotalError;
     expect(e.code).toBe("lock-held");
     expect(journalRefusal({ ...restoring, stage: "unfinished" }, { verb: "space restore", restoreOf: "alpha" }, "alive")).toBeUndefined();
   });

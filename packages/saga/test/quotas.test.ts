@@ -8,7 +8,7 @@ import {
   assertWithinBudget,
   createAccountTrust,
   createBrokerTrust,
-  isSagaError,
+  isCotalError,
   limitsQuota,
   parseAccountRecord,
   parseBytes,
@@ -85,7 +85,7 @@ describe("broker budget", () => {
       assertWithinBudget(budget, [holder("a", 40 * MiB)], [holder("b", 40 * MiB + 1)]);
       expect.unreachable();
     } catch (err) {
-      expect(isSagaError(err, "quota-overcommit")).toBe(true);
+      expect(isCotalError(err, "quota-overcommit")).toBe(true);
       const e = err as { message: string; next?: string; details?: Record<string, unknown> };
       expect(e.message).toContain("80 MiB");
       expect(e.details).toMatchObject({ resource: "disk", committed: 40 * MiB, max: 100 * MiB, reserve: 20 * MiB, free: 40 * MiB });
@@ -97,7 +97,7 @@ describe("broker budget", () => {
       assertWithinBudget(budget, [], [holder("a", MiB, 5 * MiB), holder("b", MiB, 5 * MiB)]);
       expect.unreachable();
     } catch (err) {
-      expect(isSagaError(err, "quota-overcommit")).toBe(true);
+      expect(isCotalError(err, "quota-overcommit")).toBe(true);
       expect(describeError(err, { argv: ["space", "add", "a", "b"] }).next).toContain("--max-mem 4M");
     }
   });

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { certainInventory, createAccountTrust, createBrokerTrust, isSagaError, RootLayout, saveSpaceAccount, toAccountRecord, type AccountRecord } from "../src/internal.js";
+import { certainInventory, createAccountTrust, createBrokerTrust, isCotalError, RootLayout, saveSpaceAccount, toAccountRecord, type AccountRecord } from "../src/internal.js";
 import { forgetParsedRecords } from "../src/root/account-store.js";
 import { forgetLoadedIndexes, recordDigest, recordIndexFile } from "../src/root/record-index.js";
 
@@ -52,7 +52,7 @@ describe("index of checked account records", () => {
     } catch (e) {
       err = e;
     }
-    expect(isSagaError(err, "corrupt-record")).toBe(true);
+    expect(isCotalError(err, "corrupt-record")).toBe(true);
     expect((err as Error).message).toMatch(/signing seed does not derive/);
   });
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { describeError, isSagaError, type SagaError } from "../src/entries/errors.js";
+import { describeError, isCotalError, type CotalError } from "../src/entries/errors.js";
 import { editDistance, isRoot, requireRoot } from "../src/root/require-root.js";
 
 const dirs: string[] = [];
@@ -15,16 +15,16 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 const root = (p: string) => (mkdirSync(join(p, "auth"), { recursive: true }), p);
-function refusal(fn: () => unknown): SagaError {
+function refusal(fn: () => unknown): CotalError {
   try {
     fn();
   } catch (err) {
-    if (isSagaError(err)) return err;
+    if (isCotalError(err)) return err;
     throw err;
   }
   throw new Error("expected a refusal");
 }
-const printed = (e: SagaError, argv: string[]) => describeError(e, { argv }).next ?? "";
+const printed = (e: CotalError, argv: string[]) => describeError(e, { argv }).next ?? "";
 
 describe("requireRoot: only up creates a root", () => {
   it("passes a root (a directory holding auth/), refuses a bare directory and a missing path with root-missing", () => {

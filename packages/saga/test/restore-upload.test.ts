@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterEach, describe, expect, it } from "vitest";
-import { isSagaError } from "../src/errors.js";
+import { isCotalError } from "../src/errors.js";
 import { restoreStream } from "../src/maintenance/stream-snapshot.js";
 
 const enc = new TextEncoder();
@@ -78,7 +78,7 @@ describe("the restore upload (stream-snapshot.ts, restoreStream)", () => {
     const { file } = snapshotFile(20 * 1024);
     const s = fakeServer(2);
     const err = await restoreStream(s.nc, file, { stream: "S", config: {}, state: STATE }, () => undefined, { chunkSize: 1024, inFlight: 2 }).then(() => undefined, (e: unknown) => e);
-    expect(isSagaError(err) && err.code).toBe("snapshot-failed");
+    expect(isCotalError(err) && err.code).toBe("snapshot-failed");
     expect((err as Error).message).toContain("insufficient storage resources");
     expect(s.chunks.length).toBeLessThan(20); // stopped within a window of the refusal
     expect(s.finished()).toBe(false);

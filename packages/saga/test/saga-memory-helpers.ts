@@ -1,7 +1,7 @@
 /** Shared assertions for the in-memory saga tests: they read the record, server.conf and the files, never internals. */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { expect } from "vitest";
-import { isSagaError, type SagaError, type SagaErrorCode } from "../src/errors.js";
+import { isCotalError, type CotalError, type SagaErrorCode } from "../src/errors.js";
 import { FailpointError, resetFailpoints, type FailpointName } from "../src/failpoints.js";
 import type { InventoryRecord, PendingMutation } from "../src/inventory/record.js";
 import { digestOfServerConf } from "../src/saga/digest.js";
@@ -47,12 +47,12 @@ export function expectConverged(s: MemorySaga, spaces: string[], generation: num
   for (const space of spaces) expect(hasRecord(s, space)).toBe(true);
 }
 
-export async function expectCode(p: Promise<unknown>, code: SagaErrorCode): Promise<SagaError> {
+export async function expectCode(p: Promise<unknown>, code: SagaErrorCode): Promise<CotalError> {
   const err = await p.then(
     () => undefined,
     (e: unknown) => e,
   );
-  if (!isSagaError(err, code)) throw new Error(`expected SagaError ${code}, got ${err instanceof Error ? `${err.name} ${(err as { code?: string }).code ?? ""}: ${err.message}` : String(err)}`);
+  if (!isCotalError(err, code)) throw new Error(`expected CotalError ${code}, got ${err instanceof Error ? `${err.name} ${(err as { code?: string }).code ?? ""}: ${err.message}` : String(err)}`);
   return err;
 }
 

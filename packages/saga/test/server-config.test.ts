@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { configDigest, createAccountTrust, createBrokerTrust, isSagaError, preloadedAccounts, renderedJetStreamMax, serverConfig, type RenderOptions } from "../src/internal.js";
+import { configDigest, createAccountTrust, createBrokerTrust, isCotalError, preloadedAccounts, renderedJetStreamMax, serverConfig, type RenderOptions } from "../src/internal.js";
 
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
 const authority = createAccountTrust(broker.operator, "authority", { kind: "authority" });
@@ -12,7 +12,7 @@ function refusedWith(fn: () => unknown, code: string): string {
   try {
     fn();
   } catch (e) {
-    expect(isSagaError(e)).toBe(true);
+    expect(isCotalError(e)).toBe(true);
     expect((e as { code: string }).code).toBe(code);
     return (e as Error).message;
   }

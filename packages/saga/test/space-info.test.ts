@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RootLayout, SagaError, limitsQuota, percentOf, quotaLimits, spaceCredsFiles, spaceEntry, spaceInfoFrom, usageRows, type AccountRecord, type SpaceQuota, type SpaceUsage, type StatusReport } from "../src/internal.js";
+import { RootLayout, CotalError, limitsQuota, percentOf, quotaLimits, spaceCredsFiles, spaceEntry, spaceInfoFrom, usageRows, type AccountRecord, type SpaceQuota, type SpaceUsage, type StatusReport } from "../src/internal.js";
 
 const QUOTA: SpaceQuota = { disk: 8 * 1024 ** 2, mem: 4 * 1024 ** 2, streams: 16, consumers: -1, conns: 10, subs: 10_000, payload: 1024 ** 2, leafnodes: 0 };
 const USAGE: SpaceUsage = { disk: 2 * 1024 ** 2, mem: 0, streams: 3, consumers: 7, conns: 1, subs: 4 };
@@ -77,7 +77,7 @@ describe("space info: the document (pure)", () => {
     } catch (err) {
       caught = err;
     }
-    expect(caught).toBeInstanceOf(SagaError);
+    expect(caught).toBeInstanceOf(CotalError);
     expect(caught).toMatchObject({ code: "space-not-found", next: "cotal space list" });
   });
 });

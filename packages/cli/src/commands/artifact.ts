@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { checkRestoreFrom, isSagaError, isValidSpaceName, SagaError } from "@cotal/saga";
+import { checkRestoreFrom, isCotalError, isValidSpaceName, CotalError } from "@cotal/saga";
 import { renderRerun } from "@cotal/saga/errors";
 import { verifyArtifact } from "@cotal/saga/maintenance";
 import type { Command } from "commander";
@@ -50,11 +50,11 @@ function claimedSpace(dir: string): string | undefined {
  * artifact is verified by name, and a damaged one is replaced by a fresh backup of its space.
  */
 function withVerifyNext(err: unknown, root: string, dir: string): unknown {
-  if (!isSagaError(err)) return err;
+  if (!isCotalError(err)) return err;
   const suggestion = err.details?.suggestion;
-  if (typeof suggestion === "string") return new SagaError(err.code, err.message, { next: `${renderRerun(["--root", root, "backup", "verify", suggestion])}   # the newest complete artifact beside it`, details: err.details ?? {}, cause: err });
+  if (typeof suggestion === "string") return new CotalError(err.code, err.message, { next: `${renderRerun(["--root", root, "backup", "verify", suggestion])}   # the newest complete artifact beside it`, details: err.details ?? {}, cause: err });
   const space = err.code === "artifact-invalid" ? claimedSpace(dir) : undefined;
-  if (space) return new SagaError(err.code, err.message, { next: `${renderRerun(["--root", root, "space", "backup", space, "--out", `${dir}.fresh`])}   # this one cannot be restored: take a fresh backup`, details: err.details ?? {}, cause: err });
+  if (space) return new CotalError(err.code, err.message, { next: `${renderRerun(["--root", root, "space", "backup", space, "--out", `${dir}.fresh`])}   # this one cannot be restored: take a fresh backup`, details: err.details ?? {}, cause: err });
   return err;
 }
 

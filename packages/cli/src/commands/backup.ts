@@ -1,11 +1,11 @@
 import { resolve } from "node:path";
-import { assertSpaceName, checkRestoreFrom, cleanOrphanStreams, cleanRestoreAttempt, SagaError, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
+import { assertSpaceName, checkRestoreFrom, cleanOrphanStreams, cleanRestoreAttempt, CotalError, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
 import { verifyArtifact } from "@cotal/saga/maintenance";
 import { queuedSingle } from "./space-queue.js";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { json, out } from "../output.js";
-import { UsageError } from "../errors.js";
+import { usageError } from "@cotal/saga/errors";
 import { feedbackFor, type Feedback } from "../feedback.js";
 
 /** Byte progress of backup/restore onto the verb's feedback: the bar per phase, a log line per phase. */
@@ -32,9 +32,9 @@ function group(program: Command, name: string, description: string): Command {
 
 /** `--every … --queue`: upsert one job scheduler; the workers run each backup (cut, back up, resume, prune). */
 async function scheduleBackupCommand(root: string, space: string, flags: { out: string; every?: string; keep?: string; queue?: boolean; json?: boolean }): Promise<void> {
-  if (!flags.queue || !flags.every) throw new UsageError("a scheduled backup needs both --every and --queue", `cotal space backup ${space} --out <dir> --every 1d --keep 7 --queue`);
+  if (!flags.queue || !flags.every) throw usageError("a scheduled backup needs both --every and --queue", `cotal space backup ${space} --out <dir> --every 1d --keep 7 --queue`);
   const keep = flags.keep === undefined ? 7 : Number(flags.keep);
-  if (!Number.isInteger(keep) || keep < 1) throw new UsageError(`--keep takes a whole number >= 1, got ${JSON.stringify(flags.keep)}`, "--keep 7");
+  if (!Number.isInteger(keep) || keep < 1) throw usageError(`--keep takes a whole number >= 1, got ${JSON.stringify(flags.keep)}`, "--keep 7");
   const { scheduleBackup, redisUrlFrom } = await import("@cotal/jobs");
   const r = await scheduleBackup({ root, space, out: flags.out, every: flags.every, keep, redisUrl: redisUrlFrom(process.env) });
   if (flags.json) return json(r);
@@ -86,7 +86,7 @@ export function registerBackup(program: Command): void {
         const space = assertSpaceName(name, guardsOf(cmd));
         if (flags.replace && !flags.yes) {
           // the same refusal as the direct verb, before anything is enqueued
-          throw new SagaError("confirmation-required", `--replace deletes space ${space}'s streams that the backup at ${resolve(flags.from)} holds, then restores them from it; confirm with --yes`, {
+          throw new CotalError("confirmation-required", `--replace deletes space ${space}'s streams that the backup at ${resolve(flags.from)} holds, then restores them from it; confirm with --yes`, {
             next: `cotal space restore ${space} --from ${resolve(flags.from)}${flags.rebindAccount ? " --rebind-account" : ""} --replace --yes --queue`,
           });
         }

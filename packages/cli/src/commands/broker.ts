@@ -1,9 +1,9 @@
-import { isSagaError, reconcile, type ReconcilePlan, type ReconcileReport } from "@cotal/saga";
+import { isCotalError, reconcile, type ReconcilePlan, type ReconcileReport } from "@cotal/saga";
 import { errorDocument } from "@cotal/saga/errors";
 import type { Command } from "commander";
 import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { err, json, out, reportContext } from "../output.js";
-import { UsageError } from "../errors.js";
+import { usageError } from "@cotal/saga/errors";
 import { ask, interactive, type PromptIo } from "../confirm.js";
 
 function printReport(r: ReconcileReport): void {
@@ -49,7 +49,7 @@ export function registerBroker(program: Command): void {
     .option("--yes", "confirm the printed blast radius non-interactively")
     .option("--json", "print the report (and the outcome or refusal) as one JSON document")
     .action(async (flags: { adoptDisk?: boolean; adoptKv?: boolean; yes?: boolean; json?: boolean }, cmd: Command) => {
-      if (flags.adoptDisk && flags.adoptKv) throw new UsageError("choose one of --adopt-disk and --adopt-kv", "cotal broker reconcile   # prints both lists first");
+      if (flags.adoptDisk && flags.adoptKv) throw usageError("choose one of --adopt-disk and --adopt-kv", "cotal broker reconcile   # prints both lists first");
       const direction = flags.adoptDisk ? "disk" : flags.adoptKv ? "kv" : undefined;
       let report: ReconcileReport | undefined;
       try {
@@ -72,7 +72,7 @@ export function registerBroker(program: Command): void {
         if (r.outcome === "promoted") out("cotal: the reconciled config is promoted; the broker is stopped, so it is not committed yet\n  next: cotal up --detach   # boots it and commits");
         else out(`cotal: reconciled at generation ${r.saga.generation}; the broker preloads ${r.saga.spaces.join(", ")}`);
       } catch (e) {
-        if (!flags.json || !report || !isSagaError(e)) throw e;
+        if (!flags.json || !report || !isCotalError(e)) throw e;
         const doc = errorDocument(e, { report }, reportContext());
         json(doc);
         process.exitCode = doc.error.exit;

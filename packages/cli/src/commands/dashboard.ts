@@ -1,11 +1,11 @@
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { err, out } from "../output.js";
-import { UsageError } from "../errors.js";
+import { usageError } from "@cotal/saga/errors";
 
 function portOf(v: string): number {
   const n = Number(v);
-  if (!/^\d+$/.test(v) || n > 65_535) throw new UsageError(`--port takes a port number 0-65535, got ${JSON.stringify(v)}`, "cotal dashboard --port 8090");
+  if (!/^\d+$/.test(v) || n > 65_535) throw usageError(`--port takes a port number 0-65535, got ${JSON.stringify(v)}`, "cotal dashboard --port 8090");
   return n;
 }
 

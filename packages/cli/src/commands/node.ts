@@ -2,7 +2,7 @@ import { runNodeAgent, type NodeAgentResult } from "@cotal/saga";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { err, json, out } from "../output.js";
-import { UsageError } from "../errors.js";
+import { usageError } from "@cotal/saga/errors";
 
 interface NodeRunFlags {
   node: string;
@@ -13,7 +13,7 @@ interface NodeRunFlags {
 
 function intervalOf(v: string): number {
   const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 100) throw new UsageError(`--interval takes milliseconds >= 100, got ${JSON.stringify(v)}`, "cotal node run --node <name> --interval 2000");
+  if (!/^\d+$/.test(v) || n < 100) throw usageError(`--interval takes milliseconds >= 100, got ${JSON.stringify(v)}`, "cotal node run --node <name> --interval 2000");
   return n;
 }
 

@@ -1,5 +1,5 @@
 import { describeError, RERUN, spaceList, validateBatch, type Guards, type SpaceListReport } from "@cotal/saga";
-import { renderRerun } from "@cotal/saga/errors";
+import { CotalError, isCotalError, renderRerun } from "@cotal/saga/errors";
 import type { Logger } from "@cotal/jobs/log";
 import { summariseNames } from "../batch-summary.js";
 import { countLogger } from "../feedback.js";
@@ -57,13 +57,13 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
   const failed = tracked.failed.map((f) => ({ space: nameOf.get(f.id) ?? f.id, id: f.id, reason: f.reason }));
   const result = { ...summary, waited: true, elapsedMs: Date.now() - t0, completed: tracked.gone.length - lost.length, failed, lost, generation: list.generation };
   if (failed.length > 0) {
-    throw new jobs.JobsError("job-failed", `${failed.length} of ${r.jobs.length} space-add job(s) failed: ${failed.slice(0, 5).map((f) => `${f.space}: ${f.reason}`).join("; ")}${failed.length > 5 ? "; …" : ""}`, {
+    throw new CotalError("job-failed", `${failed.length} of ${r.jobs.length} space-add job(s) failed: ${failed.slice(0, 5).map((f) => `${f.space}: ${f.reason}`).join("; ")}${failed.length > 5 ? "; …" : ""}`, {
       next: "cotal jobs status   # reasons in full; fix the cause, then re-run the same command (it re-queues only what failed)",
       details: result,
     });
   }
   if (lost.length > 0) {
-    throw new jobs.JobsError("job-lost", `${lost.length} job(s) vanished from Redis without their space reaching the inventory (was Redis flushed or restarted?)`, {
+    throw new CotalError("job-lost", `${lost.length} job(s) vanished from Redis without their space reaching the inventory (was Redis flushed or restarted?)`, {
       next: `${RERUN}   # present spaces are no-op successes, the rest are queued again`,
       details: result,
     });
@@ -105,9 +105,9 @@ export async function queuedSingle(
   if (!flags.json) err(`cotal: ${type} job ${job.id} ${job.status}; waiting for a worker (cotal worker)…`);
   const tracked = await jobs.trackJobs({ redisUrl, queue: r.queue, ids: [job.id] });
   const failed = tracked.failed[0];
-  if (failed) throw new jobs.JobsError("job-failed", `${type} of ${item.name} failed: ${failed.reason}`, { next: `cotal jobs status   # the reason in full; once the cause is fixed: ${RERUN}` });
+  if (failed) throw new CotalError("job-failed", `${type} of ${item.name} failed: ${failed.reason}`, { next: `cotal jobs status   # the reason in full; once the cause is fixed: ${RERUN}` });
   if (!(await confirm())) {
-    throw new jobs.JobsError("job-lost", `the ${type} job of ${item.name} vanished from Redis without its effect on the root (was Redis flushed?)`, { next: RERUN });
+    throw new CotalError("job-lost", `the ${type} job of ${item.name} vanished from Redis without its effect on the root (was Redis flushed?)`, { next: RERUN });
   }
   if (flags.json) return json({ queue: r.queue, job, waited: true, elapsedMs: tracked.elapsedMs });
   out(`cotal: ${type} of ${item.name} done through the queue in ${(tracked.elapsedMs / 1000).toFixed(1)} s`);
@@ -127,7 +127,7 @@ export async function unscheduleRemoved(root: string, space: string): Promise<Re
     const r = await jobs.unscheduleBackup({ root, space, redisUrl: jobs.redisUrlFrom(process.env) });
     return r.outcome === "removed" ? { outcome: "removed", schedulers: r.schedulers } : { outcome: "absent" };
   } catch (e) {
-    if (!process.env.REDIS_URL?.trim() && jobs.isJobsError(e, "redis-unreachable")) return { outcome: "no-redis" };
+    if (!process.env.REDIS_URL?.trim() && isCotalError(e, "redis-unreachable")) return { outcome: "no-redis" };
     return { outcome: "not-removed", reason: describeError(e).message, next: renderRerun(["--root", root, "jobs", "unschedule", space]) };
   }
 }

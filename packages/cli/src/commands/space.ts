@@ -6,7 +6,7 @@ import { err, json, out } from "../output.js";
 import { readTenantsFile } from "../tenants-file.js";
 import { registerSpaceInfo } from "./space-info.js";
 import { QUOTA_FLAGS, quotaFromFlags, type QuotaFlagValues } from "../quota-flags.js";
-import { UsageError } from "../errors.js";
+import { usageError } from "@cotal/saga/errors";
 import { printRemovedSchedules, queuedSingle, queuedSpaceAdd, unscheduleRemoved } from "./space-queue.js";
 import { FEW_NAMES, summariseNames } from "../batch-summary.js";
 import { countLogger, feedbackFor } from "../feedback.js";
@@ -56,7 +56,7 @@ export function registerSpace(program: Command): void {
       const all = [...names, ...(flags.from ? readTenantsFile(flags.from) : [])];
       const quota = quotaFromFlags(flags);
       if (flags.queue) {
-        if (Object.keys(quota).length > 0) throw new UsageError("--queue adds spaces with the template's limits only", `cotal space add ${[...names, ...(flags.from ? ["--from", flags.from] : [])].join(" ") || "<name>"} <limit flags>   # without --queue`);
+        if (Object.keys(quota).length > 0) throw usageError("--queue adds spaces with the template's limits only", `cotal space add ${[...names, ...(flags.from ? ["--from", flags.from] : [])].join(" ") || "<name>"} <limit flags>   # without --queue`);
         const { bar, log } = await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" });
         return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait, bar, log, guards: guardsOf(cmd) });
       }

@@ -2,7 +2,7 @@ import { clearRuntime, resolveRoot, RootLayout, rotateSys, up, type RotateSysRes
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { parsePort } from "../duration.js";
-import { UsageError } from "../errors.js";
+import { usageError } from "@cotal/saga/errors";
 import { existsSync } from "node:fs";
 import { err, json, out, shellWord } from "../output.js";
 import { compressNames, FEW_NAMES } from "../batch-summary.js";
@@ -21,12 +21,12 @@ interface UpFlags {
 }
 
 function parseClusterSize(text: string): number {
-  if (!/^\d+$/.test(text)) throw new UsageError(`invalid cluster size ${JSON.stringify(text)}: expected a node count`, "cotal up --cluster 3 --detach");
+  if (!/^\d+$/.test(text)) throw usageError(`invalid cluster size ${JSON.stringify(text)}: expected a node count`, "cotal up --cluster 3 --detach");
   return Number(text);
 }
 
 function parseReplicas(text: string): number {
-  if (!/^\d+$/.test(text)) throw new UsageError(`invalid --tenant-replicas ${JSON.stringify(text)}: expected 1 or 3`, "cotal up --cluster 3 --tenant-replicas 3 --detach");
+  if (!/^\d+$/.test(text)) throw usageError(`invalid --tenant-replicas ${JSON.stringify(text)}: expected 1 or 3`, "cotal up --cluster 3 --tenant-replicas 3 --detach");
   return Number(text);
 }
 

@@ -1,12 +1,12 @@
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { logFormatOf, logLevel } from "../feedback.js";
-import { UsageError } from "../errors.js";
+import { usageError } from "@cotal/saga/errors";
 
 function count(flag: string, min: number) {
   return (v: string): number => {
     const n = Number(v);
-    if (!/^\d+$/.test(v) || n < min) throw new UsageError(`${flag} takes a whole number >= ${min}, got ${JSON.stringify(v)}`, `cotal worker ${flag} ${Math.max(min, 1)}`);
+    if (!/^\d+$/.test(v) || n < min) throw usageError(`${flag} takes a whole number >= ${min}, got ${JSON.stringify(v)}`, `cotal worker ${flag} ${Math.max(min, 1)}`);
     return n;
   };
 }

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { accessSync, constants, readdirSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { shellWord } from "../error-shape.js";
 import { parseServerVersion, versionAtLeast, type ServerVersion } from "./server-features.js";
 
@@ -57,7 +57,7 @@ export function natsServerBinary(env: NodeJS.ProcessEnv = process.env, paths: re
   const override = env.NATS_SERVER_BIN;
   if (override) {
     if (executable(override)) return override;
-    throw new SagaError("nats-server-missing", `NATS_SERVER_BIN=${override} is not an executable file`, {
+    throw new CotalError("nats-server-missing", `NATS_SERVER_BIN=${override} is not an executable file`, {
       next: "unset NATS_SERVER_BIN   # then the newest release the set-up built runs, or point it at a nats-server binary (docs/server-versions.md)",
       details: { path: override },
     });
@@ -65,7 +65,7 @@ export function natsServerBinary(env: NodeJS.ProcessEnv = process.env, paths: re
   const onPath = (env.PATH ?? "").split(delimiter).filter(Boolean).map((d) => join(d, "nats-server"));
   const found = [...paths, ...onPath].find(executable);
   if (found) return found;
-  throw new SagaError("nats-server-missing", `nats-server was not found (looked at NATS_SERVER_BIN, ${paths.join(", ") || "the set-up's builds"} and PATH)`, {
+  throw new CotalError("nats-server-missing", `nats-server was not found (looked at NATS_SERVER_BIN, ${paths.join(", ") || "the set-up's builds"} and PATH)`, {
     next: "apt-get install -y nats-server   # or set NATS_SERVER_BIN=/path/to/nats-server",
   });
 }
@@ -80,7 +80,7 @@ export function natsServerVersion(bin = natsServerBinary()): ServerVersion {
     try {
       out = execFileSync(bin, ["--version"], { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "pipe", "pipe"] });
     } catch (err) {
-      throw new SagaError("nats-server-missing", `${bin} --version failed: ${(err as Error).message}`, {
+      throw new CotalError("nats-server-missing", `${bin} --version failed: ${(err as Error).message}`, {
         next: `${shellWord(bin)} --version   # must print its version; else point NATS_SERVER_BIN at a working nats-server (docs/server-versions.md)`,
         details: { path: bin },
       });

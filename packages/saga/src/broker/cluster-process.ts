@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { dirname } from "node:path";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import type { ClusterNodeSettings } from "../root/cluster-settings.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir } from "../root/secret-files.js";
@@ -37,7 +37,7 @@ export async function startNodes(layout: RootLayout, host: string, nodes: readon
   if (failed.length > 0) {
     await Promise.all(started.map((s) => (s.server.done ? undefined : stopProcess(s.server.pid, 10_000, () => s.server.done))));
     const logs = failed.map((s) => `${s.node.name}:\n${tail(readLogSince(s.rt.logFile, s.offset))}\n${tail(readLogSince(layout.nodeStdioLogFile(s.node.name), 0))}`.trim()).join("\n");
-    throw new SagaError("broker-start-failed", `cluster node${failed.length > 1 ? "s" : ""} ${failed.map((s) => s.node.name).join(", ")} did not become ready:\n${logs}`, {
+    throw new CotalError("broker-start-failed", `cluster node${failed.length > 1 ? "s" : ""} ${failed.map((s) => s.node.name).join(", ")} did not become ready:\n${logs}`, {
       next: `tail -n 40 ${failed.map((s) => s.rt.logFile).join(" ")}   # the servers' reasons; a taken port: stop what holds it, then ${RERUN}`,
       details: { nodes: failed.map((s) => s.node.name) },
     });
@@ -74,7 +74,7 @@ export async function waitForMetaLeader(layout: RootLayout, nodes: readonly Node
     if (Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new SagaError("broker-start-failed", `the cluster did not elect a JetStream meta leader in ${Math.round(timeoutMs / 1000)} s:\n${views.map((v) => `  ${v.node}: ${v.error ?? `leader ${v.leader ?? "none"}, size ${v.size ?? "?"}`}`).join("\n")}`, {
+  throw new CotalError("broker-start-failed", `the cluster did not elect a JetStream meta leader in ${Math.round(timeoutMs / 1000)} s:\n${views.map((v) => `  ${v.node}: ${v.error ?? `leader ${v.leader ?? "none"}, size ${v.size ?? "?"}`}`).join("\n")}`, {
     next: `cotal down && cotal up --detach   # the nodes' logs: ${nodes.map((n) => n.logFile).join(" ")}`,
     details: { views },
   });

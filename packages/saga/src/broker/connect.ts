@@ -1,5 +1,5 @@
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { mintUserCreds, nativeCredsAuthenticator, type UserCredsOptions } from "../trust/index.js";
 import type { AccountRecord } from "../root/records.js";
 
@@ -26,7 +26,7 @@ export async function connectWithCreds(url: string | readonly string[], creds: s
       reconnectJitter: 5,
     });
   } catch (err) {
-    throw new SagaError("broker-unreachable", `cannot connect to ${url} as ${opts.name}: ${(err as Error).message}`, {
+    throw new CotalError("broker-unreachable", `cannot connect to ${url} as ${opts.name}: ${(err as Error).message}`, {
       next: "cotal status   # is the broker running?",
       cause: err,
     });

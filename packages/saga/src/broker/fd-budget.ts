@@ -1,6 +1,6 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { readFileSync, readdirSync, readlinkSync } from "node:fs";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { versionAtLeast, type ServerVersion } from "./server-features.js";
 
 /**
@@ -100,10 +100,10 @@ export function idleCloseCouldFit(b: FdBudget, blockFds: number): boolean {
  */
 export const FD_IDLE_WAIT_MS = 150_000;
 
-function fdBudgetRefusal(b: FdBudget, hard: number, pid: number, command: string, waitedMs: number): SagaError {
+function fdBudgetRefusal(b: FdBudget, hard: number, pid: number, command: string, waitedMs: number): CotalError {
   const want = Math.max(65_536, 2 ** Math.ceil(Math.log2(b.needed)));
   const waited = waitedMs > 0 ? ` (after waiting ${Math.round(waitedMs / 1000)} s for it to close idle block files)` : "";
-  return new SagaError(
+  return new CotalError(
     "fd-budget",
     `${b.adds} new space(s) need about ${b.needed} open files on the broker (${b.open} open now + ${b.adds} × ${b.perTenant} per tenant + ${b.headroom} headroom), but nats-server pid ${pid} may open ${b.limit}; it has room for ${b.room} more${waited}. Nothing was written.`,
     {

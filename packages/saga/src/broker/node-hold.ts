@@ -1,4 +1,4 @@
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { accountInventory } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";
@@ -28,7 +28,7 @@ export function heldAccountJwt(operator: { publicKey: string; seed: string }, jw
   if (known !== undefined) return known;
   const claims = verifyJwt(jwt);
   if (claims.iss !== operator.publicKey || claims.nats.type !== "account") {
-    throw new SagaError("foreign-operator", `account ${claims.sub} is not an account of operator ${operator.publicKey}; a node cannot hold it`, { details: { account: claims.sub, issuer: claims.iss } });
+    throw new CotalError("foreign-operator", `account ${claims.sub} is not an account of operator ${operator.publicKey}; a node cannot hold it`, { details: { account: claims.sub, issuer: claims.iss } });
   }
   const limits = { ...(claims.nats.limits as Record<string, unknown> | undefined), conn: 0 };
   const held = signJwt({ iss: claims.iss, sub: claims.sub, name: claims.name, iat: claims.iat, ...(claims.exp !== undefined ? { exp: claims.exp } : {}), nats: { ...claims.nats, limits } }, operator.seed);

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { createServer } from "node:net";
-import { rerunWith, SagaError } from "../errors.js";
+import { rerunWith, CotalError } from "../errors.js";
 import { freePort } from "./free-port.js";
 
 /** Whether `host:port` can be bound now (the way nats-server will bind it: exclusive, no reuse). */
@@ -32,7 +32,7 @@ export async function assertPortFree(host: string, port: number): Promise<void> 
   if (await portBindable(host, port)) return;
   const holder = portHolder(port);
   const free = await freePort(host);
-  throw new SagaError("port-in-use", `${host}:${port} is already in use${holder ? ` by ${holder}` : ""}; nothing was started`, {
+  throw new CotalError("port-in-use", `${host}:${port} is already in use${holder ? ` by ${holder}` : ""}; nothing was started`, {
     next: `${rerunWith({ "--port": String(free) })}   # a free port now; or stop what holds ${port} (ss -ltnp 'sport = :${port}')`,
     details: { host, port, ...(holder ? { holder } : {}), suggestion: free },
   });

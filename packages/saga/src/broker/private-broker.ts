@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { DEFAULT_MAX_PAYLOAD, loadSettings, maxPayloadOf } from "../root/settings.js";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import type { ProcessOwner } from "../lock/process-identity.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -60,7 +60,7 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
   if (opts.storeDir === layout.storeDir) {
     const holders = serversOfRoot(layout, opts.guards).filter((s) => s.role === "broker" || s.role === "maintenance");
     if (holders.length > 0) {
-      throw new SagaError("broker-running", `the store ${opts.storeDir} is held by nats-server ${holders.map((h) => `pid ${h.pid} (${h.config})`).join(", ")}; one server per store`, {
+      throw new CotalError("broker-running", `the store ${opts.storeDir} is held by nats-server ${holders.map((h) => `pid ${h.pid} (${h.config})`).join(", ")}; one server per store`, {
         next: `cotal down && ${RERUN}   # down stops every server of this root`,
         details: { holders },
       });
@@ -101,7 +101,7 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
   await failpoint(`${opts.label}-started`);
   if (!ready) {
     await stop();
-    throw new SagaError("broker-start-failed", `the ${opts.label} broker on ${opts.storeDir} did not start:\n${tail(readLogSince(logFile, offset))}`, { next: `tail -n 40 ${logFile}   # the server's reason; then ${RERUN}` });
+    throw new CotalError("broker-start-failed", `the ${opts.label} broker on ${opts.storeDir} did not start:\n${tail(readLogSince(logFile, offset))}`, { next: `tail -n 40 ${logFile}   # the server's reason; then ${RERUN}` });
   }
   return { url: `nats://127.0.0.1:${port}`, owner: ownerOf(pid, hostname()), stop };
 }

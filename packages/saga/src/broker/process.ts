@@ -1,7 +1,7 @@
 import { type Guards } from "../guards.js";
 import type { ChildProcess } from "node:child_process";
 import { hostname } from "node:os";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
@@ -35,7 +35,7 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
   // One server per store: a server of this root that no record names (a killed `up`) refuses here.
   const strays = serversOfRoot(layout, opts.guards);
   if (strays.length > 0) {
-    throw new SagaError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
+    throw new CotalError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
       next: "cotal down   # stops every server of this root, recorded or not",
       details: { strays },
     });
@@ -71,7 +71,7 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
     if (!exited) await stopProcess(server.pid, 15_000, () => server.done);
     clearRuntime(layout);
     const logs = `${tail(readLogSince(layout.logFile, offset))}\n${tail(readLogSince(layout.stdioLogFile, stdioOffset))}`.trim();
-    throw new SagaError("broker-start-failed", `nats-server did not become ready${exited ? ` (exited with ${exited.code ?? exited.signal})` : " in time"}:\n${logs}`, {
+    throw new CotalError("broker-start-failed", `nats-server did not become ready${exited ? ` (exited with ${exited.code ?? exited.signal})` : " in time"}:\n${logs}`, {
       next: `tail -n 40 ${layout.logFile}   # the server's reason; a taken port: stop what holds ${opts.host}:${opts.port}, then ${RERUN}`,
       details: { logFile: layout.logFile },
     });

@@ -2,7 +2,7 @@
  * The broker's JetStream budget and the admission rule that keeps the authority account's reserve
  * (docs/quotas.md). Pure: callers pass the records; nothing here reads disk or the broker.
  */
-import { RERUN, rerunWith, SagaError } from "../errors.js";
+import { RERUN, rerunWith, CotalError } from "../errors.js";
 import { shellWord } from "../error-shape.js";
 import { MIN_SPACE_DISK, formatBytes, parseBytes, type AccountLimits } from "../trust/limits.js";
 
@@ -30,24 +30,24 @@ const BUDGET_FIELDS = ["maxFileStore", "maxMemoryStore", "reserveFile", "reserve
 export function resolveBudget(raw: unknown, source: string): JetStreamBudget {
   if (raw === undefined) return { ...DEFAULT_JETSTREAM_BUDGET };
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new SagaError("corrupt-record", `${source}: "jetstream" must be an object`, { next: `fix "jetstream" in ${source} (README "Quotas")` });
+    throw new CotalError("corrupt-record", `${source}: "jetstream" must be an object`, { next: `fix "jetstream" in ${source} (README "Quotas")` });
   }
   const out = { ...DEFAULT_JETSTREAM_BUDGET };
   for (const [k, v] of Object.entries(raw)) {
     if (!(BUDGET_FIELDS as readonly string[]).includes(k)) {
-      throw new SagaError("corrupt-record", `${source}: unknown jetstream field "${k}"; known: ${BUDGET_FIELDS.join(", ")}`, { next: `fix "jetstream" in ${source} (README "Quotas")` });
+      throw new CotalError("corrupt-record", `${source}: unknown jetstream field "${k}"; known: ${BUDGET_FIELDS.join(", ")}`, { next: `fix "jetstream" in ${source} (README "Quotas")` });
     }
     let n: number;
     try {
       n = parseBytes(v, `jetstream.${k}`);
     } catch (err) {
-      throw new SagaError("corrupt-record", `${source}: ${(err as Error).message}`, { next: `fix "jetstream" in ${source} (README "Quotas")` });
+      throw new CotalError("corrupt-record", `${source}: ${(err as Error).message}`, { next: `fix "jetstream" in ${source} (README "Quotas")` });
     }
     out[k as (typeof BUDGET_FIELDS)[number]] = n;
   }
   for (const [max, reserve] of [["maxFileStore", "reserveFile"], ["maxMemoryStore", "reserveMemory"]] as const) {
     if (out[max] <= 0 || out[reserve] < 0 || out[reserve] >= out[max]) {
-      throw new SagaError("corrupt-record", `${source}: jetstream.${reserve} (${formatBytes(out[reserve])}) must be below a positive jetstream.${max} (${formatBytes(out[max])})`, {
+      throw new CotalError("corrupt-record", `${source}: jetstream.${reserve} (${formatBytes(out[reserve])}) must be below a positive jetstream.${max} (${formatBytes(out[max])})`, {
         next: `fix "jetstream" in ${source} (README "Quotas")`,
       });
     }
@@ -168,7 +168,7 @@ export function assertWithinBudget(budget: Readonly<JetStreamBudget>, kept: read
   const next = starved
     ? freeBudgetNext(starved, kept, incoming, lowered, ctx)
     : `${rerunWith(lowered)}   # or raise jetstream.${first.setting} in settings.json (README "Quotas")`;
-  throw new SagaError(
+  throw new CotalError(
     "quota-overcommit",
     `${first.what} quotas would total ${formatBytes(first.total)} (${first.total} B), over the ${formatBytes(room)} tenants may claim: ` +
       `jetstream.${first.setting} ${formatBytes(first.max)} minus the authority reserve ${formatBytes(first.reserve)}; ` +

@@ -1,5 +1,5 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { loadBrokerTrust, type LoadedBroker } from "../root/broker-store.js";
 import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
@@ -30,10 +30,10 @@ export function renderRoot(layout: RootLayout, spaces: AccountRecord[] | undefin
   const broker = loadBrokerTrust(layout);
   const authority = loadAuthorityAccount(layout);
   const settings = loadSettings(layout);
-  if (!settings) throw new SagaError("corrupt-record", `${layout.settingsFile} is missing`, { next: `restore ${layout.settingsFile} (host, port, serverName) from a backup` });
+  if (!settings) throw new CotalError("corrupt-record", `${layout.settingsFile} is missing`, { next: `restore ${layout.settingsFile} (host, port, serverName) from a backup` });
   const list = spaces ?? certainInventory(layout, guards);
   if (list.length === 0) {
-    throw new SagaError("render-refused", `the root ${layout.root} holds no space, and a config with zero spaces would evict every tenant`, {
+    throw new CotalError("render-refused", `the root ${layout.root} holds no space, and a config with zero spaces would evict every tenant`, {
       next: "restore an auth/account.<hex>.json record from a backup, or start a fresh root with `cotal up --root <new dir>`",
     });
   }
@@ -66,8 +66,8 @@ export function renderNode(layout: RootLayout, node: string, spaces: AccountReco
   const settings = loadSettings(layout);
   const cluster = clusterOf(layout, settings);
   const self = cluster?.nodes.find((n) => n.name === node);
-  if (!settings || !cluster || !self) throw new SagaError("corrupt-record", `${layout.settingsFile} names no cluster node ${node}`, { next: `cotal status --root ${layout.root}` });
-  if (opts.maintenance && spaces.length > 0) throw new SagaError("render-refused", "a node's maintenance config takes no tenant list: it holds every tenant on disk", { next: `cotal status --root ${layout.root}` });
+  if (!settings || !cluster || !self) throw new CotalError("corrupt-record", `${layout.settingsFile} names no cluster node ${node}`, { next: `cotal status --root ${layout.root}` });
+  if (opts.maintenance && spaces.length > 0) throw new CotalError("render-refused", "a node's maintenance config takes no tenant list: it holds every tenant on disk", { next: `cotal status --root ${layout.root}` });
   const guards = opts.guards ?? GUARDS_ON;
   const held = opts.maintenance && !guards.CLUSTER_BOOT_BARE ? heldSpaces(layout) : [];
   const text = serverConfig(loadBrokerTrust(layout), opts.maintenance ? held : spaces, {

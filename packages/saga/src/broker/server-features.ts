@@ -1,4 +1,4 @@
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 
 export interface ServerVersion {
   major: number;
@@ -15,7 +15,7 @@ const VERSION_RE = /v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?/;
 /** Reads `nats-server: v2.9.10` (or a bare "2.15.0-RC.1"). */
 export function parseServerVersion(text: string): ServerVersion {
   const m = VERSION_RE.exec(text);
-  if (!m) throw new SagaError("nats-server-missing", `cannot read a version from ${JSON.stringify(text.trim())}`);
+  if (!m) throw new CotalError("nats-server-missing", `cannot read a version from ${JSON.stringify(text.trim())}`);
   const raw = m[0].startsWith("v") ? m[0].slice(1) : m[0];
   return { major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3]), raw, ...(m[4] !== undefined ? { prerelease: m[4] } : {}) };
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync } from "node:fs";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { SERVER_READY, watchLog } from "./log-proof.js";
 
 export interface ServerExit {
@@ -50,7 +50,7 @@ export async function spawnServer(bin: string, args: readonly string[], opts: Sp
     child.once("spawn", () => resolve(undefined));
   });
   if (spawnError || child.pid === undefined) {
-    throw new SagaError("nats-server-missing", `could not spawn ${bin}: ${spawnError?.message ?? "no pid"}`, {
+    throw new CotalError("nats-server-missing", `could not spawn ${bin}: ${spawnError?.message ?? "no pid"}`, {
       next: "point NATS_SERVER_BIN at a nats-server binary, or apt-get install -y nats-server",
       details: { path: bin },
     });

@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { mintSystemUserCreds, type BrokerTrust } from "../trust/index.js";
 import { connectWithCreds } from "./connect.js";
 
@@ -50,7 +50,7 @@ export class SystemClient {
     const id = nc.info?.server_id;
     if (!id) {
       await nc.close();
-      throw new SagaError("broker-unreachable", `the broker at ${url} sent no server id`, { next: "cotal status" });
+      throw new CotalError("broker-unreachable", `the broker at ${url} sent no server id`, { next: "cotal status" });
     }
     return new SystemClient(nc, id);
   }
@@ -73,7 +73,7 @@ export class SystemClient {
   async configDigest(timeoutMs: number): Promise<string | undefined> {
     const msg = await this.nc.request(`$SYS.REQ.SERVER.${this.serverId}.VARZ`, "", { timeout: timeoutMs });
     const reply = parseReply<{ config_digest?: string }>(msg.string());
-    if (reply?.error) throw new SagaError("broker-unreachable", `VARZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
+    if (reply?.error) throw new CotalError("broker-unreachable", `VARZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
     const d = reply?.data?.config_digest;
     return typeof d === "string" && d !== "" ? d : undefined;
   }
@@ -82,7 +82,7 @@ export class SystemClient {
   async metaCluster(timeoutMs: number): Promise<{ leader?: string; size?: number; peers: { name: string; current: boolean }[] }> {
     const msg = await this.nc.request(`$SYS.REQ.SERVER.${this.serverId}.JSZ`, "", { timeout: timeoutMs });
     const reply = parseReply<{ meta_cluster?: { leader?: string; cluster_size?: number; replicas?: { name?: string; current?: boolean }[] } }>(msg.string());
-    if (reply?.error) throw new SagaError("broker-unreachable", `JSZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
+    if (reply?.error) throw new CotalError("broker-unreachable", `JSZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
     const m = reply?.data?.meta_cluster;
     return { ...(m?.leader ? { leader: m.leader } : {}), ...(m?.cluster_size !== undefined ? { size: m.cluster_size } : {}), peers: (m?.replicas ?? []).map((p) => ({ name: p.name ?? "", current: p.current === true })) };
   }
@@ -98,7 +98,7 @@ export class SystemClient {
     const req = { accounts: true, streams: true, config: true, offset: page.offset, limit: page.limit, ...(page.account ? { account: page.account } : {}), ...(page.raft ? { raft: true } : {}) };
     const msg = await this.nc.request(`$SYS.REQ.SERVER.${this.serverId}.JSZ`, JSON.stringify(req), { timeout: timeoutMs });
     const reply = parseReply<{ account_details?: JszAccount[] }>(msg.string());
-    if (reply?.error) throw new SagaError("broker-unreachable", `JSZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
+    if (reply?.error) throw new CotalError("broker-unreachable", `JSZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
     return reply?.data?.account_details ?? [];
   }
 

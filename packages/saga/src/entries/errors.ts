@@ -1,18 +1,21 @@
-// `@cotal/saga/errors`: the error contract alone (types, the table, the one shape), loadable
-// without nats.js, so the job layer's error module stays light.
-export { RERUN, SAGA_ERROR_CODES, SagaError, afterPid, isSagaError, rerunWith, type SagaErrorCode, type SagaErrorOptions } from "../errors.js";
+// `@cotal/saga/errors`: the error contract alone (the one class, the codes, the table, the one shape),
+// loadable without nats.js, so the job layer and the CLI's start-up stay light.
 export {
   CLI_ERROR_CODES,
-  ERROR_TABLE,
-  EXIT,
+  CotalError,
   JOBS_ERROR_CODES,
-  errorEntry,
-  isErrorCode,
+  RERUN,
+  SAGA_ERROR_CODES,
+  afterPid,
+  isCotalError,
+  rerunWith,
+  usageError,
   type CliErrorCode,
+  type CotalErrorOptions,
   type ErrorCode,
-  type ErrorEntry,
-  type ExitCode,
   type JobsErrorCode,
-} from "../error-table.js";
+  type SagaErrorCode,
+} from "../errors.js";
+export { ERROR_TABLE, EXIT, errorEntry, isErrorCode, type ErrorEntry, type ExitCode } from "../error-table.js";
 export { describeError, errorDocument, nameRoot, renderRerun, shellWord, type ErrorShape, type ReportContext } from "../error-shape.js";
 export { redactSeeds } from "../redact.js";

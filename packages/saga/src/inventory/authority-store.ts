@@ -9,7 +9,7 @@ import { JetStreamApiCodes, JetStreamApiError, StorageType, jetstream, jetstream
 import { Kvm, KvWatchInclude, type KV, type KvEntry } from "@nats-io/kv";
 import { connectAsAccount } from "../broker/connect.js";
 import { serverFeatures } from "../broker/server-features.js";
-import { isSagaError, RERUN, SagaError } from "../errors.js";
+import { isCotalError, RERUN, CotalError } from "../errors.js";
 import type { AccountRecord } from "../root/records.js";
 import { parseInventoryRecord, type InventoryRecord } from "./record.js";
 import type { InventoryStore, VersionedRecord } from "./inventory-store.js";
@@ -103,17 +103,17 @@ function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function unreachable(what: string, cause: unknown): SagaError {
+function unreachable(what: string, cause: unknown): CotalError {
   const code = apiErrCode(cause) ?? apiErrCode((cause as { cause?: unknown } | null)?.cause);
-  return new SagaError("inventory-unreachable", `cannot ${what}: ${describe(cause)}`, {
+  return new CotalError("inventory-unreachable", `cannot ${what}: ${describe(cause)}`, {
     next: UNREACHABLE_NEXT,
     details: code === undefined ? undefined : { errCode: code },
     cause,
   });
 }
 
-function busy(what: string, cause: unknown): SagaError {
-  return new SagaError("inventory-busy", `cannot ${what} yet: ${describe(cause)}`, {
+function busy(what: string, cause: unknown): CotalError {
+  return new CotalError("inventory-busy", `cannot ${what} yet: ${describe(cause)}`, {
     next: `${RERUN}   # the broker was busy reloading; nothing was decided on a missing answer`,
     cause,
   });
@@ -195,7 +195,7 @@ export async function ensureBucket({ kvm, jsm }: BucketApi, spec: BucketSpec, se
   }
   const problems = shapeProblems(cfg, spec);
   if (problems.length > 0) {
-    throw new SagaError("inventory-corrupt", `bucket ${spec.bucket} exists with a shape cotal did not create: ${problems.join("; ")}`, {
+    throw new CotalError("inventory-corrupt", `bucket ${spec.bucket} exists with a shape cotal did not create: ${problems.join("; ")}`, {
       next: `cotal status   # then move stream ${stream} aside (cotal never alters it) and re-run; cotal recreates it with the right shape`,
       details: { bucket: spec.bucket, stream, problems },
     });
@@ -260,13 +260,13 @@ export class AuthorityStore implements InventoryStore {
    */
   static async connect(url: string | readonly string[], authority: AccountRecord, opts: AuthorityStoreOptions = {}): Promise<AuthorityStore> {
     if (authority.kind !== "authority") {
-      throw new SagaError("invalid-argument", `the inventory lives in the broker-authority account, not in ${authority.kind} account ${authority.name}`, {
+      throw new CotalError("invalid-argument", `the inventory lives in the broker-authority account, not in ${authority.kind} account ${authority.name}`, {
         next: "cotal status   # auth/authority.json holds the authority account",
       });
     }
     const timeoutMs = opts.timeoutMs ?? 5_000;
     const leaseTtlMs = opts.leaseTtlMs ?? LEASE_TTL_MS;
-    if (!Number.isInteger(leaseTtlMs) || leaseTtlMs < 100) throw new SagaError("invalid-argument", `lease TTL ${leaseTtlMs} ms is not an integer of at least 100 ms`, { next: BUG_EXIT });
+    if (!Number.isInteger(leaseTtlMs) || leaseTtlMs < 100) throw new CotalError("invalid-argument", `lease TTL ${leaseTtlMs} ms is not an integer of at least 100 ms`, { next: BUG_EXIT });
     let nc: NatsConnection;
     try {
       nc = await connectAsAccount(url, authority, { name: opts.name ?? "cotal-authority", reconnect: true, timeoutMs, ttlSeconds: opts.userTtlSeconds });
@@ -282,7 +282,7 @@ export class AuthorityStore implements InventoryStore {
       return new AuthorityStore(nc, inventory, lease, { reconnectWaitMs: opts.reconnectWaitMs ?? 15_000, leaseTtlMs, guards: opts.guards ?? GUARDS_ON });
     } catch (err) {
       await nc.close().catch(() => undefined);
-      throw isSagaError(err) ? err : unreachable("open the inventory buckets", err);
+      throw isCotalError(err) ? err : unreachable("open the inventory buckets", err);
     }
   }
 
@@ -309,7 +309,7 @@ export class AuthorityStore implements InventoryStore {
     try {
       return await this.#createOnly(this.#inventory, INVENTORY_KEY, bytes, "seed the inventory");
     } catch (err) {
-      if (!isSagaError(err, "conflict")) throw err;
+      if (!isCotalError(err, "conflict")) throw err;
       throw refined(err, "the inventory record already exists: another process seeded this broker first", `${RERUN}   # acts on the record that won (cotal status shows it)`);
     }
   }
@@ -317,14 +317,14 @@ export class AuthorityStore implements InventoryStore {
   /** CAS at `expectedRevision`; losing means another writer moved the record first. */
   async update(record: InventoryRecord, expectedRevision: number): Promise<number> {
     if (!Number.isInteger(expectedRevision) || expectedRevision < 1) {
-      throw new SagaError("invalid-argument", `an inventory update needs the revision it read (got ${expectedRevision})`, { next: BUG_EXIT });
+      throw new CotalError("invalid-argument", `an inventory update needs the revision it read (got ${expectedRevision})`, { next: BUG_EXIT });
     }
     const bytes = encodeRecord(record, this.#guards);
     this.#assertFits(record, bytes, "update the inventory");
     try {
       return await this.#casWrite(this.#inventory, INVENTORY_KEY, bytes, expectedRevision, "update the inventory");
     } catch (err) {
-      if (!isSagaError(err, "conflict")) throw err;
+      if (!isCotalError(err, "conflict")) throw err;
       throw refined(
         err,
         `the inventory moved past revision ${expectedRevision}: another writer changed it first`,
@@ -342,14 +342,14 @@ export class AuthorityStore implements InventoryStore {
     assertLeaseKey(key);
     const value = newLeaseValue(holder);
     const bytes = encodeLeaseValue(value);
-    let lastConflict: SagaError | undefined;
+    let lastConflict: CotalError | undefined;
     // Re-trying with the SAME bytes is safe: create-only never overwrites, and the read-back knows our bytes.
     for (let attempt = 0; attempt < ACQUIRE_ATTEMPTS; attempt++) {
       try {
         const revision = await this.#createOnly(this.#lease, key, bytes, `acquire the writer lease ${key}`);
         return { key, leaseId: value.leaseId, revision, holder: { ...holder }, acquiredAt: Date.now() };
       } catch (err) {
-        if (!isSagaError(err, "conflict")) throw err;
+        if (!isCotalError(err, "conflict")) throw err;
         lastConflict = err;
       }
       const cur = await this.#readEntry(this.#lease, key, `read the writer lease ${key}`);
@@ -364,7 +364,7 @@ export class AuthorityStore implements InventoryStore {
             const revision = await this.#casWrite(this.#lease, key, bytes, cur.revision, `take over the dead writer's lease ${key}`);
             return { key, leaseId: value.leaseId, revision, holder: { ...holder }, acquiredAt: Date.now() };
           } catch (err) {
-            if (!isSagaError(err, "conflict")) throw err;
+            if (!isCotalError(err, "conflict")) throw err;
             continue; // another survivor took it first; re-read and judge again
           }
         }
@@ -402,7 +402,7 @@ export class AuthorityStore implements InventoryStore {
       try {
         return { ...lease, revision: await this.#casWrite(this.#lease, lease.key, bytes, lease.revision, what) };
       } catch (err) {
-        if (!isSagaError(err, "conflict")) throw err;
+        if (!isCotalError(err, "conflict")) throw err;
         const cur = await this.#readEntry(this.#lease, lease.key, what);
         const mine = cur !== null && cur.operation === "PUT" && parseLeaseValue(cur.value)?.leaseId === lease.leaseId;
         if (mine && cur.revision > lease.revision && sameBytes(cur.value, bytes)) return { ...lease, revision: cur.revision };
@@ -437,7 +437,7 @@ export class AuthorityStore implements InventoryStore {
       await sleep(SETTLE_MS);
       if (!(await stillOurs())) return;
     }
-    throw new SagaError("inventory-unreachable", `could not confirm the release of writer lease ${lease.key}: ${describe(lost)}`, {
+    throw new CotalError("inventory-unreachable", `could not confirm the release of writer lease ${lease.key}: ${describe(lost)}`, {
       next: `nothing to do: the lease expires by itself within ${Math.ceil(this.#leaseTtlMs / 1000)}s`,
       details: { leaseKey: lease.key, revision: lease.revision },
       cause: lost,
@@ -482,7 +482,7 @@ export class AuthorityStore implements InventoryStore {
     try {
       return await this.#casWrite(kv, key, bytes, 0, what);
     } catch (err) {
-      if (!isSagaError(err, "conflict") || err.details?.lostReply === true) throw err;
+      if (!isCotalError(err, "conflict") || err.details?.lostReply === true) throw err;
       const cur = await this.#readEntry(kv, key, what);
       if (cur === null || cur.operation === "PUT") throw err;
       return this.#casWrite(kv, key, bytes, cur.revision, what);
@@ -505,7 +505,7 @@ export class AuthorityStore implements InventoryStore {
         if (cur !== null && cur.operation === "PUT" && cur.revision > expected && sameBytes(cur.value, bytes)) return cur.revision;
       }
       if (isCasLoss(err)) {
-        throw new SagaError("conflict", `${what}: lost the compare-and-swap at revision ${expected}`, {
+        throw new CotalError("conflict", `${what}: lost the compare-and-swap at revision ${expected}`, {
           next: `${RERUN}   # re-reads and re-decides`,
           details: { expectedRevision: expected },
           cause: err,
@@ -535,7 +535,7 @@ export class AuthorityStore implements InventoryStore {
     const unchanged = cur === null ? expected === 0 : cur.revision === expected;
     if (unchanged && resends > 0) return this.#casWrite(kv, key, bytes, expected, what, resends - 1);
     const where = cur === null ? "the key is absent" : `the key is at revision ${cur.revision} without our write`;
-    throw new SagaError("conflict", `${what}: the reply to the CAS at revision ${expected} was lost (${describe(lost)}) and ${where}`, {
+    throw new CotalError("conflict", `${what}: the reply to the CAS at revision ${expected} was lost (${describe(lost)}) and ${where}`, {
       next: `${RERUN}   # re-reads and re-decides`,
       details: { expectedRevision: expected, storedRevision: cur?.revision ?? null, lostReply: true },
       cause: lost,
@@ -547,8 +547,8 @@ export class AuthorityStore implements InventoryStore {
     try {
       return await this.#readEntry(kv, key, what);
     } catch (err) {
-      if (!isSagaError(err, "inventory-unreachable")) throw err;
-      throw new SagaError("inventory-unreachable", `${what}: the reply was lost (${describe(lost)}) and the key could not be read back, so whether the write landed is unknown`, {
+      if (!isCotalError(err, "inventory-unreachable")) throw err;
+      throw new CotalError("inventory-unreachable", `${what}: the reply was lost (${describe(lost)}) and the key could not be read back, so whether the write landed is unknown`, {
         next: `cotal status && ${RERUN}   # status shows whether the write landed once the broker answers`,
         details: { key },
         cause: err,
@@ -602,7 +602,7 @@ function encodeRecord(record: InventoryRecord, guards: Guards): Uint8Array {
   const text = JSON.stringify(record);
   // Refuse to store what read() would call corrupt.
   const check = parseInventoryRecord(text, guards);
-  if (typeof check === "string") throw new SagaError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`, { next: BUG_EXIT });
+  if (typeof check === "string") throw new CotalError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`, { next: BUG_EXIT });
   return new TextEncoder().encode(text);
 }
 
@@ -612,9 +612,9 @@ export function recordWriteBytes(record: InventoryRecord, encoded: number): numb
   return encoded + PUT_OVERHEAD + (claim ? CLAIM_GROWTH : 0);
 }
 
-function tooLarge(needed: number, maxPayload: number | undefined, what: string, cause?: unknown): SagaError {
+function tooLarge(needed: number, maxPayload: number | undefined, what: string, cause?: unknown): CotalError {
   const limit = maxPayload === undefined ? "its max_payload" : `max_payload ${maxPayload} B`;
-  return new SagaError("record-too-large", `cannot ${what}: the record needs ${needed} B in one message and the broker takes at most ${limit}; nothing was written`, {
+  return new CotalError("record-too-large", `cannot ${what}: the record needs ${needed} B in one message and the broker takes at most ${limit}; nothing was written`, {
     next: 'cotal down && cotal up --detach   # after raising "maxPayload" (bytes, at most 67108864) in settings.json; or add fewer spaces per batch',
     details: { bytes: needed, ...(maxPayload === undefined ? {} : { maxPayload }) },
     ...(cause === undefined ? {} : { cause }),
@@ -629,12 +629,12 @@ function isTooLarge(err: unknown, guards: Guards): boolean {
 }
 
 /** The caller's wording for a definite CAS loss; a lost reply keeps its own (it is not a known loss). */
-function refined(err: SagaError, message: string, next: string): SagaError {
-  return new SagaError("conflict", err.details?.lostReply === true ? err.message : message, { next, details: err.details, cause: err.cause });
+function refined(err: CotalError, message: string, next: string): CotalError {
+  return new CotalError("conflict", err.details?.lostReply === true ? err.message : message, { next, details: err.details, cause: err.cause });
 }
 
-function corrupt(revision: number, reason: string, raw: string): SagaError {
-  return new SagaError("inventory-corrupt", `the inventory record (revision ${revision}) is unusable: ${reason}`, {
+function corrupt(revision: number, reason: string, raw: string): CotalError {
+  return new CotalError("inventory-corrupt", `the inventory record (revision ${revision}) is unusable: ${reason}`, {
     next: "cotal broker reconcile   # prints the disk and KV lists; --adopt-disk rewrites the record from the account records",
     details: { bucket: INVENTORY_BUCKET, key: INVENTORY_KEY, revision, reason, raw },
   });

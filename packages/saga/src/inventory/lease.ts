@@ -3,7 +3,7 @@
  * pure half (value codec, TTL arithmetic, refusals); the CAS I/O lives in authority-store.ts.
  */
 import { randomUUID } from "node:crypto";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 
 /** No space token on purpose: a whole-broker resource no tenant may reach (docs/saga.md, "The authority store"). */
 export const LEASE_BUCKET = "cotal_broker_cfgwriter";
@@ -39,7 +39,7 @@ const LEASE_KEY = /^[-/_=a-zA-Z0-9]+(\.[-/_=a-zA-Z0-9]+)*$/;
 
 export function assertLeaseKey(key: string): void {
   if (typeof key !== "string" || !LEASE_KEY.test(key) || key.length > 255) {
-    throw new SagaError("invalid-argument", `lease key ${JSON.stringify(key)} is not a valid KV key (letters, digits, - / _ = and inner dots)`, {
+    throw new CotalError("invalid-argument", `lease key ${JSON.stringify(key)} is not a valid KV key (letters, digits, - / _ = and inner dots)`, {
       next: "pass the broker root's lease key (derived from the root, not typed by hand)",
       details: { key },
     });
@@ -73,7 +73,7 @@ export function leaseRemainingMs(writtenAt: Date, ttlMs: number, now = Date.now(
 }
 
 /** `holder` undefined: a value cotal cannot read; "churn": it changed hands on every attempt. */
-export function leaseHeldError(key: string, holder: LeaseValue | undefined | "churn", remainingMs: number, cause?: unknown): SagaError {
+export function leaseHeldError(key: string, holder: LeaseValue | undefined | "churn", remainingMs: number, cause?: unknown): CotalError {
   const secs = Math.ceil(remainingMs / 1000);
   const who =
     holder === "churn"
@@ -81,7 +81,7 @@ export function leaseHeldError(key: string, holder: LeaseValue | undefined | "ch
       : holder
         ? `pid ${holder.pid} on ${holder.host} (${holder.verb})`
         : "a writer whose lease value cotal cannot read";
-  return new SagaError("lease-held", `the broker writer lease ${key} is held by ${who}; its TTL ends in about ${secs}s unless the holder renews it`, {
+  return new CotalError("lease-held", `the broker writer lease ${key} is held by ${who}; its TTL ends in about ${secs}s unless the holder renews it`, {
     next: `sleep ${Math.max(secs, 1)} && ${RERUN}   # a crashed holder's lease expires by itself; cotal status shows the holder`,
     details: {
       leaseKey: key,
@@ -92,8 +92,8 @@ export function leaseHeldError(key: string, holder: LeaseValue | undefined | "ch
   });
 }
 
-export function leaseLostError(lease: Lease, why: string, cause?: unknown): SagaError {
-  return new SagaError("lease-lost", `the broker writer lease ${lease.key} is no longer ours: ${why}`, {
+export function leaseLostError(lease: Lease, why: string, cause?: unknown): CotalError {
+  return new CotalError("lease-lost", `the broker writer lease ${lease.key} is no longer ours: ${why}`, {
     next: `${RERUN}   # cotal status shows who holds the lease now`,
     details: { leaseKey: lease.key, leaseId: lease.leaseId, revision: lease.revision },
     cause,

@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterPid, SagaError } from "../errors.js";
+import { afterPid, CotalError } from "../errors.js";
 import { isValidSpaceName } from "../names.js";
 import { assertLockHeld, type MaintenanceLock } from "../lock/maintenance-lock.js";
 import { ownerStatus, type ProcessOwner } from "../lock/process-identity.js";
@@ -128,7 +128,7 @@ export function readJournal(layout: RootLayout): JournalEntry | undefined {
   try {
     text = readTextIfExists(layout.journalFile);
   } catch (err) {
-    throw new SagaError("corrupt-record", `${layout.journalFile} cannot be read (${(err as Error).message}); a destructive operation may be half done`, {
+    throw new CotalError("corrupt-record", `${layout.journalFile} cannot be read (${(err as Error).message}); a destructive operation may be half done`, {
       next: `cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it and --yes; otherwise move the file aside`,
     });
   }
@@ -142,7 +142,7 @@ export function readJournal(layout: RootLayout): JournalEntry | undefined {
   } catch {
     // fall through
   }
-  throw new SagaError("corrupt-record", `${layout.journalFile} is unreadable; a destructive operation may be half done`, {
+  throw new CotalError("corrupt-record", `${layout.journalFile} is unreadable; a destructive operation may be half done`, {
     next: `cat ${layout.journalFile}   # if it names a space, re-run cotal space rm with it and --yes; otherwise move the file aside`,
   });
 }
@@ -184,17 +184,17 @@ export interface JournalPolicy {
 export type OwnerState = "alive" | "dead" | "unknown";
 
 /** Pure: the refusal a journal entry makes for a verb, or undefined when the verb may proceed. */
-export function journalRefusal(entry: JournalEntry | undefined, policy: JournalPolicy, owner: OwnerState = "dead"): SagaError | undefined {
+export function journalRefusal(entry: JournalEntry | undefined, policy: JournalPolicy, owner: OwnerState = "dead"): CotalError | undefined {
   if (!entry || policy.any) return undefined;
   if (entry.op === "quiesce" && entry.purpose === "restore") {
     if (owner !== "dead" && entry.stage !== "unfinished") {
-      return new SagaError("lock-held", `an online restore of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${policy.verb} waits for it`, {
+      return new CotalError("lock-held", `an online restore of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${policy.verb} waits for it`, {
         next: afterPid(entry.owner.pid),
         details: { journal: entry, owner },
       });
     }
     if (policy.liftsRestore || policy.restoreOf === entry.space) return undefined;
-    return new SagaError("journal-blocked", `an online restore of space ${entry.space} from ${entry.out} (started ${entry.startedAt}) is unfinished (${entry.stage}); ${policy.verb} waits for it`, {
+    return new CotalError("journal-blocked", `an online restore of space ${entry.space} from ${entry.out} (started ${entry.startedAt}) is unfinished (${entry.stage}); ${policy.verb} waits for it`, {
       next: `${restoreRerun(entry)}   # re-running it finishes the restore`,
       details: { journal: entry },
     });
@@ -202,33 +202,33 @@ export function journalRefusal(entry: JournalEntry | undefined, policy: JournalP
   if (entry.op === "quiesce") {
     // A running backup is busy, not broken: its owner lifts the quiesce itself.
     if (owner !== "dead") {
-      return new SagaError("lock-held", `an online backup of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${policy.verb} waits for it`, {
+      return new CotalError("lock-held", `an online backup of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${policy.verb} waits for it`, {
         next: afterPid(entry.owner.pid),
         details: { journal: entry, owner },
       });
     }
     if (policy.quiesce || policy.restoreOf !== undefined) return undefined;
-    return new SagaError("journal-blocked", `an online backup of space ${entry.space} (started ${entry.startedAt}) stopped while the tenant was quiesced (${entry.stage}); ${policy.verb} waits for the lift`, {
+    return new CotalError("journal-blocked", `an online backup of space ${entry.space} (started ${entry.startedAt}) stopped while the tenant was quiesced (${entry.stage}); ${policy.verb} waits for the lift`, {
       next: "cotal up   # lifts the quiesce and removes a partial artifact",
       details: { journal: entry },
     });
   }
   if (entry.op === "rotate-sys") {
     if (policy.rotation) return undefined;
-    return new SagaError("journal-blocked", `a system-account rotation to generation ${entry.generation} (started ${entry.startedAt}) is unfinished; ${policy.verb} waits for it`, {
+    return new CotalError("journal-blocked", `a system-account rotation to generation ${entry.generation} (started ${entry.startedAt}) is unfinished; ${policy.verb} waits for it`, {
       next: "cotal up --rotate-sys   # re-running it finishes the rotation",
       details: { journal: entry },
     });
   }
   if (entry.op === "cut") {
     if (policy.cut) return undefined;
-    return new SagaError("journal-blocked", `a preserve-state cut (${entry.cutId}, ${entry.state}) holds the store; ${policy.verb} waits for the broker to resume it`, {
+    return new CotalError("journal-blocked", `a preserve-state cut (${entry.cutId}, ${entry.state}) holds the store; ${policy.verb} waits for the broker to resume it`, {
       next: "cotal up   # resumes the preserved store and clears the cut",
       details: { journal: entry },
     });
   }
   if (policy.removal === entry.space || policy.anyRemoval) return undefined;
-  return new SagaError("journal-blocked", `a removal of space ${entry.space} (started ${entry.startedAt}${entry.streamsDeleted ? ", its streams already deleted" : ""}) is unfinished; ${policy.verb} waits for it`, {
+  return new CotalError("journal-blocked", `a removal of space ${entry.space} (started ${entry.startedAt}${entry.streamsDeleted ? ", its streams already deleted" : ""}) is unfinished; ${policy.verb} waits for it`, {
     next: `cotal space rm ${entry.space} --yes   # re-running it finishes the removal`,
     details: { journal: entry },
   });

@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { linkSync, readFileSync, rmSync, unlinkSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { afterPid, RERUN, SagaError } from "../errors.js";
+import { afterPid, RERUN, CotalError, isCotalError } from "../errors.js";
 import { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, writeDurable } from "../root/secret-files.js";
 import { ownerStatus, selfOwner, type ProcessOwner } from "./process-identity.js";
@@ -55,7 +55,7 @@ function createExclusive(path: string, owner: LockOwner, guards: Guards): boolea
     const errno = (err as NodeJS.ErrnoException).code;
     if (written && errno === "EEXIST") return false;
     if (written || errno === undefined) throw err;
-    throw new SagaError("io", `could not write the lock ${path}: ${errno}`, { cause: err, next: `${RERUN}   # once the disk has room (nothing was written)`, details: { path, errno } });
+    throw new CotalError("io", `could not write the lock ${path}: ${errno}`, { cause: err, next: `${RERUN}   # once the disk has room (nothing was written)`, details: { path, errno } });
   } finally {
     if (written || !guards.KEEP_LOCK_TEMP) rmSync(tmp, { force: true });
   }
@@ -124,12 +124,12 @@ export function acquireMaintenanceLock(root: string, purpose: string, guards: Gu
   const r = takeOwnerFile(path, purpose, guards);
   if ("taken" in r) return { root, path, owner: r.taken };
   if ("corrupt" in r) {
-    throw new SagaError("lock-held", `the maintenance lock ${path} is unreadable; its owner cannot be judged`, {
+    throw new CotalError("lock-held", `the maintenance lock ${path} is unreadable; its owner cannot be judged`, {
       next: `make sure no cotal command is running on this root, then: rm ${path}`,
     });
   }
-  if ("churn" in r) throw new SagaError("lock-held", `could not take the maintenance lock ${path}: it kept changing hands`, { next: RERUN });
-  throw new SagaError("lock-held", `the root ${root} is locked by ${describe(r.held)}`, {
+  if ("churn" in r) throw new CotalError("lock-held", `could not take the maintenance lock ${path}: it kept changing hands`, { next: RERUN });
+  throw new CotalError("lock-held", `the root ${root} is locked by ${describe(r.held)}`, {
     next: r.status === "unknown" ? `the owner runs on another host; wait for it, or confirm it is gone and rm ${path}` : afterPid(r.held.pid),
     details: { owner: r.held },
   });
@@ -140,7 +140,7 @@ export function assertLockHeld(lock: MaintenanceLock): void {
   if (lock.unsafeSkipped) return;
   const held = readOwner(lock.path);
   if (held === undefined || held === "corrupt" || held.token !== lock.owner.token) {
-    throw new SagaError("lock-lost", `the maintenance lock ${lock.path} is no longer held by this process`, {
+    throw new CotalError("lock-lost", `the maintenance lock ${lock.path} is no longer held by this process`, {
       next: `${RERUN}   # another process reaped or replaced the lock`,
       details: { expected: lock.owner.token },
     });
@@ -180,7 +180,7 @@ export async function waitForMaintenanceLock(root: string, purpose: string, wait
     try {
       return acquireMaintenanceLock(root, purpose, guards);
     } catch (err) {
-      if (!(err instanceof SagaError) || err.code !== "lock-held" || Date.now() >= deadline) throw err;
+      if (!isCotalError(err, "lock-held") || Date.now() >= deadline) throw err;
       await new Promise((r) => setTimeout(r, 25));
     }
   }

@@ -8,7 +8,7 @@
 import { accessSync, constants, lstatSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, statfsSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { RERUN, rerunWith, SagaError } from "../errors.js";
+import { RERUN, rerunWith, CotalError, isCotalError } from "../errors.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
 import { MANIFEST_FILE, verifyArtifact, type BackupManifest, type Checkpoints } from "./artifact.js";
@@ -34,8 +34,8 @@ function quote(path: string): string {
   return `'${path.replace(/'/g, `'\\''`)}'`;
 }
 
-function io(message: string, next: string, details: Record<string, unknown>): SagaError {
-  return new SagaError("io", message, { next, details });
+function io(message: string, next: string, details: Record<string, unknown>): CotalError {
+  return new CotalError("io", message, { next, details });
 }
 
 function exists(path: string): boolean {
@@ -201,9 +201,9 @@ export function verifyRestoreFrom(abs: string, onBytes?: (n: number) => void): {
   try {
     return verifyArtifact(abs, onBytes);
   } catch (err) {
-    if (!(err instanceof SagaError) || err.code !== "artifact-invalid") throw err;
+    if (!isCotalError(err, "artifact-invalid")) throw err;
     const { next, suggestion } = restoreNext(abs, "this one is damaged");
-    throw new SagaError("artifact-invalid", err.message, { next, details: { ...err.details, suggestion }, cause: err });
+    throw new CotalError("artifact-invalid", err.message, { next, details: { ...err.details, suggestion }, cause: err });
   }
 }
 
@@ -234,7 +234,7 @@ export function checkRestoreFrom(from: string): string {
     if (errno === "ENOENT") {
       // Not an I/O fault: the same refusal the restore itself gives an artifact without its completion marker.
       const { next, suggestion } = restoreNext(abs, "not a complete artifact");
-      throw new SagaError("artifact-invalid", `${abs} holds no ${MANIFEST_FILE} (an incomplete or interrupted backup, or not a backup); nothing was changed`, { next, details: { artifact: abs, reason: "no-manifest", suggestion } });
+      throw new CotalError("artifact-invalid", `${abs} holds no ${MANIFEST_FILE} (an incomplete or interrupted backup, or not a backup); nothing was changed`, { next, details: { artifact: abs, reason: "no-manifest", suggestion } });
     }
     throw io(`${manifest} cannot be read (${errno}); nothing was changed`, `chmod -R u+rX ${quote(abs)} && ${RERUN}`, { path: manifest, reason: "unreadable", errno });
   }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, normalize } from "node:path";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { readTextIfExists } from "../root/secret-files.js";
 import type { StreamState } from "./stream-snapshot.js";
 
@@ -85,8 +85,8 @@ export function sha256File(path: string): { size: number; sha256: string } {
   return { size, sha256: hash.digest("hex") };
 }
 
-function invalid(dir: string, why: string): SagaError {
-  return new SagaError("artifact-invalid", `${dir} is not a usable space backup: ${why}; nothing was changed`, {
+function invalid(dir: string, why: string): CotalError {
+  return new CotalError("artifact-invalid", `${dir} is not a usable space backup: ${why}; nothing was changed`, {
     // a runnable line without the verb's context; restores and `backup verify` replace it (artifact-paths.ts)
     next: `ls -la ${JSON.stringify(dirname(dir))}   # pick another complete artifact (one holding ${MANIFEST_FILE})`,
     details: { artifact: dir, reason: why },

@@ -3,7 +3,7 @@ import { execFile } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, rmSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { selfOwner, type ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
@@ -37,7 +37,7 @@ export class Attempt {
   private update(fn: (a: AttemptClaim) => AttemptClaim): void {
     const cut = readCut(this.layout);
     if (!cut?.attempt || cut.attempt.id !== this.id) {
-      throw new SagaError("lock-lost", `attempt ${this.id} is no longer the journal's claim`, { next: "cotal status" });
+      throw new CotalError("lock-lost", `attempt ${this.id} is no longer the journal's claim`, { next: "cotal status" });
     }
     writeJournal(this.layout, this.lock, { ...cut, attempt: fn(cut.attempt) });
   }
@@ -124,7 +124,7 @@ function copyTree(from: string, to: string): Promise<void> {
   ensureSecretDir(to);
   return new Promise<void>((resolve, reject) => {
     execFile("cp", ["-a", from, to], (err, _o, stderr) => {
-      if (err) reject(new SagaError("io", `cloning ${from} to ${to} failed: ${stderr || err.message}`, { next: `check free space under ${to}`, cause: err }));
+      if (err) reject(new CotalError("io", `cloning ${from} to ${to} failed: ${stderr || err.message}`, { next: `check free space under ${to}`, cause: err }));
       else resolve();
     });
   });

@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
 import { RootLayout } from "../root/layout.js";
@@ -45,7 +45,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
   return withVerb({ root: layout.root, guards, purpose: `cotal space backup ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ lock, disk: tenants }) => {
     const cut = requireReadyCut(layout, "space backup", guards);
     const account = tenants.find((t) => t.name === space);
-    if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
+    if (!account) throw new CotalError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
     const owners = storeOwners(layout, tenants);
     // A read-only look first: refuse an orphaned store before claiming anything.
     validateSpaceBackupInventory(layout.storeDir, owners, space, account.publicKey);
@@ -71,14 +71,14 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       const loaded = infos.map((i) => i.config.name);
       const unloaded = onDisk.filter((n) => !loaded.includes(n));
       if (unloaded.length > 0) {
-        throw new SagaError("store-inventory", `streams of space ${space} on disk did not load in the isolated broker: ${unloaded.join(", ")}`, { next: `tail -n 40 ${join(work, "backup.log")}   # why they did not load; then ${RERUN}` });
+        throw new CotalError("store-inventory", `streams of space ${space} on disk did not load in the isolated broker: ${unloaded.join(", ")}`, { next: `tail -n 40 ${join(work, "backup.log")}   # why they did not load; then ${RERUN}` });
       }
       const durable = infos.filter((i) => !excluded.some((e) => e.name === i.config.name)).sort((a, b) => (a.config.name < b.config.name ? -1 : 1));
       attempt.createDir("out", out);
       attempt.stage("snapshotting");
       // Complete: each snapshot saw exactly the state the store reported (the store is quiescent under the cut).
       const set = await snapshotDurableStreams(nc, jsm, out, durable, progress, { kind: "still", changed: (name, before, after) =>
-        new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages)`, { next: "cotal down --preserve-state   # then back up again" }) }, guards);
+        new CotalError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages)`, { next: "cotal down --preserve-state   # then back up again" }) }, guards);
       const { streams, files } = await publishArtifact(out, set, { space, accountPublicKey: account.publicKey, cutId: cut.cutId, attemptId: attempt.id, consistency: "cross-stream", excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })) });
       attempt.stage("published");
       await nc.close();

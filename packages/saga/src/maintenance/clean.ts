@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { readFileSync } from "node:fs";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { afterPid, SagaError } from "../errors.js";
+import { afterPid, CotalError } from "../errors.js";
 import { connectAsAccount } from "../broker/connect.js";
 import { serversOfRoot } from "../broker/server-scan.js";
 import { stopProcess } from "../broker/stop-process.js";
@@ -90,7 +90,7 @@ export async function recoverAttempt(layout: RootLayout, lock: MaintenanceLock, 
   const cut = readCut(layout);
   if (unproven.length > 0) {
     if (cut?.attempt?.id === claim.id) writeJournal(layout, lock, { ...cut, attempt: { ...claim, installed: [], brokers: [] } });
-    throw new SagaError("attempt-pending", `attempt ${claim.id} residue cannot be proven its own: ${unproven.map((p) => p.path).join(", ")}; the claim is kept`, {
+    throw new CotalError("attempt-pending", `attempt ${claim.id} residue cannot be proven its own: ${unproven.map((p) => p.path).join(", ")}; the claim is kept`, {
       next: `inspect and remove ${unproven.map((p) => p.path).join(" ")} by hand, then: cotal clean restore-attempt --attempt ${claim.id}`,
       details: { unproven },
     });
@@ -111,7 +111,7 @@ export async function cleanRestoreAttempt(opts: { root: string; attempt: string;
     if (!claim || claim.id !== opts.attempt) return { attemptId: opts.attempt, outcome: "absent", removed: [], killed: [], deletedStreams: [] };
     const me = selfOwner();
     if (claim.owner.pid !== me.pid && ownerStatus(claim.owner) !== "dead") {
-      throw new SagaError("attempt-pending", `attempt ${claim.id} is owned by live pid ${claim.owner.pid}`, { next: afterPid(claim.owner.pid) });
+      throw new CotalError("attempt-pending", `attempt ${claim.id} is owned by live pid ${claim.owner.pid}`, { next: afterPid(claim.owner.pid) });
     }
     return await recoverAttempt(layout, lock, claim, guards);
   });

@@ -1,7 +1,7 @@
 import { type Guards } from "../guards.js";
 import { statSync } from "node:fs";
 import { randomUUID } from "node:crypto";
-import { afterPid, SagaError } from "../errors.js";
+import { afterPid, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { stopBroker } from "../broker/process.js";
 import { brokerState } from "../broker/runtime.js";
@@ -38,17 +38,17 @@ export async function preserveStateCut(layout: RootLayout, heldLock: Maintenance
   const existing = readCut(layout);
   if (existing?.state === "ready") {
     if (brokerState(layout).running) {
-      throw new SagaError("resume-refused", `the journal says cut ${existing.cutId} is ready, yet a broker is running on ${layout.root}`, {
+      throw new CotalError("resume-refused", `the journal says cut ${existing.cutId} is ready, yet a broker is running on ${layout.root}`, {
         next: "cotal status   # then cotal down --preserve-state once the broker is understood",
       });
     }
     return { cutId: existing.cutId, state: "ready", stopped: false, forced: false, already: true };
   }
   if (existing?.state === "resume-intent") {
-    throw new SagaError("resume-refused", `cut ${existing.cutId} is being resumed by \`cotal up\``, { next: "cotal up   # finishes the resume; then cotal down --preserve-state" });
+    throw new CotalError("resume-refused", `cut ${existing.cutId} is being resumed by \`cotal up\``, { next: "cotal up   # finishes the resume; then cotal down --preserve-state" });
   }
   if (existing?.attempt && ownerStatus(existing.attempt.owner) !== "dead") {
-    throw new SagaError("attempt-pending", `a ${existing.attempt.kind} attempt ${existing.attempt.id} is recorded as running`, { next: afterPid(existing.attempt.owner.pid) });
+    throw new CotalError("attempt-pending", `a ${existing.attempt.kind} attempt ${existing.attempt.id} is recorded as running`, { next: afterPid(existing.attempt.owner.pid) });
   }
   // The tenant list must be certain before anything stops: a cut of an uncertain root helps nobody.
   certainInventory(layout, guards);
@@ -63,7 +63,7 @@ export async function preserveStateCut(layout: RootLayout, heldLock: Maintenance
   await failpoint("cut-committed");
   const stopped = await stopBroker(layout, graceMs, guards);
   if (brokerState(layout).running) {
-    throw new SagaError("broker-running", "the broker is still running after the stop; the cut stays committed", { next: "cotal down --preserve-state" });
+    throw new CotalError("broker-running", "the broker is still running after the stop; the cut stays committed", { next: "cotal down --preserve-state" });
   }
   writeJournal(layout, heldLock, { ...entry, state: "ready", readyAt: new Date().toISOString(), store: storeIdentity(layout) });
   return { cutId: entry.cutId, state: "ready", ...stopped, already: false };
@@ -74,22 +74,22 @@ export function requireReadyCut(layout: RootLayout, verb: string, guards: Guards
   assertJournalAllows(layout, { verb, cut: true }, guards); // a standing removal names itself first
   const cut = readCut(layout);
   if (!cut || cut.state !== "ready") {
-    throw new SagaError("cut-required", `${verb} reads a preserved store, but ${cut ? `cut ${cut.cutId} is ${cut.state}` : "no preserve-state cut is in place"}`, {
+    throw new CotalError("cut-required", `${verb} reads a preserved store, but ${cut ? `cut ${cut.cutId} is ${cut.state}` : "no preserve-state cut is in place"}`, {
       next: "cotal down --preserve-state",
       details: cut ? { journal: cut } : {},
     });
   }
   if (brokerState(layout).running) {
-    throw new SagaError("broker-running", `cut ${cut.cutId} is ready but a broker serves ${layout.root}`, { next: "cotal down --preserve-state" });
+    throw new CotalError("broker-running", `cut ${cut.cutId} is ready but a broker serves ${layout.root}`, { next: "cotal down --preserve-state" });
   }
   const id = storeIdentity(layout);
   if (!cut.store || cut.store.dev !== id.dev || cut.store.ino !== id.ino) {
-    throw new SagaError("resume-refused", `the store ${layout.storeDir} is not the inode cut ${cut.cutId} preserved`, {
+    throw new CotalError("resume-refused", `the store ${layout.storeDir} is not the inode cut ${cut.cutId} preserved`, {
       next: "put the preserved store back, or clear maintenance/journal.json by hand after inspecting it",
     });
   }
   if (cut.attempt) {
-    throw new SagaError("attempt-pending", `a ${cut.attempt.kind} attempt ${cut.attempt.id} of space ${cut.attempt.space} (pid ${cut.attempt.owner.pid}) is unfinished`, {
+    throw new CotalError("attempt-pending", `a ${cut.attempt.kind} attempt ${cut.attempt.id} of space ${cut.attempt.space} (pid ${cut.attempt.owner.pid}) is unfinished`, {
       next: `cotal clean restore-attempt --attempt ${cut.attempt.id}`,
       details: { attempt: cut.attempt },
     });

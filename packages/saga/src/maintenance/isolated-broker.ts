@@ -1,5 +1,5 @@
 import { type Guards } from "../guards.js";
-import { SagaError } from "../errors.js";
+import { CotalError, isCotalError } from "../errors.js";
 import { FailpointError } from "../failpoints.js";
 import type { ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
@@ -21,8 +21,8 @@ export function startIsolatedBroker(layout: RootLayout, opts: { storeDir: string
  * killed, say): a typed `snapshot-failed` with the re-run, never an untyped client error and exit 1.
  */
 export function typedIsolatedFailure(err: unknown, rerun: string): unknown {
-  if (err instanceof SagaError || err instanceof FailpointError) return err;
-  return new SagaError("snapshot-failed", `the isolated broker's connection failed mid-attempt: ${(err as Error)?.message ?? String(err)}; the attempt was undone and nothing was published`, {
+  if (isCotalError(err) || err instanceof FailpointError) return err;
+  return new CotalError("snapshot-failed", `the isolated broker's connection failed mid-attempt: ${(err as Error)?.message ?? String(err)}; the attempt was undone and nothing was published`, {
     next: rerun,
     cause: err,
   });

@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { SagaError, isSagaError, RERUN } from "../errors.js";
+import { CotalError, isCotalError, RERUN } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
@@ -70,9 +70,9 @@ export async function backupLive(opts: SpaceBackupOptions, clock: PhaseClock): P
     const recovered = journal?.op === "quiesce" ? await recoverQuiesce(session.envWith(lock), journal, "space backup", session.url) : undefined;
     if (recovered) opts.onNotice?.(`lifted the quiesce of space ${recovered.space} left by backup ${recovered.attemptId} (${recovered.stage})`);
     const account = disk.find((t) => t.name === space);
-    if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: `cotal --root ${layout.root} space list` });
+    if (!account) throw new CotalError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: `cotal --root ${layout.root} space list` });
     const kv = await session.store.read();
-    if (!kv?.record.spaces.includes(space)) throw new SagaError("space-not-found", `space ${space} is not in the inventory`, { next: `cotal --root ${layout.root} space list` });
+    if (!kv?.record.spaces.includes(space)) throw new CotalError("space-not-found", `space ${space} is not in the inventory`, { next: `cotal --root ${layout.root} space list` });
 
     const attemptId = newAttemptId();
     let nc: NatsConnection | undefined;
@@ -101,8 +101,8 @@ export async function backupLive(opts: SpaceBackupOptions, clock: PhaseClock): P
       return { ...backupResultOf(manifest, out), mode: "online" as const, consistency: "per-stream" as const, ...(recovered ? { recovered } : {}) };
     } catch (err) {
       if (partial) rmSync(partial, { recursive: true, force: true });
-      if (isSagaError(err)) throw err;
-      throw new SagaError("snapshot-failed", `the live backup of space ${space} failed: ${(err as Error).message}; its clients were never touched and no artifact was kept`, { next: `${RERUN}   # run it again`, cause: err });
+      if (isCotalError(err)) throw err;
+      throw new CotalError("snapshot-failed", `the live backup of space ${space} failed: ${(err as Error).message}; its clients were never touched and no artifact was kept`, { next: `${RERUN}   # run it again`, cause: err });
     } finally {
       await nc?.close().catch(() => undefined);
     }

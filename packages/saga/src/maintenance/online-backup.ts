@@ -9,7 +9,7 @@ import { lstatSync, mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { RERUN, SagaError, isSagaError } from "../errors.js";
+import { RERUN, CotalError, isCotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
@@ -95,9 +95,9 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
 async function backupTarget(v: LiveVerbContext, layout: RootLayout, space: string, out: string): Promise<AccountRecord> {
   checkBackupOut(out, { space, root: layout.root, needBytes: spaceStoreBytes(layout.root, space) });
   const account = v.disk.find((t) => t.name === space);
-  if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
+  if (!account) throw new CotalError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
   const kv = await v.session.store.read();
-  if (!kv?.record.spaces.includes(space)) throw new SagaError("space-not-found", `space ${space} is not in the inventory`, { next: "cotal space list" });
+  if (!kv?.record.spaces.includes(space)) throw new CotalError("space-not-found", `space ${space} is not in the inventory`, { next: "cotal space list" });
   return account;
 }
 
@@ -157,7 +157,7 @@ async function snapshotStill(run: QuiescedRun, nc: NatsConnection): Promise<{ ma
   const st = lstatSync(out);
   updateQuiesce(layout, lock, attemptId, { stage: "snapshotting", outIno: { dev: st.dev, ino: st.ino } });
   const set = await snapshotDurableStreams(nc, jsm, out, durable, run.opts.onProgress ?? (() => undefined), { kind: "still", changed: (name, before, after) =>
-    new SagaError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages) although its tenant is quiesced`, { next: AGAIN }) }, run.guards, run.opts.tuning);
+    new CotalError("store-inventory", `stream ${name} changed during its snapshot (${before}→${after} messages) although its tenant is quiesced`, { next: AGAIN }) }, run.guards, run.opts.tuning);
   const snapshotsDoneAt = Date.now();
   clock.lap("snapshots");
   // The same streams, unchanged, after the last snapshot: nothing wrote while we read.
@@ -167,7 +167,7 @@ async function snapshotStill(run: QuiescedRun, nc: NatsConnection): Promise<{ ma
     return !b || b.state.messages !== a.state.messages || b.state.last_seq !== a.state.last_seq;
   });
   if (moved.length > 0 || after.length !== durable.length) {
-    throw new SagaError("store-inventory", `streams of space ${space} changed during the backup: ${moved.map((m) => m.config.name).join(", ") || "a stream was added or removed"}`, { next: AGAIN });
+    throw new CotalError("store-inventory", `streams of space ${space} changed during the backup: ${moved.map((m) => m.config.name).join(", ") || "a stream was added or removed"}`, { next: AGAIN });
   }
   clock.lap("stream list (after)");
   const manifest = await publishArtifact(out, set, { space, accountPublicKey: account.publicKey, cutId: `online-${attemptId}`, attemptId, consistency: "cross-stream", excluded: excluded.map((e) => ({ ...e, class: "ttl" as const })) });
@@ -178,19 +178,19 @@ async function snapshotStill(run: QuiescedRun, nc: NatsConnection): Promise<{ ma
 }
 
 /** Fail closed to lifted: lift (proven), remove the partial artifact, clear the entry; the error to throw. */
-async function failClosed(run: QuiescedRun, err: unknown): Promise<SagaError> {
+async function failClosed(run: QuiescedRun, err: unknown): Promise<CotalError> {
   const { layout, space, attemptId } = run;
   const standing = readJournal(layout);
   if (standing?.op === "quiesce" && standing.attemptId === attemptId) {
     try {
       await recoverQuiesce(run.env, standing, "space backup", run.url);
     } catch (liftErr) {
-      return new SagaError("journal-blocked", `the online backup of space ${space} failed (${(err as Error).message}) and its lift failed too (${(liftErr as Error).message}); the tenant stays quiesced`, {
+      return new CotalError("journal-blocked", `the online backup of space ${space} failed (${(err as Error).message}) and its lift failed too (${(liftErr as Error).message}); the tenant stays quiesced`, {
         next: "cotal up   # lifts the quiesce",
         cause: err,
       });
     }
   }
-  if (isSagaError(err)) return err;
-  return new SagaError("snapshot-failed", `the online backup of space ${space} failed: ${(err as Error).message}; the tenant was lifted and no artifact kept`, { next: AGAIN, cause: err });
+  if (isCotalError(err)) return err;
+  return new CotalError("snapshot-failed", `the online backup of space ${space} failed: ${(err as Error).message}; the tenant was lifted and no artifact kept`, { next: AGAIN, cause: err });
 }

@@ -10,7 +10,7 @@ import { GUARDS_ON, type Guards } from "../guards.js";
 import { resolve } from "node:path";
 import { jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { RERUN, SagaError, isSagaError, rerunWith } from "../errors.js";
+import { RERUN, CotalError, isCotalError, rerunWith } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { connectAsAccount } from "../broker/connect.js";
@@ -117,13 +117,13 @@ function restoreInput(opts: OnlineRestoreOptions, clock: PhaseClock): RestoreInp
   const layout = new RootLayout(canonicalRoot(opts.root));
   assertJournalAllows(layout, { verb: "space restore", restoreOf: space }, guards); // a standing removal names itself before any input check
   if (opts.replace && !opts.yes) {
-    throw new SagaError("confirmation-required", `--replace deletes space ${space}'s streams that the backup at ${from} holds (a safety copy is kept until the restore verifies), then restores them from it; confirm with --yes`, { next: rerunWith({ "--yes": true }) });
+    throw new CotalError("confirmation-required", `--replace deletes space ${space}'s streams that the backup at ${from} holds (a safety copy is kept until the restore verifies), then restores them from it; confirm with --yes`, { next: rerunWith({ "--yes": true }) });
   }
   // Read-only verification first: a truncated or tampered artifact refuses before any write.
   const progress = opts.onProgress ?? (() => undefined);
   const { manifest, checkpoints } = verifyRestoreFrom(from, (n) => progress({ phase: "verify", done: n, total: n }));
   if (manifest.space !== space) {
-    throw new SagaError("artifact-invalid", `${from} is a backup of space ${manifest.space}, not ${space}`, { next: `cotal --root ${layout.root} space restore ${manifest.space} --from ${from}` });
+    throw new CotalError("artifact-invalid", `${from} is a backup of space ${manifest.space}, not ${space}`, { next: `cotal --root ${layout.root} space restore ${manifest.space} --from ${from}` });
   }
   clock.lap("artifact verify");
   return { space, from, layout, manifest, checkpoints, opts, clock, guards };
@@ -147,11 +147,11 @@ async function settlePrior(env: SagaEnv, journal: JournalEntry | undefined, inpu
 async function requireAccount(v: LiveVerbContext, input: RestoreInput): Promise<AccountRecord> {
   const { space, layout, manifest, opts } = input;
   const account = v.disk.find((t) => t.name === space);
-  if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}; restore fills an existing space`, { next: `cotal --root ${layout.root} space add ${space} && ${RERUN}` });
+  if (!account) throw new CotalError("space-not-found", `space ${space} does not exist on ${layout.root}; restore fills an existing space`, { next: `cotal --root ${layout.root} space add ${space} && ${RERUN}` });
   const kv = await v.session.store.read();
-  if (!kv?.record.spaces.includes(space)) throw new SagaError("space-not-found", `space ${space} is not in the inventory`, { next: `cotal --root ${layout.root} space list` });
+  if (!kv?.record.spaces.includes(space)) throw new CotalError("space-not-found", `space ${space} is not in the inventory`, { next: `cotal --root ${layout.root} space list` });
   if (manifest.accountPublicKey !== account.publicKey && !opts.rebindAccount) {
-    throw new SagaError("account-mismatch", `the backup pins account ${manifest.accountPublicKey} for space ${space}, but ${space} is now account ${account.publicKey}`, {
+    throw new CotalError("account-mismatch", `the backup pins account ${manifest.accountPublicKey} for space ${space}, but ${space} is now account ${account.publicKey}`, {
       next: `${rerunWith({ "--rebind-account": true })}   # if the new account is meant to receive this data`,
       details: { artifactAccount: manifest.accountPublicKey, currentAccount: account.publicKey },
     });
@@ -275,7 +275,7 @@ async function restoreQuiesced({ input, env, v, account, entry, replace }: Quies
       onInstalled: (name, st) => installed.set(name, st),
       streamFailpoint: "restore-online-stream",
       installedFailpoint: "restore-online-installed",
-      verifyFailed: (why) => new SagaError("restore-verify-failed", `the online restore of space ${space} did not reproduce the artifact: ${why}`, { next: `${RERUN}   # run it again`, details: { reason: why } }),
+      verifyFailed: (why) => new CotalError("restore-verify-failed", `the online restore of space ${space} did not reproduce the artifact: ${why}`, { next: `${RERUN}   # run it again`, details: { reason: why } }),
       replicas: tenantReplicasOf(clusterOf(layout, loadSettings(layout))),
       ...(opts.upload ? { upload: opts.upload } : {}),
     });
@@ -311,7 +311,7 @@ async function restoreQuiesced({ input, env, v, account, entry, replace }: Quies
  * restore dropped, the tenant lifted) and the error says what the tenant has now. When the broker
  * cannot be reached for that, the entry stays for `cotal up`, which does the same.
  */
-async function failClosed(err: unknown, ctx: { input: RestoreInput; env: SagaEnv; v: LiveVerbContext; attemptId: string }): Promise<SagaError> {
+async function failClosed(err: unknown, ctx: { input: RestoreInput; env: SagaEnv; v: LiveVerbContext; attemptId: string }): Promise<CotalError> {
   const { input, env, v, attemptId } = ctx;
   const { space, layout } = input;
   const standing = readJournal(input.layout);
@@ -320,16 +320,16 @@ async function failClosed(err: unknown, ctx: { input: RestoreInput; env: SagaEnv
     try {
       after = await recoverQuiesce(env, standing, "space restore", v.session.url);
     } catch (recoveryErr) {
-      return new SagaError("broker-unreachable", `the online restore of space ${space} failed (${(err as Error).message}) and the broker could not be reached to put the tenant back (${(recoveryErr as Error).message}); its entry stays journaled, with its safety copy`, {
+      return new CotalError("broker-unreachable", `the online restore of space ${space} failed (${(err as Error).message}) and the broker could not be reached to put the tenant back (${(recoveryErr as Error).message}); its entry stays journaled, with its safety copy`, {
         next: `cotal --root ${layout.root} up --detach && ${RERUN}   # up puts the tenant's streams back and lifts it`,
         cause: err,
       });
     }
   }
   const tail = after?.putBack ? `; the tenant's own streams (${after.putBack.join(", ")}) were put back from the safety copy and it was lifted` : after?.unfinished ? "; its old streams were already deleted: re-run to restore the backup" : "; nothing of the tenant's was deleted, and it was lifted as it was";
-  if (isSagaError(err)) {
+  if (isCotalError(err)) {
     const next = err.code === "restore-target-not-empty" ? err.next : after?.unfinished ? `${restoreRerun(standing as QuiesceEntry)}   # finishes the restore` : err.next ?? RERUN;
-    return new SagaError(err.code, `${err.message}${tail}`, { ...(next ? { next } : {}), ...(err.details ? { details: err.details } : {}), cause: err });
+    return new CotalError(err.code, `${err.message}${tail}`, { ...(next ? { next } : {}), ...(err.details ? { details: err.details } : {}), cause: err });
   }
-  return new SagaError("restore-verify-failed", `the online restore of space ${space} failed: ${(err as Error).message}${tail}`, { next: `${RERUN}   # run it again`, cause: err });
+  return new CotalError("restore-verify-failed", `the online restore of space ${space} failed: ${(err as Error).message}${tail}`, { next: `${RERUN}   # run it again`, cause: err });
 }

@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { brokerState } from "../broker/runtime.js";
 import { withVerb } from "../verb/verb.js";
 import { orphanStreams, storeOwners } from "./store-inventory.js";
@@ -26,12 +26,12 @@ export async function cleanOrphanStreams(opts: { root: string; yes?: boolean; lo
   refuseOfflineOnCluster(root, guards, "clean orphan-streams", "is not built (it scans one store on disk, and each node keeps its own)", "cotal broker reconcile   # the record beside the disk records; see docs/cluster.md \"Verbs on a cluster root\"");
   return withVerb({ root: opts.root, guards, purpose: "cotal clean orphan-streams", journal: { verb: "clean orphan-streams", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, disk }) => {
     if (brokerState(layout).running) {
-      throw new SagaError("broker-running", "orphan streams are removed from the store on disk, which no running server may hold", { next: "cotal down --preserve-state   # then cotal clean orphan-streams" });
+      throw new CotalError("broker-running", "orphan streams are removed from the store on disk, which no running server may hold", { next: "cotal down --preserve-state   # then cotal clean orphan-streams" });
     }
     const orphans = orphanStreams(layout.storeDir, storeOwners(layout, disk));
     if (orphans.length === 0 || !opts.yes) {
       if (orphans.length > 0 && !opts.yes) {
-        throw new SagaError("confirmation-required", `the store holds streams of ${orphans.length} account(s) no record vouches for: ${orphans.map((o) => `${o.account} (${o.streams.join(", ")})`).join("; ")}; nothing was deleted`, {
+        throw new CotalError("confirmation-required", `the store holds streams of ${orphans.length} account(s) no record vouches for: ${orphans.map((o) => `${o.account} (${o.streams.join(", ")})`).join("; ")}; nothing was deleted`, {
           next: "cotal clean orphan-streams --yes",
           details: { orphans },
         });

@@ -8,7 +8,7 @@ import { GUARDS_ON } from "../guards.js";
 import { type Guards } from "../guards.js";
 import { existsSync, lstatSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { openLiveSession, type LiveSession } from "../verb/session.js";
 import { certainInventory } from "../root/account-store.js";
@@ -52,7 +52,7 @@ export async function quiesceTenant(env: SagaEnv, url: string, account: AccountR
   const ev = await evictAccountConnections(env.layout, url, account.publicKey, env.guards);
   clock?.lap("eviction check");
   if (ev.outcome === "failed") {
-    throw new SagaError("live-process", `space ${account.name} still has ${ev.remaining} connection(s) after its quiesce (${ev.reason ?? "unknown"}); nothing was changed`, { next });
+    throw new CotalError("live-process", `space ${account.name} still has ${ev.remaining} connection(s) after its quiesce (${ev.reason ?? "unknown"}); nothing was changed`, { next });
   }
   return { t, provenAt, eviction: { outcome: ev.outcome, kicked: ev.kicked.length, ...(ev.reason ? { reason: ev.reason } : {}) } };
 }
@@ -83,7 +83,7 @@ async function settle(env: SagaEnv, verb: string): Promise<void> {
 function recordOf(layout: RootLayout, space: string) {
   const broker = loadBrokerTrust(layout);
   const rec = existingSpaceRecord(layout, broker, space);
-  if (!rec) throw new SagaError("render-refused", `space ${space} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
+  if (!rec) throw new CotalError("render-refused", `space ${space} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
   return { broker, rec };
 }
 
@@ -95,7 +95,7 @@ export async function resignRevocations(env: SagaEnv, space: string, at: number 
   const to = resignAccountRevocations(broker.operator, rec.jwt, at).jwt;
   const r = await runMutation(env, { op: "limits", verb, limitsChange: { space, from: rec.jwt, to } });
   if (r.outcome !== "committed") {
-    throw new SagaError("reload-unproven", `${verb} of space ${space} was not proven by the broker (${r.outcome})`, { next: "cotal up   # resumes it" });
+    throw new CotalError("reload-unproven", `${verb} of space ${space} was not proven by the broker (${r.outcome})`, { next: "cotal up   # resumes it" });
   }
   return { changed: true };
 }
@@ -116,7 +116,7 @@ export async function liftTenant(env: SagaEnv, lock: MaintenanceLock, attemptId:
 export function updateQuiesce(layout: RootLayout, lock: MaintenanceLock, attemptId: string, patch: Partial<Pick<QuiesceEntry, "stage" | "outIno" | "replace" | "safety">>): QuiesceEntry {
   const j = readJournal(layout);
   if (j?.op !== "quiesce" || j.attemptId !== attemptId) {
-    throw new SagaError("lock-lost", `the online backup ${attemptId} is no longer the journal's entry`, { next: "cotal status" });
+    throw new CotalError("lock-lost", `the online backup ${attemptId} is no longer the journal's entry`, { next: "cotal status" });
   }
   const next = { ...j, ...patch };
   writeJournal(layout, lock, next);
@@ -202,7 +202,7 @@ async function putBackFromSafety(env: SagaEnv, url: string, entry: QuiesceEntry,
  */
 export async function recoverQuiesce(env: SagaEnv, entry: QuiesceEntry, verb: string, url?: string): Promise<QuiesceRecovery> {
   if (entry.purpose === "restore") {
-    if (url === undefined) throw new SagaError("broker-not-running", `the stopped restore of space ${entry.space} is recovered through the running broker`, { next: "cotal up" });
+    if (url === undefined) throw new CotalError("broker-not-running", `the stopped restore of space ${entry.space} is recovered through the running broker`, { next: "cotal up" });
     return recoverRestore(env, url, entry, verb);
   }
   setQuiesceStage(env.layout, env.lock, entry.attemptId, "lifting");

@@ -4,7 +4,7 @@
  * the tenant's quota once the streams it replaces are gone. Pure: the caller reads the server.
  */
 import type { StreamInfo } from "@nats-io/jetstream";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import type { BackupManifest } from "./artifact.js";
 import { replaceable } from "./restore-streams.js";
 
@@ -41,14 +41,14 @@ export function assertRestoreFits(usage: AccountUsage, existing: readonly Stream
   const need = Math.max(0, usage.storage - freed) + incoming;
   const limit = usage.limits.max_storage;
   if (limit >= 0 && need > limit) {
-    throw new SagaError("quota-overcommit", `the backup of space ${m.space} needs ${incoming} bytes; with the ${Math.max(0, usage.storage - freed)} bytes its other streams keep that is ${need} bytes, over its disk quota of ${limit} bytes; nothing was changed`, {
+    throw new CotalError("quota-overcommit", `the backup of space ${m.space} needs ${incoming} bytes; with the ${Math.max(0, usage.storage - freed)} bytes its other streams keep that is ${need} bytes, over its disk quota of ${limit} bytes; nothing was changed`, {
       next: next("--max-disk", need),
       details: { need, limit, incoming, kept: Math.max(0, usage.storage - freed) },
     });
   }
   const streams = usage.streams - replaced.length + m.streams.length;
   if (usage.limits.max_streams >= 0 && streams > usage.limits.max_streams) {
-    throw new SagaError("quota-overcommit", `the backup of space ${m.space} brings ${m.streams.length} stream(s); with the ones it keeps that is ${streams}, over its quota of ${usage.limits.max_streams}; nothing was changed`, {
+    throw new CotalError("quota-overcommit", `the backup of space ${m.space} brings ${m.streams.length} stream(s); with the ones it keeps that is ${streams}, over its quota of ${usage.limits.max_streams}; nothing was changed`, {
       next: next("--max-streams", streams),
       details: { streams, limit: usage.limits.max_streams },
     });

@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { connectAsAccount } from "../broker/connect.js";
 import type { RootLayout } from "../root/layout.js";
@@ -35,8 +35,8 @@ async function resnapshot(nc: NatsConnection, m: BackupManifest, dir: string, pr
   return { artifactDir: dir, manifest: { ...m, files } };
 }
 
-function verifyFailed(pass: RestorePass, why: string, attemptId: string): SagaError {
-  return new SagaError("restore-verify-failed", `${pass} restore did not reproduce the artifact: ${why}`, {
+function verifyFailed(pass: RestorePass, why: string, attemptId: string): CotalError {
+  return new CotalError("restore-verify-failed", `${pass} restore did not reproduce the artifact: ${why}`, {
     next: pass === "quarantine" ? "cotal space list   # nothing was changed; take a fresh backup of the space, the artifact does not restore" : `cotal clean restore-attempt --attempt ${attemptId}   # removes the streams this attempt installed`,
     details: { pass, reason: why },
   });

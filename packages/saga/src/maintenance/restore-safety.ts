@@ -10,7 +10,7 @@ import { mkdirSync, rmSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import type { JetStreamManager, StreamInfo } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { RootLayout } from "../root/layout.js";
 import { verifyArtifact } from "./artifact.js";
@@ -35,7 +35,7 @@ export function assertRoomForSafety(layout: RootLayout, doomed: readonly StreamI
   const fs = statfsSync(layout.root);
   const free = fs.bavail * fs.bsize;
   if (free < need) {
-    throw new SagaError("io", `--replace keeps a safety copy of the streams it deletes under ${layout.maintenanceDir} (${need} bytes with margin), but that file system has ${free} bytes free; nothing was changed`, {
+    throw new CotalError("io", `--replace keeps a safety copy of the streams it deletes under ${layout.maintenanceDir} (${need} bytes with margin), but that file system has ${free} bytes free; nothing was changed`, {
       next,
       details: { need, free, path: layout.maintenanceDir },
     });
@@ -47,7 +47,7 @@ export async function takeSafety(nc: NatsConnection, jsm: JetStreamManager, dir:
   rmSync(dir, { recursive: true, force: true }); // a half copy of a killed attempt is never completed, only redone
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const changed = (stream: string, before: number, after: number) =>
-    new SagaError("store-inventory", `stream ${stream} changed during its safety copy (${before}→${after} messages) although its tenant is quiesced; nothing was deleted`, { next: "cotal status" });
+    new CotalError("store-inventory", `stream ${stream} changed during its safety copy (${before}→${after} messages) although its tenant is quiesced; nothing was deleted`, { next: "cotal status" });
   const set = await snapshotDurableStreams(nc, jsm, dir, doomed, progress, { kind: "still", changed }, guards);
   await publishArtifact(dir, set, { ...head, cutId: `safety-${head.attemptId}`, consistency: "cross-stream", excluded: [] });
   await failpoint("restore-safety-taken");
@@ -64,7 +64,7 @@ export async function putBackSafety(nc: NatsConnection, jsm: JetStreamManager, d
   await installArtifactStreams(nc, jsm, dir, manifest, checkpoints, progress, {
     phase: "online",
     streamFailpoint: "restore-safety-stream",
-    verifyFailed: (why) => new SagaError("restore-verify-failed", `putting the tenant's own streams back from ${dir} did not reproduce them: ${why}; the copy stays there`, { next: "cotal status", details: { reason: why, safety: dir } }),
+    verifyFailed: (why) => new CotalError("restore-verify-failed", `putting the tenant's own streams back from ${dir} did not reproduce them: ${why}; the copy stays there`, { next: "cotal status", details: { reason: why, safety: dir } }),
     ...(replicas !== undefined ? { replicas } : {}),
   });
   return names;

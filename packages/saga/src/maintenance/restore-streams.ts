@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { TimeoutError, type NatsConnection } from "@nats-io/transport-node";
 import { JetStreamApiCodes, JetStreamApiError, StorageType, type JetStreamManager, type StreamInfo } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { isSagaError, SagaError } from "../errors.js";
+import { isCotalError, CotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
 import { failpoint, type FailpointName } from "../failpoints.js";
 import { spaceTemplate } from "../provision/template.js";
@@ -34,8 +34,8 @@ export async function listStreams(jsm: JetStreamManager): Promise<StreamInfo[]> 
 }
 
 /** The refusal for a namespace that holds data a restore would overwrite; `next` is the caller's way out. */
-export function targetNotEmpty(space: string, occupied: readonly StreamInfo[], next: string): SagaError {
-  return new SagaError("restore-target-not-empty", `space ${space} already has streams: ${occupied.map((i) => `${i.config.name} (${i.state.messages} messages, ${i.state.consumer_count} consumers)`).join(", ")}; restore fills an empty namespace only`, {
+export function targetNotEmpty(space: string, occupied: readonly StreamInfo[], next: string): CotalError {
+  return new CotalError("restore-target-not-empty", `space ${space} already has streams: ${occupied.map((i) => `${i.config.name} (${i.state.messages} messages, ${i.state.consumer_count} consumers)`).join(", ")}; restore fills an empty namespace only`, {
     next,
     details: { streams: occupied.map((i) => i.config.name) },
   });
@@ -48,7 +48,7 @@ export interface InstallHooks {
   /** Armed before each stream's upload, and (when set) after each stream is installed and verified. */
   streamFailpoint: FailpointName;
   installedFailpoint?: FailpointName;
-  verifyFailed: (why: string) => SagaError;
+  verifyFailed: (why: string) => CotalError;
   /** Called with each stream's verified state: what the restore brought back, exactly. */
   onInstalled?: (stream: string, state: StreamState) => void;
   /** The root's tenant replicas (docs/cluster.md): each stream is re-created at it, whatever the artifact's root had. */
@@ -128,7 +128,7 @@ const REPLICATED_WAIT_MS = 15_000;
  */
 function settled<T>(hooks: InstallHooks, check: () => Promise<T>): Promise<T> {
   const transient = (err: unknown): boolean =>
-    isSagaError(err, "restore-verify-failed") || err instanceof TimeoutError || (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound);
+    isCotalError(err, "restore-verify-failed") || err instanceof TimeoutError || (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.ConsumerNotFound);
   return retryWhile(check, { transient, forMs: (hooks.replicas ?? 1) > 1 ? REPLICATED_WAIT_MS : 0, pauseMs: 100 });
 }
 

@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { SagaError, isSagaError } from "../errors.js";
+import { CotalError, isCotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { withVerb } from "../verb/verb.js";
@@ -32,9 +32,9 @@ function offlineJournalAllows(layout: RootLayout, policy: { verb: string; cut: b
   try {
     assertJournalAllows(layout, policy, guards);
   } catch (err) {
-    const entry = isSagaError(err, "journal-blocked") ? (err.details?.journal as QuiesceEntry | undefined) : undefined;
+    const entry = isCotalError(err, "journal-blocked") ? (err.details?.journal as QuiesceEntry | undefined) : undefined;
     if (entry?.op !== "quiesce" || entry.purpose !== "restore") throw err;
-    throw new SagaError("broker-not-running", `an online restore of space ${entry.space} (${entry.stage}) was cut short and the broker is stopped; it is finished online only`, {
+    throw new CotalError("broker-not-running", `an online restore of space ${entry.space} (${entry.stage}) was cut short and the broker is stopped; it is finished online only`, {
       next: `cotal up --detach   # lifts ${entry.space} first; then: ${restoreRerun(entry)}`,
       details: { journal: entry },
       cause: err,
@@ -52,7 +52,7 @@ function pinArtifact(attempt: Attempt, from: string, read: BackupManifest, space
   }
   const verified = verifyArtifact(staged);
   if (JSON.stringify(verified.manifest) !== JSON.stringify(read)) {
-    throw new SagaError("artifact-invalid", `${from} changed while it was being read; nothing was changed`, { next: `cotal space restore ${space} --from ${from}` });
+    throw new CotalError("artifact-invalid", `${from} changed while it was being read; nothing was changed`, { next: `cotal space restore ${space} --from ${from}` });
   }
   return { staged, ...verified };
 }
@@ -74,13 +74,13 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
   const journal = { verb: "space restore", cut: true };
   offlineJournalAllows(layout, journal, guards); // a standing removal names itself before any input check
   if (opts.replace) {
-    throw new SagaError("invalid-argument", "--replace restores over a space's streams on a running broker only", { next: `cotal up --detach && cotal space restore ${space} --from ${from} --replace --yes` });
+    throw new CotalError("invalid-argument", "--replace restores over a space's streams on a running broker only", { next: `cotal up --detach && cotal space restore ${space} --from ${from} --replace --yes` });
   }
   const progress = opts.onProgress ?? (() => undefined);
   // Read-only verification first: a truncated or tampered artifact refuses before any write.
   const first = verifyRestoreFrom(from, (n) => progress({ phase: "verify", done: n, total: n }));
   if (first.manifest.space !== space) {
-    throw new SagaError("artifact-invalid", `${from} is a backup of space ${first.manifest.space}, not ${space}`, { next: `cotal space restore ${first.manifest.space} --from ${from}` });
+    throw new CotalError("artifact-invalid", `${from} is a backup of space ${first.manifest.space}, not ${space}`, { next: `cotal space restore ${first.manifest.space} --from ${from}` });
   }
   // The lock, the reaping of leaked brokers and the journal: the one preamble (verb/verb.ts); the
   // space's own record is read below, so a sibling's unreadable record does not block its restore.
@@ -88,13 +88,13 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
     const cut = requireReadyCut(layout, "space restore", guards);
     const account = loadSpaceAccount(layout, space);
     if (!account) {
-      throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}; restore fills an existing space's empty namespace`, {
+      throw new CotalError("space-not-found", `space ${space} does not exist on ${layout.root}; restore fills an existing space's empty namespace`, {
         next: `cotal up && cotal space add ${space} && cotal down --preserve-state   # then restore again`,
       });
     }
     const pinned = first.manifest.accountPublicKey;
     if (pinned !== account.publicKey && !opts.rebindAccount) {
-      throw new SagaError("account-mismatch", `the backup pins account ${pinned} for space ${space}, but ${space} is now account ${account.publicKey}`, {
+      throw new CotalError("account-mismatch", `the backup pins account ${pinned} for space ${space}, but ${space} is now account ${account.publicKey}`, {
         next: `cotal space restore ${space} --from ${from} --rebind-account   # if the new account is meant to receive this data`,
         details: { artifactAccount: pinned, currentAccount: account.publicKey },
       });
@@ -106,7 +106,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       const quarantine = join(attempt.workDir, "quarantine");
       await cloneSpaceStore(layout.storeDir, quarantine, account.publicKey, guards); // only this tenant's account directory
       const rehearsed = await runRestorePass(layout, "quarantine", quarantine, account, staged, manifest, checkpoints, attempt, progress, guards);
-      if (!rehearsed) throw new SagaError("restore-verify-failed", "the quarantine pass produced no re-snapshot", { next: `cotal space restore ${space} --from ${from}` });
+      if (!rehearsed) throw new CotalError("restore-verify-failed", "the quarantine pass produced no re-snapshot", { next: `cotal space restore ${space} --from ${from}` });
       rmSync(quarantine, { recursive: true, force: true });
       await failpoint("restore-quarantine-done");
       attempt.stage("target");

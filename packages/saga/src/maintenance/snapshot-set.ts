@@ -8,7 +8,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { JetStreamManager, StreamInfo } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { SagaError } from "../errors.js";
+import type { CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { fsyncDir, writeJsonAtomic } from "../root/secret-files.js";
 import { ARTIFACT_FORMAT, CHECKPOINTS_FILE, MANIFEST_FILE, sha256File, type BackupManifest, type Checkpoints, type ConsumerCheckpoint, type ManifestStream } from "./artifact.js";
@@ -55,7 +55,7 @@ const SNAPSHOT_PARALLEL = 3;
  * moment, the growth during its snapshot recorded as `grewTo`, and no consumer checkpoint is taken,
  * since consumers move too: their state travels inside each snapshot).
  */
-export type SnapshotMode = { kind: "still"; changed: (stream: string, before: number, after: number) => SagaError } | { kind: "live" };
+export type SnapshotMode = { kind: "still"; changed: (stream: string, before: number, after: number) => CotalError } | { kind: "live" };
 
 /**
  * Snapshots `durable` into `out/streams/` (the dir `out` must exist), up to `parallel` at once, the

@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { templateStreamNames } from "../provision/template.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -50,7 +50,7 @@ export function validateSpaceBackupInventory(storeDir: string, owners: Map<strin
   const found = storeStreams(storeDir);
   const orphans = orphanStreams(storeDir, owners).flatMap((o) => o.streams.map((s) => `${o.account}/${s}`));
   if (orphans.length > 0) {
-    throw new SagaError("store-inventory", `the store holds streams no known tenant owns: ${orphans.join(", ")}; the tenant list is uncertain, so no backup was taken`, {
+    throw new CotalError("store-inventory", `the store holds streams no known tenant owns: ${orphans.join(", ")}; the tenant list is uncertain, so no backup was taken`, {
       next: "cotal clean orphan-streams   # lists them; restore the account record from a backup instead if one is a tenant",
       details: { orphans },
     });
@@ -58,7 +58,7 @@ export function validateSpaceBackupInventory(storeDir: string, owners: Map<strin
   const mine = found.get(accountKey) ?? [];
   const missing = templateStreamNames(space).filter((n) => !mine.includes(n));
   if (missing.length > 0) {
-    throw new SagaError("store-inventory", `space ${space} is missing template streams in the preserved store: ${missing.join(", ")}`, {
+    throw new CotalError("store-inventory", `space ${space} is missing template streams in the preserved store: ${missing.join(", ")}`, {
       next: `cotal up   # re-provisions the space; then cotal down --preserve-state && cotal space backup ${space} --out <dir>`,
       details: { missing },
     });

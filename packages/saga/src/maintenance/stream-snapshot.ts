@@ -2,7 +2,7 @@ import { GUARDS_ON, type Guards } from "../guards.js";
 import { createHash } from "node:crypto";
 import { closeSync, fdatasync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
 import { createInbox, type NatsConnection } from "@nats-io/transport-node";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError, isCotalError } from "../errors.js";
 import { FailpointError, failpoint } from "../failpoints.js";
 
 /** The JetStream stream config and state as the server reports them (kept verbatim in the manifest). */
@@ -41,8 +41,8 @@ async function api<T>(nc: NatsConnection, subject: string, body: unknown, timeou
   return m.json();
 }
 
-function apiFailure(what: string, stream: string, e: { code: number; err_code?: number; description: string }): SagaError {
-  return new SagaError("snapshot-failed", `${what} of stream ${stream} refused by the server: ${e.description} (${e.code}${e.err_code ? `/${e.err_code}` : ""})`, {
+function apiFailure(what: string, stream: string, e: { code: number; err_code?: number; description: string }): CotalError {
+  return new CotalError("snapshot-failed", `${what} of stream ${stream} refused by the server: ${e.description} (${e.code}${e.err_code ? `/${e.err_code}` : ""})`, {
     next: `${RERUN}   # the isolated broker's log is under maintenance/attempt-*/`,
     details: { stream, error: e },
   });
@@ -60,8 +60,8 @@ export function chunkAnnouncement(reply: string | undefined): { length: number; 
   return Number.isInteger(length) && Number.isInteger(index) && length >= 0 && index >= 1 ? { length, index } : undefined;
 }
 
-function incomplete(stream: string, why: string): SagaError {
-  return new SagaError("snapshot-failed", `the snapshot of stream ${stream} is incomplete: ${why}; no manifest was written`, {
+function incomplete(stream: string, why: string): CotalError {
+  return new CotalError("snapshot-failed", `the snapshot of stream ${stream} is incomplete: ${why}; no manifest was written`, {
     next: `${RERUN}   # the isolated broker may have died: its log is under maintenance/attempt-*/`,
     details: { stream, why },
   });
@@ -103,7 +103,7 @@ export class BackgroundFlush {
   /** Waits for the flush in flight (the fd must stay open until then); throws a flush's error. */
   async drain(): Promise<void> {
     await this.inFlight;
-    if (this.failure) throw new SagaError("snapshot-failed", `writing ${this.file} failed: ${this.failure.message}; no manifest was written`, { next: RERUN, cause: this.failure });
+    if (this.failure) throw new CotalError("snapshot-failed", `writing ${this.file} failed: ${this.failure.message}; no manifest was written`, { next: RERUN, cause: this.failure });
   }
 }
 
@@ -183,7 +183,7 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
       if (chunks === 1) await failpoint("backup-first-chunk");
       if (chunks === 16) await failpoint("backup-mid-stream"); // 2 MiB in: only a large stream gets here
     }
-    if (timedOut) throw new SagaError("snapshot-failed", `snapshot of ${stream} stalled: no chunk for ${CHUNK_IDLE_MS} ms`, { next: RERUN });
+    if (timedOut) throw new CotalError("snapshot-failed", `snapshot of ${stream} stalled: no chunk for ${CHUNK_IDLE_MS} ms`, { next: RERUN });
     // Only the server's own end marker completes a snapshot; a closed connection is not an end.
     if (!status && !guards.ACCEPT_PARTIAL_SNAPSHOT) throw incomplete(stream, `the server's end marker never arrived after ${chunks} chunks (${size} bytes)`);
     if (status && !SNAPSHOT_DONE.includes(status.code)) throw incomplete(stream, `it ended with status ${status.code} ${status.description}`);
@@ -193,7 +193,7 @@ export async function snapshotStream(nc: NatsConnection, stream: string, file: s
     fsyncSync(fd);
   } catch (err) {
     await flush?.drain().catch(() => undefined); // the fd is closed below: no flush may still use it
-    if (err instanceof SagaError || err instanceof FailpointError) throw err;
+    if (isCotalError(err) || err instanceof FailpointError) throw err;
     // The test-only switch takes what arrived as the whole stream: the partial backup this refusal prevents.
     if (!guards.ACCEPT_PARTIAL_SNAPSHOT) throw incomplete(stream, `the connection failed mid-snapshot (${(err as Error).message})`);
   } finally {
@@ -241,7 +241,7 @@ export async function restoreStream(nc: NatsConnection, file: string, manifest: 
   const resp = await api<{ deliver_subject: string }>(nc, `$JS.API.STREAM.RESTORE.${stream}`, { config: manifest.config, state: manifest.state });
   if (resp.error) throw apiFailure("restore", stream, resp.error);
   // Every chunk's promise handles its own failure (none may reject unobserved); the first is kept.
-  let failure: SagaError | undefined;
+  let failure: CotalError | undefined;
   const acked = (n: number) => (m: { data: Uint8Array; json: <T>() => T }) => {
     if (m.data.length === 0) return onBytes(n);
     let e: { code: number; err_code?: number; description: string } | undefined;
@@ -253,7 +253,7 @@ export async function restoreStream(nc: NatsConnection, file: string, manifest: 
     failure ??= apiFailure("restore", stream, e ?? { code: 500, description: new TextDecoder().decode(m.data).slice(0, 200) });
   };
   const lost = (err: unknown) => {
-    failure ??= new SagaError("snapshot-failed", `restore of ${stream}: a chunk was not acknowledged (${(err as Error).message})`, { next: RERUN, cause: err });
+    failure ??= new CotalError("snapshot-failed", `restore of ${stream}: a chunk was not acknowledged (${(err as Error).message})`, { next: RERUN, cause: err });
   };
   const pending: Promise<void>[] = [];
   const fd = openSync(file, "r");
@@ -273,6 +273,6 @@ export async function restoreStream(nc: NatsConnection, file: string, manifest: 
   const done = await nc.request(resp.deliver_subject, new Uint8Array(0), { timeout: 120_000 });
   const info = done.json<{ state?: StreamState; error?: { code: number; err_code?: number; description: string } }>();
   if (info.error) throw apiFailure("restore", stream, info.error);
-  if (!info.state) throw new SagaError("snapshot-failed", `restore of ${stream} returned no stream state`, { next: RERUN });
+  if (!info.state) throw new CotalError("snapshot-failed", `restore of ${stream} returned no stream state`, { next: RERUN });
   return { state: info.state };
 }

@@ -1,7 +1,7 @@
 import { type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import { waitForMetaLeader } from "../broker/cluster-process.js";
 import { freePorts } from "../broker/free-port.js";
 import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
@@ -48,10 +48,10 @@ export interface ClusterBootOptions extends BootOptions {
 export function validClusterSize(n: number | undefined, detach: boolean, singleSpace: boolean | undefined): number | undefined {
   if (n === undefined) return undefined;
   if (!Number.isInteger(n) || n < CLUSTER_MIN || n > CLUSTER_MAX) {
-    throw new SagaError("invalid-argument", `invalid cluster size ${n}: expected ${CLUSTER_MIN}-${CLUSTER_MAX} nodes`, { next: "cotal up --cluster 3 --detach" });
+    throw new CotalError("invalid-argument", `invalid cluster size ${n}: expected ${CLUSTER_MIN}-${CLUSTER_MAX} nodes`, { next: "cotal up --cluster 3 --detach" });
   }
-  if (!detach) throw new SagaError("invalid-argument", "a cluster runs its nodes in the background: add --detach", { next: `cotal up --cluster ${n} --detach` });
-  if (singleSpace) throw new SagaError("invalid-argument", "a cluster root needs the system signing seed (each node is proven through it): drop --single-space", { next: `cotal up --cluster ${n} --detach` });
+  if (!detach) throw new CotalError("invalid-argument", "a cluster runs its nodes in the background: add --detach", { next: `cotal up --cluster ${n} --detach` });
+  if (singleSpace) throw new CotalError("invalid-argument", "a cluster root needs the system signing seed (each node is proven through it): drop --single-space", { next: `cotal up --cluster ${n} --detach` });
   return n;
 }
 
@@ -74,7 +74,7 @@ function stamped(verdict: ReloadVerdict, generation: number): Record<string, Nod
 async function createClusterRoot(layout: RootLayout, size: number, opts: ClusterBootOptions): Promise<void> {
   const inv = accountInventory(layout);
   if (inv.spaces.length > 0 || inv.corrupt.length > 0 || existsSync(layout.authDir)) {
-    throw new SagaError("missing-broker-trust", `${layout.root} holds account records but no broker trust (${layout.brokerFile})`, {
+    throw new CotalError("missing-broker-trust", `${layout.root} holds account records but no broker trust (${layout.brokerFile})`, {
       next: `restore ${layout.brokerFile} and ${layout.brokerSecretsDir} from a backup; minting a new operator would orphan every tenant`,
     });
   }
@@ -106,7 +106,7 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
   const progress = opts.onProgress ?? (() => undefined);
   let created = false;
   if (!existsSync(layout.brokerFile)) {
-    if (opts.cluster === undefined) throw new SagaError("invalid-argument", "not a cluster root", { next: "cotal up" });
+    if (opts.cluster === undefined) throw new CotalError("invalid-argument", "not a cluster root", { next: "cotal up" });
     progress(`creating cluster root ${layout.root} (${opts.cluster} nodes)`);
     await createClusterRoot(layout, opts.cluster, opts);
     created = true;
@@ -114,16 +114,16 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
   const settings = loadSettings(layout);
   const cluster = clusterOf(layout, settings);
   if (!settings || !cluster) {
-    throw new SagaError("invalid-argument", `${layout.root} is a single-broker root; --cluster applies only to a new root`, { next: "cotal up --root <new dir> --cluster 3 --detach" });
+    throw new CotalError("invalid-argument", `${layout.root} is a single-broker root; --cluster applies only to a new root`, { next: "cotal up --root <new dir> --cluster 3 --detach" });
   }
   if (opts.cluster !== undefined && opts.cluster !== cluster.nodes.length) {
-    throw new SagaError("invalid-argument", `${layout.root} is a ${cluster.nodes.length}-node cluster, not ${opts.cluster}; its nodes are fixed at creation`, { next: `cotal up --root ${layout.root} --detach` });
+    throw new CotalError("invalid-argument", `${layout.root} is a ${cluster.nodes.length}-node cluster, not ${opts.cluster}; its nodes are fixed at creation`, { next: `cotal up --root ${layout.root} --detach` });
   }
   if (!created && opts.tenantReplicas !== undefined && opts.tenantReplicas !== tenantReplicasOf(cluster)) {
-    throw new SagaError("invalid-argument", `${layout.root}'s tenant streams are R${tenantReplicasOf(cluster)}, fixed at creation, not R${opts.tenantReplicas}`, { next: `cotal up --root ${layout.root} --detach` });
+    throw new CotalError("invalid-argument", `${layout.root}'s tenant streams are R${tenantReplicasOf(cluster)}, fixed at creation, not R${opts.tenantReplicas}`, { next: `cotal up --root ${layout.root} --detach` });
   }
   if (!created && ((opts.port !== undefined && opts.port !== settings.port) || (opts.host !== undefined && opts.host !== settings.host))) {
-    throw new SagaError("invalid-argument", "a cluster root's listeners are fixed at creation (every node's routes name them)", { next: `cotal up --root ${layout.root} --detach` });
+    throw new CotalError("invalid-argument", "a cluster root's listeners are fixed at creation (every node's routes name them)", { next: `cotal up --root ${layout.root} --detach` });
   }
 
   const notes: string[] = created ? [] : await restartUnserving(layout, progress, guards);
@@ -148,7 +148,7 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
   const names = record.spaces;
   const space = opts.space ?? (names.includes("default") ? "default" : names[0]) ?? "default";
   const account = inv.find((s) => s.name === space);
-  if (!account) throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root} (it holds: ${names.join(", ")})`, { next: "cotal space list" });
+  if (!account) throw new CotalError("space-not-found", `space ${space} does not exist on ${layout.root} (it holds: ${names.join(", ")})`, { next: "cotal space list" });
   return {
     root: layout.root,
     created,
@@ -203,12 +203,12 @@ export async function applyClusterRecord(layout: RootLayout, runtime: BrokerRunt
         return rec;
       }
       const out = await executeResume(read, { layout, guards, cas: (r, rev) => store.update(r, rev), onNotice, live: { reload: w.reload, leaseHeld: fence } });
-      if (out.kind === "boot") throw new SagaError("resume-refused", "a live resume asked for a boot", { next: "cotal broker reconcile" });
+      if (out.kind === "boot") throw new CotalError("resume-refused", "a live resume asked for a boot", { next: "cotal broker reconcile" });
       const base: VersionedRecord = out.base;
       const after = certainInventory(layout, guards).map((s) => s.name).filter((s) => s !== removing || base.record.spaces.includes(s));
       const diff = diffLists(after, base.record);
       if (diff.diskOnly.length + diff.kvOnly.length > 0) {
-        throw new SagaError("divergence", `the tenant list on disk and the cluster's inventory disagree (disk-only: [${diff.diskOnly.join(", ")}], kv-only: [${diff.kvOnly.join(", ")}]); no node was given tenants`, {
+        throw new CotalError("divergence", `the tenant list on disk and the cluster's inventory disagree (disk-only: [${diff.diskOnly.join(", ")}], kv-only: [${diff.kvOnly.join(", ")}]); no node was given tenants`, {
           next: "cotal broker reconcile   # prints both lists and asks you to adopt one",
           details: { ...diff },
         });
@@ -239,7 +239,7 @@ async function seedCluster(w: ClusterWriter): Promise<InventoryRecord> {
   const applied = await applyConfig({
     target: w.layout.serverConf,
     config: () => list.text,
-    fence: { held: w.fence, lost: () => new SagaError("lease-lost", "the writer lease expired before the first list was applied; nothing was renamed", { next: RERUN }) },
+    fence: { held: w.fence, lost: () => new CotalError("lease-lost", "the writer lease expired before the first list was applied; nothing was renamed", { next: RERUN }) },
     reload: w.reload,
     record: async (verdict) => {
       const rec: InventoryRecord = { ...seedRecord(disk, digestOfServerConf(w.layout) ?? list.digest, true), members: w.members, nodes: stamped(verdict, 1) };
@@ -256,7 +256,7 @@ async function applyCommitted(w: ClusterWriter, base: VersionedRecord): Promise<
   const applied = await applyConfig({
     target: w.layout.serverConf,
     config: () => committed.text,
-    fence: { held: w.fence, lost: () => new SagaError("lease-lost", "the writer lease expired before the committed list was applied; nothing was renamed", { next: RERUN }) },
+    fence: { held: w.fence, lost: () => new CotalError("lease-lost", "the writer lease expired before the committed list was applied; nothing was renamed", { next: RERUN }) },
     reload: w.reload,
     record: async (verdict) => {
       const proven: InventoryRecord = {
@@ -311,7 +311,7 @@ async function untilStreamsServed(layout: RootLayout, nodes: readonly NodeRuntim
   progress("waiting for every node to serve its tenant streams (assigned, each with a leader)");
   const checks = await waitStreamsServed(layout, nodes, tenantAccounts(layout, spaces), serverVersion, STREAMS_SERVED_MS);
   if (Object.values(checks).every(served)) return;
-  throw new SagaError("broker-start-failed", `tenant streams are not served ${Math.round(STREAMS_SERVED_MS / 1000)} s after the record was applied: ${describeChecks(checks)}`, {
+  throw new CotalError("broker-start-failed", `tenant streams are not served ${Math.round(STREAMS_SERVED_MS / 1000)} s after the record was applied: ${describeChecks(checks)}`, {
     next: `tail -n 40 ${nodes.map((n) => n.logFile).join(" ")}   # why JetStream did not assign or elect them; cotal --root ${shellWord(layout.root)} up --detach restarts a node whose stored streams are unassigned or not running`,
     details: { checks },
   });

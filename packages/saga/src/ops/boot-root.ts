@@ -3,7 +3,7 @@ import type { ChildProcess } from "node:child_process";
 import { liftStandingQuiesces, type LiftReport } from "../maintenance/quiesce.js";
 import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import { shellWord } from "../error-shape.js";
 import { failpoint } from "../failpoints.js";
 import { adoptableBroker, adoptBroker } from "../broker/adopt.js";
@@ -80,7 +80,7 @@ export function liftNotes(r: LiftReport): string[] {
 /** `--space` on a running root names a space it serves: refused before any write otherwise (issue #28). */
 function assertRequestedSpace(layout: RootLayout, requested: string | undefined, names: readonly string[], guards: Guards): void {
   if (requested === undefined || names.includes(requested) || guards.UP_ANY_SPACE) return;
-  throw new SagaError("space-not-found", `space ${requested} does not exist on ${layout.root} (it holds: ${names.join(", ") || "no space"})`, {
+  throw new CotalError("space-not-found", `space ${requested} does not exist on ${layout.root} (it holds: ${names.join(", ") || "no space"})`, {
     next: `cotal --root ${shellWord(layout.root)} space add ${requested} && ${RERUN}`,
     details: { space: requested, spaces: [...names] },
   });
@@ -134,7 +134,7 @@ function createOrMoveRoot(layout: RootLayout, opts: BootOptions): boolean {
   if (!existsSync(layout.brokerFile)) {
     const inv = accountInventory(layout);
     if (inv.spaces.length > 0 || inv.corrupt.length > 0 || existsSync(layout.authDir)) {
-      throw new SagaError("missing-broker-trust", `${layout.root} holds account records but no broker trust (${layout.brokerFile})`, {
+      throw new CotalError("missing-broker-trust", `${layout.root} holds account records but no broker trust (${layout.brokerFile})`, {
         next: `restore ${layout.brokerFile} and ${layout.brokerSecretsDir} from a backup; minting a new operator would orphan every tenant`,
       });
     }
@@ -188,14 +188,14 @@ export async function bootRoot({ layout, lock, guards }: BootContext, opts: Boot
   );
   const records = plan.spaces.map((name) => {
     const rec = loadSpaceAccount(layout, name);
-    if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
+    if (!rec) throw new CotalError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
     return rec;
   });
   const rendered = renderRoot(layout, records, guards);
   const names = rendered.spaces.map((s) => s.name);
   const space = requested ?? (created ? names[0] : names.includes("default") ? "default" : names[0]) ?? "default";
   if (!names.includes(space)) {
-    throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root} (it holds: ${names.join(", ")})`, {
+    throw new CotalError("space-not-found", `space ${space} does not exist on ${layout.root} (it holds: ${names.join(", ")})`, {
       next: `cotal up --root ${layout.root}   # then: cotal space add ${space}`,
     });
   }

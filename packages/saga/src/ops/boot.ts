@@ -1,5 +1,5 @@
 import { type Guards } from "../guards.js";
-import { SagaError, isSagaError } from "../errors.js";
+import { CotalError, isCotalError } from "../errors.js";
 import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
 import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
 import { claimedSpaces, diffLists, seedRecord, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
@@ -18,10 +18,10 @@ export type BootPlan =
   | { kind: "forward"; spaces: string[]; base: VersionedRecord; pending: PendingMutation }
   | { kind: "commit"; spaces: string[]; base: VersionedRecord; pending: PendingMutation };
 
-function divergence(disk: string[], record: InventoryRecord): SagaError {
+function divergence(disk: string[], record: InventoryRecord): CotalError {
   const kv = record.spaces;
   const { diskOnly, kvOnly } = diffLists(disk, record);
-  return new SagaError("divergence", `the tenant list on disk and the broker's inventory disagree:\n  disk: [${disk.join(", ")}]\n  kv:   [${kv.join(", ")}]\n  disk-only: [${diskOnly.join(", ")}]  kv-only: [${kvOnly.join(", ")}]\nBooting either list could evict a tenant, so nothing was started.`, {
+  return new CotalError("divergence", `the tenant list on disk and the broker's inventory disagree:\n  disk: [${disk.join(", ")}]\n  kv:   [${kv.join(", ")}]\n  disk-only: [${diskOnly.join(", ")}]  kv-only: [${kvOnly.join(", ")}]\nBooting either list could evict a tenant, so nothing was started.`, {
     next: "cotal broker reconcile   # prints both lists and asks you to adopt one",
     details: { disk, kv, diskOnly, kvOnly },
   });
@@ -71,8 +71,8 @@ export async function finishColdBoot(layout: RootLayout, url: string, plan: Boot
         try {
           await seedInventory(store, rec, guards);
         } catch (err) {
-          if (isSagaError(err, "conflict")) {
-            throw new SagaError("conflict", "another process seeded this root's inventory first", { next: "cotal status", cause: err });
+          if (isCotalError(err, "conflict")) {
+            throw new CotalError("conflict", "another process seeded this root's inventory first", { next: "cotal status", cause: err });
           }
           throw err;
         }
@@ -80,7 +80,7 @@ export async function finishColdBoot(layout: RootLayout, url: string, plan: Boot
       }
       const cur = await store.read();
       if (!cur || cur.revision !== plan.base.revision) {
-        throw new SagaError("conflict", "the inventory moved between the maintenance read and the boot", { next: "cotal status   # then cotal up again" });
+        throw new CotalError("conflict", "the inventory moved between the maintenance read and the boot", { next: "cotal status   # then cotal up again" });
       }
       const cas: CasWrite = (r, rev) => store.update(r, rev);
       if (plan.kind === "clean") {

@@ -4,7 +4,7 @@ import { startNodes } from "../broker/cluster-process.js";
 import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { serversOfRoot } from "../broker/server-scan.js";
-import { isSagaError, SagaError } from "../errors.js";
+import { isCotalError, CotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
@@ -30,7 +30,7 @@ export function liveNodesOrRefuse(layout: RootLayout, guards: Guards): { prior: 
   const livePids = new Set([...alive.values()].map((n) => n.owner.pid));
   const strays = serversOfRoot(layout, guards).filter((s) => !livePids.has(s.pid));
   if (strays.length > 0) {
-    throw new SagaError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
+    throw new CotalError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
       next: "cotal down   # stops every server of this root, recorded or not",
       details: { strays },
     });
@@ -67,7 +67,7 @@ export async function startClusterNodes(
 export async function connectReplicated(url: string, layout: RootLayout, replicas: number, guards: Guards, opts: { timeoutMs?: number; name?: string; connectTimeoutMs?: number } = {}): Promise<AuthorityStore> {
   // Right after the election a peer may not count as current yet, so an R3 create can fail; its shape never heals.
   return retryWhile(() => AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: opts.name ?? "cotal up (cluster)", replicas, guards, ...(opts.connectTimeoutMs !== undefined ? { timeoutMs: opts.connectTimeoutMs } : {}) }), {
-    transient: (err) => !isSagaError(err, "inventory-corrupt"),
+    transient: (err) => !isCotalError(err, "inventory-corrupt"),
     forMs: opts.timeoutMs ?? 30_000,
     pauseMs: 500,
   });
@@ -79,5 +79,5 @@ export async function connectReplicated(url: string, layout: RootLayout, replica
  * must be safe to repeat (a read, a lease acquire), until it answers or `ms` has passed.
  */
 export function pastBucketElection<T>(step: () => Promise<T>, ms = 30_000): Promise<T> {
-  return retryWhile(step, { transient: (err) => isSagaError(err, "inventory-unreachable"), forMs: ms, pauseMs: 500 });
+  return retryWhile(step, { transient: (err) => isCotalError(err, "inventory-unreachable"), forMs: ms, pauseMs: 500 });
 }

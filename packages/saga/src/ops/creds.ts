@@ -1,6 +1,6 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { accessSync, constants, existsSync, statSync, type Stats } from "node:fs";
-import { rerunWith, SagaError } from "../errors.js";
+import { rerunWith, CotalError } from "../errors.js";
 import { assertSpaceName, isValidSpaceName, SPACE_NAME_RULE } from "../names.js";
 import { mintUserCreds, spaceUserPermissions, type SpaceUserRole } from "../trust/index.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -36,7 +36,7 @@ export interface CredsResult {
 
 function assertUserName(user: string): string {
   if (!isValidSpaceName(user)) {
-    throw new SagaError("invalid-argument", `invalid user name ${JSON.stringify(user)}: a user name is ${SPACE_NAME_RULE}`, { next: "cotal space creds <space> --user alice" });
+    throw new CotalError("invalid-argument", `invalid user name ${JSON.stringify(user)}: a user name is ${SPACE_NAME_RULE}`, { next: "cotal space creds <space> --user alice" });
   }
   return user;
 }
@@ -61,7 +61,7 @@ function assertOutPath(out: string, guards: Guards): string {
   const path = resolve(out);
   if (guards.CREDS_OUT_UNCHECKED) return path;
   const refuse = (message: string, errno: string, at: string): never => {
-    throw new SagaError("io", message, { next: `${rerunWith({ "--out": null })}   # the creds go under the root; or --out a file in a directory you can write`, details: { path, errno, at } });
+    throw new CotalError("io", message, { next: `${rerunWith({ "--out": null })}   # the creds go under the root; or --out a file in a directory you can write`, details: { path, errno, at } });
   };
   if (statOrAbsent(path)?.isDirectory()) refuse(`--out ${path} is a directory; it names the creds file to write`, "EISDIR", path);
   for (let dir = dirname(path); ; dir = dirname(dir)) {
@@ -104,10 +104,10 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   const role: SpaceUserRole = opts.admin === true ? "admin" : "user";
   const user = assertUserName(opts.user ?? role);
   for (const s of [...(opts.allowPub ?? []), ...(opts.allowSub ?? [])]) {
-    if (!SUBJECT.test(s)) throw new SagaError("invalid-argument", `invalid subject ${JSON.stringify(s)}`, { next: "cotal space creds <space> --allow-pub 'orders.>'" });
+    if (!SUBJECT.test(s)) throw new CotalError("invalid-argument", `invalid subject ${JSON.stringify(s)}`, { next: "cotal space creds <space> --allow-pub 'orders.>'" });
   }
   if (opts.expiresInSeconds !== undefined && !(opts.expiresInSeconds > 0)) {
-    throw new SagaError("invalid-argument", "--expires must be a positive duration", { next: "cotal space creds <space> --expires 24h" });
+    throw new CotalError("invalid-argument", "--expires must be a positive duration", { next: "cotal space creds <space> --expires 24h" });
   }
   const out = opts.out === undefined ? undefined : assertOutPath(opts.out, guards);
   const layout = new RootLayout(opts.root);
@@ -116,10 +116,10 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   const broker = loadBrokerTrust(layout);
   const account = loadSpaceAccount(layout, space);
   if (!account) {
-    throw new SagaError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
+    throw new CotalError("space-not-found", `space ${space} does not exist on ${layout.root}`, { next: "cotal space list" });
   }
   if (account.issuer !== broker.operator.publicKey) {
-    throw new SagaError("foreign-operator", `space ${space} is signed by operator ${account.issuer}, not this broker's ${broker.operator.publicKey}`, {
+    throw new CotalError("foreign-operator", `space ${space} is signed by operator ${account.issuer}, not this broker's ${broker.operator.publicKey}`, {
       next: `move ${layout.accountFile(space)} aside; it belongs to another broker`,
     });
   }

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { brokerState } from "../broker/runtime.js";
 import { ownerStatus } from "../lock/process-identity.js";
@@ -28,7 +28,7 @@ export async function resumeCut(ctx: BootContext, cut: CutEntry, opts: BootOptio
   const { layout, lock } = ctx;
   if (cut.attempt) {
     const alive = ownerStatus(cut.attempt.owner) !== "dead";
-    throw new SagaError("attempt-pending", `a ${cut.attempt.kind} of space ${cut.attempt.space} (attempt ${cut.attempt.id}) ${alive ? "is running" : "died"} on the preserved store`, {
+    throw new CotalError("attempt-pending", `a ${cut.attempt.kind} of space ${cut.attempt.space} (attempt ${cut.attempt.id}) ${alive ? "is running" : "died"} on the preserved store`, {
       next: alive ? `while kill -0 ${cut.attempt.owner.pid} 2>/dev/null; do sleep 1; done; cotal up` : `cotal clean restore-attempt --attempt ${cut.attempt.id}   # then cotal up`,
       details: { attempt: cut.attempt },
     });
@@ -43,12 +43,12 @@ export async function resumeCut(ctx: BootContext, cut: CutEntry, opts: BootOptio
   if (cut.store && existsSync(layout.storeDir)) {
     const id = storeIdentity(layout);
     if (id.dev !== cut.store.dev || id.ino !== cut.store.ino) {
-      throw new SagaError("resume-refused", `${layout.storeDir} is not the store inode cut ${cut.cutId} preserved (${cut.store.dev}:${cut.store.ino}, found ${id.dev}:${id.ino})`, {
+      throw new CotalError("resume-refused", `${layout.storeDir} is not the store inode cut ${cut.cutId} preserved (${cut.store.dev}:${cut.store.ino}, found ${id.dev}:${id.ino})`, {
         next: `put the preserved store back at ${layout.storeDir}, or inspect and remove ${layout.journalFile} by hand`,
       });
     }
   } else if (cut.store) {
-    throw new SagaError("resume-refused", `the preserved store ${layout.storeDir} is gone`, { next: `restore ${layout.storeDir}, or inspect and remove ${layout.journalFile} by hand` });
+    throw new CotalError("resume-refused", `the preserved store ${layout.storeDir} is gone`, { next: `restore ${layout.storeDir}, or inspect and remove ${layout.journalFile} by hand` });
   }
   writeJournal(layout, lock, { ...cut, state: "resume-intent" });
   await failpoint("resume-intent");

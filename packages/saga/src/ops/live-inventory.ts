@@ -1,5 +1,5 @@
 import { type Guards } from "../guards.js";
-import { SagaError, isSagaError } from "../errors.js";
+import { CotalError, isCotalError } from "../errors.js";
 import { seedRecord } from "../inventory/record.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { preloadedAccounts } from "../render/preloaded-accounts.js";
@@ -26,7 +26,7 @@ export async function ensureLiveInventory(layout: RootLayout, lock: MaintenanceL
       const preloaded = new Set(preloadedAccounts(conf));
       const missing = disk.filter((s) => !preloaded.has(s.publicKey)).map((s) => s.name);
       if (missing.length > 0) {
-        throw new SagaError("divergence", `the running config does not preload ${missing.join(", ")}, which exist on disk; seeding the inventory from either would be a guess`, {
+        throw new CotalError("divergence", `the running config does not preload ${missing.join(", ")}, which exist on disk; seeding the inventory from either would be a guess`, {
           next: "cotal broker reconcile",
         });
       }
@@ -34,7 +34,7 @@ export async function ensureLiveInventory(layout: RootLayout, lock: MaintenanceL
         await seedInventory(session.store, seedRecord(disk.map((s) => s.name), digestOfServerConf(layout) ?? null, true), guards);
         notes.push(`seeded the inventory from disk: ${disk.map((s) => s.name).join(", ")}`);
       } catch (err) {
-        if (!isSagaError(err, "conflict")) throw err; // someone else seeded it: fine, it exists now
+        if (!isCotalError(err, "conflict")) throw err; // someone else seeded it: fine, it exists now
       }
       return notes;
     }

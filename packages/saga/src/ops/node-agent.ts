@@ -2,7 +2,7 @@ import { GUARDS_ON, type Guards } from "../guards.js";
 import { randomBytes } from "node:crypto";
 import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
-import { afterPid, isSagaError, RERUN, SagaError } from "../errors.js";
+import { afterPid, isCotalError, RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { AuthorityStore, VersionedRecord } from "../inventory/authority-store.js";
 import type { NodeProof } from "../inventory/record.js";
@@ -56,7 +56,7 @@ export interface NodeAgentResult {
 /** What an apply of this node was made on: the store, the record it decided on, the node, the lease's fence, when it began. */
 type AppliedOn = { store: AuthorityStore; read: VersionedRecord; node: NodeRuntime; fence: () => Promise<boolean>; signalledAt: number };
 
-type Round = { state: NodeAgentState["state"]; generation?: number; reason?: string; next?: string; error?: SagaError };
+type Round = { state: NodeAgentState["state"]; generation?: number; reason?: string; next?: string; error?: CotalError };
 
 const DEFAULT_INTERVAL_MS = 2_000;
 const LOCK_WAIT_MS = 30_000;
@@ -76,9 +76,9 @@ export async function runNodeAgent(opts: NodeAgentOptions): Promise<NodeAgentRes
   const layout = new RootLayout(opts.root);
   const settings = loadSettings(layout);
   const cluster = clusterOf(layout, settings);
-  if (!settings || !cluster) throw new SagaError("invalid-argument", `${layout.root} is not a cluster root: cotal node runs beside a node of \`cotal up --cluster N\``, { next: `cotal status --root ${layout.root}` });
+  if (!settings || !cluster) throw new CotalError("invalid-argument", `${layout.root} is not a cluster root: cotal node runs beside a node of \`cotal up --cluster N\``, { next: `cotal status --root ${layout.root}` });
   const self = cluster.nodes.find((n) => n.name === opts.node);
-  if (!self) throw new SagaError("invalid-argument", `${layout.root} has no node ${JSON.stringify(opts.node)}; its nodes: ${cluster.nodes.map((n) => n.name).join(", ")}`, { next: `cotal node run --node ${cluster.nodes[0]?.name ?? "<name>"}` });
+  if (!self) throw new CotalError("invalid-argument", `${layout.root} has no node ${JSON.stringify(opts.node)}; its nodes: ${cluster.nodes.map((n) => n.name).join(", ")}`, { next: `cotal node run --node ${cluster.nodes[0]?.name ?? "<name>"}` });
   const guards = opts.guards ?? GUARDS_ON;
   const release = takeAgentLock(layout, self.name, guards);
   const agent = new NodeAgent(layout, settings, cluster, self, opts.onEvent ?? (() => undefined), guards);
@@ -111,12 +111,12 @@ function takeAgentLock(layout: RootLayout, node: string, guards: Guards): () => 
   const r = takeOwnerFile(path, `cotal node run --node ${node}`, guards);
   if ("taken" in r) return () => releaseOwnerFile(path, r.taken.token);
   if ("held" in r) {
-    throw new SagaError("lock-held", `node ${node} already has its agent: cotal node run pid ${r.held.pid} on ${r.held.host} (since ${r.held.startedAt})`, {
+    throw new CotalError("lock-held", `node ${node} already has its agent: cotal node run pid ${r.held.pid} on ${r.held.host} (since ${r.held.startedAt})`, {
       next: r.status === "alive" ? afterPid(r.held.pid) : `the agent runs on ${r.held.host}; stop it there, or confirm it is gone and rm ${path}`,
       details: { owner: r.held, path },
     });
   }
-  throw new SagaError("lock-held", `the agent lock ${path} is ${"corrupt" in r ? "unreadable" : "changing hands"}; its owner cannot be judged`, { next: `make sure no cotal node run --node ${node} is running, then: rm ${path}`, details: { path } });
+  throw new CotalError("lock-held", `the agent lock ${path} is ${"corrupt" in r ? "unreadable" : "changing hands"}; its owner cannot be judged`, { next: `make sure no cotal node run --node ${node} is running, then: rm ${path}`, details: { path } });
 }
 
 class NodeAgent {
@@ -155,7 +155,7 @@ class NodeAgent {
     try {
       round = await this.#round();
     } catch (err) {
-      const e = isSagaError(err) ? err : new SagaError("broker-unreachable", (err as Error).message, { next: this.#retryNext() });
+      const e = isCotalError(err) ? err : new CotalError("broker-unreachable", (err as Error).message, { next: this.#retryNext() });
       await this.#dropStore();
       // The store's own `next` names a re-run of a verb; here the agent itself is what re-runs.
       const unreadable = e.code === "inventory-unreachable" || e.code === "inventory-busy";
@@ -178,7 +178,7 @@ class NodeAgent {
   async #bringToRecord(node: NodeRuntime, serverKey: string): Promise<VersionedRecord> {
     const store = await this.#connect(node);
     let read = await store.read();
-    if (!read) throw new SagaError("inventory-unreachable", "the cluster's authority store holds no record yet", { next: "cotal up --detach   # seeds the record on a new cluster root" });
+    if (!read) throw new CotalError("inventory-unreachable", "the cluster's authority store holds no record yet", { next: "cotal up --detach   # seeds the record on a new cluster root" });
     let plan = this.#plan(read, serverKey);
     if (!plan.decision.apply) return read;
     this.onEvent(`cotal node: ${this.name}: applying (${plan.decision.why})`);
@@ -209,7 +209,7 @@ class NodeAgent {
     const { store, read, node, fence, signalledAt } = at;
     if (verdict.outcome !== "reloaded") {
       const why = "logTail" in verdict ? verdict.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "" : "";
-      throw new SagaError("reload-unproven", `node ${this.name} did not prove the committed list (${verdict.outcome}${why ? `: ${why}` : ""})`, { next: `tail -n 40 ${node.logFile}   # the agent retries every round` });
+      throw new CotalError("reload-unproven", `node ${this.name} did not prove the committed list (${verdict.outcome}${why ? `: ${why}` : ""})`, { next: `tail -n 40 ${node.logFile}   # the agent retries every round` });
     }
     this.applied++;
     this.#applied = applied;
@@ -224,7 +224,7 @@ class NodeAgent {
     const spaces = nodeAllowedSpaces(read.record, this.guards);
     const records = spaces.map((s) => {
       const rec = loadSpaceAccount(this.layout, s);
-      if (!rec) throw new SagaError("divergence", `the committed record lists space ${s}, which has no account record under ${this.layout.root}`, { next: "cotal broker reconcile   # prints both lists" });
+      if (!rec) throw new CotalError("divergence", `the committed record lists space ${s}, which has no account record under ${this.layout.root}`, { next: "cotal broker reconcile   # prints both lists" });
       return rec as AccountRecord;
     });
     const { text, digest } = renderNode(this.layout, this.name, records, { guards: this.guards });
@@ -253,12 +253,12 @@ class NodeAgent {
     let cur: VersionedRecord | undefined = read;
     for (let attempt = 0; attempt < 3 && cur; attempt++) {
       if (cur.record.generation !== read.record.generation || cur.record.pending) return;
-      if (!(await fence())) throw new SagaError("lease-lost", `the writer lease expired before node ${this.name}'s proof was recorded`, { next: `cotal node run --node ${this.name}   # the next round applies and proves again` });
+      if (!(await fence())) throw new CotalError("lease-lost", `the writer lease expired before node ${this.name}'s proof was recorded`, { next: `cotal node run --node ${this.name}   # the next round applies and proves again` });
       try {
         await store.update(withNodeProof(cur.record, this.name, proof), cur.revision);
         return;
       } catch (err) {
-        if (!isSagaError(err, "conflict") || attempt === 2) throw err;
+        if (!isCotalError(err, "conflict") || attempt === 2) throw err;
         cur = await store.read();
       }
     }
@@ -282,7 +282,7 @@ class NodeAgent {
           this.onEvent(`cotal node: ${this.name}: does not serve its tenant streams (${describeChecks(checks)}); restarting it with every tenant held`);
           await stopProcess(node.owner.pid, 10_000, () => !nodeAlive(node));
         }
-        throw new SagaError("broker-start-failed", `node ${this.name} does not serve every tenant stream it hosts: ${describeChecks(checks)}${stuck ? "; restarted" : ""}`, {
+        throw new CotalError("broker-start-failed", `node ${this.name} does not serve every tenant stream it hosts: ${describeChecks(checks)}${stuck ? "; restarted" : ""}`, {
           next: `cotal --root ${shellWord(this.layout.root)} up --detach   # restarts a node that does not serve its stored streams; this agent checks again each round`,
         });
       }
@@ -350,7 +350,7 @@ class NodeAgent {
       releaseMaintenanceLock(lock);
     }
     const now = mine();
-    if (!now || !nodeAlive(now)) throw new SagaError("broker-start-failed", `node ${this.name} is not running after its start`, { next: `tail -n 40 ${this.layout.nodeLogFile(this.name)}` });
+    if (!now || !nodeAlive(now)) throw new CotalError("broker-start-failed", `node ${this.name} is not running after its start`, { next: `tail -n 40 ${this.layout.nodeLogFile(this.name)}` });
     return now;
   }
 

@@ -1,5 +1,5 @@
 import { GUARDS_ON, type Guards, type SagaLimits } from "../guards.js";
-import { SagaError, isSagaError } from "../errors.js";
+import { CotalError, isCotalError } from "../errors.js";
 import { brokerState } from "../broker/runtime.js";
 import type { AuthorityStore } from "../inventory/authority-store.js";
 import { diffLists, type InventoryRecord } from "../inventory/record.js";
@@ -131,14 +131,14 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
   }
   if (!kv) {
     opts.onReport(report);
-    throw new SagaError("inventory-unreachable", "the broker has no inventory record yet, so there is nothing to reconcile against", { next: "cotal up --detach   # seeds the record from disk" });
+    throw new CotalError("inventory-unreachable", "the broker has no inventory record yet, so there is nothing to reconcile against", { next: "cotal up --detach   # seeds the record from disk" });
   }
   // A standing removal blocks reconcile, except where its own re-run cannot finish (an unresumable
   // record); then reconcile runs, and the space being removed is never admitted.
   const removing = journal?.op === "space-rm" ? journal.space : undefined;
   if (journal && removing && !guards.IGNORE_JOURNAL && decideResume(kv, digest).action !== "refuse") {
     opts.onReport(report);
-    throw journalRefusal(journal, { verb: "broker reconcile" }) as SagaError;
+    throw journalRefusal(journal, { verb: "broker reconcile" }) as CotalError;
   }
   const honour = removing !== undefined && !guards.IGNORE_JOURNAL ? removing : undefined;
   const diskList = honour ? disk.filter((n) => n !== removing) : disk;
@@ -147,7 +147,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
     const disk_ = planReconcile("disk", diskList, record);
     const kv_ = planReconcile("kv", diskList, record);
     opts.onReport(report);
-    throw new SagaError("direction-required", `reconcile needs a direction; there is no default:\n  --adopt-disk  the disk records are the truth: ${radius(disk_)}\n  --adopt-kv    the broker's list is the truth: ${radius(kv_)}${honour ? `\n  (${honour} is being removed: neither direction admits it)` : ""}`, {
+    throw new CotalError("direction-required", `reconcile needs a direction; there is no default:\n  --adopt-disk  the disk records are the truth: ${radius(disk_)}\n  --adopt-kv    the broker's list is the truth: ${radius(kv_)}${honour ? `\n  (${honour} is being removed: neither direction admits it)` : ""}`, {
       next: "cotal broker reconcile --adopt-disk   # or --adopt-kv; add --yes once you have read the blast radius",
       details: { plans: { disk: disk_, kv: kv_ } },
     });
@@ -157,7 +157,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
   report.plan = plan;
   opts.onReport(report);
   if (opts.direction === "kv" && diff.kvOnly.filter((n) => n !== removing).length > 0) {
-    throw new SagaError("render-refused", `--adopt-kv would preload ${diff.kvOnly.join(", ")}, which have no record on disk; a config cannot trust an account it does not have`, {
+    throw new CotalError("render-refused", `--adopt-kv would preload ${diff.kvOnly.join(", ")}, which have no record on disk; a config cannot trust an account it does not have`, {
       next: "restore those records from a backup, or choose --adopt-disk (which drops them)",
     });
   }
@@ -166,7 +166,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
   if (!opts.yes) {
     const ok = opts.confirm ? await opts.confirm(plan) : false;
     if (!ok) {
-      throw new SagaError("confirmation-required", `nothing was changed: ${radius(plan)}`, {
+      throw new CotalError("confirmation-required", `nothing was changed: ${radius(plan)}`, {
         next: `cotal broker reconcile --adopt-${opts.direction} --yes`,
       });
     }
@@ -176,11 +176,11 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
   try {
     saga = await runMutation(session.envWith(lock), { op: "reconcile", target: plan.target, excluded: plan.excluded, expectRevision: kv.revision, verb: `broker reconcile --adopt-${opts.direction}` });
   } catch (err) {
-    if (!isSagaError(err, "conflict")) throw err;
+    if (!isCotalError(err, "conflict")) throw err;
     // the decision was made against a state that no longer holds; show the new one and stop.
     const again = await readReport(layout, store, running);
     opts.onReport(again.report);
-    throw new SagaError("conflict", `the inventory moved since it was printed (revision ${kv.revision} → ${again.kv?.revision ?? "none"}); nothing was changed, and the new state is printed above`, {
+    throw new CotalError("conflict", `the inventory moved since it was printed (revision ${kv.revision} → ${again.kv?.revision ?? "none"}); nothing was changed, and the new state is printed above`, {
       next: `cotal broker reconcile --adopt-${opts.direction}   # decide again against the new state`,
       cause: err,
     });

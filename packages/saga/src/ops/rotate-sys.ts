@@ -1,6 +1,6 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { rmSync } from "node:fs";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { brokerState } from "../broker/runtime.js";
 import { ensureEvictorCreds } from "../broker/evict-connections.js";
@@ -40,7 +40,7 @@ function stagedSuccessor(layout: RootLayout, entry: RotationEntry): BrokerTrust 
   }
   const ok = next && typeof live === "object" && next.generation === entry.generation && next.operator.publicKey === live.operator.publicKey && (live.generation === next.generation - 1 || live.generation === next.generation);
   if (!next || !ok) {
-    throw new SagaError("corrupt-record", `the rotation to generation ${entry.generation} has no usable staged successor at ${layout.successorTrustFile}`, {
+    throw new CotalError("corrupt-record", `the rotation to generation ${entry.generation} has no usable staged successor at ${layout.successorTrustFile}`, {
       next: `restore ${layout.brokerFile} and ${layout.brokerSecretsDir} from a backup; the journal ${layout.journalFile} names the rotation`,
     });
   }
@@ -53,7 +53,7 @@ function applySuccessor(layout: RootLayout, next: BrokerTrust): void {
   if (typeof live === "object" && live.generation === next.generation && live.system.publicKey === next.system.publicKey) return; // already applied
   // The live record still names the retired account; its signing seed may already be the new one.
   const retired = typeof live === "object" ? live : undefined;
-  if (!retired) throw new SagaError("corrupt-record", `${layout.brokerFile} is unusable mid-rotation`, { next: `restore ${layout.brokerFile} from a backup` });
+  if (!retired) throw new CotalError("corrupt-record", `${layout.brokerFile} is unusable mid-rotation`, { next: `restore ${layout.brokerFile} from a backup` });
   replaceBrokerTrust(layout, { operator: next.operator, system: { publicKey: retired.system.publicKey, jwt: retired.system.jwt, signingKey: retired.system.signingKey }, generation: retired.generation, createdAt: retired.createdAt, multiSpace: retired.multiSpace }, next);
 }
 
@@ -67,7 +67,7 @@ export async function rotateSys(opts: { root: string; guards?: Guards }): Promis
     // On a cluster root every node must be down, not only the first one `brokerState` reads.
     const nodesUp = guards.ROTATE_WITH_NODES_UP ? [] : serversOfRoot(layout, guards).filter((p) => p.role === "node");
     if (brokerState(layout).running || nodesUp.length > 0) {
-      throw new SagaError("broker-running", `rotating the system account needs the broker stopped: every tenant's $SYS creds change at once${nodesUp.length > 0 ? ` (cluster nodes still run: ${nodesUp.map((p) => `pid ${p.pid} (${p.config})`).join(", ")})` : ""}`, {
+      throw new CotalError("broker-running", `rotating the system account needs the broker stopped: every tenant's $SYS creds change at once${nodesUp.length > 0 ? ` (cluster nodes still run: ${nodesUp.map((p) => `pid ${p.pid} (${p.config})`).join(", ")})` : ""}`, {
         next: "cotal down && cotal up --rotate-sys",
         ...(nodesUp.length > 0 ? { details: { nodes: nodesUp } } : {}),
       });

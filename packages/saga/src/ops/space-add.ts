@@ -1,5 +1,5 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { listedOrClaimed } from "../inventory/record.js";
 import type { ProvisionResult } from "../provision/provision-space.js";
@@ -50,11 +50,11 @@ export interface SpaceAddResult extends MutationResult {
 
 /** Validates a batch: every name, no duplicates, at least one. Nothing is written before this passes. */
 export function validateBatch(names: readonly string[], guards: Guards): string[] {
-  if (names.length === 0) throw new SagaError("invalid-argument", "no space named: give one or more names, or --from FILE"); // the CLI prints the --help line
+  if (names.length === 0) throw new CotalError("invalid-argument", "no space named: give one or more names, or --from FILE"); // the CLI prints the --help line
   const seen = new Set<string>();
   for (const n of names) {
     assertSpaceName(n, guards);
-    if (seen.has(n)) throw new SagaError("invalid-argument", `space ${n} is named twice`, { next: "name each space once" });
+    if (seen.has(n)) throw new CotalError("invalid-argument", `space ${n} is named twice`, { next: "name each space once" });
     seen.add(n);
   }
   return [...seen];

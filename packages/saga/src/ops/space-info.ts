@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { GUARDS_ON, type Guards } from "../guards.js";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { brokerState } from "../broker/runtime.js";
 import { connectAsAccount } from "../broker/connect.js";
@@ -138,7 +138,7 @@ export interface SpaceInfoOptions {
 /** The space's list entry from a status report; space-not-found (exit 5) when neither disk nor KV names it. Pure. */
 export function spaceEntry(s: StatusReport, name: string): SpaceListEntry {
   const entry = spaceListFrom(s).spaces.find((x) => x.name === name);
-  if (!entry) throw new SagaError("space-not-found", `space ${name} does not exist on ${s.root}`, { next: "cotal space list" });
+  if (!entry) throw new CotalError("space-not-found", `space ${name} does not exist on ${s.root}`, { next: "cotal space list" });
   return entry;
 }
 

@@ -3,7 +3,7 @@
  * against the broker budget before any write (docs/quotas.md).
  */
 import { GUARDS_ON, type Guards } from "../guards.js";
-import { SagaError, rerunWith } from "../errors.js";
+import { CotalError, rerunWith } from "../errors.js";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connectAsAccount } from "../broker/connect.js";
 import { assertSpaceName } from "../names.js";
@@ -73,7 +73,7 @@ export function showSpaceLimits(root: string, name: string, guards: Guards): { s
   assertSpaceName(name, guards);
   const layout = new RootLayout(canonicalRoot(root));
   const rec = loadSpaceAccount(layout, name);
-  if (!rec) throw new SagaError("space-not-found", `space ${name} does not exist on ${layout.root}`, { next: "cotal space list" });
+  if (!rec) throw new CotalError("space-not-found", `space ${name} does not exist on ${layout.root}`, { next: "cotal space list" });
   return { space: name, quota: limitsQuota(rec.limits), limits: rec.limits };
 }
 
@@ -107,7 +107,7 @@ async function assertAboveUsage(url: string, rec: AccountRecord, before: SpaceQu
   ];
   const first = under[0];
   if (!first) return;
-  throw new SagaError("quota-overcommit", `space ${rec.name} already stores ${under.map((u) => `${u.stored}, more than ${u.what}`).join("; ")}: its writes would fail until it deletes data; nothing was changed`, {
+  throw new CotalError("quota-overcommit", `space ${rec.name} already stores ${under.map((u) => `${u.stored}, more than ${u.what}`).join("; ")}: its writes would fail until it deletes data; nothing was changed`, {
     next: `${rerunWith(Object.fromEntries(under.map((u) => [u.flag, String(u.value)])))}   # or add --force to accept it`,
     details: { stored: now, requested: { disk: after.disk, streams: after.streams } },
   });
@@ -117,7 +117,7 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
   const guards = opts.guards ?? GUARDS_ON;
   const name = assertSpaceName(opts.name, guards);
   if (Object.keys(opts.quota).length === 0) {
-    throw new SagaError("invalid-argument", "no limit to change", { next: `cotal space limits ${name} --max-disk 256M   # or --limits FILE; without flags it prints the limits` });
+    throw new CotalError("invalid-argument", "no limit to change", { next: `cotal space limits ${name} --max-disk 256M   # or --limits FILE; without flags it prints the limits` });
   }
   limitsForQuota([name], opts.quota, guards); // each field's own rule, before the broker is asked anything
   return withLiveVerb({ ...opts, guards, purpose: `cotal space limits ${name}`, journal: { verb: "space limits" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided, disk, view }) => {
@@ -130,11 +130,11 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
       onDisk = certainInventory(layout, guards); // the resume may have rolled records back; `view` no longer matches `base`
     }
     if (!base.record.spaces.includes(name)) {
-      throw new SagaError("space-not-found", `space ${name} is not in the inventory`, { next: "cotal space list" });
+      throw new CotalError("space-not-found", `space ${name} is not in the inventory`, { next: "cotal space list" });
     }
     const broker = loadBrokerTrust(layout);
     const rec = existingSpaceRecord(layout, broker, name);
-    if (!rec) throw new SagaError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
+    if (!rec) throw new CotalError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
     const before = limitsQuota(rec.limits);
     const wanted = limitsForQuota([name], opts.quota, guards, before);
     const after = limitsQuota(wanted);

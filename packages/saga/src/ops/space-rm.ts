@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { assertSpaceName } from "../names.js";
 import { brokerState } from "../broker/runtime.js";
@@ -100,19 +100,19 @@ function preloadedByConfig(layout: RootLayout, account: AccountRecord): boolean 
 function refuseBeforeJournal(layout: RootLayout, space: string, current: VersionedRecord, running: boolean, guards: Guards): void {
   const listed = current.record.spaces;
   if (listed.includes(space) && listed.length === 1) {
-    throw new SagaError("invalid-argument", `space ${space} is the last tenant of this broker; removing it would leave a config with zero spaces`, {
+    throw new CotalError("invalid-argument", `space ${space} is the last tenant of this broker; removing it would leave a config with zero spaces`, {
       next: "to tear the whole broker down: cotal down, then delete the root directory",
     });
   }
   const d = decideResume(current.record, digestOfServerConf(layout));
   if (d.action === "refuse") {
-    throw new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${d.why}); a removal started now could not finish`, {
+    throw new CotalError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${d.why}); a removal started now could not finish`, {
       next: `cotal broker reconcile   # then re-run cotal space rm ${space} --yes`,
       details: { record: current.record },
     });
   }
   if (!running && (d.action === "complete-forward" || d.action === "commit-only")) {
-    throw new SagaError("resume-refused", `an interrupted mutation was promoted while the broker was stopped; only booting it can prove it`, {
+    throw new CotalError("resume-refused", `an interrupted mutation was promoted while the broker was stopped; only booting it can prove it`, {
       next: `cotal up   # boots and commits it; then cotal space rm ${space} --yes`,
     });
   }
@@ -146,7 +146,7 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
   const account = loadSpaceAccount(layout, space);
   const current = (await session.store.read()) ?? undefined;
   if (!current) {
-    throw new SagaError("inventory-unreachable", "the broker's inventory record cannot be read; a removal decided without it would be a guess", { next: "cotal status   # then cotal up" });
+    throw new CotalError("inventory-unreachable", "the broker's inventory record cannot be read; a removal decided without it would be a guess", { next: "cotal status   # then cotal up" });
   }
   let entry: SpaceRmEntry | undefined = v.journal?.op === "space-rm" ? v.journal : undefined;
   if (!entry) {
@@ -155,7 +155,7 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
     refuseBeforeJournal(layout, space, current, running, guards);
     const live = liveSpaceProcesses(layout, space);
     if (live.length > 0) {
-      throw new SagaError("live-process", `space ${space} still has live processes: ${live.map((p) => `pid ${p.pid} (${p.file})`).join(", ")}`, {
+      throw new CotalError("live-process", `space ${space} still has live processes: ${live.map((p) => `pid ${p.pid} (${p.file})`).join(", ")}`, {
         next: `stop ${live.map((p) => `pid ${p.pid}`).join(", ")}, then re-run \`cotal space rm ${space} --yes\``,
       });
     }
@@ -176,7 +176,7 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
       deletedStreams = await deleteSpaceStreams(session.url, account).catch((err: unknown) => {
         // A stopped node may hold the streams: name it, with the line that continues it (issue #28 finding 3).
         const stopped = session.runtime ? unresponsiveBroker(session.runtime, err) : undefined;
-        throw stopped ? new SagaError("broker-unreachable", `deleting the streams of space ${space} failed (${(err as Error).message}): ${stopped.message.replace(/; nothing was changed$/, "")}; the removal is journaled and re-running it continues it`, { next: stopped.next ?? RERUN, cause: err }) : err;
+        throw stopped ? new CotalError("broker-unreachable", `deleting the streams of space ${space} failed (${(err as Error).message}): ${stopped.message.replace(/; nothing was changed$/, "")}; the removal is journaled and re-running it continues it`, { next: stopped.next ?? RERUN, cause: err }) : err;
       }); // the point of no return
     } else if (account) {
       notes.push(`the running config no longer preloads ${space}, so nothing can reach its streams; they stay in the store`);
@@ -198,7 +198,7 @@ async function runRemoval({ v, space, session, running, decided, notes, waitMs, 
   clearJournal(layout, lock);
   if (!running) notes.push("the broker is stopped: the removal is promoted; `cotal up` boots and commits it");
   if (failures.length > 0) {
-    throw new SagaError("reap-incomplete", `space ${space} was removed from the broker, but some of its local material could not be deleted:\n${failures.map((f) => `  ${f.path}: ${f.error}`).join("\n")}`, {
+    throw new CotalError("reap-incomplete", `space ${space} was removed from the broker, but some of its local material could not be deleted:\n${failures.map((f) => `  ${f.path}: ${f.error}`).join("\n")}`, {
       next: `rm -rf ${failures.map((f) => JSON.stringify(f.path)).join(" ")}`,
       details: { failures, reaped, deletedStreams, generation: saga?.generation ?? current.record.pending?.generation },
     });
@@ -224,7 +224,7 @@ export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
   assertJournalAllows(layout, journal, guards);
   return withVerb(base, async (v) => {
     if (brokerState(layout).running) {
-      throw new SagaError("broker-running", "the broker started while this removal waited for the lock", { next: `cotal space rm ${space} --yes` });
+      throw new CotalError("broker-running", "the broker started while this removal waited for the lock", { next: `cotal space rm ${space} --yes` });
     }
     const entry = v.journal?.op === "space-rm" ? v.journal : undefined;
     const account = loadSpaceAccount(layout, space);

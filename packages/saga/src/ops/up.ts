@@ -1,6 +1,6 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
-import { rerunWith, SagaError } from "../errors.js";
+import { rerunWith, CotalError } from "../errors.js";
 import { adoptableBroker } from "../broker/adopt.js";
 import { assertPortFree } from "../broker/port-check.js";
 import { brokerState } from "../broker/runtime.js";
@@ -27,7 +27,7 @@ export interface UpOptions extends ClusterBootOptions {
 function validPort(port: number | undefined): number | undefined {
   if (port === undefined) return undefined;
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
-    throw new SagaError("invalid-argument", `invalid port ${port}: expected 1-65535`, { next: "cotal up --port 4222" });
+    throw new CotalError("invalid-argument", `invalid port ${port}: expected 1-65535`, { next: "cotal up --port 4222" });
   }
   return port;
 }
@@ -55,7 +55,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
     if (clustered) {
       // A removal stuck on a stopped node passes: `up` restarts that node so the re-run can finish it.
       // A stopped online backup or restore (quiesce) is lifted by bootCluster; a cut or a rotation has no cluster resume.
-      if (v.journal && v.journal.op !== "space-rm" && v.journal.op !== "quiesce") throw new SagaError("journal-blocked", `a ${v.journal.op} entry stands in the maintenance journal; a cluster root does not resume it yet`, { next: "cotal status   # docs/cluster.md \"Verbs on a cluster root\" says how to clear it" });
+      if (v.journal && v.journal.op !== "space-rm" && v.journal.op !== "quiesce") throw new CotalError("journal-blocked", `a ${v.journal.op} entry stands in the maintenance journal; a cluster root does not resume it yet`, { next: "cotal status   # docs/cluster.md \"Verbs on a cluster root\" says how to clear it" });
       return bootCluster(v, { ...boot, ...(v.journal ? { removing: v.journal.space } : {}) });
     }
     await assertListener(v.layout, port, opts.host, guards);
@@ -73,7 +73,7 @@ async function assertListener(layout: RootLayout, port: number | undefined, host
   if (state.running) {
     const running = state.runtime.port;
     if (port !== undefined && port !== running) {
-      throw new SagaError("broker-running", `the broker of ${layout.root} runs on port ${running} (pid ${state.runtime.owner.pid}), not ${port}; nothing was changed`, {
+      throw new CotalError("broker-running", `the broker of ${layout.root} runs on port ${running} (pid ${state.runtime.owner.pid}), not ${port}; nothing was changed`, {
         next: `${rerunWith({ "--port": null })}   # on the running broker; to move it: cotal down, then this command`,
         details: { running, requested: port },
       });

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { readdirSync, rmSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { afterPid, RERUN, SagaError } from "../errors.js";
+import { afterPid, RERUN, CotalError } from "../errors.js";
 import { ownerStatus, selfOwner, type ProcessOwner } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, readTextIfExists, writeJsonAtomic } from "../root/secret-files.js";
@@ -175,7 +175,7 @@ export async function awaitProvisioned(layout: RootLayout, space: string, waitMs
     if (live.length === 0) return;
     const who = live.map((o) => `pid ${o.pid} on ${o.host}`).join(", ");
     if (Date.now() >= deadline) {
-      throw new SagaError("lock-held", `space ${space} is still being provisioned by ${who} (a space add that already committed)`, {
+      throw new CotalError("lock-held", `space ${space} is still being provisioned by ${who} (a space add that already committed)`, {
         next: live.length === 1 && live[0]?.host === hostname() ? afterPid(live[0].pid) : `${RERUN}   # once ${who} finished provisioning`,
         details: { space, owners: live },
       });

@@ -1,6 +1,6 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { hostname } from "node:os";
-import { isSagaError } from "../errors.js";
+import { isCotalError } from "../errors.js";
 import { fdsPerTenant, provisionWidth, readBrokerFds } from "../broker/fd-budget.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
 import { parseServerVersion } from "../broker/server-features.js";
@@ -88,7 +88,7 @@ async function provisionRetrying(url: string, rec: AccountRecord, replicas: numb
       return await provisionSpace(url, rec, replicas);
     } catch (err) {
       const more = deadline === undefined ? attempt < 3 : Date.now() <= deadline;
-      if (!more || !isSagaError(err, "broker-unreachable")) throw err;
+      if (!more || !isCotalError(err, "broker-unreachable")) throw err;
       onNotice?.(`provisioning ${rec.name} again (attempt ${attempt + 1}${deadline === undefined ? "/3" : ""}): ${err.message}`);
       if (deadline !== undefined) await new Promise((r) => setTimeout(r, 1_000));
     }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { JetStreamApiError, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { connectAsAccount } from "../broker/connect.js";
-import { SagaError } from "../errors.js";
+import { CotalError, isCotalError } from "../errors.js";
 import type { AccountRecord } from "../root/records.js";
 import { spaceTemplate } from "./template.js";
 
@@ -52,8 +52,8 @@ export async function provisionSpace(url: string, account: AccountRecord, replic
     await Promise.race([work, dropped]);
     return { space: account.name, streams: tpl.streams.map((s) => s.name), buckets: tpl.buckets.map((b) => b.bucket) };
   } catch (err) {
-    if (err instanceof SagaError) throw err;
-    throw new SagaError("broker-unreachable", `provisioning space ${account.name} failed: ${(err as Error).message}`, {
+    if (isCotalError(err)) throw err;
+    throw new CotalError("broker-unreachable", `provisioning space ${account.name} failed: ${(err as Error).message}`, {
       next: `cotal up   # re-runs provisioning for every space (idempotent)`,
       cause: err,
     });

@@ -1,6 +1,6 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connectWithCreds } from "../broker/connect.js";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import type { AccountRecord } from "../root/records.js";
 import { mintUserCreds, teardownPermissions } from "../trust/index.js";
 
@@ -26,7 +26,7 @@ export async function deleteSpaceStreams(url: string, account: AccountRecord): P
     for (const n of names) await jsm.streams.delete(n);
     return names.sort();
   } catch (err) {
-    throw new SagaError("broker-unreachable", `deleting the streams of space ${account.name} failed: ${(err as Error).message}`, {
+    throw new CotalError("broker-unreachable", `deleting the streams of space ${account.name} failed: ${(err as Error).message}`, {
       next: `cotal space rm ${account.name} --yes   # re-running it continues the removal`,
       cause: err,
     });

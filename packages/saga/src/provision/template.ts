@@ -1,5 +1,5 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
-import { rerunWith, SagaError } from "../errors.js";
+import { rerunWith, CotalError } from "../errors.js";
 import { spaceToken } from "../names.js";
 import { DEFAULT_SPACE_QUOTA, MIN_SPACE_DISK, QUOTA_FIELDS, formatBytes, type SpaceQuota } from "../trust/limits.js";
 
@@ -57,7 +57,7 @@ export const TEMPLATE_REPLICAS: readonly number[] = [1, 3];
 export function assertTemplateReplicas(replicas: number, clusterSize: number | undefined, guards: Guards = GUARDS_ON): number {
   if (guards.TEMPLATE_REPLICAS_UNCHECKED) return replicas;
   const bad = (why: string, next: string): never => {
-    throw new SagaError("invalid-argument", `--tenant-replicas ${replicas}: ${why}`, { next, details: { replicas, clusterSize: clusterSize ?? 1 } });
+    throw new CotalError("invalid-argument", `--tenant-replicas ${replicas}: ${why}`, { next, details: { replicas, clusterSize: clusterSize ?? 1 } });
   };
   if (!TEMPLATE_REPLICAS.includes(replicas)) bad(`a space's streams are R${TEMPLATE_REPLICAS.join(" or R")}`, `cotal up --cluster 3 --tenant-replicas 3 --detach   # or --tenant-replicas 1`);
   if (clusterSize === undefined && replicas !== 1) bad("a single broker keeps one copy of each stream; R3 needs a cluster root", `cotal up --root <new dir> --cluster 3 --tenant-replicas ${replicas} --detach`);
@@ -98,7 +98,7 @@ export function assertQuotaUsable(space: string, q: Readonly<SpaceQuota>): void 
   const first = bad[0];
   if (!first) return;
   // Every unusable field fixed at once, every other flag kept: the printed line is not refused again here.
-  throw new SagaError("invalid-argument", `space ${space}: ${bad.map((b) => `limit ${b.field} ${b.rule}`).join("; ")}`, {
+  throw new CotalError("invalid-argument", `space ${space}: ${bad.map((b) => `limit ${b.field} ${b.rule}`).join("; ")}`, {
     next: `${rerunWith(Object.fromEntries(bad.map((b) => [`--max-${b.field}`, String(b.fix)])))}   # README "Quotas" lists each field and its default`,
     details: { space, field: first.field, value: q[first.field], fields: bad.map((b) => b.field) },
   });

@@ -1,4 +1,4 @@
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 
 /**
  * Quotes a value for nats-server's config format. Only `\\` and `"` need escaping inside a quoted
@@ -7,7 +7,7 @@ import { SagaError } from "../errors.js";
 export function confString(value: string, what: string): string {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(value)) {
-    throw new SagaError("render-refused", `${what} contains a control character; refusing to render it into server.conf`, {
+    throw new CotalError("render-refused", `${what} contains a control character; refusing to render it into server.conf`, {
       details: { what },
     });
   }
@@ -16,7 +16,7 @@ export function confString(value: string, what: string): string {
 
 /** Account keys and JWTs are base32/base64url; anything else in those slots is a forged record. */
 export function confToken(value: string, what: string, pattern: RegExp): string {
-  if (!pattern.test(value)) throw new SagaError("render-refused", `${what} is not well-formed; refusing to render it`, { details: { what } });
+  if (!pattern.test(value)) throw new CotalError("render-refused", `${what} is not well-formed; refusing to render it`, { details: { what } });
   return value;
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { decodeJwt } from "../trust/index.js";
 import { isValidSpaceName } from "../names.js";
 import { ACCOUNT_KEY, JWT_TEXT, confString, confToken } from "./conf-escape.js";
@@ -67,7 +67,7 @@ export interface ClusterBlock {
 }
 
 function refuse(message: string, details?: Record<string, unknown>): never {
-  throw new SagaError("render-refused", message, { details, next: "cotal status   # shows which records the render refused" });
+  throw new CotalError("render-refused", message, { details, next: "cotal status   # shows which records the render refused" });
 }
 
 function assertIssuedBy(acct: RenderAccount, operator: string, what: string): void {
@@ -76,7 +76,7 @@ function assertIssuedBy(acct: RenderAccount, operator: string, what: string): vo
   const claims = decodeJwt(acct.jwt);
   if (claims.sub !== acct.publicKey) refuse(`${what} JWT does not name its own public key`, { account: acct.publicKey });
   if (claims.iss !== operator) {
-    throw new SagaError("foreign-operator", `${what} is signed by operator ${claims.iss}, not this broker's ${operator}`, {
+    throw new CotalError("foreign-operator", `${what} is signed by operator ${claims.iss}, not this broker's ${operator}`, {
       next: "a space from another broker cannot be trusted here; remove its record or add it anew with `cotal space add <name>`",
       details: { account: acct.publicKey, issuer: claims.iss, operator },
     });

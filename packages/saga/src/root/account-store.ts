@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import type { AccountTrust } from "../trust/index.js";
 import { spaceFromHex } from "../names.js";
 import type { RootLayout } from "./layout.js";
@@ -64,7 +64,7 @@ export function toAccountRecord(trust: AccountTrust): AccountRecord {
 }
 
 export function saveSpaceAccount(layout: RootLayout, rec: AccountRecord): void {
-  if (rec.kind !== "space") throw new SagaError("invalid-argument", "saveSpaceAccount takes a space account");
+  if (rec.kind !== "space") throw new CotalError("invalid-argument", "saveSpaceAccount takes a space account");
   writeJsonAtomic(layout.accountFile(rec.name), rec);
 }
 
@@ -74,20 +74,20 @@ export function deleteSpaceAccount(layout: RootLayout, space: string): void {
 }
 
 export function saveAuthorityAccount(layout: RootLayout, rec: AccountRecord): void {
-  if (rec.kind !== "authority") throw new SagaError("invalid-argument", "saveAuthorityAccount takes the authority account");
+  if (rec.kind !== "authority") throw new CotalError("invalid-argument", "saveAuthorityAccount takes the authority account");
   writeJsonAtomic(layout.authorityFile, rec);
 }
 
 export function loadAuthorityAccount(layout: RootLayout): AccountRecord {
   const text = readTextIfExists(layout.authorityFile);
   if (text === undefined) {
-    throw new SagaError("missing-broker-trust", `no broker-authority account at ${layout.authorityFile}`, {
+    throw new CotalError("missing-broker-trust", `no broker-authority account at ${layout.authorityFile}`, {
       next: "restore the root's auth/ directory from a backup",
     });
   }
   const rec = parseRemembered(layout, text, { kind: "authority" });
   if (typeof rec === "string") {
-    throw new SagaError("corrupt-record", `${layout.authorityFile} is unusable: ${rec}`, {
+    throw new CotalError("corrupt-record", `${layout.authorityFile} is unusable: ${rec}`, {
       next: `restore ${layout.authorityFile} from a backup`,
       details: { corrupt: [{ path: layout.authorityFile, reason: rec }] },
     });
@@ -95,7 +95,7 @@ export function loadAuthorityAccount(layout: RootLayout): AccountRecord {
   return rec;
 }
 
-/** Reads one tenant's record: undefined when absent, SagaError("corrupt-record") when unusable. */
+/** Reads one tenant's record: undefined when absent, CotalError("corrupt-record") when unusable. */
 export function loadSpaceAccount(layout: RootLayout, space: string): AccountRecord | undefined {
   const path = layout.accountFile(space);
   const text = readTextIfExists(path);
@@ -146,9 +146,9 @@ export function accountInventory(layout: RootLayout): AccountInventory {
   return { spaces, corrupt };
 }
 
-export function corruptError(corrupt: CorruptRecord[]): SagaError {
+export function corruptError(corrupt: CorruptRecord[]): CotalError {
   const list = corrupt.map((c) => `  ${c.path}: ${c.reason}`).join("\n");
-  return new SagaError(
+  return new CotalError(
     "corrupt-record",
     `the tenant list is uncertain; ${corrupt.length} unreadable record(s):\n${list}\nAn unreadable record may be a live tenant, so nothing is rendered.`,
     {

@@ -1,6 +1,6 @@
 import { failpointSync } from "../failpoints.js";
 import { existsSync } from "node:fs";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import type { BrokerTrust } from "../trust/index.js";
 import { keyPairFromSeed } from "../trust/index.js";
 import type { RootLayout } from "./layout.js";
@@ -27,14 +27,14 @@ function toBrokerRecord(trust: BrokerTrust, multiSpace: boolean, createdAt: stri
 /** Refuses to overwrite: a root's operator is minted once, and a second mint would orphan every tenant. */
 export function saveBrokerTrust(layout: RootLayout, trust: BrokerTrust, multiSpace: boolean): void {
   if (existsSync(layout.brokerFile)) {
-    throw new SagaError("invalid-argument", `broker trust already exists at ${layout.brokerFile}; refusing to mint a second operator`, {
+    throw new CotalError("invalid-argument", `broker trust already exists at ${layout.brokerFile}; refusing to mint a second operator`, {
       next: "cotal status",
     });
   }
   ensureSecretDir(layout.brokerSecretsDir);
   writeFileAtomic(layout.operatorSeedFile, `${trust.operator.seed}\n`);
   if (multiSpace) {
-    if (!trust.system.signingSeed) throw new SagaError("system-seed-absent", "multi-space root needs the system signing seed at creation");
+    if (!trust.system.signingSeed) throw new CotalError("system-seed-absent", "multi-space root needs the system signing seed at creation");
     writeFileAtomic(layout.systemSigningSeedFile, `${trust.system.signingSeed}\n`);
   }
   writeJsonAtomic(layout.brokerFile, toBrokerRecord(trust, multiSpace, trust.createdAt));
@@ -42,15 +42,15 @@ export function saveBrokerTrust(layout: RootLayout, trust: BrokerTrust, multiSpa
 
 function readSeed(path: string, expectPublic: string, what: string): string {
   const text = readTextIfExists(path);
-  if (text === undefined) throw new SagaError("missing-broker-trust", `${what} seed is missing (${path})`, { next: "restore the root's auth/ directory from a backup" });
+  if (text === undefined) throw new CotalError("missing-broker-trust", `${what} seed is missing (${path})`, { next: "restore the root's auth/ directory from a backup" });
   const seed = text.trim();
   let pub: string;
   try {
     pub = keyPairFromSeed(seed).publicKey;
   } catch {
-    throw new SagaError("corrupt-record", `${path} does not hold a valid seed`, { next: `restore ${path} from a backup` });
+    throw new CotalError("corrupt-record", `${path} does not hold a valid seed`, { next: `restore ${path} from a backup` });
   }
-  if (pub !== expectPublic) throw new SagaError("corrupt-record", `${path} holds a seed for another key than broker.json names`, { next: `restore ${path} from a backup` });
+  if (pub !== expectPublic) throw new CotalError("corrupt-record", `${path} holds a seed for another key than broker.json names`, { next: `restore ${path} from a backup` });
   return seed;
 }
 
@@ -61,13 +61,13 @@ export function brokerTrustExists(layout: RootLayout): boolean {
 export function loadBrokerTrust(layout: RootLayout): LoadedBroker {
   const text = readTextIfExists(layout.brokerFile);
   if (text === undefined) {
-    throw new SagaError("missing-broker-trust", `no broker trust at ${layout.brokerFile}`, {
+    throw new CotalError("missing-broker-trust", `no broker trust at ${layout.brokerFile}`, {
       next: `cotal up --root ${layout.root}   # creates a root with its operator and a first space`,
     });
   }
   const rec = parseBrokerRecord(text);
   if (typeof rec === "string") {
-    throw new SagaError("corrupt-record", `${layout.brokerFile} is unusable: ${rec}`, {
+    throw new CotalError("corrupt-record", `${layout.brokerFile} is unusable: ${rec}`, {
       next: `restore ${layout.brokerFile} from a backup; do not re-create it (a new operator orphans every tenant)`,
       details: { path: layout.brokerFile, reason: rec },
     });
@@ -90,12 +90,12 @@ export function loadBrokerTrust(layout: RootLayout): LoadedBroker {
  */
 export function replaceBrokerTrust(layout: RootLayout, current: LoadedBroker, next: BrokerTrust): void {
   if (next.operator.publicKey !== current.operator.publicKey) {
-    throw new SagaError("foreign-operator", "a rotation must keep the operator", { next: "cotal status" });
+    throw new CotalError("foreign-operator", "a rotation must keep the operator", { next: "cotal status" });
   }
   if (next.generation !== current.generation + 1) {
-    throw new SagaError("conflict", `broker trust generation ${current.generation} may only be succeeded by ${current.generation + 1}, not ${next.generation}`, { next: "cotal status" });
+    throw new CotalError("conflict", `broker trust generation ${current.generation} may only be succeeded by ${current.generation + 1}, not ${next.generation}`, { next: "cotal status" });
   }
-  if (!next.system.signingSeed) throw new SagaError("system-seed-absent", "a rotation retains the system signing seed");
+  if (!next.system.signingSeed) throw new CotalError("system-seed-absent", "a rotation retains the system signing seed");
   ensureSecretDir(layout.brokerSecretsDir);
   writeFileAtomic(layout.systemSigningSeedFile, `${next.system.signingSeed}\n`);
   failpointSync("rotate-seed-written");

@@ -1,6 +1,6 @@
 import { lstatSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { shellWord } from "../error-shape.js";
 
 /**
@@ -20,9 +20,9 @@ export function canonicalRoot(path: string): string {
       // nothing at all there: a root that does not exist yet
     }
     if (dangling) {
-      throw new SagaError("root-missing", `the root ${abs} is a symlink to nothing`, { next: `ls -la ${shellWord(abs)}   # a symlink to nothing: point it at the real root, or pass that root as --root` });
+      throw new CotalError("root-missing", `the root ${abs} is a symlink to nothing`, { next: `ls -la ${shellWord(abs)}   # a symlink to nothing: point it at the real root, or pass that root as --root` });
     }
     if (code === "ENOENT") return abs;
-    throw new SagaError("io", `the root ${abs} cannot be resolved: ${(err as Error).message}`, { next: `ls -ld ${shellWord(abs)}   # check the permissions on the way to the root` });
+    throw new CotalError("io", `the root ${abs} cannot be resolved: ${(err as Error).message}`, { next: `ls -ld ${shellWord(abs)}   # check the permissions on the way to the root` });
   }
 }

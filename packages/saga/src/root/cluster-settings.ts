@@ -1,4 +1,4 @@
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import type { RootLayout } from "./layout.js";
 
 /** One node of a cluster root: its `server_name` (also its directory under `nodes/`) and its two listeners. */
@@ -48,7 +48,7 @@ export function clusterOf(layout: RootLayout, s: { cluster?: unknown } | undefin
   const c = s?.cluster;
   if (c === undefined) return undefined;
   const bad = (why: string): never => {
-    throw new SagaError("corrupt-record", `${layout.settingsFile}: cluster ${why}`, {
+    throw new CotalError("corrupt-record", `${layout.settingsFile}: cluster ${why}`, {
       next: `repair "cluster" in ${layout.settingsFile} (name, replicas, nodes [{name, port, clusterPort}]) from a backup, then: ${RERUN}`,
     });
   };

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { createAccountTrust, createBrokerTrust } from "../trust/index.js";
 import { RootLayout } from "./layout.js";
 import { saveBrokerTrust } from "./broker-store.js";
@@ -23,7 +23,7 @@ export interface CreatedRoot {
  */
 export function createRootTrust(layout: RootLayout, firstSpace: string, opts: { multiSpace: boolean }): CreatedRoot {
   if (existsSync(layout.authDir)) {
-    throw new SagaError("invalid-argument", `${layout.authDir} already exists; refusing to mint a second operator over it`, { next: "cotal status" });
+    throw new CotalError("invalid-argument", `${layout.authDir} already exists; refusing to mint a second operator over it`, { next: "cotal status" });
   }
   const broker = createBrokerTrust({ retainSystemSigningSeed: opts.multiSpace });
   const authority = toAccountRecord(createAccountTrust(broker.operator, AUTHORITY_ACCOUNT_NAME, { kind: "authority" }));

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { rerunWith, SagaError } from "../errors.js";
+import { rerunWith, CotalError } from "../errors.js";
 import { shellWord } from "../error-shape.js";
 import { RootLayout } from "./layout.js";
 
@@ -21,7 +21,7 @@ export function requireRoot(root: string): void {
   const next = near.length === 1
     ? `${rerunWith({ "--root": near[0] as string })}   # the root spelled like it`
     : `ls -la ${shellWord(nearestDir(root))}   # no cotal root at ${root}${near.length > 1 ? ` (roots spelled like it: ${near.join(", ")})` : ""}; \`cotal up --root DIR\` creates one`;
-  throw new SagaError("root-missing", `no cotal root at ${root} (no ${new RootLayout(root).authDir}); nothing was changed`, { next, details: { root, near } });
+  throw new CotalError("root-missing", `no cotal root at ${root} (no ${new RootLayout(root).authDir}); nothing was changed`, { next, details: { root, near } });
 }
 
 /** Roots beside a missing one whose name is at most two edits away (sibling directories, or their ./.cotal). */

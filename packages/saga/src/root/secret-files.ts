@@ -1,7 +1,7 @@
 import { readdirSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync, chmodSync, statSync } from "node:fs";
 import { dirname, basename, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 
 export const SECRET_FILE_MODE = 0o600;
 export const SECRET_DIR_MODE = 0o700;
@@ -36,7 +36,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
     renameSync(tmp, path);
   } catch (err) {
     rmSync(tmp, { force: true });
-    throw new SagaError("io", `could not write ${path}: ${(err as Error).message}`, { cause: err });
+    throw new CotalError("io", `could not write ${path}: ${(err as Error).message}`, { cause: err });
   }
   fsyncDir(dir);
 }
@@ -125,7 +125,7 @@ export async function writeFilesAtomic(entries: readonly { path: string; data: s
       await rename(tmp, path);
     } catch (err) {
       await rm(tmp, { force: true }).catch(() => undefined); // e.g. ENOTDIR: there is no temp to remove
-      throw new SagaError("io", `could not write ${path}: ${(err as Error).message}`, { cause: err });
+      throw new CotalError("io", `could not write ${path}: ${(err as Error).message}`, { cause: err });
     }
   };
   await lanes(entries, concurrency, writeOne);

@@ -1,4 +1,4 @@
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import type { RootLayout } from "./layout.js";
 import { clusterOf, type ClusterSettings } from "./cluster-settings.js";
 import { readTextIfExists, writeJsonAtomic } from "./secret-files.js";
@@ -32,7 +32,7 @@ export function maxPayloadOf(layout: RootLayout, s: RootSettings): number {
   const v = s.maxPayload;
   if (v === undefined) return DEFAULT_MAX_PAYLOAD;
   if (!Number.isSafeInteger(v) || v < MIN_MAX_PAYLOAD || v > MAX_MAX_PAYLOAD) {
-    throw new SagaError("corrupt-record", `${layout.settingsFile}: maxPayload ${JSON.stringify(v)} is not a byte count between ${MIN_MAX_PAYLOAD} and ${MAX_MAX_PAYLOAD}`, {
+    throw new CotalError("corrupt-record", `${layout.settingsFile}: maxPayload ${JSON.stringify(v)} is not a byte count between ${MIN_MAX_PAYLOAD} and ${MAX_MAX_PAYLOAD}`, {
       next: `set "maxPayload" in ${layout.settingsFile} to bytes between ${MIN_MAX_PAYLOAD} and ${MAX_MAX_PAYLOAD} (or remove it for ${DEFAULT_MAX_PAYLOAD}), then: ${RERUN}`,
       details: { maxPayload: v },
     });
@@ -51,7 +51,7 @@ export function loadSettings(layout: RootLayout): RootSettings | undefined {
     if (s.format !== "cotal.settings/1" || typeof s.port !== "number" || typeof s.host !== "string" || typeof s.serverName !== "string") throw new Error("fields");
     return s;
   } catch {
-    throw new SagaError("corrupt-record", `${layout.settingsFile} is unusable`, { next: `repair ${layout.settingsFile} (host, port, serverName), then: ${RERUN}` });
+    throw new CotalError("corrupt-record", `${layout.settingsFile} is unusable`, { next: `repair ${layout.settingsFile} (host, port, serverName), then: ${RERUN}` });
   }
 }
 

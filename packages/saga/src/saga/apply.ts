@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { renameDurable, writeDurable, writeFileAtomic } from "../root/secret-files.js";
 import type { ReloadVerdict } from "./reload.js";
 
@@ -18,7 +18,7 @@ export interface WriterFence {
   /** Is the writer lease still ours? Nothing is renamed unless it says so. */
   held: () => Promise<boolean>;
   /** The refusal a lost lease raises, after the staged file is unlinked and `onLost` ran. */
-  lost: () => SagaError;
+  lost: () => CotalError;
   /** What the writer undoes once it knows it lost the lease (the saga clears its claim). */
   onLost?: () => Promise<void>;
   /** A test-only ablation switch the caller read (DISABLE_FENCE, CLUSTER_NO_NODE_FENCE): rename without the check. */
@@ -74,7 +74,7 @@ function stage(staged: string, bytes: string | Uint8Array, named: boolean): void
     writeDurable(staged, bytes, undefined, "wx");
   } catch (err) {
     rmSync(staged, { force: true });
-    throw new SagaError("io", `could not write ${staged}: ${(err as Error).message}`, { cause: err });
+    throw new CotalError("io", `could not write ${staged}: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -2,7 +2,7 @@ import type { Guards } from "../guards.js";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createConnection } from "node:net";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
@@ -47,7 +47,7 @@ export function promotedRecords(layout: RootLayout, guards: Guards): AccountReco
   const broker = loadBrokerTrust(layout);
   const picture = configPicture(text, accountInventory(layout).spaces, [loadAuthorityAccount(layout).publicKey, broker.system.publicKey]);
   const refuse = (why: string): never => {
-    throw new SagaError("render-refused", `${layout.serverConf} ${why}; no node was touched`, { next: "cotal broker reconcile   # prints the record and both lists" });
+    throw new CotalError("render-refused", `${layout.serverConf} ${why}; no node was touched`, { next: "cotal broker reconcile   # prints the record and both lists" });
   };
   if (picture.unknownKeys.length > 0) refuse(`preloads accounts no record vouches for (${picture.unknownKeys.join(", ")})`);
   if (renderList(layout, picture.preloadedNames, guards).digest !== configDigest(text)) refuse("is not the render of the tenants it preloads");
@@ -57,7 +57,7 @@ export function promotedRecords(layout: RootLayout, guards: Guards): AccountReco
 async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, opts: ClusterReloadOptions, guards: Guards): Promise<ReloadVerdict> {
   const t0 = Date.now();
   const fence = opts.fence;
-  if (!fence) throw new SagaError("invalid-argument", "a cluster reload renames every node's config and was given no lease check", { next: `COTAL_DEBUG=1 ${RERUN}   # a caller of the cluster reloader passed no fence: report its output` });
+  if (!fence) throw new CotalError("invalid-argument", "a cluster reload renames every node's config and was given no lease check", { next: `COTAL_DEBUG=1 ${RERUN}   # a caller of the cluster reloader passed no fence: report its output` });
   const records = promotedRecords(layout, guards);
   const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
   const done: NodeVerdict[] = [];
@@ -148,10 +148,10 @@ export interface NodeApply<P> {
  */
 export async function applyToNode<P>(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, a: NodeApply<P>): Promise<{ verdict: ReloadVerdict; proof: P }> {
   const target = layout.nodeServerConf(node.name);
-  if (node.configPath !== target) throw new SagaError("corrupt-record", `run/broker.json names ${node.configPath} for node ${node.name}, not ${target}`, { next: "cotal down   # then cotal up" });
-  const lost = (): SagaError => {
+  if (node.configPath !== target) throw new CotalError("corrupt-record", `run/broker.json names ${node.configPath} for node ${node.name}, not ${target}`, { next: "cotal down   # then cotal up" });
+  const lost = (): CotalError => {
     const already = (a.done ?? []).map((d) => d.node.name);
-    return new SagaError("lease-lost", `the writer lease expired before node ${node.name}'s rename${already.length ? `; nodes ${already.join(", ")} already had the new config` : ""}; the claim stays for the next writer`, {
+    return new CotalError("lease-lost", `the writer lease expired before node ${node.name}'s rename${already.length ? `; nodes ${already.join(", ")} already had the new config` : ""}; the claim stays for the next writer`, {
       next: `${RERUN}   # the resume table completes or rolls back the claim on every node`,
       details: { node: node.name, applied: already },
     });
@@ -202,11 +202,11 @@ function sendsInfo(port: number, host: string, ms: number): Promise<boolean> {
   });
 }
 
-function unprovenError(done: readonly NodeVerdict[], unproven: readonly NodeVerdict[]): SagaError {
+function unprovenError(done: readonly NodeVerdict[], unproven: readonly NodeVerdict[]): CotalError {
   const names = unproven.map((d) => d.node.name);
   const why = unproven.map((d) => `  ${d.node.name}: ${d.verdict.outcome} (${"logTail" in d.verdict ? (d.verdict.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "no log line after the reload") : ""})`).join("\n");
   const proven = done.filter((d) => d.verdict.outcome === "reloaded").map((d) => d.node.name);
-  return new SagaError("cluster-unproven", `node${names.length > 1 ? "s" : ""} ${names.join(", ")} did not prove the new config; nothing was committed (proven on: ${proven.join(", ") || "none"}):\n${why}`, {
+  return new CotalError("cluster-unproven", `node${names.length > 1 ? "s" : ""} ${names.join(", ")} did not prove the new config; nothing was committed (proven on: ${proven.join(", ") || "none"}):\n${why}`, {
     next: `cotal up && ${RERUN}   # up restarts a stopped node with every tenant held; the re-run completes the change on every node`,
     details: { unproven: names, proven, nodes: Object.fromEntries(done.map((d) => [d.node.name, d.verdict.outcome])) },
   });

@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { mayLeaveNodesBehind } from "./partial-proofs.js";
 import { readFileSync, rmSync } from "node:fs";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { VersionedRecord } from "../inventory/inventory-store.js";
 import { accountedNames, claimedSpaces, clusterFields, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
@@ -18,7 +18,7 @@ export type CasWrite = (record: InventoryRecord, revision: number) => Promise<nu
 export async function commitPending(layout: RootLayout, cas: CasWrite, record: InventoryRecord, revision: number, pending: PendingMutation, guards: Guards): Promise<VersionedRecord> {
   const onDisk = digestOfServerConf(layout);
   if (onDisk !== record.configDigest && !guards.SKIP_COMMIT_DIGEST) {
-    throw new SagaError("digest-mismatch", `server.conf (${onDisk ?? "missing"}) is not the config proven at generation ${pending.generation} (${record.configDigest}); something outside the saga promoted a config`, {
+    throw new CotalError("digest-mismatch", `server.conf (${onDisk ?? "missing"}) is not the config proven at generation ${pending.generation} (${record.configDigest}); something outside the saga promoted a config`, {
       next: "cotal broker reconcile",
       details: { onDisk, proven: record.configDigest, pending },
     });
@@ -44,7 +44,7 @@ export function assertMembersProven(record: InventoryRecord, generation: number,
   if (behind.length === 0) return;
   // An add may leave a down node behind once some node proved it (invariant 4); it catches up at its next boot.
   if (mayLeaveNodesBehind(pending, guards) && behind.length < record.members.length) return;
-  throw new SagaError("cluster-unproven", `generation ${generation} is not proven on node${behind.length > 1 ? "s" : ""} ${behind.join(", ")}; nothing was committed`, {
+  throw new CotalError("cluster-unproven", `generation ${generation} is not proven on node${behind.length > 1 ? "s" : ""} ${behind.join(", ")}; nothing was committed`, {
     next: `cotal up && ${RERUN}   # up restarts a stopped node with every tenant held; the re-run completes the change on every node`,
     details: { behind, generation },
   });

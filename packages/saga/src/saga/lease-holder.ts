@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import type { InventoryStore } from "../inventory/inventory-store.js";
 import type { Lease, LeaseHolder } from "../inventory/lease.js";
-import { isSagaError } from "../errors.js";
+import { isCotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
 import { pidAlive } from "../lock/process-identity.js";
 
@@ -23,7 +23,7 @@ export const LEASE_WAIT_MS = 30_000;
 
 /** Acquires the writer lease, waiting out a live holder up to `waitMs` and taking over a dead one. */
 export function acquireLeaseWaiting(store: InventoryStore, key: string, verb: string, waitMs = LEASE_WAIT_MS): Promise<Lease> {
-  return retryWhile(() => store.acquireLease(key, selfHolder(verb), holderIsDead), { transient: (err) => isSagaError(err, "lease-held"), forMs: waitMs, pauseMs: 50 });
+  return retryWhile(() => store.acquireLease(key, selfHolder(verb), holderIsDead), { transient: (err) => isCotalError(err, "lease-held"), forMs: waitMs, pauseMs: 50 });
 }
 
 /** Runs `fn` holding the writer lease, and releases it however `fn` ends. */

@@ -3,7 +3,7 @@
  * re-signs. Both directions are idempotent, so any crash point resumes (docs/quotas.md).
  */
 import { type Guards } from "../guards.js";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import type { LimitsChange } from "../inventory/record.js";
 import { loadSpaceAccount, saveSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
@@ -13,11 +13,11 @@ import { limitsOfClaims } from "../trust/limits.js";
 function writeJwt(layout: RootLayout, change: LimitsChange, jwt: string): void {
   const rec = loadSpaceAccount(layout, change.space);
   if (!rec) {
-    throw new SagaError("render-refused", `space ${change.space} has no record on disk; its limits cannot be changed`, { next: "cotal broker reconcile", details: { space: change.space } });
+    throw new CotalError("render-refused", `space ${change.space} has no record on disk; its limits cannot be changed`, { next: "cotal broker reconcile", details: { space: change.space } });
   }
   if (rec.jwt === jwt) return;
   const claims = decodeJwt(jwt);
-  if (claims.sub !== rec.publicKey) throw new SagaError("account-mismatch", `the claimed JWT for space ${change.space} names account ${claims.sub}, not ${rec.publicKey}`, { next: "cotal broker reconcile" });
+  if (claims.sub !== rec.publicKey) throw new CotalError("account-mismatch", `the claimed JWT for space ${change.space} names account ${claims.sub}, not ${rec.publicKey}`, { next: "cotal broker reconcile" });
   saveSpaceAccount(layout, { ...rec, jwt, limits: limitsOfClaims(claims.nats) });
 }
 

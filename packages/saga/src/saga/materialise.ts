@@ -1,5 +1,5 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import type { LoadedBroker } from "../root/broker-store.js";
 import { loadSpaceAccount, toAccountRecord } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
@@ -15,7 +15,7 @@ import { createAccountTrust, decodeJwt, mintSystemUserCreds, observerPermissions
 export function existingSpaceRecord(layout: RootLayout, broker: LoadedBroker, space: string): AccountRecord | undefined {
   const rec = loadSpaceAccount(layout, space);
   if (rec && rec.issuer !== broker.operator.publicKey) {
-    throw new SagaError("foreign-operator", `space ${space} already has a record signed by operator ${rec.issuer}, not this broker's ${broker.operator.publicKey}`, {
+    throw new CotalError("foreign-operator", `space ${space} already has a record signed by operator ${rec.issuer}, not this broker's ${broker.operator.publicKey}`, {
       next: `move ${layout.accountFile(space)} aside if it is not a tenant of this broker, then re-run`,
       details: { space, issuer: rec.issuer },
     });
@@ -94,7 +94,7 @@ export function writeObserverCreds(layout: RootLayout, broker: LoadedBroker, spa
 
 export function assertCanMintSysCreds(broker: LoadedBroker): void {
   if (!broker.system.signingSeed) {
-    throw new SagaError("system-seed-absent", "this root was created with --single-space: it keeps no system signing seed, so a new space cannot get its $SYS observer creds", {
+    throw new CotalError("system-seed-absent", "this root was created with --single-space: it keeps no system signing seed, so a new space cannot get its $SYS observer creds", {
       next: "cotal down && cotal up --rotate-sys   # re-mints every tenant's $SYS creds and retains the seed from then on",
     });
   }

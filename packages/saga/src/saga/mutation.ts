@@ -1,5 +1,5 @@
 import type { Guards } from "../guards.js";
-import { isSagaError, RERUN, SagaError } from "../errors.js";
+import { isCotalError, RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { assertLockHeld } from "../lock/maintenance-lock.js";
@@ -138,8 +138,8 @@ export interface DiskView {
   records: readonly AccountRecord[];
 }
 
-function missingRecord(): SagaError {
-  return new SagaError("inventory-unreachable", "the broker has no inventory record yet", { next: "cotal up   # seeds the record from disk on a running broker" });
+function missingRecord(): CotalError {
+  return new CotalError("inventory-unreachable", "the broker has no inventory record yet", { next: "cotal up   # seeds the record from disk on a running broker" });
 }
 
 /**
@@ -243,7 +243,7 @@ class Mutation {
   /** SIGHUP, the proof from the log written after it, then this connection's reconnect. */
   async reload(pending?: PendingMutation | null): Promise<ReloadVerdict> {
     const reloader = this.env.reloader;
-    if (!reloader) throw new SagaError("broker-not-running", "a reload needs the running broker", { next: "cotal up --detach" });
+    if (!reloader) throw new CotalError("broker-not-running", "a reload needs the running broker", { next: "cotal up --detach" });
     const signalledAt = performance.now();
     let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence, recordPartial: this.partialRecorder(this.fence, signalledAt), mayLeaveBehind: mayLeaveNodesBehind(pending, this.guards) } : {}) }));
     if (this.guards.PROOF_WITHOUT_LOG) verdict = { outcome: "reloaded", via: verdict.via, line: "(unproven: test-only switch)", ms: verdict.ms };
@@ -297,12 +297,12 @@ class Mutation {
           env.onNotice?.(`rolled back ${describePending(out.pending)}: ${out.why}`); // `up` resuming: the rollback is the resolution
           return out.base;
         }
-        throw new SagaError("rolled-back", `an interrupted mutation (${describePending(out.pending)}) never reached the broker and was rolled back: ${out.why}`, {
+        throw new CotalError("rolled-back", `an interrupted mutation (${describePending(out.pending)}) never reached the broker and was rolled back: ${out.why}`, {
           next: `${RERUN}   # and the interrupted one, if it is still wanted`,
           details: { pending: out.pending },
         });
       case "boot":
-        throw new SagaError("resume-refused", `an interrupted mutation (${describePending(out.pending)}) was promoted while the broker was stopped; only booting it can prove it`, {
+        throw new CotalError("resume-refused", `an interrupted mutation (${describePending(out.pending)}) was promoted while the broker was stopped; only booting it can prove it`, {
           next: "cotal up   # boots the promoted config and commits it",
           details: { pending: out.pending },
         });
@@ -354,14 +354,14 @@ class Mutation {
     assertLockHeld(env.lock);
     let base = (await env.store.read()) ?? pre;
     if (!this.casDisabled && base.revision !== pre.revision) {
-      throw new SagaError("conflict", `the inventory moved (generation ${pre.record.generation} → ${base.record.generation}) after this writer read it`, {
+      throw new CotalError("conflict", `the inventory moved (generation ${pre.record.generation} → ${base.record.generation}) after this writer read it`, {
         next: `${RERUN}   # re-reads and re-decides`,
       });
     }
     if (this.casDisabled) base = pre;
     const claimedOn = base;
     if (intent.op === "reconcile" && base.revision !== intent.expectRevision) {
-      throw new SagaError("conflict", "the inventory changed since the state you confirmed was printed", { next: `${RERUN}   # prints the new state` });
+      throw new CotalError("conflict", "the inventory changed since the state you confirmed was printed", { next: `${RERUN}   # prints the new state` });
     }
     return { base: await this.resume(base, keeper), claimedOn };
   }
@@ -372,13 +372,13 @@ class Mutation {
     if (intent.op === "resume") return { kind: "noop" }; // the resume ran in step 2; nothing else is asked
     const { added, removed } = intentDelta(base.record.spaces, requestedNames(intent));
     if (intent.op === "limits" && !base.record.spaces.includes(intent.limitsChange.space)) {
-      throw new SagaError("space-not-found", `space ${intent.limitsChange.space} is not in the inventory`, { next: "cotal space list" });
+      throw new CotalError("space-not-found", `space ${intent.limitsChange.space} is not in the inventory`, { next: "cotal space list" });
     }
     if (added.length === 0 && removed.length === 0 && intent.op !== "reconcile" && intent.op !== "limits") return { kind: "noop" };
     // The one derivation every reader of the claim uses (record.ts); the claim itself stores the delta.
     const target = claimedSpaces(base.record.spaces, { adds: added, removes: removed });
     if (target.length === 0) {
-      throw new SagaError("render-refused", "this mutation would leave the broker with zero spaces", { next: "keep at least one space; to tear the broker down use `cotal down`" });
+      throw new CotalError("render-refused", "this mutation would leave the broker with zero spaces", { next: "keep at least one space; to tear the broker down use `cotal down`" });
     }
     return { kind: "change", intent, base, added, removed, target };
   }
@@ -435,7 +435,7 @@ class Mutation {
         return r.text;
       },
       // DISABLE_FENCE, the lease-expiry control cell: promotion skips the step-6 lease re-check.
-      fence: { held: () => keeper.held(), unchecked: this.guards.DISABLE_FENCE, onLost: () => this.abandonClaim(c), lost: () => new SagaError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { next: RERUN }) },
+      fence: { held: () => keeper.held(), unchecked: this.guards.DISABLE_FENCE, onLost: () => this.abandonClaim(c), lost: () => new CotalError("lease-lost", "the writer lease expired before promotion; nothing was promoted", { next: RERUN }) },
       keepPrevious: true,
       ...(this.env.reloader ? { reload: () => this.reload(c.pending) } : {}),
       record: (verdict) => this.recordForward(c, verdict),
@@ -489,28 +489,28 @@ class Mutation {
     const { layout } = this.env;
     const { pending } = c;
     const tail = "logTail" in verdict ? verdict.logTail : "";
-    const leaseGone = (): SagaError =>
-      new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the lease is no longer held, so nothing is renamed back; the record keeps the claim for the next writer`, {
+    const leaseGone = (): CotalError =>
+      new CotalError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the lease is no longer held, so nothing is renamed back; the record keeps the claim for the next writer`, {
         next: `${RERUN}   # the resume table decides from the record`,
         details: { logTail: tail },
       });
     if (!(await keeper.held())) throw leaseGone();
     // Only the proven bytes go back: a server.conf edited by hand before this verb is no rollback target.
     if (configDigest(previous) !== c.record.configDigest) {
-      throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the config it replaced was not the proven one, so it is not renamed back; the claim stays for the next writer`, {
+      throw new CotalError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and the config it replaced was not the proven one, so it is not renamed back; the claim stays for the next writer`, {
         next: "cotal broker reconcile   # prints the record and both lists; the next writer's resume also rolls a rejected config back",
         details: { logTail: tail },
       });
     }
     const back = await applyConfig({ target: layout.serverConf, config: () => previous, fence: { held: () => keeper.held(), lost: leaseGone }, reload: () => this.reload(), record: async (v) => v });
     if (back.verdict.outcome !== "reloaded") {
-      throw new SagaError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and re-loading the previous config was ${back.verdict.outcome} too`, {
+      throw new CotalError("reload-unproven", `the reload of generation ${pending.generation} was ${verdict.outcome}, and re-loading the previous config was ${back.verdict.outcome} too`, {
         next: `${RERUN}   # the resume table rolls the claim back; the broker log says why`,
         details: { logTail: tail },
       });
     }
     await rollbackUnpromoted(layout, this.casWrite, { record: c.record, revision: c.revision }, pending, this.guards);
-    throw new SagaError("reload-unproven", `the broker ${verdict.outcome === "failed" ? "rejected" : "did not confirm"} the config of generation ${pending.generation}; the previous config was restored and proven, nothing changed:\n${tail}`, {
+    throw new CotalError("reload-unproven", `the broker ${verdict.outcome === "failed" ? "rejected" : "did not confirm"} the config of generation ${pending.generation}; the previous config was restored and proven, nothing changed:\n${tail}`, {
       next: `tail -n 40 ${layout.logFile}   # the server's reason; once fixed: ${RERUN}`,
       details: { logTail: tail, appliedGeneration: c.record.appliedGeneration },
     });
@@ -530,9 +530,9 @@ export async function runMutation(env: SagaEnv, intent: MutationIntent, decided?
       const r = await new Mutation(env, intent).attempt(attempt === 1 ? decided : undefined, attempt === 1 ? view : undefined);
       return { ...r, attempts: attempt, conflicts };
     } catch (err) {
-      if (!isSagaError(err, "conflict") || attempt >= max || intent.op === "reconcile") {
-        if (isSagaError(err, "conflict") && attempt > 1) {
-          throw new SagaError("conflict", `${err.message} (gave up after ${attempt} attempts)`, { next: err.next ?? RERUN, cause: err });
+      if (!isCotalError(err, "conflict") || attempt >= max || intent.op === "reconcile") {
+        if (isCotalError(err, "conflict") && attempt > 1) {
+          throw new CotalError("conflict", `${err.message} (gave up after ${attempt} attempts)`, { next: err.next ?? RERUN, cause: err });
         }
         throw err;
       }

@@ -1,5 +1,5 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { renderRoot } from "../broker/render-root.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
@@ -21,7 +21,7 @@ export function renderList(layout: RootLayout, spaces: readonly string[], guards
   for (const name of spaces) {
     const rec = (known && !known.reread.has(name) ? known.records.get(name) : undefined) ?? loadSpaceAccount(layout, name);
     if (!rec) {
-      throw new SagaError("render-refused", `space ${name} is in the claimed list but its record is missing on disk (${layout.accountFile(name)}); a render would evict it`, {
+      throw new CotalError("render-refused", `space ${name} is in the claimed list but its record is missing on disk (${layout.accountFile(name)}); a render would evict it`, {
         next: "cotal broker reconcile   # prints the disk and KV lists side by side and the ways out",
         details: { space: name },
       });

@@ -1,6 +1,6 @@
 import type { Guards } from "../guards.js";
 import { rmSync } from "node:fs";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import type { VersionedRecord } from "../inventory/inventory-store.js";
 import type { InventoryRecord, PendingMutation } from "../inventory/record.js";
 import { decideResume, type ResumeDecision } from "../inventory/resume-decision.js";
@@ -40,8 +40,8 @@ export type ResumeOutcome =
   | { kind: "boot"; mode: "forward" | "commit"; base: VersionedRecord; decision: ResumeDecision; pending: PendingMutation }
   | { kind: "replaced"; base: VersionedRecord; decision: ResumeDecision };
 
-function refusal(decision: Extract<ResumeDecision, { action: "refuse" }>, record: InventoryRecord): SagaError {
-  return new SagaError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${decision.why})`, {
+function refusal(decision: Extract<ResumeDecision, { action: "refuse" }>, record: InventoryRecord): CotalError {
+  return new CotalError("resume-refused", `the inventory is in a state no crash of a cooperative writer leaves (${decision.why})`, {
     next: "cotal broker reconcile   # prints the disk list, the KV list and the record in full",
     details: { record },
   });
@@ -97,7 +97,7 @@ export async function executeResume(base: VersionedRecord, driver: ResumeDriver)
         return { kind: "committed", base: await commitPending(layout, cas, proven.record, proven.revision, pending, guards), decision, pending };
       }
       if (verdict.outcome === "failed") return rollbackRejected(base, pending, decision, verdict, driver, driver.live);
-      throw new SagaError("reload-unproven", `completing ${what} forward: the reload of the promoted config was unproven; rollback is forbidden while the broker may serve it`, {
+      throw new CotalError("reload-unproven", `completing ${what} forward: the reload of the promoted config was unproven; rollback is forbidden while the broker may serve it`, {
         next: `${RERUN}   # once the cause in the broker log is fixed; it completes forward`,
         details: { logTail: verdict.logTail },
       });
@@ -112,8 +112,8 @@ export async function executeResume(base: VersionedRecord, driver: ResumeDriver)
 async function rollbackRejected(base: VersionedRecord, pending: PendingMutation, decision: ResumeDecision, verdict: Extract<ReloadVerdict, { outcome: "failed" }>, driver: ResumeDriver, live: LiveResume): Promise<ResumeOutcome> {
   const { layout } = driver;
   const { guards } = driver;
-  const stuck = (why: string): SagaError =>
-    new SagaError("reload-unproven", `the broker rejected the promoted config of generation ${pending.generation} (${verdict.line.trim()}), and ${why}`, {
+  const stuck = (why: string): CotalError =>
+    new CotalError("reload-unproven", `the broker rejected the promoted config of generation ${pending.generation} (${verdict.line.trim()}), and ${why}`, {
       next: "cotal broker reconcile   # replaces the claim after printing it",
       details: { logTail: verdict.logTail, pending },
     });

@@ -6,7 +6,7 @@
  * writer exactly where it wants one.
  */
 import { type Guards } from "../guards.js";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import type { InventoryStore, VersionedRecord } from "../inventory/inventory-store.js";
 import { LEASE_TTL_MS, assertLeaseKey, leaseHeldError, leaseLostError, leaseRemainingMs, newLeaseValue, type Lease, type LeaseHolder, type LeaseValue } from "../inventory/lease.js";
 import { parseInventoryRecord, type InventoryRecord } from "../inventory/record.js";
@@ -112,7 +112,7 @@ export class MemoryInventoryStore implements InventoryStore {
     if (!this.#inventory) return undefined;
     // As the authority store reads it: through the one parse (a previous version's claim is normalised there).
     const parsed = parseInventoryRecord(this.#inventory.text, this.guards);
-    if (typeof parsed === "string") throw new SagaError("inventory-corrupt", `the inventory record (revision ${this.#inventory.revision}) is unusable: ${parsed}`, { next: "cotal broker reconcile" });
+    if (typeof parsed === "string") throw new CotalError("inventory-corrupt", `the inventory record (revision ${this.#inventory.revision}) is unusable: ${parsed}`, { next: "cotal broker reconcile" });
     return { record: parsed, revision: this.#inventory.revision };
   }
 
@@ -120,7 +120,7 @@ export class MemoryInventoryStore implements InventoryStore {
     const fault = await this.#enter("create");
     return this.#write("create", record, fault, () => {
       if (this.#inventory) {
-        throw new SagaError("conflict", "the inventory record already exists: another process seeded this broker first", {
+        throw new CotalError("conflict", "the inventory record already exists: another process seeded this broker first", {
           next: `${RERUN}   # acts on the record that won (cotal status shows it)`,
           details: { expectedRevision: 0 },
         });
@@ -131,11 +131,11 @@ export class MemoryInventoryStore implements InventoryStore {
   async update(record: InventoryRecord, expectedRevision: number): Promise<number> {
     const fault = await this.#enter("update");
     if (!Number.isInteger(expectedRevision) || expectedRevision < 1) {
-      throw new SagaError("invalid-argument", `an inventory update needs the revision it read (got ${expectedRevision})`);
+      throw new CotalError("invalid-argument", `an inventory update needs the revision it read (got ${expectedRevision})`);
     }
     return this.#write("update", record, fault, () => {
       if (this.#inventory?.revision !== expectedRevision) {
-        throw new SagaError("conflict", `the inventory moved past revision ${expectedRevision}: another writer changed it first`, {
+        throw new CotalError("conflict", `the inventory moved past revision ${expectedRevision}: another writer changed it first`, {
           next: `${RERUN}   # re-reads and re-decides (cotal status shows the concurrent mutation)`,
           details: { expectedRevision },
         });
@@ -212,14 +212,14 @@ export class MemoryInventoryStore implements InventoryStore {
 
   #write(op: "create" | "update", record: InventoryRecord, fault: StoreFault | undefined, cas: () => void): number {
     const check = parseInventoryRecord(JSON.stringify(record), this.guards);
-    if (typeof check === "string") throw new SagaError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`);
+    if (typeof check === "string") throw new CotalError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`);
     if (fault?.kind === "cas-loss") {
-      throw new SagaError("conflict", `${op} the inventory: lost the compare-and-swap (injected)`, { next: `${RERUN}   # re-reads and re-decides` });
+      throw new CotalError("conflict", `${op} the inventory: lost the compare-and-swap (injected)`, { next: `${RERUN}   # re-reads and re-decides` });
     }
     cas();
     if (fault?.kind === "lost-reply-unread") {
       if (fault.landed) this.#store(record, op);
-      throw new SagaError("inventory-unreachable", `${op} the inventory: the reply was lost and the key could not be read back, so whether the write landed is unknown`, {
+      throw new CotalError("inventory-unreachable", `${op} the inventory: the reply was lost and the key could not be read back, so whether the write landed is unknown`, {
         next: `cotal status && ${RERUN}   # status shows whether the write landed once the broker answers`,
       });
     }

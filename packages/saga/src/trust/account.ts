@@ -2,7 +2,7 @@
  * Tenant ("space") and authority accounts: an operator-signed account JWT with JetStream on and
  * one signing key. The identity seed is dropped; users are always minted with the signing key.
  */
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { decodeJwt, signJwt, verifyJwt } from "./jwt.js";
 import { DEFAULT_SPACE_QUOTA, UNLIMITED_JETSTREAM, limitsOfClaims, mergeLimits, quotaLimits, type AccountLimits } from "./limits.js";
 import { createKeyPair, isPublicKey } from "./nkeys.js";
@@ -37,13 +37,13 @@ export function createAccountTrust(
   opts: { kind: AccountKind; limits?: Partial<AccountLimits> },
 ): AccountTrust {
   if (typeof name !== "string" || name.trim() === "") {
-    throw new SagaError("invalid-argument", "an account needs a non-empty name");
+    throw new CotalError("invalid-argument", "an account needs a non-empty name");
   }
   if (opts.kind !== "space" && opts.kind !== "authority") {
-    throw new SagaError("invalid-argument", `unknown account kind ${JSON.stringify(opts.kind)}`);
+    throw new CotalError("invalid-argument", `unknown account kind ${JSON.stringify(opts.kind)}`);
   }
   if (!isPublicKey(operator.publicKey, "operator")) {
-    throw new SagaError("invalid-argument", "account JWTs must be issued by an operator public key");
+    throw new CotalError("invalid-argument", "account JWTs must be issued by an operator public key");
   }
   const limits = mergeLimits(defaultLimits(opts.kind), opts.limits);
   const now = new Date();
@@ -80,9 +80,9 @@ export function createAccountTrust(
 export function resignAccountLimits(operator: { publicKey: string; seed: string }, jwt: string, limits: Partial<AccountLimits>): { jwt: string; limits: AccountLimits } {
   const claims = verifyJwt(jwt);
   if (claims.iss !== operator.publicKey) {
-    throw new SagaError("foreign-operator", `account ${claims.sub} is signed by operator ${claims.iss}, not this broker's ${operator.publicKey}`, { details: { account: claims.sub, issuer: claims.iss } });
+    throw new CotalError("foreign-operator", `account ${claims.sub} is signed by operator ${claims.iss}, not this broker's ${operator.publicKey}`, { details: { account: claims.sub, issuer: claims.iss } });
   }
-  if (claims.nats.type !== "account") throw new SagaError("invalid-jwt", `not an account JWT (type ${String(claims.nats.type)})`);
+  if (claims.nats.type !== "account") throw new CotalError("invalid-jwt", `not an account JWT (type ${String(claims.nats.type)})`);
   const merged = mergeLimits(limitsOfClaims(claims.nats), limits);
   const resigned = signJwt({ iss: claims.iss, sub: claims.sub, name: claims.name, nats: { ...claims.nats, limits: merged } }, operator.seed);
   return { jwt: resigned, limits: merged };
@@ -108,11 +108,11 @@ export function revokeAllBeforeOf(nats: Record<string, unknown>): number | undef
 export function resignAccountRevocations(operator: { publicKey: string; seed: string }, jwt: string, revokeAllBefore: number | undefined): { jwt: string } {
   const claims = verifyJwt(jwt);
   if (claims.iss !== operator.publicKey) {
-    throw new SagaError("foreign-operator", `account ${claims.sub} is signed by operator ${claims.iss}, not this broker's ${operator.publicKey}`, { details: { account: claims.sub, issuer: claims.iss } });
+    throw new CotalError("foreign-operator", `account ${claims.sub} is signed by operator ${claims.iss}, not this broker's ${operator.publicKey}`, { details: { account: claims.sub, issuer: claims.iss } });
   }
-  if (claims.nats.type !== "account") throw new SagaError("invalid-jwt", `not an account JWT (type ${String(claims.nats.type)})`);
+  if (claims.nats.type !== "account") throw new CotalError("invalid-jwt", `not an account JWT (type ${String(claims.nats.type)})`);
   if (revokeAllBefore !== undefined && (!Number.isSafeInteger(revokeAllBefore) || revokeAllBefore <= 0)) {
-    throw new SagaError("invalid-argument", `a revocation time is whole unix seconds, got ${String(revokeAllBefore)}`);
+    throw new CotalError("invalid-argument", `a revocation time is whole unix seconds, got ${String(revokeAllBefore)}`);
   }
   const { revocations, ...rest } = claims.nats;
   const kept: Record<string, unknown> = { ...(revocations as Record<string, unknown> | undefined) };

@@ -1,5 +1,5 @@
 import type { Authenticator, JwtAuth } from "@nats-io/transport-node";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { keyPairFromSeed, signWithSeed } from "./nkeys.js";
 
 export interface ParsedCreds {
@@ -13,7 +13,7 @@ export function parseCreds(text: string): ParsedCreds {
   const block = /\s*(?:(?:[-]{3,}[^\n]*[-]{3,}\n)(.+)(?:\n\s*[-]{3,}[^\n]*[-]{3,}\n))/gi;
   const jwt = block.exec(text)?.[1]?.trim();
   const seed = block.exec(text)?.[1]?.trim();
-  if (!jwt || !seed) throw new SagaError("invalid-argument", "unable to parse credentials (expected a JWT block and a seed block)");
+  if (!jwt || !seed) throw new CotalError("invalid-argument", "unable to parse credentials (expected a JWT block and a seed block)");
   return { jwt, seed };
 }
 

@@ -3,7 +3,7 @@
  * natively. The jti is base32 (no padding) of SHA-512/256 over the claims JSON without a jti.
  */
 import { createHash } from "node:crypto";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { base32Encode, base64UrlDecode, base64UrlEncode } from "./codec.js";
 import { isPublicKey, signWithSeed, signerFor, verifySignature } from "./nkeys.js";
 
@@ -20,12 +20,12 @@ export interface JwtClaims {
 const ALGORITHM = "ed25519-nkey";
 const HEADER_SEGMENT = base64UrlEncode(JSON.stringify({ typ: "JWT", alg: ALGORITHM }));
 
-function invalidArgument(message: string): SagaError {
-  return new SagaError("invalid-argument", message);
+function invalidArgument(message: string): CotalError {
+  return new CotalError("invalid-argument", message);
 }
 
-function invalidJwt(reason: string): SagaError {
-  return new SagaError("invalid-jwt", `not a valid NATS v2 JWT: ${reason}`, { details: { reason } });
+function invalidJwt(reason: string): CotalError {
+  return new CotalError("invalid-jwt", `not a valid NATS v2 JWT: ${reason}`, { details: { reason } });
 }
 
 function isSeconds(value: unknown): value is number {

@@ -3,7 +3,7 @@
  * JetStreamLimits, flattened into `nats.limits`). -1 means unlimited; JetStream is on when
  * mem_storage or disk_storage is non-zero.
  */
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 
 export interface AccountLimits {
   // NatsLimits
@@ -51,11 +51,11 @@ export function mergeLimits(base: Readonly<AccountLimits>, overrides: Partial<Ac
   const merged: AccountLimits = { ...base };
   for (const [field, value] of Object.entries(overrides)) {
     if (value === undefined) continue;
-    if (!Object.hasOwn(base, field)) throw new SagaError("invalid-argument", `unknown account limit "${field}"`);
+    if (!Object.hasOwn(base, field)) throw new CotalError("invalid-argument", `unknown account limit "${field}"`);
     const ok = BOOLEAN_LIMITS.has(field) ? typeof value === "boolean" : Number.isSafeInteger(value) && (value as number) >= -1;
     if (!ok) {
       const expected = BOOLEAN_LIMITS.has(field) ? "a boolean" : "an integer >= -1";
-      throw new SagaError("invalid-argument", `account limit "${field}" must be ${expected}`, { details: { field, value } });
+      throw new CotalError("invalid-argument", `account limit "${field}" must be ${expected}`, { details: { field, value } });
     }
     (merged as unknown as Record<string, unknown>)[field] = value;
   }
@@ -110,7 +110,7 @@ export function parseBytes(value: unknown, what: string): number {
     }
   }
   // No `next` here: the caller knows the command (the CLI prints its --help line with the root).
-  throw new SagaError("invalid-argument", `${what} must be a size in binary units K, M, G or T such as 64M, 1G, or a byte count (-1 for unlimited), not ${JSON.stringify(value)}`, {
+  throw new CotalError("invalid-argument", `${what} must be a size in binary units K, M, G or T such as 64M, 1G, or a byte count (-1 for unlimited), not ${JSON.stringify(value)}`, {
     details: { field: what, value },
   });
 }
@@ -118,7 +118,7 @@ export function parseBytes(value: unknown, what: string): number {
 function parseCount(value: unknown, what: string): number {
   const n = typeof value === "string" && /^\s*-?\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n === "number" && Number.isSafeInteger(n) && n >= -1) return n;
-  throw new SagaError("invalid-argument", `${what} must be an integer >= -1 (-1 for unlimited), not ${JSON.stringify(value)}`, { details: { field: what, value } });
+  throw new CotalError("invalid-argument", `${what} must be an integer >= -1 (-1 for unlimited), not ${JSON.stringify(value)}`, { details: { field: what, value } });
 }
 
 /**
@@ -130,7 +130,7 @@ export function parseQuota(input: Readonly<Record<string, unknown>>, source: str
   for (const [key, value] of Object.entries(input)) {
     if (value === undefined) continue;
     if (!(QUOTA_FIELDS as readonly string[]).includes(key)) {
-      throw new SagaError("invalid-argument", `unknown limit "${key}" in ${source}; known: ${QUOTA_FIELDS.join(", ")}`, { next: "see README \"Quotas\" for the fields", details: { field: key } });
+      throw new CotalError("invalid-argument", `unknown limit "${key}" in ${source}; known: ${QUOTA_FIELDS.join(", ")}`, { next: "see README \"Quotas\" for the fields", details: { field: key } });
     }
     const field = key as keyof SpaceQuota;
     out[field] = BYTE_FIELDS.has(field) ? parseBytes(value, label(field)) : parseCount(value, label(field));

@@ -3,7 +3,7 @@
  * signed with Node's native crypto: ~0.04 ms a signature instead of ~23 ms for the pure-JS nkeys.
  */
 import { createPrivateKey, createPublicKey, randomBytes, sign, verify, type KeyObject } from "node:crypto";
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import { base32Decode, base32Encode, crc16 } from "./codec.js";
 
 export type KeyRole = "operator" | "account" | "user";
@@ -117,9 +117,9 @@ function remember<V>(cache: Map<string, V>, key: string, value: V): V {
   return value;
 }
 
-function invalidSeed(): SagaError {
+function invalidSeed(): CotalError {
   // Never echo the seed: messages and details end up in logs and --json output.
-  return new SagaError("invalid-seed", "not a valid operator, account or user nkey seed (bad encoding, prefix or checksum)");
+  return new CotalError("invalid-seed", "not a valid operator, account or user nkey seed (bad encoding, prefix or checksum)");
 }
 
 /** Decodes, imports and caches the signing key for a seed. */
@@ -135,7 +135,7 @@ export function signerFor(seed: string): Signer {
 
 export function createKeyPair(role: KeyRole): KeyPair {
   if (!Object.hasOwn(ROLE_PREFIX, role)) {
-    throw new SagaError("invalid-argument", `unknown key role ${JSON.stringify(role)}`);
+    throw new CotalError("invalid-argument", `unknown key role ${JSON.stringify(role)}`);
   }
   const raw = randomBytes(KEY_BYTES);
   // Not cached: most fresh keys (account identities, users) never sign in this process.

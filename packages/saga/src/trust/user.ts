@@ -2,7 +2,7 @@
  * User credentials: a fresh user nkey plus a JWT signed by an account signing key (never the
  * account identity), packaged as the standard .creds text nats.js `credsAuthenticator` parses.
  */
-import { SagaError } from "../errors.js";
+import { CotalError } from "../errors.js";
 import type { BrokerTrust } from "./broker.js";
 import { signJwt } from "./jwt.js";
 import { createKeyPair, decodeSeed, isPublicKey, keyPairFromSeed } from "./nkeys.js";
@@ -39,8 +39,8 @@ export interface UserCreds {
 
 const SYSTEM_SEED_NEXT = "cotal down && cotal up --rotate-sys";
 
-function invalidArgument(message: string): SagaError {
-  return new SagaError("invalid-argument", message);
+function invalidArgument(message: string): CotalError {
+  return new CotalError("invalid-argument", message);
 }
 
 function subjectList(list: string[] | undefined, what: string): string[] | undefined {
@@ -68,10 +68,10 @@ function permission(allow: string[] | undefined, deny: string[] | undefined, wha
 
 export function formatCreds(jwt: string, seed: string): string {
   if (typeof jwt !== "string" || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(jwt)) {
-    throw new SagaError("invalid-jwt", "creds need a compact JWT (three base64url segments)");
+    throw new CotalError("invalid-jwt", "creds need a compact JWT (three base64url segments)");
   }
   if (decodeSeed(seed)?.role !== "user") {
-    throw new SagaError("invalid-seed", "creds need a valid user nkey seed");
+    throw new CotalError("invalid-seed", "creds need a valid user nkey seed");
   }
   return `-----BEGIN NATS USER JWT-----
 ${jwt}
@@ -93,7 +93,7 @@ export function mintUserCreds(account: { publicKey: string; signingSeed: string 
   if (typeof opts.name !== "string" || opts.name.trim() === "") throw invalidArgument("a user needs a non-empty name");
   if (!isPublicKey(account.publicKey, "account")) throw invalidArgument("users must belong to an account public key");
   const signer = keyPairFromSeed(account.signingSeed);
-  if (signer.role !== "account") throw new SagaError("invalid-seed", "users must be signed with an account signing seed");
+  if (signer.role !== "account") throw new CotalError("invalid-seed", "users must be signed with an account signing seed");
   if (
     opts.expiresInSeconds !== undefined &&
     (!Number.isSafeInteger(opts.expiresInSeconds) || opts.expiresInSeconds <= 0)
@@ -144,7 +144,7 @@ export function mintUserCreds(account: { publicKey: string; signingSeed: string 
 
 export function mintSystemUserCreds(system: BrokerTrust["system"], opts: UserCredsOptions): UserCreds {
   if (system.signingSeed === undefined) {
-    throw new SagaError("system-seed-absent", "the system account signing seed was not retained, so no system user can be minted", {
+    throw new CotalError("system-seed-absent", "the system account signing seed was not retained, so no system user can be minted", {
       next: SYSTEM_SEED_NEXT,
     });
   }

@@ -1,5 +1,5 @@
 import { type Guards } from "../guards.js";
-import { RERUN, SagaError } from "../errors.js";
+import { RERUN, CotalError } from "../errors.js";
 import type { RootLayout } from "../root/layout.js";
 import { isClusterRoot } from "../root/settings.js";
 
@@ -16,7 +16,7 @@ export function onlineRerun(layout: RootLayout): string {
  */
 export function refuseOfflineOnCluster(layout: RootLayout, guards: Guards, verb: string, why: string, next: string = onlineRerun(layout)): void {
   if (guards.CLUSTER_OFFLINE_VERBS || !isClusterRoot(layout)) return;
-  throw new SagaError("cluster-offline", `${verb} on a cluster root ${why}: the inventory record lives in the nodes' replicated (R3) buckets, which a private broker on one store cannot read without a quorum; nothing was changed`, {
+  throw new CotalError("cluster-offline", `${verb} on a cluster root ${why}: the inventory record lives in the nodes' replicated (R3) buckets, which a private broker on one store cannot read without a quorum; nothing was changed`, {
     next,
     details: { verb, root: layout.root },
   });

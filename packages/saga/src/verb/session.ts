@@ -1,7 +1,7 @@
 import { type Guards, type SagaLimits } from "../guards.js";
 import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
-import { RERUN, SagaError, isSagaError } from "../errors.js";
+import { RERUN, CotalError, isCotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
 import { pidStopped } from "../lock/process-identity.js";
 import { adoptableBroker } from "../broker/adopt.js";
@@ -57,19 +57,19 @@ export async function openLiveSession(layout: RootLayout, verb: string, hooks: S
     // A running broker whose run/broker.json is unreadable: `up` adopts it with no restart (broker/adopt.ts).
     const orphan = adoptableBroker(layout, hooks.guards);
     const why = orphan ? `${layout.runtimeFile} is unreadable, but nats-server pid ${orphan.owner.pid} serves this root: \`cotal up\` adopts it without a restart` : `the broker of ${layout.root} is not running; the inventory lives in its store`;
-    throw new SagaError("broker-not-running", why, {
+    throw new CotalError("broker-not-running", why, {
       next: `cotal up --detach${layout.root === undefined ? "" : ` --root ${layout.root}`} && ${RERUN}`,
     });
   }
   // A cluster is reached through any node that answers (node 1 first); a stopped process is left out.
   const urls = answeringUrls(st.runtime);
-  if (urls.length === 0) throw unresponsiveBroker(st.runtime, undefined) ?? new SagaError("broker-unreachable", `no node of ${layout.root} can answer`, { next: "cotal status" });
+  if (urls.length === 0) throw unresponsiveBroker(st.runtime, undefined) ?? new CotalError("broker-unreachable", `no node of ${layout.root} can answer`, { next: "cotal status" });
   let store: AuthorityStore;
   // With a node stopped, the others may be electing new leaders for the R3 buckets: give them that long.
   const electing = urls.length < new Set([st.runtime.url, ...(st.runtime.nodes ?? []).map((n) => n.url)]).size;
   try {
     store = await retryWhile(() => AuthorityStore.connect(urls, loadAuthorityAccount(layout), { name: `cotal ${verb}`, guards: hooks.guards }), {
-      transient: (err) => electing && isSagaError(err) && err.code === "inventory-unreachable",
+      transient: (err) => electing && isCotalError(err) && err.code === "inventory-unreachable",
       forMs: ELECTION_WAIT_MS,
       pauseMs: 500,
     });
@@ -93,13 +93,13 @@ const ELECTION_WAIT_MS = 20_000;
  * A broker whose process runs but does not answer, named with what unsticks it (issue #28 finding 3):
  * a stopped process (SIGSTOP) takes `kill -CONT`; otherwise undefined and the caller's refusal stands.
  */
-export function unresponsiveBroker(runtime: BrokerRuntime, cause: unknown): SagaError | undefined {
+export function unresponsiveBroker(runtime: BrokerRuntime, cause: unknown): CotalError | undefined {
   const procs = runtime.nodes?.map((n) => ({ pid: n.owner.pid, name: `node ${n.name}` })) ?? [{ pid: runtime.owner.pid, name: "the nats-server" }];
   const stopped = procs.filter((p) => pidStopped(p.pid));
   if (stopped.length === 0) return undefined;
   const pids = [...new Set(stopped.map((p) => p.pid))];
   const others = procs.length > stopped.length ? `; the others answered, but the inventory did not within ${ELECTION_WAIT_MS / 1000} s (${(cause as Error | undefined)?.message ?? "no answer"})` : "";
-  return new SagaError("broker-unreachable", `${stopped.map((p) => `${p.name} (pid ${p.pid})`).join(", ")} of this root is stopped (SIGSTOP): it holds its port and answers nothing${others}; nothing was changed`, {
+  return new CotalError("broker-unreachable", `${stopped.map((p) => `${p.name} (pid ${p.pid})`).join(", ")} of this root is stopped (SIGSTOP): it holds its port and answers nothing${others}; nothing was changed`, {
     next: `kill -CONT ${pids.join(" ")} && ${RERUN}`,
     details: { stopped: pids, url: runtime.url },
     cause,

@@ -1,6 +1,6 @@
 import { decode as natsDecode } from "@nats-io/jwt";
 import { describe, expect, it } from "vitest";
-import { isSagaError } from "../../src/errors.js";
+import { isCotalError } from "../../src/errors.js";
 import { DEFAULT_SPACE_QUOTA } from "../../src/trust/limits.js";
 import {
   NO_JETSTREAM,
@@ -38,14 +38,14 @@ function limitsOf(jwt: string): AccountLimits {
   return (natsDecode<{ limits: AccountLimits }>(jwt).nats as { limits: AccountLimits }).limits;
 }
 
-function expectCode(fn: () => unknown, code: Parameters<typeof isSagaError>[1]): void {
+function expectCode(fn: () => unknown, code: Parameters<typeof isCotalError>[1]): void {
   let thrown: unknown;
   try {
     fn();
   } catch (err) {
     thrown = err;
   }
-  expect(isSagaError(thrown, code)).toBe(true);
+  expect(isCotalError(thrown, code)).toBe(true);
 }
 
 describe("limits", () => {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { decode as natsDecode, encodeAccount } from "@nats-io/jwt";
 import { createAccount, createOperator } from "@nats-io/nkeys";
 import { describe, expect, it } from "vitest";
-import { isSagaError } from "../../src/errors.js";
+import { isCotalError } from "../../src/errors.js";
 import { base32Encode } from "../../src/trust/codec.js";
 import { createKeyPair, decodeJwt, signJwt, verifyJwt, type JwtClaims } from "../../src/trust/index.js";
 
@@ -10,12 +10,12 @@ function b64json(segment: string): Record<string, unknown> {
   return JSON.parse(Buffer.from(segment, "base64url").toString("utf8")) as Record<string, unknown>;
 }
 
-function expectCode(fn: () => unknown, code: Parameters<typeof isSagaError>[1]): void {
+function expectCode(fn: () => unknown, code: Parameters<typeof isCotalError>[1]): void {
   expect(fn).toThrow();
   try {
     fn();
   } catch (err) {
-    expect(isSagaError(err, code)).toBe(true);
+    expect(isCotalError(err, code)).toBe(true);
   }
 }
 

@@ -1,6 +1,6 @@
 import { createAccount, createOperator, createServer, createUser, fromPublic, fromSeed } from "@nats-io/nkeys";
 import { describe, expect, it } from "vitest";
-import { isSagaError } from "../../src/errors.js";
+import { isCotalError } from "../../src/errors.js";
 import { base32Decode, base32Encode, crc16 } from "../../src/trust/codec.js";
 import {
   createKeyPair,
@@ -24,14 +24,14 @@ function flipChar(value: string, index: number): string {
   return value.slice(0, index) + (c === "B" ? "C" : "B") + value.slice(index + 1);
 }
 
-function expectSagaError(fn: () => unknown, code: Parameters<typeof isSagaError>[1]): Error {
+function expectCotalError(fn: () => unknown, code: Parameters<typeof isCotalError>[1]): Error {
   try {
     fn();
   } catch (err) {
-    expect(isSagaError(err, code)).toBe(true);
+    expect(isCotalError(err, code)).toBe(true);
     return err as Error;
   }
-  throw new Error(`expected SagaError ${code}`);
+  throw new Error(`expected CotalError ${code}`);
 }
 
 describe("codec", () => {
@@ -135,13 +135,13 @@ describe("nkeys", () => {
       "SAnotaseed",
     ];
     for (const seed of bad) {
-      const err = expectSagaError(() => keyPairFromSeed(seed), "invalid-seed");
+      const err = expectCotalError(() => keyPairFromSeed(seed), "invalid-seed");
       if (seed !== "") expect(err.message).not.toContain(seed);
-      expectSagaError(() => signWithSeed(seed, te.encode("x")), "invalid-seed");
+      expectCotalError(() => signWithSeed(seed, te.encode("x")), "invalid-seed");
     }
   });
 
   it("createKeyPair refuses unknown roles", () => {
-    expectSagaError(() => createKeyPair("server" as KeyRole), "invalid-argument");
+    expectCotalError(() => createKeyPair("server" as KeyRole), "invalid-argument");
   });
 });

@@ -1,7 +1,7 @@
 import { decode as natsDecode, parseCreds } from "@nats-io/jwt";
 import { credsAuthenticator } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
-import { isSagaError, type SagaError } from "../../src/errors.js";
+import { isCotalError, type CotalError } from "../../src/errors.js";
 import {
   createAccountTrust,
   createBrokerTrust,
@@ -85,7 +85,7 @@ describe("mintUserCreds", () => {
   });
 
   it("refuses bad input", () => {
-    const codeOf = (fn: () => unknown) => (thrown(fn) as SagaError | undefined)?.code;
+    const codeOf = (fn: () => unknown) => (thrown(fn) as CotalError | undefined)?.code;
     expect(codeOf(() => mintUserCreds(space, { name: "" }))).toBe("invalid-argument");
     expect(codeOf(() => mintUserCreds(space, { name: "x", allowPub: [] }))).toBe("invalid-argument");
     expect(codeOf(() => mintUserCreds(space, { name: "x", allowSub: ["a b"] }))).toBe("invalid-argument");
@@ -113,7 +113,7 @@ describe("mintSystemUserCreds", () => {
   it("refuses with system-seed-absent when the seed was not retained", () => {
     const bare = createBrokerTrust({ retainSystemSigningSeed: false });
     const err = thrown(() => mintSystemUserCreds(bare.system, { name: "sys" }));
-    expect(isSagaError(err, "system-seed-absent")).toBe(true);
-    expect((err as SagaError).next).toBe("cotal down && cotal up --rotate-sys");
+    expect(isCotalError(err, "system-seed-absent")).toBe(true);
+    expect((err as CotalError).next).toBe("cotal down && cotal up --rotate-sys");
   });
 });
