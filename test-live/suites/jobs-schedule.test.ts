@@ -140,7 +140,7 @@ describe("scheduled per-space backups (BullMQ job scheduler)", () => {
     const unconfirmed = await r.cotal(["space", "restore", "alpha", "--from", from, "--replace", "--queue", "--no-wait"], { env });
     expect(unconfirmed.code, unconfirmed.stderr).toBe(3);
     expect(unconfirmed.stderr).toMatch(/confirmation-required/);
-    expect(unconfirmed.stderr).toMatch(/next: cotal (--root \S+ )?space restore alpha .*--replace --yes --queue/);
+    expect(unconfirmed.stderr).toMatch(/next: cotal --root \S+ space restore alpha --from \S+ --replace --queue --no-wait --yes\n/); // every flag kept, --yes added (cli confirm.ts)
 
     // the first worker restores, then dies after the journal is cleared and before the job's ack
     const first: LiveWorker = startWorker("cli", { root: r.root, redisUrl: redis.url, env: { ...stall, COTAL_FAILPOINT: "restore-online-done:exit" } });

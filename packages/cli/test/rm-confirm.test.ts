@@ -65,6 +65,23 @@ describe("space rm off a TTY without --yes", () => {
   });
 });
 
+describe("space restore --replace --queue off a TTY without --yes", () => {
+  it("refuses confirmation-required (exit 3) before the artifact or Redis is read, and prints itself with --yes", () => {
+    const before = readdirSync(root, { recursive: true }).sort();
+    const from = join(dir, "no-such-backup");
+    const r = cotal(["--root", root, "space", "restore", "beta", "--from", from, "--replace", "--queue", "--no-wait"]);
+    expect(r.code, r.stderr).toBe(3);
+    expect(r.stderr).toContain("[confirmation-required]");
+    expect(r.stderr).toMatch(/--replace deletes space beta's streams that the backup at \S+ holds/);
+    expect(nextOf(r.stderr)).toBe(`cotal --root ${root} space restore beta --from ${from} --replace --queue --no-wait --yes`);
+    expect(readdirSync(root, { recursive: true }).sort()).toEqual(before);
+    // the printed next gets past the confirmation, to the artifact check (this one does not exist)
+    const again = runNext(nextOf(r.stderr) as string);
+    expect(again.stderr).not.toContain("[confirmation-required]");
+    expect(again.stderr).toMatch(/\[(io|artifact-invalid)\]/);
+  });
+});
+
 /** A scripted terminal: `answer` is what the operator types (or nothing: the input ends). */
 function terminal(answer?: string): PromptIo & { asked: () => string } {
   const input = Object.assign(new PassThrough(), { isTTY: true });

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { assertSpaceName, checkRestoreFrom, cleanOrphanStreams, cleanRestoreAttempt, CotalError, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
+import { assertSpaceName, checkRestoreFrom, cleanOrphanStreams, cleanRestoreAttempt, spaceBackup, spaceRestore, type MaintenanceProgress } from "@cotal/saga";
 import { verifyArtifact } from "@cotal/saga/maintenance";
 import { queuedSingle } from "./space-queue.js";
 import type { Command } from "commander";
@@ -7,6 +7,7 @@ import { guardsOf, rootOf } from "../context.js";
 import { json, out } from "../output.js";
 import { usageError } from "@cotal/saga/errors";
 import { feedbackFor, type Feedback } from "../feedback.js";
+import { confirmOrRefuse } from "../confirm.js";
 
 /** Byte progress of backup/restore onto the verb's feedback: the bar per phase, a log line per phase. */
 function maintenanceProgress(fb: Feedback): { update: (p: MaintenanceProgress) => void; done: () => void } {
@@ -30,6 +31,29 @@ function group(program: Command, name: string, description: string): Command {
   return program.commands.find((c) => c.name() === name) ?? program.command(name).description(description);
 }
 
+interface RestoreFlags {
+  from: string;
+  rebindAccount?: boolean;
+  replace?: boolean;
+  yes?: boolean;
+  queue?: boolean;
+  wait: boolean;
+  json?: boolean;
+}
+
+/**
+ * `space restore --queue`: confirmed (for --replace) and the artifact read now, not when a worker
+ * takes the job, so a refusal or a damaged artifact is answered before Redis hears of it.
+ */
+async function queuedRestore(name: string, flags: RestoreFlags, cmd: Command): Promise<void> {
+  const space = assertSpaceName(name, guardsOf(cmd));
+  const from = resolve(flags.from);
+  if (flags.replace) await confirmOrRefuse({ yes: flags.yes, question: `Delete space ${space}'s streams that ${from} holds, then restore them from it?`, what: `--replace deletes space ${space}'s streams that the backup at ${from} holds, then restores them from it` });
+  verifyArtifact(checkRestoreFrom(flags.from));
+  const item = { name: space, from, ...(flags.rebindAccount ? { rebindAccount: true } : {}), ...(flags.replace ? { replace: true, yes: true } : {}) };
+  return queuedSingle(rootOf(cmd), "space-restore", item, { json: flags.json, wait: flags.wait }, async () => true);
+}
+
 /** `--every … --queue`: upsert one job scheduler; the workers run each backup (cut, back up, resume, prune). */
 async function scheduleBackupCommand(root: string, space: string, flags: { out: string; every?: string; keep?: string; queue?: boolean; json?: boolean }): Promise<void> {
   if (!flags.queue || !flags.every) throw usageError("a scheduled backup needs both --every and --queue", `cotal space backup ${space} --out <dir> --every 1d --keep 7 --queue`);
@@ -44,6 +68,12 @@ async function scheduleBackupCommand(root: string, space: string, flags: { out: 
 
 export function registerBackup(program: Command): void {
   const space = group(program, "space", "per-space lifecycle verbs");
+  registerSpaceBackup(space);
+  registerSpaceRestore(space);
+  registerClean(group(program, "clean", "remove provable residue of interrupted maintenance"));
+}
+
+function registerSpaceBackup(space: Command): void {
   space
     .command("backup <name>")
     .description("per-space backup: live on a running broker (the tenant keeps working; each stream consistent at its own snapshot), --quiesce for one moment across streams, else offline after `cotal down --preserve-state`; native stream snapshots, manifest.json written last")
@@ -70,7 +100,9 @@ export function registerBackup(program: Command): void {
         bar.done();
       }
     });
+}
 
+function registerSpaceRestore(space: Command): void {
   space
     .command("restore <name>")
     .description("per-space restore: online on a running broker (only this tenant quiesced), into its empty namespace or with --replace over its streams; else offline after `cotal down --preserve-state`")
@@ -81,21 +113,8 @@ export function registerBackup(program: Command): void {
     .option("--queue", "run it through `cotal worker` (online on the running broker, --replace --yes too; a re-delivered job never restores twice) and follow it")
     .option("--no-wait", "with --queue: return once the job is enqueued")
     .option("--json", "print the result as JSON")
-    .action(async (name: string, flags: { from: string; rebindAccount?: boolean; replace?: boolean; yes?: boolean; queue?: boolean; wait: boolean; json?: boolean }, cmd: Command) => {
-      if (flags.queue) {
-        const space = assertSpaceName(name, guardsOf(cmd));
-        if (flags.replace && !flags.yes) {
-          // the same refusal as the direct verb, before anything is enqueued
-          throw new CotalError("confirmation-required", `--replace deletes space ${space}'s streams that the backup at ${resolve(flags.from)} holds, then restores them from it; confirm with --yes`, {
-            next: `cotal space restore ${space} --from ${resolve(flags.from)}${flags.rebindAccount ? " --rebind-account" : ""} --replace --yes --queue`,
-          });
-        }
-        const root = rootOf(cmd);
-        // The artifact is read now, not when a worker takes the job: a missing or damaged one is refused before Redis hears of it.
-        verifyArtifact(checkRestoreFrom(flags.from));
-        const item = { name: space, from: resolve(flags.from), ...(flags.rebindAccount ? { rebindAccount: true } : {}), ...(flags.replace ? { replace: true, yes: true } : {}) };
-        return queuedSingle(root, "space-restore", item, { json: flags.json, wait: flags.wait }, async () => true);
-      }
+    .action(async (name: string, flags: RestoreFlags, cmd: Command) => {
+      if (flags.queue) return queuedRestore(name, flags, cmd);
       const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space restore", json: flags.json, unit: "bytes" }));
       try {
         const r = await spaceRestore({
@@ -119,8 +138,9 @@ export function registerBackup(program: Command): void {
         bar.done();
       }
     });
+}
 
-  const clean = group(program, "clean", "remove provable residue of interrupted maintenance");
+function registerClean(clean: Command): void {
   clean
     .command("orphan-streams")
     .description("list (and with --yes delete, broker stopped) store streams of accounts no record vouches for")
