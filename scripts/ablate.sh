@@ -52,7 +52,6 @@ ROWS=(
   "CLONE_WHOLE_STORE|backup-roundtrip|clone holds only the tenant|an offline backup/restore clones only the tenant's account directory"
   "IGNORE_RESTORE_RECEIPT|jobs-schedule|answers from its receipt|a re-delivered queued restore answers from its receipt, never restores twice"
   "RM_DURING_PROVISIONING|provision-overlap|rm waits for the provisioning|space rm waits for a committed add still provisioning the space"
-  "TRUST_LEGACY_NEXT|resume-edges|a previous version's claim|a previous version's claim whose next list disagrees with its delta is refused (row 6)"
   "CLUSTER_NO_PARTIAL_PROOFS|cluster|kill -9 of node 3|a refused cluster reload records the nodes that proved it, so status names only the others"
   "EVICT_FIRST_NODE_ONLY|cluster|evictor on every node|a removed tenant is evicted on every node|>=2.10.0"
   "TEMPLATE_REPLICAS_UNCHECKED|cluster|tenant-replicas 3 on a single broker|a space template's replicas are 1 or 3, at most the cluster's size, 1 on a single broker"

@@ -15,7 +15,7 @@ function data(over: Partial<TenantPageData> = {}): TenantPageData {
     appliedGeneration: 3,
     revision: 9,
     inventoryError: null,
-    pending: { generation: 5, op: "add", adds: ["delta"], removes: [], nextSpaces: ["alpha", "delta"], writer: `pid@${EVIL}`, leaseId: "l", claimedAt: "t1" },
+    pending: { generation: 5, op: "add", adds: ["delta"], removes: [], writer: `pid@${EVIL}`, leaseId: "l", claimedAt: "t1" },
     lock: { pid: 42, host: EVIL, purpose: "cotal space add delta", startedAt: "t5", status: "alive" },
     journal: { op: "space-rm", space: "beta", startedAt: "t2" },
     journalError: null,

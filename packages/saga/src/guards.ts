@@ -89,8 +89,6 @@ export interface Guards {
   readonly IGNORE_RESTORE_RECEIPT: boolean;
   /** space rm does not wait for a committed add still provisioning the space (its streams outlive the removal). */
   readonly RM_DURING_PROVISIONING: boolean;
-  /** A previous version's claim is resumed from its delta even when its stored next list disagrees. */
-  readonly TRUST_LEGACY_NEXT: boolean;
   /** A refused cluster reload records no node's partial proof, so status cannot name which nodes still admit a removed tenant. */
   readonly CLUSTER_NO_PARTIAL_PROOFS: boolean;
   /** space rm on a cluster root cuts the removed tenant's connections on node 1 only. */
@@ -173,7 +171,6 @@ export const GUARDS_ON: Guards = Object.freeze({
   CLONE_WHOLE_STORE: false,
   IGNORE_RESTORE_RECEIPT: false,
   RM_DURING_PROVISIONING: false,
-  TRUST_LEGACY_NEXT: false,
   CLUSTER_NO_PARTIAL_PROOFS: false,
   EVICT_FIRST_NODE_ONLY: false,
   TEMPLATE_REPLICAS_UNCHECKED: false,

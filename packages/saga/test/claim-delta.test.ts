@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import { claimedSpaces, listedOrClaimed, nextSpacesOf, parseInventoryRecord, type InventoryRecord, type PendingMutation } from "../src/inventory/record.js";
-import { decideResume } from "../src/inventory/resume-decision.js";
 import { intentDelta } from "../src/saga/mutation.js";
 import { D } from "./fixtures/records.js";
 
@@ -66,48 +65,16 @@ describe("intentDelta: what a claim stores, O(n + change)", () => {
   });
 });
 
-describe("parse: the claim's shapes, old and new", () => {
-  it("accepts the delta claim as stored (no next list)", () => {
+describe("parse: the claim as stored", () => {
+  it("accepts the delta claim (no next list)", () => {
     const rec = { ...base, pending: claim() };
     expect(parse(rec)).toEqual(rec);
-    expect(JSON.stringify(parse(rec))).not.toContain("nextSpaces");
-  });
-
-  it("accepts a previous version's claim whose next list is the derived one, and drops the field", () => {
-    const old = { ...base, pending: { ...claim(), nextSpaces: ["a", "c", "d", "e"] } };
-    const parsed = parse(old) as InventoryRecord;
-    expect(parsed.pending).toEqual(claim());
-    expect(decideResume(parsed, D("a")).action).toBe("rollback-unstaged"); // resumed by its row, as any claim
-  });
-
-  it("keeps a previous version's claim whose next list disagrees, and every row refuses it (resume-refused → reconcile)", () => {
-    const odd = { ...base, pending: { ...claim(), nextSpaces: ["a", "c", "d"] } };
-    const parsed = parse(odd) as InventoryRecord;
-    expect(parsed.pending?.nextSpaces).toEqual(["a", "c", "d"]);
-    const d = decideResume(parsed, D("a"));
-    expect(d.action).toBe("refuse");
-    expect(d.action === "refuse" && d.why).toMatch(/earlier cotal/);
-    // Even where its bytes would otherwise complete forward or commit.
-    expect(decideResume({ ...parsed, pending: { ...parsed.pending!, stagedDigest: D("b") } }, D("b")).action).toBe("refuse");
-    expect(decideResume({ ...parsed, appliedGeneration: 4, configDigest: D("b") }, D("b")).action).toBe("refuse");
   });
 
   it.each([
     ["an add the committed list already holds", { adds: ["a"] }, "pending.adds names a space the committed list already holds"],
     ["a remove the committed list does not hold", { removes: ["z"] }, "pending.removes names a space the committed list does not hold"],
-    ["a malformed legacy next list", { nextSpaces: ["a", "a"] }, "pending lists are malformed"],
   ])("refuses a claim with %s", (_what, patch, reason) => {
     expect(parse({ ...base, pending: claim(patch) })).toBe(reason);
-  });
-
-  it("a claim at 10,000 tenants no longer carries the 10,000-name next list beside the committed one", () => {
-    const name = (p: string, i: number) => `${p}-${String(i).padStart(5, "0")}-${"x".repeat(56)}`; // 64-char names
-    const spaces = Array.from({ length: 7_500 }, (_, i) => name("t", i));
-    const adds = Array.from({ length: 2_500 }, (_, i) => name("u", i));
-    const delta = { ...base, spaces, pending: claim({ adds, removes: [], mints: adds }) };
-    const old = { ...delta, pending: { ...delta.pending, nextSpaces: claimedSpaces(spaces, { adds, removes: [] }) } };
-    const bytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
-    expect(parse(old)).toEqual(delta); // same meaning
-    expect(bytes(old) - bytes(delta)).toBeGreaterThan(10_000 * 64);
   });
 });

@@ -43,7 +43,6 @@ describe("parseInventoryRecord: the reason for each refusal", () => {
     ["an unknown op", { op: "merge" }, "pending.op is unknown"],
     ["a malformed adds", { adds: ["A"] }, "pending lists are malformed"],
     ["a malformed removes", { removes: "b" }, "pending lists are malformed"],
-    ["a malformed nextSpaces", { nextSpaces: ["a", "a"] }, "pending lists are malformed"],
     ["a missing writer", { writer: undefined }, "pending writer/leaseId/claimedAt missing"],
     ["a numeric leaseId", { leaseId: 1 }, "pending writer/leaseId/claimedAt missing"],
     ["a missing claimedAt", { claimedAt: undefined }, "pending writer/leaseId/claimedAt missing"],

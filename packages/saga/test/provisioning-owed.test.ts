@@ -39,15 +39,6 @@ describe("provisioning owed: one marker per owing verb", () => {
     expect(readProvisioningOwed(l)).toBeUndefined();
   });
 
-  it("the previous version's single marker is still read and settled", () => {
-    const l = root();
-    writeFileSync(l.provisioningFile, JSON.stringify({ spaces: ["old"], since: "t" }));
-    oweProvisioning(l, ["new"]);
-    expect(readProvisioningOwed(l)?.spaces).toEqual(["new", "old"]);
-    settleProvisioning(l, ["old"]);
-    expect(readProvisioningOwed(l)?.spaces).toEqual(["new"]);
-  });
-
   it("`up` settling everything keeps a live owner's marker and drops a dead one's", () => {
     const l = root();
     foreign(l, DEAD_PID, ["dead"]);

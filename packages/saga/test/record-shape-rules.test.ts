@@ -77,22 +77,6 @@ describe("claimedSpaces: the one rule for the list a claim commits", () => {
   });
 });
 
-describe("a previous version's claim (with its whole next list)", () => {
-  it("is dropped to its delta when the stored list equals the derived one", () => {
-    const r = parse({ ...ok, pending: { ...claim, nextSpaces: ["a", "b", "c"] } }) as InventoryRecord;
-    expect(r.pending).toEqual(claim);
-  });
-
-  it.each([
-    ["a different name", ["a", "b", "d"]],
-    ["the same names in another order", ["a", "c", "b"]],
-    ["one name short", ["a", "b"]],
-  ])("is kept, for decideResume to refuse, when the stored list has %s", (_what, nextSpaces) => {
-    const r = parse({ ...ok, pending: { ...claim, nextSpaces } }) as InventoryRecord;
-    expect(r.pending?.nextSpaces).toEqual(nextSpaces);
-  });
-});
-
 describe("pending.limits", () => {
   const limits = { space: "a", from: "JWT0", to: "JWT1" };
   const lim = (l: unknown, over: Record<string, unknown> = {}) => parse({ ...ok, pending: { ...claim, op: "limits", adds: [], limits: l, ...over } });

@@ -130,17 +130,6 @@ describe("crash-resume table through runMutation (in memory)", () => {
     expect(s.reloader?.calls).toBe(reloads);
   });
 
-  it("a previous version's claim (its next list beside the delta, equal to the derived one) is resumed by its row", async () => {
-    s = memorySaga();
-    await crashAt("after-rename", () => runMutation(s.env, add("beta")));
-    const cur = record(s);
-    s.store.put({ ...cur, pending: { ...cur.pending!, nextSpaces: ["beta", "default"] } });
-    expect(s.store.peek()?.record.pending?.nextSpaces).toEqual(["beta", "default"]);
-    const r = await runMutation(s.env, resumeOnly);
-    expect(r).toMatchObject({ outcome: "noop", resumed: "complete-forward", generation: 2 });
-    expectConverged(s, ["beta", "default"], 2);
-  });
-
   it("offline (no running broker): the saga stops after promotion, and an offline resume refuses until a boot proves it", async () => {
     s = memorySaga({ offline: true });
     const r = await runMutation(s.env, add("beta"));
@@ -169,11 +158,6 @@ describe("row 6 refuse: a state no cooperative crash leaves changes nothing", ()
         s.store.put({ ...s.root.record, pending: pendingClaim({ stagedDigest: `sha256:${"f".repeat(64)}` }) });
         writeFileSync(s.root.layout.serverConf, s.root.conf.text + HAND_EDIT);
       },
-    },
-    {
-      // A claim of the previous version whose stored next list is not its own delta (docs/saga.md).
-      name: "a previous version's claim whose next list disagrees with its adds and removes",
-      setup: (s) => s.store.put({ ...s.root.record, pending: { ...pendingClaim(), nextSpaces: ["default"] } }),
     },
     {
       name: "server.conf is not the committed config and nothing was staged",

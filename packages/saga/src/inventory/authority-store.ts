@@ -51,7 +51,7 @@ export interface AuthorityStoreOptions {
    * root's settings, root/cluster-settings.ts). Absent: the server's default, and not checked (one broker).
    */
   replicas?: number;
-  /** The verb's guards (docs/ablation.md): IGNORE_RECORD_SIZE, and TRUST_LEGACY_NEXT for the records it reads. */
+  /** The verb's guards (docs/ablation.md): IGNORE_RECORD_SIZE. */
   guards?: Guards;
 }
 
@@ -297,14 +297,14 @@ export class AuthorityStore implements InventoryStore {
       text = Buffer.from(entry.value).toString("latin1");
       throw corrupt(entry.revision, "not UTF-8", text);
     }
-    const parsed = parseInventoryRecord(text, this.#guards);
+    const parsed = parseInventoryRecord(text);
     if (typeof parsed === "string") throw corrupt(entry.revision, parsed, text);
     return { record: parsed, revision: entry.revision };
   }
 
   /** Create-only (the cold-boot seed); losing means another process seeded first. */
   async create(record: InventoryRecord): Promise<number> {
-    const bytes = encodeRecord(record, this.#guards);
+    const bytes = encodeRecord(record);
     this.#assertFits(record, bytes, "seed the inventory");
     try {
       return await this.#createOnly(this.#inventory, INVENTORY_KEY, bytes, "seed the inventory");
@@ -319,7 +319,7 @@ export class AuthorityStore implements InventoryStore {
     if (!Number.isInteger(expectedRevision) || expectedRevision < 1) {
       throw new CotalError("invalid-argument", `an inventory update needs the revision it read (got ${expectedRevision})`, { next: BUG_EXIT });
     }
-    const bytes = encodeRecord(record, this.#guards);
+    const bytes = encodeRecord(record);
     this.#assertFits(record, bytes, "update the inventory");
     try {
       return await this.#casWrite(this.#inventory, INVENTORY_KEY, bytes, expectedRevision, "update the inventory");
@@ -598,10 +598,10 @@ export class AuthorityStore implements InventoryStore {
   }
 }
 
-function encodeRecord(record: InventoryRecord, guards: Guards): Uint8Array {
+function encodeRecord(record: InventoryRecord): Uint8Array {
   const text = JSON.stringify(record);
   // Refuse to store what read() would call corrupt.
-  const check = parseInventoryRecord(text, guards);
+  const check = parseInventoryRecord(text);
   if (typeof check === "string") throw new CotalError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`, { next: BUG_EXIT });
   return new TextEncoder().encode(text);
 }

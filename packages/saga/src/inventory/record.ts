@@ -1,4 +1,3 @@
-import { GUARDS_ON, type Guards } from "../guards.js";
 import { isValidSpaceName } from "../names.js";
 
 export type MutationOp = "add" | "remove" | "reconcile" | "batch" | "limits";
@@ -22,12 +21,6 @@ export interface PendingMutation {
   adds: string[];
   /** Names the committed list holds and the commit drops (sorted). */
   removes: string[];
-  /**
-   * Written only by cotal before the claim stored its delta alone (docs/saga.md, "The claim"): parse
-   * drops it when it equals `claimedSpaces(spaces, claim)` and keeps it only when it disagrees, which
-   * `decideResume` refuses (row 6). Never written by this version; never read for the next list.
-   */
-  nextSpaces?: string[];
   /** Who claimed it, for the operator's message: "pid@host (verb)". */
   writer: string;
   /** The lease value the writer held; steps 5-7 re-check this exact id. */
@@ -99,7 +92,7 @@ function isNameList(v: unknown): v is string[] {
 }
 
 /** Returns the reason a stored record is unusable, or the record. Never guesses a missing field. */
-export function parseInventoryRecord(text: string, guards: Guards = GUARDS_ON): InventoryRecord | string {
+export function parseInventoryRecord(text: string): InventoryRecord | string {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -126,7 +119,7 @@ export function parseInventoryRecord(text: string, guards: Guards = GUARDS_ON): 
     if (typeof p !== "object" || p === null) return "pending is not an object or null";
     if (!Number.isInteger(p.generation)) return "pending.generation is not an integer";
     if (!["add", "remove", "reconcile", "batch", "limits"].includes(p.op as string)) return "pending.op is unknown";
-    if (!isNameList(p.adds) || !isNameList(p.removes) || (p.nextSpaces !== undefined && !isNameList(p.nextSpaces))) return "pending lists are malformed";
+    if (!isNameList(p.adds) || !isNameList(p.removes)) return "pending lists are malformed";
     const listed = new Set(r.spaces as string[]);
     if ((p.adds as string[]).some((a) => listed.has(a))) return "pending.adds names a space the committed list already holds";
     if (!(p.removes as string[]).every((x) => listed.has(x))) return "pending.removes names a space the committed list does not hold";
@@ -145,13 +138,6 @@ export function parseInventoryRecord(text: string, guards: Guards = GUARDS_ON): 
     }
     const adds = new Set(p.adds as string[]);
     if (p.mints !== undefined && (!isNameList(p.mints) || !(p.mints as string[]).every((m) => adds.has(m)))) return "pending.mints is not a subset of pending.adds";
-    // A claim of the previous version carries its whole next list: equal to the derived one it says
-    // nothing more and is dropped; different, it is kept so decideResume refuses it (docs/saga.md).
-    if (p.nextSpaces !== undefined && (guards.TRUST_LEGACY_NEXT || sameNames(p.nextSpaces as string[], claimedSpaces(r.spaces as string[], p as unknown as PendingMutation)))) {
-      const delta = { ...p };
-      delete delta.nextSpaces;
-      return { ...(r as unknown as InventoryRecord), pending: delta as unknown as PendingMutation };
-    }
   }
   return r as unknown as InventoryRecord;
 }
@@ -177,10 +163,6 @@ function nodeProofsProblem(v: unknown, field: string): string | undefined {
 /** The record's cluster fields, carried unchanged through a commit (absent on a single-broker root). */
 export function clusterFields(r: InventoryRecord): Pick<InventoryRecord, "members" | "nodes"> {
   return { ...(r.members ? { members: r.members } : {}), ...(r.nodes ? { nodes: r.nodes } : {}) };
-}
-
-function sameNames(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
 
 function isSorted(names: readonly string[]): boolean {

@@ -21,11 +21,6 @@ export function decideResume(record: InventoryRecord, serverConfDigest: string |
     if (appliedGeneration === generation) return { action: "fresh" };
     return { action: "refuse", why: `no mutation is pending, yet appliedGeneration ${appliedGeneration} differs from generation ${generation}` };
   }
-  if (pending.nextSpaces !== undefined) {
-    // Only a claim of the previous version whose full list disagrees with its own delta keeps the
-    // field (record.ts): which of the two lists it rendered is unknown, so no row may carry it out.
-    return { action: "refuse", why: `the claim of generation ${pending.generation} was written by an earlier cotal and its next list (${pending.nextSpaces.length} names) is not the committed list with its adds and removes` };
-  }
   if (pending.generation !== generation + 1) {
     return { action: "refuse", why: `pending claims generation ${pending.generation}, which does not follow the committed ${generation}` };
   }

@@ -15,7 +15,6 @@ import { isValidSpaceName } from "../names.js";
  * add` does after it released the lock: one file per owner, so no two processes ever rewrite the
  * same file. A verb killed in between leaves its marker: `status` shows it, `up` settles it, and
  * `space rm` of a space a live owner still provisions waits for it (awaitProvisioned).
- * `maintenance/provisioning.json` is the single marker of earlier versions, still read and settled.
  */
 export interface ProvisioningOwed {
   spaces: string[];
@@ -40,43 +39,41 @@ function markerDir(layout: RootLayout): string {
   return join(layout.maintenanceDir, "provisioning.d");
 }
 
-type Read = { file: string; marker: OwedMarker | undefined; legacy: boolean } | { file: string; unreadable: true; legacy: boolean };
+type Read = { file: string; marker: OwedMarker } | { file: string; unreadable: true };
 
-function parseMarker(text: string, legacy: boolean): OwedMarker | undefined {
+function parseMarker(text: string): OwedMarker | undefined {
   try {
     const v = JSON.parse(text) as Partial<OwedMarker>;
     if (!Array.isArray(v.spaces) || !v.spaces.every((s) => typeof s === "string" && isValidSpaceName(s))) return undefined;
-    if (!legacy && (typeof v.owner?.pid !== "number" || typeof v.owner.host !== "string")) return undefined;
-    return { spaces: v.spaces, since: typeof v.since === "string" ? v.since : "unknown", owner: v.owner ?? { pid: 0, host: "" } };
+    if (typeof v.owner?.pid !== "number" || typeof v.owner.host !== "string") return undefined;
+    return { spaces: v.spaces, since: typeof v.since === "string" ? v.since : "unknown", owner: v.owner };
   } catch {
     return undefined;
   }
 }
 
-function readOne(file: string, legacy: boolean): Read | undefined {
+function readOne(file: string): Read | undefined {
   let text: string | undefined;
   try {
     text = readTextIfExists(file);
   } catch {
-    return { file, unreadable: true, legacy };
+    return { file, unreadable: true };
   }
   if (text === undefined) return undefined;
-  const marker = parseMarker(text, legacy);
-  return marker ? { file, marker, legacy } : { file, unreadable: true, legacy };
+  const marker = parseMarker(text);
+  return marker ? { file, marker } : { file, unreadable: true };
 }
 
 function readAll(layout: RootLayout): Read[] {
   const out: Read[] = [];
-  const legacy = readOne(layout.provisioningFile, true);
-  if (legacy) out.push(legacy);
   let names: string[] = [];
   try {
     names = readdirSync(markerDir(layout)).filter((f) => f.endsWith(".json"));
   } catch {
-    // no marker directory: nothing owed by this version
+    // no marker directory: nothing owed
   }
   for (const f of names.sort()) {
-    const r = readOne(join(markerDir(layout), f), false);
+    const r = readOne(join(markerDir(layout), f));
     if (r) out.push(r);
   }
   return out;
@@ -94,8 +91,8 @@ export function readProvisioningOwed(layout: RootLayout): ProvisioningOwed | und
       unreadable = true;
       continue;
     }
-    for (const s of r.marker?.spaces ?? []) spaces.add(s);
-    const t = r.marker?.since;
+    for (const s of r.marker.spaces) spaces.add(s);
+    const t = r.marker.since;
     if (t && (since === undefined || t < since)) since = t;
   }
   return { spaces: [...spaces].sort(), since: since ?? "unknown", ...(unreadable ? { unreadable: true as const } : {}) };
@@ -112,8 +109,8 @@ export function oweProvisioning(layout: RootLayout, spaces: readonly string[]): 
 
 /** Removes one verb's marker: its spaces are provisioned (or were never trusted). */
 export function settleOwed(handle: OwedHandle, spaces?: readonly string[]): void {
-  const cur = readOne(handle.file, false);
-  if (!cur || "unreadable" in cur || !cur.marker) {
+  const cur = readOne(handle.file);
+  if (!cur || "unreadable" in cur) {
     rmSync(handle.file, { force: true });
     return;
   }
@@ -129,8 +126,8 @@ function mine(owner: ProcessOwner): boolean {
 }
 
 /**
- * Settles `spaces` (all when omitted) from the markers this process owns, the legacy marker, and
- * (all only) every dead owner's marker. A live owner's marker stays: it is still provisioning, and
+ * Settles `spaces` (all when omitted) from the markers this process owns and (all only) every dead
+ * owner's marker. A live owner's marker stays: it is still provisioning, and
  * removing it would let a `space rm` race its stream creation (docs/saga.md).
  */
 export function settleProvisioning(layout: RootLayout, spaces?: readonly string[]): void {
@@ -140,12 +137,12 @@ export function settleProvisioning(layout: RootLayout, spaces?: readonly string[
       if (!drop) rmSync(r.file, { force: true }); // `up` provisioned every served space: nothing it could name stays owed
       continue;
     }
-    const m = r.marker as OwedMarker;
-    const ours = r.legacy || mine(m.owner) || (!drop && ownerStatus(m.owner) === "dead");
+    const m = r.marker;
+    const ours = mine(m.owner) || (!drop && ownerStatus(m.owner) === "dead");
     if (!ours) continue;
     const left = drop ? m.spaces.filter((s) => !drop.has(s)) : [];
     if (left.length === 0) rmSync(r.file, { force: true });
-    else writeJsonAtomic(r.file, r.legacy ? { spaces: left, since: m.since } : { ...m, spaces: left });
+    else writeJsonAtomic(r.file, { ...m, spaces: left });
   }
 }
 
@@ -156,7 +153,7 @@ export function settleProvisioning(layout: RootLayout, spaces?: readonly string[
 export function liveProvisioners(layout: RootLayout, space: string): ProcessOwner[] {
   const out: ProcessOwner[] = [];
   for (const r of readAll(layout)) {
-    if ("unreadable" in r || r.legacy || !r.marker) continue;
+    if ("unreadable" in r) continue;
     if (!r.marker.spaces.includes(space)) continue;
     if (ownerStatus(r.marker.owner) !== "dead") out.push(r.marker.owner);
   }

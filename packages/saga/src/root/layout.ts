@@ -30,8 +30,6 @@ export class RootLayout {
   get maintenanceDir(): string { return join(this.root, "maintenance"); }
   get lockFile(): string { return join(this.maintenanceDir, "lock.json"); }
   get journalFile(): string { return join(this.maintenanceDir, "journal.json"); }
-  /** Spaces whose provisioning may still be owed (provision/owed.ts). */
-  get provisioningFile(): string { return join(this.maintenanceDir, "provisioning.json"); }
 
   get runDir(): string { return join(this.root, "run"); }
   get pidFile(): string { return join(this.runDir, "nats-server.pid"); }

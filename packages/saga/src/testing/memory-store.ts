@@ -5,12 +5,10 @@
  * a chosen call of a chosen operation, so a test can put a lost reply, a CAS loss or a concurrent
  * writer exactly where it wants one.
  */
-import { type Guards } from "../guards.js";
 import { RERUN, CotalError } from "../errors.js";
 import type { InventoryStore, VersionedRecord } from "../inventory/inventory-store.js";
 import { LEASE_TTL_MS, assertLeaseKey, leaseHeldError, leaseLostError, leaseRemainingMs, newLeaseValue, type Lease, type LeaseHolder, type LeaseValue } from "../inventory/lease.js";
 import { parseInventoryRecord, type InventoryRecord } from "../inventory/record.js";
-import { GUARDS_ON } from "../guards.js";
 
 export type StoreOp = keyof InventoryStore;
 
@@ -56,14 +54,11 @@ interface Hook {
 export interface MemoryStoreOptions {
   clock?: { now(): number };
   leaseTtlMs?: number;
-  /** The guards its record reads take (TRUST_LEGACY_NEXT); default every guard on. */
-  guards?: Guards;
 }
 
 export class MemoryInventoryStore implements InventoryStore {
   readonly clock: { now(): number };
   readonly leaseTtlMs: number;
-  readonly guards: Guards;
   /** The stored record as bytes, so nothing the caller holds aliases it. */
   #inventory: { text: string; revision: number } | undefined;
   /** One sequence per bucket, as a KV stream numbers its messages. */
@@ -78,7 +73,6 @@ export class MemoryInventoryStore implements InventoryStore {
   constructor(opts: MemoryStoreOptions = {}) {
     this.clock = opts.clock ?? { now: () => Date.now() };
     this.leaseTtlMs = opts.leaseTtlMs ?? LEASE_TTL_MS;
-    this.guards = opts.guards ?? GUARDS_ON;
   }
 
   /** Runs `action` before call number `nth` (1-based, or a predicate over it) of `op`. */
@@ -110,8 +104,8 @@ export class MemoryInventoryStore implements InventoryStore {
   async read(): Promise<VersionedRecord | undefined> {
     await this.#enter("read");
     if (!this.#inventory) return undefined;
-    // As the authority store reads it: through the one parse (a previous version's claim is normalised there).
-    const parsed = parseInventoryRecord(this.#inventory.text, this.guards);
+    // As the authority store reads it: through the one parse.
+    const parsed = parseInventoryRecord(this.#inventory.text);
     if (typeof parsed === "string") throw new CotalError("inventory-corrupt", `the inventory record (revision ${this.#inventory.revision}) is unusable: ${parsed}`, { next: "cotal broker reconcile" });
     return { record: parsed, revision: this.#inventory.revision };
   }
@@ -211,7 +205,7 @@ export class MemoryInventoryStore implements InventoryStore {
   }
 
   #write(op: "create" | "update", record: InventoryRecord, fault: StoreFault | undefined, cas: () => void): number {
-    const check = parseInventoryRecord(JSON.stringify(record), this.guards);
+    const check = parseInventoryRecord(JSON.stringify(record));
     if (typeof check === "string") throw new CotalError("invalid-argument", `refusing to write an inventory record that does not parse: ${check}`);
     if (fault?.kind === "cas-loss") {
       throw new CotalError("conflict", `${op} the inventory: lost the compare-and-swap (injected)`, { next: `${RERUN}   # re-reads and re-decides` });
