@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import type { SagaPhase } from "@cotal/saga";
 import type { Logger, LogFormat } from "@cotal/jobs/log";
 import { progressBar, progressWanted, type Progress } from "./progress.js";
 import { guardsOf } from "./context.js";
@@ -36,5 +37,38 @@ export function countLogger(log: Logger | undefined, what: string): (p: { done: 
     if (!log || now === step) return;
     step = now;
     log.info({ event: "progress", what, done, total }, `${what}: ${done}/${total}`);
+  };
+}
+
+/** What the phase line says while a step runs (keys: the saga's own step names, steps.ts; typed so a new step needs its words). */
+const PHASE_WORDS: Record<SagaPhase["step"], string> = {
+  connect: "connecting to the broker",
+  lock: "taking the root's lock",
+  journal: "checking the journal",
+  inventory: "reading the records",
+  read: "reading the inventory",
+  lease: "taking the writer lease",
+  decide: "deciding",
+  claim: "claiming",
+  materialise: "minting accounts",
+  "render-stage": "rendering the config",
+  promote: "promoting the config",
+  "reload-proof": "reloading and proving",
+  reconnect: "reconnecting",
+  commit: "committing",
+  release: "releasing the lease",
+};
+
+/**
+ * A verb's saga phases as feedback (docs/operating.md, "Progress"): on a TTY a status line as each
+ * step starts; with --log-format one line as each ends (its time, the generation once claimed).
+ */
+export function phaseFeedback(fb: Feedback, o: { verb: string; spaces: number; startedAt?: number }): (e: SagaPhase) => void {
+  const t0 = o.startedAt ?? performance.now();
+  const what = `${o.verb}: ${o.spaces} space${o.spaces === 1 ? "" : "s"}`;
+  return (e) => {
+    if (e.state === "start") return fb.bar.status(`${what}: ${PHASE_WORDS[e.step]}…`);
+    const fields = { event: "phase", verb: o.verb, phase: e.step, spaces: o.spaces, ms: Math.round(e.ms), elapsedMs: Math.round(performance.now() - t0), ...(e.generation === undefined ? {} : { generation: e.generation }) };
+    fb.log?.info(fields, `${what}: ${e.step} (${fields.ms} ms)`);
   };
 }

@@ -1,3 +1,4 @@
+import { clearLine, cursorTo } from "node:readline";
 import { SingleBar } from "cli-progress";
 
 /** A bar is for a person watching: stderr a TTY, output not --json, no log lines chosen instead. */
@@ -6,13 +7,15 @@ export function progressWanted(o: { isTTY: boolean | undefined; json: boolean; l
 }
 
 export interface Progress {
+  /** One line saying what runs now ("space add: 300 spaces: claiming…"), rewritten in place until a bar takes the line. */
+  status(text: string): void;
   /** (Re)starts the bar for a phase: `label` names it, `total` is its size in the bar's unit. */
   phase(label: string, total: number): void;
   update(done: number, total?: number, detail?: string): void;
   stop(): void;
 }
 
-const QUIET: Progress = { phase: () => undefined, update: () => undefined, stop: () => undefined };
+const QUIET: Progress = { status: () => undefined, phase: () => undefined, update: () => undefined, stop: () => undefined };
 
 export interface ProgressOptions {
   enabled: boolean;
@@ -27,8 +30,9 @@ const mb = (n: number): string => (n / 1_048_576).toFixed(1);
 /** One cli-progress bar on stderr, or nothing at all when it is not wanted (see progressWanted). */
 export function progressBar(opts: ProgressOptions): Progress {
   if (!opts.enabled) return QUIET;
+  const stream = opts.stream ?? process.stderr;
   const bar = new SingleBar({
-    stream: opts.stream ?? process.stderr,
+    stream,
     format: `{label} [{bar}] {percentage}% {value}/{total}${opts.unit === "bytes" ? " MB" : ""} {detail}`,
     formatValue: (v, _o, type) => (opts.unit === "bytes" && (type === "value" || type === "total") ? mb(v) : String(v)),
     barsize: 30,
@@ -39,10 +43,25 @@ export function progressBar(opts: ProgressOptions): Progress {
   });
   let started = false;
   let label = "";
+  /** A status line stands on the terminal's last line (cleared before a bar or the verb's output). */
+  let line = false;
+  const clear = (): void => {
+    if (line) (clearLine(stream as NodeJS.WriteStream, 0), cursorTo(stream as NodeJS.WriteStream, 0));
+    line = false;
+  };
   return {
+    status(text) {
+      if (started) bar.stop(); // the bar keeps its last state on its line; the status takes the next
+      started = false;
+      clear();
+      const width = (stream as { columns?: number }).columns ?? 80;
+      stream.write(text.length < width ? text : `${text.slice(0, width - 2)}…`);
+      line = true;
+    },
     phase(next, total) {
       if (started && next === label) return bar.setTotal(total);
       if (started) bar.stop();
+      clear();
       label = next;
       bar.start(Math.max(total, 0), 0, { label: next.padEnd(12), detail: "" });
       started = true;
@@ -55,6 +74,7 @@ export function progressBar(opts: ProgressOptions): Progress {
     stop() {
       if (started) bar.stop();
       started = false;
+      clear();
     },
   };
 }

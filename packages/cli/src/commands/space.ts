@@ -8,8 +8,9 @@ import { registerSpaceInfo } from "./space-info.js";
 import { QUOTA_FLAGS, quotaFromFlags, type QuotaFlagValues } from "../quota-flags.js";
 import { usageError } from "@cotal/saga/errors";
 import { printRemovedSchedules, queuedSingle, queuedSpaceAdd, unscheduleRemoved } from "./space-queue.js";
-import { FEW_NAMES, summariseNames } from "../batch-summary.js";
-import { countLogger, feedbackFor } from "../feedback.js";
+import { summariseNames } from "../batch-summary.js";
+import { feedbackFor } from "../feedback.js";
+import { addFeedback } from "../add-feedback.js";
 import { confirmOrRefuse } from "../confirm.js";
 import { spaceTemplate } from "@cotal/saga/provision";
 
@@ -60,26 +61,13 @@ export function registerSpace(program: Command): void {
         const { bar, log } = await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" });
         return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait, bar, log, guards: guardsOf(cmd) });
       }
-      // A bar only for a batch: a few names provision in a blink.
-      const { bar, log } = all.length > FEW_NAMES ? await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" }) : { bar: undefined, log: undefined };
-      const logCount = countLogger(log, "provisioned");
+      // The saga's phases, then provisioning: a status line or bar on a TTY, log lines with --log-format (add-feedback.ts).
+      const fb = await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" });
       let r;
       try {
-        r = await spaceAdd({
-          root: rootOf(cmd),
-          guards: guardsOf(cmd),
-          saga: sagaOf(cmd),
-          names: all,
-          quota,
-          onNotice: (m) => (log ? log.info({ event: "notice" }, m) : notice(flags.json)(m)),
-          onProvision: (p) => {
-            if (p.done === 1) bar?.phase("provision", p.total);
-            bar?.update(p.done, p.total, p.space);
-            logCount(p);
-          },
-        });
+        r = await spaceAdd({ root: rootOf(cmd), guards: guardsOf(cmd), saga: sagaOf(cmd), names: all, quota, ...addFeedback(fb, all.length, notice(flags.json)) });
       } finally {
-        bar?.stop();
+        fb.bar.stop();
       }
       if (flags.json) return json(r);
       if (r.outcome === "noop") out(`cotal: ${r.requested.length === 1 ? `space ${r.requested[0]} already exists` : "every space already exists"}; nothing changed (generation ${r.generation}); provisioning re-checked`);

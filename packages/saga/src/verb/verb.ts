@@ -8,9 +8,10 @@ import { pidAlive } from "../lock/process-identity.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { assertJournalAllows, journaledAttemptDir, type JournalEntry, type JournalPolicy } from "../journal/journal.js";
+import { assertJournalAllows, journaledAttemptDir, journalVerbSays, type JournalEntry, type JournalPolicy } from "../journal/journal.js";
 import { decisionRead, type DiskView } from "../saga/mutation.js";
 import { openLiveSession, type LiveSession, type SessionHooks } from "./session.js";
+import { inPhase, type PhaseListener } from "../saga/steps.js";
 
 /** How a mutating verb enters the root; see docs/refusals.md for the order and why. */
 export interface VerbOptions {
@@ -19,7 +20,7 @@ export interface VerbOptions {
   guards: Guards;
   /** The lock owner's purpose, as `cotal status` prints it. */
   purpose: string;
-  /** What the journal may hold for this verb to proceed (default: nothing). */
+  /** The verb's row of the journal's policy (journal/journal.ts JOURNAL_POLICY): what the journal may hold for it to proceed. */
   journal: JournalPolicy;
   /** Queue behind a live lock holder this long; undefined refuses at once, naming the holder. */
   lockWaitMs?: number;
@@ -27,6 +28,8 @@ export interface VerbOptions {
   certain?: boolean;
   /** Live verbs: make the decision read under the lock (the queued path: batches on one host never share a read). */
   decideUnderLock?: boolean;
+  /** Each preamble step as it starts and ends (steps.ts VERB_STEPS), before the saga's own. */
+  onPhase?: PhaseListener;
 }
 
 export interface VerbContext {
@@ -51,18 +54,20 @@ export async function withVerb<T>(opts: VerbOptions, fn: (v: VerbContext) => Pro
   const layout = new RootLayout(canonicalRoot(opts.root));
   // The one place a verb takes the maintenance lock; what runs under it (the boot step, the cut
   // resume) receives it in the context and never takes or releases its own.
-  const { guards } = opts;
-  const lock = opts.lockWaitMs === undefined ? acquireMaintenanceLock(layout.root, opts.purpose, guards) : await waitForMaintenanceLock(layout.root, opts.purpose, opts.lockWaitMs, guards);
+  const { guards, onPhase } = opts;
+  const lock = await inPhase(onPhase, "lock", () => (opts.lockWaitMs === undefined ? acquireMaintenanceLock(layout.root, opts.purpose, guards) : waitForMaintenanceLock(layout.root, opts.purpose, opts.lockWaitMs, guards)));
   let held = true;
   const releaseLock = (): void => {
     if (held) releaseMaintenanceLock(lock);
     held = false;
   };
   try {
-    const reaped = await reapLeakedMaintenanceBrokers(layout, journaledAttemptDir(layout), guards);
-    for (const dir of [layout.authDir, layout.brokerSecretsDir]) reapStaleTemps(dir, pidAlive);
-    const journal = assertJournalAllows(layout, opts.journal, guards);
-    const disk = opts.certain === false ? [] : certainInventory(layout, guards);
+    const { reaped, journal } = await inPhase(onPhase, "journal", async () => {
+      const reaped = await reapLeakedMaintenanceBrokers(layout, journaledAttemptDir(layout), guards);
+      for (const dir of [layout.authDir, layout.brokerSecretsDir]) reapStaleTemps(dir, pidAlive);
+      return { reaped, journal: assertJournalAllows(layout, opts.journal, guards) };
+    });
+    const disk = opts.certain === false ? [] : await inPhase(onPhase, "inventory", () => certainInventory(layout, guards));
     return await fn({ layout, guards, lock, journal, disk, reaped, releaseLock });
   } finally {
     releaseLock();
@@ -84,15 +89,16 @@ export interface LiveVerbContext extends VerbContext {
 export async function withLiveVerb<T>(opts: VerbOptions & SessionHooks, fn: (v: LiveVerbContext) => Promise<T>): Promise<T> {
   const layout = new RootLayout(canonicalRoot(opts.root));
   assertJournalAllows(layout, opts.journal, opts.guards);
-  const session = await openLiveSession(layout, opts.journal.verb, opts);
+  const { onPhase } = opts;
+  const session = await inPhase(onPhase, "connect", () => openLiveSession(layout, journalVerbSays(opts.journal), opts));
   try {
-    const early = opts.decideUnderLock ? undefined : await decisionRead(session.store);
+    const early = opts.decideUnderLock ? undefined : await inPhase(onPhase, "read", () => decisionRead(session.store));
     // The inventory is always read after the decision read (under the lock, then), so the pair is a
     // view the saga can trust while the revision stands; deciding under the lock reads it here too.
     const late = opts.decideUnderLock && opts.certain !== false;
     return await withVerb({ ...opts, root: layout.root, ...(late ? { certain: false } : {}) }, async (v) => {
-      const decided = early ?? (await decisionRead(session.store));
-      const disk = late ? certainInventory(layout, opts.guards) : v.disk;
+      const decided = early ?? (await inPhase(onPhase, "read", () => decisionRead(session.store)));
+      const disk = late ? await inPhase(onPhase, "inventory", () => certainInventory(layout, opts.guards)) : v.disk;
       return fn({ ...v, disk, session, decided, view: { revision: decided.revision, records: disk } });
     });
   } finally {
