@@ -154,8 +154,8 @@ function sources(dir: string): string[] {
 }
 
 describe("one writer of a server's config", () => {
-  // Writers of a config no server runs yet: the cold boot renders before it spawns, a node's config before it starts.
-  const BEFORE_START = new Set(["ops/boot-root.ts", "ops/cluster-nodes.ts", "testing/temp-root.ts"]);
+  // The test seam's temp root writes its first config itself; the product's configs no server runs yet go through writeUnservedConfig.
+  const BEFORE_START = new Set(["testing/temp-root.ts"]);
   const CONF_PATH = /\b(serverConf|nodeServerConf|stagedConf|nodeStagedConf|configPath)\b/;
   const WRITE = /\b(writeFileAtomic|writeDurable|renameDurable|renameSync|writeFileSync|copyFileSync|rename|writeFile)\s*\(([^;]*)/g;
 
@@ -177,6 +177,14 @@ describe("one writer of a server's config", () => {
     expect(text("ops/node-agent.ts")).toMatch(/\bapplyToNode\(/);
     for (const f of ["saga/mutation.ts", "saga/resume-executor.ts", "saga/cluster-reloader.ts", "ops/boot-cluster.ts", "ops/node-agent.ts"]) {
       expect(text(f), f).not.toMatch(/\b(writeFileAtomic|writeDurable|renameDurable|renameSync)\b/);
+    }
+  });
+
+  it("a config no server runs yet (the cold boot's render, a stopped node's config, a new cluster's first) is written by writeUnservedConfig alone", () => {
+    const text = (f: string): string => readFileSync(join(srcDir, f), "utf8");
+    for (const f of ["ops/boot-root.ts", "ops/cluster-nodes.ts", "ops/boot-cluster.ts"]) {
+      expect(text(f), f).toMatch(/import \{[^}]*\bwriteUnservedConfig\b[^}]*\} from "\.\.\/saga\/apply\.js"/);
+      expect(text(f), f).toMatch(/\bwriteUnservedConfig\((layout\.serverConf|layout\.nodeServerConf\()/);
     }
   });
 });

@@ -19,7 +19,7 @@ import { finishColdBoot, planColdBoot } from "./boot.js";
 import { ensureLiveInventory } from "./live-inventory.js";
 import { createRootTrust } from "../root/create-root.js";
 import type { RootLayout } from "../root/layout.js";
-import { writeFileAtomic } from "../root/secret-files.js";
+import { writeUnservedConfig } from "../saga/apply.js";
 import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings } from "../root/settings.js";
 import { ensureUserCreds } from "./creds.js";
 import { configPicture } from "../render/config-picture.js";
@@ -200,7 +200,7 @@ export async function bootRoot({ layout, lock, guards }: BootContext, opts: Boot
     });
   }
   // A resumed mutation boots the exact promoted bytes; anything else boots a fresh render.
-  if (plan.kind === "seed" || plan.kind === "clean") writeFileAtomic(layout.serverConf, rendered.text);
+  if (plan.kind === "seed" || plan.kind === "clean") writeUnservedConfig(layout.serverConf, rendered.text);
   const bootDigest = digestOfServerConf(layout) ?? rendered.digest;
   await failpoint("up-rendered");
   progress(`starting nats-server on ${rendered.settings.host}:${rendered.settings.port}`);

@@ -11,7 +11,8 @@ import { loadAuthorityAccount } from "../root/account-store.js";
 import type { ClusterNodeSettings, ClusterSettings } from "../root/cluster-settings.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
+import { ensureSecretDir } from "../root/secret-files.js";
+import { writeUnservedConfig } from "../saga/apply.js";
 import type { RootSettings } from "../root/settings.js";
 
 // What `cotal up` on a cluster root (ops/boot-cluster.ts) and `cotal node run` (ops/node-agent.ts)
@@ -52,7 +53,7 @@ export async function startClusterNodes(
 ): Promise<NodeRuntime[]> {
   for (const n of toStart) {
     ensureSecretDir(layout.nodeDir(n.name));
-    writeFileAtomic(layout.nodeServerConf(n.name), renderNode(layout, n.name, opts.list, { guards: opts.guards, ...(opts.maintenance ? { maintenance: true } : {}) }).text);
+    writeUnservedConfig(layout.nodeServerConf(n.name), renderNode(layout, n.name, opts.list, { guards: opts.guards, ...(opts.maintenance ? { maintenance: true } : {}) }).text);
   }
   const version = natsServerVersion().raw;
   const startedAt = opts.prior?.nodes && opts.alive.size > 0 ? opts.prior.startedAt : new Date().toISOString();

@@ -111,8 +111,9 @@ export async function applyConfig<P>(a: ConfigApply<P>): Promise<Applied<P>> {
 }
 
 /**
- * A config no running server reads yet (the first config of a new cluster root, written before any
- * node starts): atomic and durable, with no lease or reload, since no server can have loaded it.
+ * A config no running server reads yet (a cold boot's render, a stopped node's config written before it
+ * starts, the first config of a new cluster root): atomic and durable, with no lease or reload, since
+ * no server can have loaded it. Every other write of a server.conf goes through applyConfig.
  */
 export function writeUnservedConfig(target: string, text: string): void {
   writeFileAtomic(target, text);
