@@ -17,7 +17,7 @@ import {
   type QuiesceEntry,
   type SpaceRmEntry,
 } from "../src/internal.js";
-import { attemptWorkDir, journaledAttemptDir, readCut } from "../src/journal/journal.js";
+import { attemptWorkDir, journaledAttemptDir, journalVerbSays, readCut, type JournalPolicy } from "../src/journal/journal.js";
 import { selfOwner } from "../src/lock/process-identity.js";
 import { refusalOf } from "./fixtures/records.js";
 import { GUARDS_ON } from "../src/guards.js";
@@ -114,31 +114,31 @@ describe("journalRefusal", () => {
   });
 
   it("a cut blocks every verb but the cut's own, and says how it resumes", () => {
-    expect(journalRefusal(cut, { verb: "up", cut: true })).toBeUndefined();
-    for (const policy of [{ verb: "space add" }, { verb: "space rm", removal: "beta" }, { verb: "reconcile", anyRemoval: true }]) {
+    expect(journalRefusal(cut, { verb: "up" })).toBeUndefined();
+    for (const policy of [{ verb: "space add" }, { verb: "space rm", space: "beta" }, { verb: "broker reconcile", says: "reconcile" }] satisfies JournalPolicy[]) {
       const e = journalRefusal(cut, policy) as CotalError;
       expect(e.code).toBe("journal-blocked");
-      expect(e.message).toBe(`a preserve-state cut (c1, ready) holds the store; ${policy.verb} waits for the broker to resume it`);
+      expect(e.message).toBe(`a preserve-state cut (c1, ready) holds the store; ${journalVerbSays(policy)} waits for the broker to resume it`);
       expect(e.next).toBe("cotal up   # resumes the preserved store and clears the cut");
       expect(e.details).toEqual({ journal: cut });
     }
   });
 
   it("a removal passes only its own re-run (and reconcile), and names the re-run as the way out", () => {
-    expect(journalRefusal(rm, { verb: "space rm", removal: "beta" })).toBeUndefined();
-    expect(journalRefusal(rm, { verb: "reconcile", anyRemoval: true })).toBeUndefined();
-    for (const policy of [{ verb: "space add" }, { verb: "space rm", removal: "gamma" }, { verb: "up", cut: true }]) {
+    expect(journalRefusal(rm, { verb: "space rm", space: "beta" })).toBeUndefined();
+    expect(journalRefusal(rm, { verb: "broker reconcile", says: "reconcile" })).toBeUndefined();
+    for (const policy of [{ verb: "space add" }, { verb: "space rm", space: "gamma" }, { verb: "up" }] satisfies JournalPolicy[]) {
       const e = journalRefusal(rm, policy) as CotalError;
       expect(e.code).toBe("journal-blocked");
-      expect(e.message).toBe(`a removal of space beta (started ${rm.startedAt}) is unfinished; ${policy.verb} waits for it`);
+      expect(e.message).toBe(`a removal of space beta (started ${rm.startedAt}) is unfinished; ${journalVerbSays(policy)} waits for it`);
       expect(e.next).toBe("cotal space rm beta --yes   # re-running it finishes the removal");
       expect(e.details).toEqual({ journal: rm });
     }
   });
 
-  it("`down` (policy any) passes every entry: stopping is the way out of each, and each resumes from disk", () => {
-    for (const entry of [cut, rm, { ...rm, streamsDeleted: true }]) expect(journalRefusal(entry, { verb: "down", any: true })).toBeUndefined();
-    expect(journalRefusal(rm, { verb: "down" })?.code).toBe("journal-blocked");
+  it("`down` passes every entry: stopping is the way out of each, and each resumes from disk", () => {
+    for (const entry of [cut, rm, { ...rm, streamsDeleted: true }]) expect(journalRefusal(entry, { verb: "down" })).toBeUndefined();
+    expect(journalRefusal(rm, { verb: "down --preserve-state" })?.code).toBe("journal-blocked");
   });
 
   it("a removal past its commit point says its streams are gone", () => {
@@ -152,7 +152,7 @@ describe("assertJournalAllows", () => {
     const { layout } = fresh();
     expect(assertJournalAllows(layout, { verb: "space add" })).toBeUndefined();
     writeFileSync(layout.journalFile, JSON.stringify(rm));
-    expect(assertJournalAllows(layout, { verb: "space rm", removal: "beta" })).toEqual(rm);
+    expect(assertJournalAllows(layout, { verb: "space rm", space: "beta" })).toEqual(rm);
     expect(refusalOf(() => assertJournalAllows(layout, { verb: "space add" })).code).toBe("journal-blocked");
   });
 
@@ -175,16 +175,16 @@ describe("the rotation journal (up --rotate-sys)", () => {
     expect(e.message).toBe("a system-account rotation to generation 3 (started 2026-01-01T00:00:00.000Z) is unfinished; space add waits for it");
     expect(e.next).toBe("cotal up --rotate-sys   # re-running it finishes the rotation");
     expect(e.details).toEqual({ journal: rot });
-    expect(journalRefusal(rot, { verb: "up --rotate-sys", rotation: true })).toBeUndefined();
+    expect(journalRefusal(rot, { verb: "up --rotate-sys" })).toBeUndefined();
     // neither a cut's nor a removal's permission lets a rotation through
-    expect(journalRefusal(rot, { verb: "down --preserve-state", cut: true })?.code).toBe("journal-blocked");
-    expect(journalRefusal(rot, { verb: "broker reconcile", anyRemoval: true })?.code).toBe("journal-blocked");
+    expect(journalRefusal(rot, { verb: "down --preserve-state" })?.code).toBe("journal-blocked");
+    expect(journalRefusal(rot, { verb: "broker reconcile" })?.code).toBe("journal-blocked");
   });
 
   it("a rotation's permission lets no removal or cut through", () => {
-    expect(journalRefusal(rm, { verb: "up --rotate-sys", rotation: true })?.code).toBe("journal-blocked");
-    expect(journalRefusal(cut, { verb: "up --rotate-sys", rotation: true })?.code).toBe("journal-blocked");
-    expect(journalRefusal(rm, { verb: "broker reconcile", anyRemoval: true })).toBeUndefined();
+    expect(journalRefusal(rm, { verb: "up --rotate-sys" })?.code).toBe("journal-blocked");
+    expect(journalRefusal(cut, { verb: "up --rotate-sys" })?.code).toBe("journal-blocked");
+    expect(journalRefusal(rm, { verb: "broker reconcile" })).toBeUndefined();
   });
 
   it("is read back only with an integer generation; anything else refuses as unreadable", () => {
@@ -239,11 +239,11 @@ describe("quiesce entries (online backup and restore)", () => {
   });
 
   it("a running backup is busy (lock-held); a dead one blocks until `cotal up` lifts it", () => {
-    const busy = journalRefusal(q, { verb: "space rm" }, "unknown") as CotalError;
+    const busy = journalRefusal(q, { verb: "space rm", space: "alpha" }, "unknown") as CotalError;
     expect(busy.code).toBe("lock-held");
     expect(busy.message).toBe("an online backup of space alpha (pid 4242 on h1, journaled since 2026-01-01T00:00:00.000Z) holds the tenant quiesced; space rm waits for it");
     expect(busy.details).toEqual({ journal: q, owner: "unknown" });
-    const dead = journalRefusal(q, { verb: "space rm" }) as CotalError;
+    const dead = journalRefusal(q, { verb: "space rm", space: "alpha" }) as CotalError;
     expect(dead.code).toBe("journal-blocked");
     expect(dead.details).toEqual({ journal: q });
     expect(dead.next).toBe("cotal up   # lifts the quiesce and removes a partial artifact");

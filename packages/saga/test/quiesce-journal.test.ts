@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { journalRefusal, quiescedTenants, readJournal, restoreRerun, RootLayout, type QuiesceEntry, type CotalError } from "../src/internal.js";
+import { journalRefusal, quiescedTenants, readJournal, restoreRerun, RootLayout, type JournalPolicy, type QuiesceEntry, type CotalError } from "../src/internal.js";
 
 // The online backup's quiesce entry (docs/resume.md, "the quiesce entry"; docs/refusals.md).
 const entry: QuiesceEntry = {
@@ -30,8 +30,8 @@ describe("the quiesce entry", () => {
   });
 
   it("a dead owner's entry blocks every verb but up and space backup, naming `cotal up`", () => {
-    expect(journalRefusal(entry, { verb: "up", quiesce: true }, "dead")).toBeUndefined();
-    for (const policy of [{ verb: "space add" }, { verb: "space rm beta", removal: "beta" }, { verb: "broker reconcile", anyRemoval: true }, { verb: "up --rotate-sys", rotation: true }, { verb: "down --preserve-state", cut: true }]) {
+    expect(journalRefusal(entry, { verb: "up" }, "dead")).toBeUndefined();
+    for (const policy of [{ verb: "space add" }, { verb: "space rm", space: "beta", says: "space rm beta" }, { verb: "broker reconcile" }, { verb: "up --rotate-sys" }, { verb: "down --preserve-state" }] satisfies JournalPolicy[]) {
       const e = journalRefusal(entry, policy, "dead") as CotalError;
       expect(e.code).toBe("journal-blocked");
       expect(e.next).toMatch(/^cotal up /);
@@ -41,7 +41,7 @@ describe("the quiesce entry", () => {
 
   it("a live (or another host's) owner is busy for every verb, the backup's own re-run included", () => {
     for (const owner of ["alive", "unknown"] as const) {
-      for (const policy of [{ verb: "up", quiesce: true }, { verb: "space add" }]) {
+      for (const policy of [{ verb: "up" }, { verb: "space add" }] satisfies JournalPolicy[]) {
         const e = journalRefusal(entry, policy, owner) as CotalError;
         expect(e.code).toBe("lock-held");
         expect(e.next).toBe("while kill -0 4242 2>/dev/null; do sleep 1; done; {rerun}");
@@ -67,21 +67,21 @@ const restoring: QuiesceEntry = { ...entry, purpose: "restore", out: "/tmp/alpha
 
 describe("the restore's quiesce entry", () => {
   it("a dead owner's entry passes up and the re-run of that space's restore only; every other verb is told the re-run", () => {
-    expect(journalRefusal(restoring, { verb: "up", quiesce: true, liftsRestore: true }, "dead")).toBeUndefined();
-    expect(journalRefusal(restoring, { verb: "space restore", restoreOf: "alpha" }, "dead")).toBeUndefined();
-    for (const policy of [{ verb: "space add" }, { verb: "space backup", quiesce: true }, { verb: "space restore", restoreOf: "beta" }]) {
+    expect(journalRefusal(restoring, { verb: "up" }, "dead")).toBeUndefined();
+    expect(journalRefusal(restoring, { verb: "space restore", space: "alpha" }, "dead")).toBeUndefined();
+    for (const policy of [{ verb: "space add" }, { verb: "space backup" }, { verb: "space restore", space: "beta" }] satisfies JournalPolicy[]) {
       const e = journalRefusal(restoring, policy, "dead") as CotalError;
       expect(e.code).toBe("journal-blocked");
       expect(e.next).toMatch(/^cotal space restore alpha --from \/tmp\/alpha\.bak --replace --yes /);
     }
     // a dead backup's entry lets a restore through (it lifts it first)
-    expect(journalRefusal(entry, { verb: "space restore", restoreOf: "beta" }, "dead")).toBeUndefined();
+    expect(journalRefusal(entry, { verb: "space restore", space: "beta" }, "dead")).toBeUndefined();
   });
 
   it("a running restore is busy, its own re-run included; the unfinished stage (lifted by up) is not", () => {
-    const e = journalRefusal(restoring, { verb: "space restore", restoreOf: "alpha" }, "alive") as CotalError;
+    const e = journalRefusal(restoring, { verb: "space restore", space: "alpha" }, "alive") as CotalError;
     expect(e.code).toBe("lock-held");
-    expect(journalRefusal({ ...restoring, stage: "unfinished" }, { verb: "space restore", restoreOf: "alpha" }, "alive")).toBeUndefined();
+    expect(journalRefusal({ ...restoring, stage: "unfinished" }, { verb: "space restore", space: "alpha" }, "alive")).toBeUndefined();
   });
 
   it("restoreRerun carries the flags; status lists an unfinished restore as not quiesced", () => {

@@ -158,77 +158,155 @@ export function clearJournal(layout: RootLayout, heldLock: MaintenanceLock): voi
   rmSync(layout.journalFile, { force: true });
 }
 
-/** What a verb may find in the journal and still proceed (docs/refusals.md, "the journal blocks the root"). */
-export interface JournalPolicy {
-  /** The verb, as an operator reads it in the refusal. */
-  verb: string;
-  /** `space rm <name>`: only re-running that very removal passes its entry. */
-  removal?: string;
-  /** The cut's own verbs (a resumed `up`, `down --preserve-state`, offline backup/restore). */
-  cut?: boolean;
-  /** reconcile only: a removal entry passes here; reconcile itself refuses unless the record is unresumable. */
-  anyRemoval?: boolean;
-  /** `up --rotate-sys`: its own unfinished rotation passes (the re-run finishes it). */
-  rotation?: boolean;
-  /** `up` and `space backup`: a backup's quiesce whose owner is dead passes (they lift it first). */
-  quiesce?: boolean;
-  /** `up`: a stopped restore's entry passes too (it lifts it; an unfinished --replace stays journaled). */
-  liftsRestore?: boolean;
-  /** `space restore <name>`: a stopped restore of that space, or any stopped backup, passes (the re-run finishes it). */
-  restoreOf?: string;
-  /** `down`: stopping is the way out of every entry, so none refuses it (each resumes from disk later). */
-  any?: boolean;
+/**
+ * The verbs the journal judges, one row each of JOURNAL_POLICY (docs/refusals.md, "the journal blocks
+ * the root"). A verb whose passes differ by how it runs has a row per way: `up` on a cluster root,
+ * backup and restore offline (through a cut) and online (through a quiesce); `status` asks what
+ * blocks every mutating verb; reconcile asks again once the record proves resumable.
+ */
+export type JournalVerb =
+  | "space add"
+  | "space limits"
+  | "space creds"
+  | "space rm"
+  | "space backup"
+  | "space backup offline"
+  | "space restore"
+  | "space restore offline"
+  | "up"
+  | "up cluster"
+  | "up --rotate-sys"
+  | "down"
+  | "down --preserve-state"
+  | "broker reconcile"
+  | "broker reconcile resumable"
+  | "clean restore-attempt"
+  | "clean orphan-streams"
+  | "status";
+
+/**
+ * What a journal entry is to the policy: its op, a stopped backup's or restore's quiesce by purpose,
+ * and `busy`: a quiesce whose owner still runs (or runs on another host), never judged dead.
+ */
+export type JournalEntryKind = "removal" | "cut" | "rotation" | "backup" | "restore" | "busy";
+
+/** A cell: the verb proceeds, proceeds only over its own space's entry, or refuses with this code. */
+export type JournalDecision = "proceed" | "own space" | "journal-blocked" | "lock-held";
+
+/** A verb's row: how the refusal names it, and a decision per entry kind (typed per kind: only a removal or a restore names a space, only a busy owner is `lock-held`). */
+export interface JournalVerbRow {
+  says: string;
+  removal: "proceed" | "own space" | "journal-blocked";
+  cut: "proceed" | "journal-blocked";
+  rotation: "proceed" | "journal-blocked";
+  backup: "proceed" | "journal-blocked";
+  restore: "proceed" | "own space" | "journal-blocked";
+  busy: "proceed" | "lock-held";
+}
+
+const P = "proceed";
+const OWN = "own space";
+const JB = "journal-blocked";
+const LH = "lock-held";
+
+/**
+ * The one home of who passes what. A cut passes its own verbs (resume, backup/restore offline, the
+ * cleanups); a stopped backup passes what lifts it (up, a backup, any restore); a stopped restore
+ * passes up (it lifts it) and its own re-run; a rotation its re-run; a removal its re-run, reconcile
+ * (which checks the record itself) and a cluster's up (which restarts the node that finishes it);
+ * `down` passes everything: stopping is the way out of each, and each resumes from disk.
+ */
+export const JOURNAL_POLICY: Readonly<Record<JournalVerb, Readonly<JournalVerbRow>>> = {
+  "space add":                  { says: "space add",              removal: JB,   cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  "space limits":               { says: "space limits",           removal: JB,   cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  "space creds":                { says: "space creds",            removal: JB,   cut: P,   rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  "space rm":                   { says: "space rm",               removal: OWN,  cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  "space backup":               { says: "space backup",           removal: JB,   cut: JB,  rotation: JB,  backup: P,   restore: JB,   busy: LH },
+  "space backup offline":       { says: "space backup",           removal: JB,   cut: P,   rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  "space restore":              { says: "space restore",          removal: JB,   cut: JB,  rotation: JB,  backup: P,   restore: OWN,  busy: LH },
+  "space restore offline":      { says: "space restore",          removal: JB,   cut: P,   rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  up:                           { says: "up",                     removal: JB,   cut: P,   rotation: JB,  backup: P,   restore: P,    busy: LH },
+  "up cluster":                 { says: "up",                     removal: P,    cut: P,   rotation: JB,  backup: P,   restore: P,    busy: LH },
+  "up --rotate-sys":            { says: "up --rotate-sys",        removal: JB,   cut: JB,  rotation: P,   backup: JB,  restore: JB,   busy: LH },
+  down:                         { says: "down",                   removal: P,    cut: P,   rotation: P,   backup: P,   restore: P,    busy: P },
+  "down --preserve-state":      { says: "down --preserve-state",  removal: JB,   cut: P,   rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  "broker reconcile":           { says: "broker reconcile",       removal: P,    cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  "broker reconcile resumable": { says: "broker reconcile",       removal: JB,   cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  "clean restore-attempt":      { says: "clean restore-attempt",  removal: JB,   cut: P,   rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  "clean orphan-streams":       { says: "clean orphan-streams",   removal: JB,   cut: P,   rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  status:                       { says: "every mutating verb",    removal: JB,   cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+};
+
+/** The verbs whose row holds `own space`: they name the space they work on. */
+export type JournalSpaceVerb = "space rm" | "space restore";
+
+/** What a verb asks the journal: its row, its space where the row needs one, and how the refusal names it when not as the row says (`space rm beta`, `broker reconcile --adopt-disk`). */
+export type JournalPolicy = { verb: Exclude<JournalVerb, JournalSpaceVerb>; says?: string } | { verb: JournalSpaceVerb; space: string; says?: string };
+
+/** How a refusal names the verb. */
+export function journalVerbSays(policy: JournalPolicy): string {
+  return policy.says ?? JOURNAL_POLICY[policy.verb].says;
 }
 
 /** Whether a journal entry's owner process still runs ("unknown": another host's, never judged dead). */
 export type OwnerState = "alive" | "dead" | "unknown";
 
+/** Pure: the entry's kind; a quiesce's owner decides whether it is busy (an `unfinished` restore has been lifted: never busy). */
+export function journalEntryKind(entry: JournalEntry, owner: OwnerState): JournalEntryKind {
+  if (entry.op === "space-rm") return "removal";
+  if (entry.op === "cut") return "cut";
+  if (entry.op === "rotate-sys") return "rotation";
+  if (owner !== "dead" && !(entry.purpose === "restore" && entry.stage === "unfinished")) return "busy";
+  return entry.purpose;
+}
+
+/** Pure: the table's cell for a verb and an entry, `own space` settled against the verb's space. */
+export function journalDecision(entry: JournalEntry, policy: JournalPolicy, owner: OwnerState = "dead"): "proceed" | "journal-blocked" | "lock-held" {
+  const cell: JournalDecision = JOURNAL_POLICY[policy.verb][journalEntryKind(entry, owner)];
+  if (cell !== OWN) return cell;
+  return "space" in policy && policy.space === entry.space ? P : JB;
+}
+
 /** Pure: the refusal a journal entry makes for a verb, or undefined when the verb may proceed. */
 export function journalRefusal(entry: JournalEntry | undefined, policy: JournalPolicy, owner: OwnerState = "dead"): CotalError | undefined {
-  if (!entry || policy.any) return undefined;
+  if (!entry || journalDecision(entry, policy, owner) === P) return undefined;
+  return refusalFor(entry, journalVerbSays(policy), owner);
+}
+
+/** The refusal an entry makes, by its kind: a busy owner is waited for (`lock-held`), anything else names its way out. */
+function refusalFor(entry: JournalEntry, verb: string, owner: OwnerState): CotalError {
+  if (entry.op === "quiesce" && journalEntryKind(entry, owner) === "busy") {
+    // A running backup or restore is busy, not broken: its owner lifts the quiesce itself.
+    return new CotalError("lock-held", `an online ${entry.purpose} of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${verb} waits for it`, {
+      next: afterPid(entry.owner.pid),
+      details: { journal: entry, owner },
+    });
+  }
   if (entry.op === "quiesce" && entry.purpose === "restore") {
-    if (owner !== "dead" && entry.stage !== "unfinished") {
-      return new CotalError("lock-held", `an online restore of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${policy.verb} waits for it`, {
-        next: afterPid(entry.owner.pid),
-        details: { journal: entry, owner },
-      });
-    }
-    if (policy.liftsRestore || policy.restoreOf === entry.space) return undefined;
-    return new CotalError("journal-blocked", `an online restore of space ${entry.space} from ${entry.out} (started ${entry.startedAt}) is unfinished (${entry.stage}); ${policy.verb} waits for it`, {
+    return new CotalError("journal-blocked", `an online restore of space ${entry.space} from ${entry.out} (started ${entry.startedAt}) is unfinished (${entry.stage}); ${verb} waits for it`, {
       next: `${restoreRerun(entry)}   # re-running it finishes the restore`,
       details: { journal: entry },
     });
   }
   if (entry.op === "quiesce") {
-    // A running backup is busy, not broken: its owner lifts the quiesce itself.
-    if (owner !== "dead") {
-      return new CotalError("lock-held", `an online backup of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${policy.verb} waits for it`, {
-        next: afterPid(entry.owner.pid),
-        details: { journal: entry, owner },
-      });
-    }
-    if (policy.quiesce || policy.restoreOf !== undefined) return undefined;
-    return new CotalError("journal-blocked", `an online backup of space ${entry.space} (started ${entry.startedAt}) stopped while the tenant was quiesced (${entry.stage}); ${policy.verb} waits for the lift`, {
+    return new CotalError("journal-blocked", `an online backup of space ${entry.space} (started ${entry.startedAt}) stopped while the tenant was quiesced (${entry.stage}); ${verb} waits for the lift`, {
       next: "cotal up   # lifts the quiesce and removes a partial artifact",
       details: { journal: entry },
     });
   }
   if (entry.op === "rotate-sys") {
-    if (policy.rotation) return undefined;
-    return new CotalError("journal-blocked", `a system-account rotation to generation ${entry.generation} (started ${entry.startedAt}) is unfinished; ${policy.verb} waits for it`, {
+    return new CotalError("journal-blocked", `a system-account rotation to generation ${entry.generation} (started ${entry.startedAt}) is unfinished; ${verb} waits for it`, {
       next: "cotal up --rotate-sys   # re-running it finishes the rotation",
       details: { journal: entry },
     });
   }
   if (entry.op === "cut") {
-    if (policy.cut) return undefined;
-    return new CotalError("journal-blocked", `a preserve-state cut (${entry.cutId}, ${entry.state}) holds the store; ${policy.verb} waits for the broker to resume it`, {
+    return new CotalError("journal-blocked", `a preserve-state cut (${entry.cutId}, ${entry.state}) holds the store; ${verb} waits for the broker to resume it`, {
       next: "cotal up   # resumes the preserved store and clears the cut",
       details: { journal: entry },
     });
   }
-  if (policy.removal === entry.space || policy.anyRemoval) return undefined;
-  return new CotalError("journal-blocked", `a removal of space ${entry.space} (started ${entry.startedAt}${entry.streamsDeleted ? ", its streams already deleted" : ""}) is unfinished; ${policy.verb} waits for it`, {
+  return new CotalError("journal-blocked", `a removal of space ${entry.space} (started ${entry.startedAt}${entry.streamsDeleted ? ", its streams already deleted" : ""}) is unfinished; ${verb} waits for it`, {
     next: `cotal space rm ${entry.space} --yes   # re-running it finishes the removal`,
     details: { journal: entry },
   });

@@ -38,7 +38,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
   if (opts.mode !== "offline" && brokerState(layout).running) return spaceBackupOnline({ ...opts, guards });
   refuseOfflineOnCluster(layout, guards, `space backup ${space}`, "is online only (offline, it snapshots a preserved store through a private broker)");
   const progress = opts.onProgress ?? (() => undefined);
-  const journal = { verb: "space backup", cut: true };
+  const journal = { verb: "space backup offline" as const };
   assertJournalAllows(layout, journal, guards); // a standing removal names itself before any input check
   checkBackupOut(out, { space, root: layout.root, needBytes: spaceStoreBytes(layout.root, space) });
   // The lock, the reaping of leaked brokers, the journal and the certain inventory: the one preamble (verb/verb.ts).

@@ -105,7 +105,7 @@ export async function recoverAttempt(layout: RootLayout, lock: MaintenanceLock, 
 /** `cotal clean restore-attempt --attempt ID`: recovery of a dead backup/restore attempt. */
 export async function cleanRestoreAttempt(opts: { root: string; attempt: string; lockWaitMs?: number; guards?: Guards }): Promise<CleanAttemptResult> {
   // The one preamble (verb/verb.ts): the lock, leaked brokers reaped (never the journaled attempt's), the journal.
-  const verb = { root: opts.root, guards: opts.guards ?? GUARDS_ON, purpose: `cotal clean restore-attempt ${opts.attempt}`, journal: { verb: "clean restore-attempt", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false };
+  const verb = { root: opts.root, guards: opts.guards ?? GUARDS_ON, purpose: `cotal clean restore-attempt ${opts.attempt}`, journal: { verb: "clean restore-attempt" as const }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false };
   return withVerb(verb, async ({ layout, lock, guards }) => {
     const claim = readCut(layout)?.attempt;
     if (!claim || claim.id !== opts.attempt) return { attemptId: opts.attempt, outcome: "absent", removed: [], killed: [], deletedStreams: [] };

@@ -34,7 +34,7 @@ export function storeIdentity(layout: RootLayout): { dev: number; ino: number } 
  */
 export async function preserveStateCut(layout: RootLayout, heldLock: MaintenanceLock, graceMs: number | undefined, guards: Guards): Promise<CutResult> {
   // A removal or a rotation in progress: a cut taken now would capture a store the config no longer describes.
-  assertJournalAllows(layout, { verb: "down --preserve-state", cut: true }, guards);
+  assertJournalAllows(layout, { verb: "down --preserve-state" }, guards);
   const existing = readCut(layout);
   if (existing?.state === "ready") {
     if (brokerState(layout).running) {
@@ -70,8 +70,8 @@ export async function preserveStateCut(layout: RootLayout, heldLock: Maintenance
 }
 
 /** Backup and restore need a ready cut and a stopped broker; anything else refuses with the next step. */
-export function requireReadyCut(layout: RootLayout, verb: string, guards: Guards): CutEntry {
-  assertJournalAllows(layout, { verb, cut: true }, guards); // a standing removal names itself first
+export function requireReadyCut(layout: RootLayout, verb: "space backup" | "space restore", guards: Guards): CutEntry {
+  assertJournalAllows(layout, { verb: `${verb} offline` }, guards); // a standing removal names itself first
   const cut = readCut(layout);
   if (!cut || cut.state !== "ready") {
     throw new CotalError("cut-required", `${verb} reads a preserved store, but ${cut ? `cut ${cut.cutId} is ${cut.state}` : "no preserve-state cut is in place"}`, {

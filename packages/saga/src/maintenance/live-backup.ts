@@ -63,7 +63,7 @@ export async function backupLive(opts: SpaceBackupOptions, clock: PhaseClock): P
   const out = resolve(opts.out);
   const layout = new RootLayout(canonicalRoot(opts.root));
   const progress = opts.onProgress ?? (() => undefined);
-  const verb = { root: layout.root, guards, purpose: `cotal space backup ${space}`, journal: { verb: "space backup", quiesce: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
+  const verb = { root: layout.root, guards, purpose: `cotal space backup ${space}`, journal: { verb: "space backup" as const }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
   return withLiveVerb(verb, async ({ lock, session, journal, disk }) => {
     clock.lap("session open, lock, preamble");
     // A stopped --quiesce backup left its tenant refused: lift it first (its owner is dead, or the journal refused us).

@@ -61,7 +61,7 @@ async function backupOnline(opts: SpaceBackupOptions & SessionHooks, clock: Phas
   const space = assertSpaceName(opts.space, guards);
   const out = resolve(opts.out);
   const layout = new RootLayout(canonicalRoot(opts.root));
-  const verb = { root: layout.root, guards, purpose: `cotal space backup ${space}`, journal: { verb: "space backup", quiesce: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
+  const verb = { root: layout.root, guards, purpose: `cotal space backup ${space}`, journal: { verb: "space backup" as const }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
   return withLiveVerb(verb, async (v) => {
     clock.lap("session open, lock, preamble");
     const base = v.session.envWith(v.lock);

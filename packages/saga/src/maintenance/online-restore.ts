@@ -104,7 +104,7 @@ interface RestoreInput {
 export async function spaceRestoreOnline(opts: OnlineRestoreOptions): Promise<OnlineRestoreResult> {
   const clock = new PhaseClock();
   const input = restoreInput(opts, clock);
-  const verb = { root: input.layout.root, guards: input.guards, purpose: `cotal space restore ${input.space}`, journal: { verb: "space restore", restoreOf: input.space }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
+  const verb = { root: input.layout.root, guards: input.guards, purpose: `cotal space restore ${input.space}`, journal: { verb: "space restore" as const, space: input.space }, lockWaitMs: opts.lockWaitMs ?? 30_000, ...(opts.onNotice ? { onNotice: opts.onNotice } : {}) };
   const result = await withLiveVerb(verb, (v) => restoreUnderLock(v, input));
   clock.lap("session close");
   return { ...result, phases: clock.laps };
@@ -115,7 +115,7 @@ function restoreInput(opts: OnlineRestoreOptions, clock: PhaseClock): RestoreInp
   const space = assertSpaceName(opts.space, guards);
   const from = resolve(opts.from);
   const layout = new RootLayout(canonicalRoot(opts.root));
-  assertJournalAllows(layout, { verb: "space restore", restoreOf: space }, guards); // a standing removal names itself before any input check
+  assertJournalAllows(layout, { verb: "space restore", space }, guards); // a standing removal names itself before any input check
   if (opts.replace && !opts.yes) {
     throw new CotalError("confirmation-required", `--replace deletes space ${space}'s streams that the backup at ${from} holds (a safety copy is kept until the restore verifies), then restores them from it; confirm with --yes`, { next: rerunWith({ "--yes": true }) });
   }

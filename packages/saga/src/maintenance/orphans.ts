@@ -24,7 +24,7 @@ export async function cleanOrphanStreams(opts: { root: string; yes?: boolean; lo
   const root = new RootLayout(opts.root);
   // Every node's store holds its own copy of each stream: one store's view is not the cluster's.
   refuseOfflineOnCluster(root, guards, "clean orphan-streams", "is not built (it scans one store on disk, and each node keeps its own)", "cotal broker reconcile   # the record beside the disk records; see docs/cluster.md \"Verbs on a cluster root\"");
-  return withVerb({ root: opts.root, guards, purpose: "cotal clean orphan-streams", journal: { verb: "clean orphan-streams", cut: true }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, disk }) => {
+  return withVerb({ root: opts.root, guards, purpose: "cotal clean orphan-streams", journal: { verb: "clean orphan-streams" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, disk }) => {
     if (brokerState(layout).running) {
       throw new CotalError("broker-running", "orphan streams are removed from the store on disk, which no running server may hold", { next: "cotal down --preserve-state   # then cotal clean orphan-streams" });
     }

@@ -13,7 +13,7 @@ import { Attempt, cloneSpaceStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { typedIsolatedFailure } from "./isolated-broker.js";
 import { canonicalRoot } from "../root/canonical-root.js";
-import { assertJournalAllows, restoreRerun, type QuiesceEntry } from "../journal/journal.js";
+import { assertJournalAllows, restoreRerun, type JournalPolicy, type QuiesceEntry } from "../journal/journal.js";
 import { runRestorePass } from "./restore-pass.js";
 import { recoverAttempt } from "./clean.js";
 import { brokerState } from "../broker/runtime.js";
@@ -28,7 +28,7 @@ export type { SpaceRestoreOptions, SpaceRestoreResult } from "./backup-contract.
  * (its re-run takes it over through the running broker): with the broker stopped, naming the re-run
  * would send the operator straight back here, so the way out is the `up` that lifts it first.
  */
-function offlineJournalAllows(layout: RootLayout, policy: { verb: string; cut: boolean }, guards: Guards): void {
+function offlineJournalAllows(layout: RootLayout, policy: JournalPolicy, guards: Guards): void {
   try {
     assertJournalAllows(layout, policy, guards);
   } catch (err) {
@@ -71,7 +71,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
   // A running broker restores online (only that tenant quiesced); a stopped one through its cut.
   if (opts.mode !== "offline" && brokerState(layout).running) return spaceRestoreOnline({ ...opts, guards });
   refuseOfflineOnCluster(layout, guards, `space restore ${space}`, "is online only (offline, it installs into a preserved store through a private broker)");
-  const journal = { verb: "space restore", cut: true };
+  const journal = { verb: "space restore offline" as const };
   offlineJournalAllows(layout, journal, guards); // a standing removal names itself before any input check
   if (opts.replace) {
     throw new CotalError("invalid-argument", "--replace restores over a space's streams on a running broker only", { next: `cotal up --detach && cotal space restore ${space} --from ${from} --replace --yes` });

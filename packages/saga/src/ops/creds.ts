@@ -112,7 +112,7 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   const out = opts.out === undefined ? undefined : assertOutPath(opts.out, guards);
   const layout = new RootLayout(opts.root);
   // Minting trust for a tenant mid-removal would hand out creds for a space that is going away.
-  assertJournalAllows(layout, { verb: "space creds", cut: true }, guards);
+  assertJournalAllows(layout, { verb: "space creds" }, guards);
   const broker = loadBrokerTrust(layout);
   const account = loadSpaceAccount(layout, space);
   if (!account) {

@@ -28,7 +28,7 @@ export async function down(opts: { root: string; graceMs?: number; preserveState
   // A cut preserves one store for offline backup/restore, which a cluster root does online instead.
   if (opts.preserveState) refuseOfflineOnCluster(new RootLayout(root), guards, "down --preserve-state", "has no offline backup or restore to cut for", "cotal space list   # back up each space online on the running cluster (cotal space backup NAME --out DIR): no cut needed");
   // The preamble has already stopped leaked private brokers (a killed verb's, never the journal's own attempt).
-  return withVerb({ root, guards, purpose: "cotal down", journal: { verb: "down", any: true }, certain: false }, async ({ layout, lock, reaped }) => {
+  return withVerb({ root, guards, purpose: "cotal down", journal: { verb: "down" }, certain: false }, async ({ layout, lock, reaped }) => {
     // Hook (maintenance/cut.ts): the cut journals cut-intent → cut-committed, stops the broker, then ready.
     if (opts.preserveState) {
       const { stopped, pid, forced, ...cut } = await preserveStateCut(layout, lock, opts.graceMs, guards);

@@ -107,7 +107,7 @@ export async function reconcile(opts: ReconcileOptions): Promise<ReconcileResult
   const verb = `broker reconcile${opts.direction ? ` --adopt-${opts.direction}` : ""}`;
   // A removal journal is let through only to be checked against the record below (docs/refusals.md).
   const guards = opts.guards ?? GUARDS_ON;
-  return withVerb({ root, guards, purpose: `cotal ${verb}`, journal: { verb, anyRemoval: true }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ layout, lock, journal }) => {
+  return withVerb({ root, guards, purpose: `cotal ${verb}`, journal: { verb: "broker reconcile", says: verb }, lockWaitMs: opts.lockWaitMs ?? 30_000, certain: false }, async ({ layout, lock, journal }) => {
     const st = brokerState(layout);
     if (!st.running) refuseOfflineOnCluster(layout, guards, `cotal ${verb}`, "needs the running cluster (offline, it reconciles through a private broker on the store)");
     const session = st.running ? await openLiveSession(layout, verb, { ...opts, guards }) : await openOfflineSession(layout, verb, { ...opts, guards });
@@ -138,7 +138,7 @@ async function reconcileIn(layout: RootLayout, session: Session, running: boolea
   const removing = journal?.op === "space-rm" ? journal.space : undefined;
   if (journal && removing && !guards.IGNORE_JOURNAL && decideResume(kv, digest).action !== "refuse") {
     opts.onReport(report);
-    throw journalRefusal(journal, { verb: "broker reconcile" }) as CotalError;
+    throw journalRefusal(journal, { verb: "broker reconcile resumable" }) as CotalError;
   }
   const honour = removing !== undefined && !guards.IGNORE_JOURNAL ? removing : undefined;
   const diskList = honour ? disk.filter((n) => n !== removing) : disk;

@@ -63,7 +63,7 @@ function applySuccessor(layout: RootLayout, next: BrokerTrust): void {
  * re-minted; the journal clears last. Every other verb refuses while it stands (docs/refusals.md).
  */
 export async function rotateSys(opts: { root: string; guards?: Guards }): Promise<RotateSysResult> {
-  return withVerb({ root: opts.root, guards: opts.guards ?? GUARDS_ON, purpose: "cotal up --rotate-sys", journal: { verb: "up --rotate-sys", rotation: true }, lockWaitMs: 30_000 }, async ({ layout, guards, lock, disk: spaces, journal }) => {
+  return withVerb({ root: opts.root, guards: opts.guards ?? GUARDS_ON, purpose: "cotal up --rotate-sys", journal: { verb: "up --rotate-sys" }, lockWaitMs: 30_000 }, async ({ layout, guards, lock, disk: spaces, journal }) => {
     // On a cluster root every node must be down, not only the first one `brokerState` reads.
     const nodesUp = guards.ROTATE_WITH_NODES_UP ? [] : serversOfRoot(layout, guards).filter((p) => p.role === "node");
     if (brokerState(layout).running || nodesUp.length > 0) {

@@ -90,7 +90,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
   const limits = limitsForQuota(names, opts.quota ?? {}, guards);
   const label = names.length === 1 ? names[0] : `(${names.length} spaces)`;
   await awaitFdRoom(opts, names, label, guards);
-  const verb = { ...opts, guards, purpose: `cotal space add ${label}`, journal: { verb: "space add" }, lockWaitMs: opts.lockWaitMs ?? 30_000, decideUnderLock: opts.decideUnderLock === true };
+  const verb = { ...opts, guards, purpose: `cotal space add ${label}`, journal: { verb: "space add" as const }, lockWaitMs: opts.lockWaitMs ?? 30_000, decideUnderLock: opts.decideUnderLock === true };
   return withLiveVerb(verb, async ({ layout, lock, session, decided, disk, view, releaseLock }) => {
     const broker = loadBrokerTrust(layout);
     for (const n of names) existingSpaceRecord(layout, broker, n); // foreign operator refuses before any write

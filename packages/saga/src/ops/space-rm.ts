@@ -214,7 +214,7 @@ export async function spaceRm(opts: SpaceRmOptions): Promise<SpaceRmResult> {
   const guards = opts.guards ?? GUARDS_ON;
   const space = assertSpaceName(opts.name, guards);
   const layout = new RootLayout(canonicalRoot(opts.root));
-  const journal: JournalPolicy = { verb: `space rm ${space}`, removal: space };
+  const journal: JournalPolicy = { verb: "space rm", space, says: `space rm ${space}` };
   const base = { ...opts, guards, root: layout.root, purpose: `cotal space rm ${space}`, journal, lockWaitMs: opts.lockWaitMs ?? 30_000 };
   const notes: string[] = [];
   if (brokerState(layout).running) {

@@ -145,7 +145,7 @@ function nodesWhy(nodes: NodeStatus[] | undefined, running: boolean): string {
  */
 export function blockOf(journal: JournalEntry | null, journalError: string | undefined, lock: StatusReport["lock"], owner: "alive" | "dead" | "unknown", guards: Guards): { why: string; next: string } | undefined {
   if (journalError) return { why: `the maintenance journal is unreadable: ${journalError}`, next: "cotal status --json   # then repair or move aside the journal it names" };
-  const refusal = guards.STATUS_IGNORES_BLOCKS ? undefined : journalRefusal(journal ?? undefined, { verb: "every mutating verb" }, owner);
+  const refusal = guards.STATUS_IGNORES_BLOCKS ? undefined : journalRefusal(journal ?? undefined, { verb: "status" }, owner);
   if (refusal && refusal.code !== "lock-held") return { why: refusal.message, next: refusal.next ?? "cotal status" };
   if (lock && lock !== "corrupt" && lock.status === "dead" && !guards.STATUS_IGNORES_BLOCKS) {
     return { why: `the maintenance lock is held by pid ${lock.pid} on ${lock.host} (${lock.purpose}), which is gone: the next verb takes it over`, next: "cotal up   # takes the lock over and settles what its holder left" };

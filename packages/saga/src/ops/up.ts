@@ -51,7 +51,7 @@ export async function up(opts: UpOptions): Promise<UpResult> {
   if (!clustered && !existsSync(root) && !guards.UP_SKIP_PORT_CHECK) await assertPortFree(opts.host ?? DEFAULT_HOST, port ?? DEFAULT_PORT);
   // The probe only names the lock's purpose for `cotal status`; the journal read under the lock decides.
   const purpose = cutJournalPresent(root) ? "cotal up (resuming a preserve-state cut)" : "cotal up";
-  return withVerb({ root, guards, purpose, journal: { verb: "up", cut: true, quiesce: true, liftsRestore: true, ...(clustered ? { anyRemoval: true } : {}) }, certain: false }, async (v) => {
+  return withVerb({ root, guards, purpose, journal: { verb: clustered ? "up cluster" : "up" }, certain: false }, async (v) => {
     if (clustered) {
       // A removal stuck on a stopped node passes: `up` restarts that node so the re-run can finish it.
       // A stopped online backup or restore (quiesce) is lifted by bootCluster; a cut or a rotation has no cluster resume.
