@@ -7,6 +7,8 @@ export function progressWanted(o: { isTTY: boolean | undefined; json: boolean; l
 }
 
 export interface Progress {
+  /** Whether anything is drawn at all (a caller skips work only a bar needs). */
+  readonly live: boolean;
   /** One line saying what runs now ("space add: 300 spaces: claiming…"), rewritten in place until a bar takes the line. */
   status(text: string): void;
   /** (Re)starts the bar for a phase: `label` names it, `total` is its size in the bar's unit. */
@@ -15,7 +17,7 @@ export interface Progress {
   stop(): void;
 }
 
-const QUIET: Progress = { status: () => undefined, phase: () => undefined, update: () => undefined, stop: () => undefined };
+const QUIET: Progress = { live: false, status: () => undefined, phase: () => undefined, update: () => undefined, stop: () => undefined };
 
 export interface ProgressOptions {
   enabled: boolean;
@@ -50,6 +52,7 @@ export function progressBar(opts: ProgressOptions): Progress {
     line = false;
   };
   return {
+    live: true,
     status(text) {
       if (started) bar.stop(); // the bar keeps its last state on its line; the status takes the next
       started = false;

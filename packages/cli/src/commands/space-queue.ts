@@ -1,4 +1,4 @@
-import { describeError, RERUN, spaceList, validateBatch, type Guards, type SpaceListReport } from "@cotal/saga";
+import { describeError, followCommits, RERUN, spaceList, validateBatch, type Guards, type SpaceListReport } from "@cotal/saga";
 import { CotalError, isCotalError, renderRerun } from "@cotal/saga/errors";
 import type { Logger } from "@cotal/jobs/log";
 import { summariseNames } from "../batch-summary.js";
@@ -36,19 +36,17 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
     return;
   }
   if (!flags.json) err(`cotal: ${r.jobs.length} space-add job(s) queued (${summary.enqueued} new, ${summary.alreadyQueued} already queued, ${summary.requeued} re-queued); waiting for workers (cotal worker)…`);
-  const logCount = countLogger(flags.log, "queued space-add jobs finished");
-  flags.bar?.phase("queue", r.jobs.length);
-  const tracked = await jobs.trackJobs({
-    redisUrl,
-    queue: r.queue,
-    ids: r.jobs.map((j) => j.id),
-    onProgress: (p) => {
-      const done = p.finished + p.failed;
-      flags.bar?.update(done, r.jobs.length, `${p.failed} failed, ${p.pending} pending`);
-      logCount({ done, total: r.jobs.length });
-    },
-  });
-  flags.bar?.stop();
+  // Only a bar or log lines read the commits: a plain wait opens no store connection.
+  const follower = flags.bar?.live || flags.log ? await followCommits({ root, names: unique, guards: flags.guards }).catch(() => undefined) : undefined;
+  let tracked: Awaited<ReturnType<typeof jobs.trackJobs>>;
+  try {
+    flags.bar?.phase("queue", r.jobs.length);
+    const onProgress = queueProgress({ total: r.jobs.length, bar: flags.bar, log: flags.log, committed: follower ? () => follower.committed() : undefined });
+    tracked = await jobs.trackJobs({ redisUrl, queue: r.queue, ids: r.jobs.map((j) => j.id), onProgress: (p) => void onProgress(p) });
+  } finally {
+    flags.bar?.stop();
+    await follower?.close().catch(() => undefined);
+  }
 
   // A job gone from Redis either completed (removeOnComplete) or was lost (FLUSHALL): the KV says which.
   const list = await spaceList({ root, guards: flags.guards });
@@ -71,6 +69,46 @@ export async function queuedSpaceAdd(root: string, names: string[], flags: Queue
   if (flags.json) return json(result);
   out(`cotal: ${summariseNames(unique)} in the inventory through the queue (${result.completed} completed) in ${(result.elapsedMs / 1000).toFixed(1)} s (generation ${list.generation})`);
   out(`  next: cotal space creds ${unique[0]}`);
+}
+
+/** What the tracker counts on each tick (jobs' TrackProgress). */
+export interface JobCounts {
+  finished: number;
+  failed: number;
+  pending: number;
+}
+
+/**
+ * The queued add's bar and log lines (docs/commands/space.md): a job finishes only once its whole
+ * batch is committed *and* provisioned, so counting jobs alone sits at 0 % while workers commit. The
+ * bar counts the names the KV record lists (`committed`, read once per tick, never two reads at once)
+ * or the finished jobs if more, plus the failed ones. Returns the tick; its promise settles when the
+ * tick's read has been drawn.
+ */
+export function queueProgress(o: { total: number; bar?: Progress | undefined; log?: Logger | undefined; committed?: (() => Promise<number | undefined>) | undefined }): (p: JobCounts) => Promise<void> {
+  const logJobs = countLogger(o.log, "queued space-add jobs finished");
+  const logCommits = countLogger(o.log, "queued spaces committed");
+  let commits = 0;
+  let last: JobCounts = { finished: 0, failed: 0, pending: o.total };
+  let reading: Promise<void> | undefined;
+  const draw = (): void => {
+    const done = Math.min(o.total, Math.max(commits, last.finished) + last.failed);
+    o.bar?.update(done, o.total, `${Math.max(commits, last.finished)} committed, ${last.finished} done, ${last.failed} failed, ${last.pending} pending`);
+  };
+  return (p) => {
+    last = p;
+    draw();
+    logJobs({ done: p.finished + p.failed, total: o.total });
+    if (!o.committed || reading) return reading ?? Promise.resolve();
+    reading = o.committed().then((n) => {
+      reading = undefined;
+      if (n === undefined || n <= commits) return;
+      commits = n;
+      draw();
+      logCommits({ done: n, total: o.total });
+    });
+    return reading;
+  };
 }
 
 /**
