@@ -31,9 +31,13 @@ describe("batch output on a real broker", () => {
     const added = await r.cotal(["--log-format", "json", "space", "add", ...more, "--json"]);
     expect(added.code, added.stderr).toBe(0);
     expect(parseJson<SpaceAddResult>(added).added).toEqual(more);
-    const lines = added.stderr.trim().split("\n").map((l) => JSON.parse(l) as { name: string; event?: string; done?: number; total?: number });
+    const lines = added.stderr.trim().split("\n").map((l) => JSON.parse(l) as { name: string; event?: string; done?: number; total?: number; phase?: string; generation?: number });
     expect(lines.every((l) => l.name === "cotal space add")).toBe(true);
     expect(lines.filter((l) => l.event === "progress").at(-1)).toMatchObject({ done: 12, total: 12 });
+    // ...and one line per phase of the preamble and the saga, in the order they ran, the commit's with its generation
+    const phases = lines.filter((l) => l.event === "phase");
+    expect(phases.map((l) => l.phase)).toEqual(["connect", "read", "lock", "journal", "inventory", "lease", "decide", "claim", "materialise", "render-stage", "promote", "reload-proof", "reconnect", "commit", "release"]);
+    expect(phases.find((l) => l.phase === "commit")?.generation).toBe(parseJson<SpaceAddResult>(added).generation);
 
     // a few names are still named as they are
     const few = await r.cotal(["space", "add", "alpha", "beta"]);
