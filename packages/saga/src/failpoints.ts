@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { CotalError } from "./errors.js";
 
 /**
- * Crash-test hooks named after saga steps. Inert unless COTAL_FAILPOINT is set, e.g.
+ * Crash-test hooks, each named after the step it follows or precedes (the saga's: SAGA_STEPS in
+ * saga/steps.ts, docs/saga.md "The steps"). Inert unless COTAL_FAILPOINT is set, e.g.
  * `COTAL_FAILPOINT=after-claim:exit` or `up-locked:sleep:3000,before-rename:barrier:/tmp/b:2`.
  * Actions: exit (code 86, no cleanup), kill (SIGKILL self), throw, sleep:<ms>, barrier:<dir>:<n>.
  * A step reached more than once (once per cluster node) takes `<step>#<n>`: the action fires on the
@@ -19,14 +20,14 @@ export type FailpointAction = (
 
 /** Every step a failpoint can be armed at; an unknown name in COTAL_FAILPOINT is refused, never silently inert. */
 export const FAILPOINTS = [
-  // the mutation saga (docs/resume.md)
+  // the mutation saga: SAGA_STEPS (saga/steps.ts; docs/saga.md "The steps"), then a new root's first record (saga/seed.ts)
   "after-read", "after-lease", "before-claim", "after-claim", "after-materialise", "after-stage", "before-rename", "after-rename", "after-proof", "after-commit", "before-seed",
   // up and the broker process
   "up-locked", "up-rendered", "up-started", "broker-spawned",
   "maintenance-started", "backup-started", "clean-started", "restore-quarantine-started", "restore-target-started",
-  // space rm, space add after its commit (docs/saga.md) and up --rotate-sys (docs/refusals.md)
   // a cluster reload (saga/cluster-reloader.ts): after each node's proof and its partial-proof CAS, once per node
   "after-node-proof",
+  // space rm, space add after its commit (docs/saga.md "Provisioning after the commit") and up --rotate-sys (docs/refusals.md)
   "rm-journaled", "rm-streams-deleted", "add-provisioning", "rotate-journaled", "rotate-seed-written", "rotate-applied",
   // cotal node run (ops/node-agent.ts): it read the record and decided to apply, before the writer lease
   "node-decided",

@@ -1,7 +1,12 @@
-/** Saga step names: failpoints (`COTAL_FAILPOINT=<name>:exit`) and timings use exactly these. */
+/**
+ * The mutation saga's failpoints (`COTAL_FAILPOINT=<name>:<action>`, failpoints.ts), in the order it
+ * reaches them; each is named after the step it follows or precedes in docs/saga.md "The steps",
+ * whose table also gives each step's timing (SAGA_TIMINGS below).
+ */
 export const SAGA_STEPS = [
   "after-read",
   "after-lease",
+  "before-claim",
   "after-claim",
   "after-materialise",
   "after-stage",
