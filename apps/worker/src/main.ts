@@ -18,8 +18,8 @@ try {
   const guards = guardsFromEnv(process.env);
   const level = process.env.COTAL_LOG_LEVEL;
   const logger = createLogger({ name: "cotal-worker", format: logFormat ?? envFormat ?? "json", guards, ...(level === undefined ? {} : { level }) });
-  // A service is scraped: health and metrics on loopback 9464 unless the environment says otherwise.
-  const overrides: WorkerOverrides = { ...args, ...(process.env.COTAL_WORKER_METRICS_PORT === undefined ? { http: { host: "127.0.0.1", port: 9464 } } : {}) };
+  // A service is scraped: health and metrics on port 9464 (COTAL_WORKER_METRICS_HOST, default loopback) unless the environment says otherwise.
+  const overrides: WorkerOverrides = { ...args, ...(process.env.COTAL_WORKER_METRICS_PORT === undefined ? { http: { port: 9464 } } : {}) };
   process.exitCode = await runWorkerService({ root: resolveRoot(args.root, process.env), overrides, logger, guards, env: process.env });
 } catch (err) {
   // The same shape and exit codes as the CLI (the core's error table): an unreachable Redis is 6, bad settings 2.

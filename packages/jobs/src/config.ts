@@ -33,7 +33,11 @@ export interface WorkerConfig {
   stall: StallOptions;
   /** How long a saga call waits for the root maintenance lock another worker holds (generous: workers queue on it). */
   lockWaitMs: number;
-  /** Loopback health and metrics endpoint; port 0 picks a free port; absent = none. */
+  /**
+   * Health and metrics endpoint; port 0 picks a free port; absent = none. The host is loopback unless
+   * COTAL_WORKER_METRICS_HOST says otherwise (0.0.0.0 in a container, so Prometheus on the compose
+   * network can scrape it: docs/service.md). /healthz and /metrics only read.
+   */
   http: { host: string; port: number } | undefined;
   /** SIGTERM drains held jobs this long, then closes by force (the jobs stall and are re-delivered). */
   drainDeadlineMs: number;
@@ -63,7 +67,23 @@ function intFrom(env: NodeJS.ProcessEnv, name: string, min: number): number | un
   return n;
 }
 
-export type WorkerOverrides = Partial<Omit<WorkerConfig, "batch" | "stall" | "root">> & { batch?: Partial<BatchOptions>; stall?: Partial<StallOptions> };
+/** Where the health and metrics endpoint listens when nothing says otherwise. */
+export const METRICS_HOST_DEFAULT = "127.0.0.1";
+
+export type WorkerOverrides = Partial<Omit<WorkerConfig, "batch" | "stall" | "root" | "http">> & {
+  batch?: Partial<BatchOptions>;
+  stall?: Partial<StallOptions>;
+  /** A host given here beats COTAL_WORKER_METRICS_HOST; without one the environment's (or loopback) applies. */
+  http?: { host?: string; port: number };
+};
+
+/** COTAL_WORKER_METRICS_HOST: an address to listen on, never empty or a URL (a typo would bind nothing useful). */
+function hostFrom(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.COTAL_WORKER_METRICS_HOST;
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^[A-Za-z0-9.:_-]+$/.test(raw)) throw new CotalError("invalid-payload", `COTAL_WORKER_METRICS_HOST=${JSON.stringify(raw)} is not a listen address`, { next: "COTAL_WORKER_METRICS_HOST=0.0.0.0   # or unset it for 127.0.0.1" });
+  return raw;
+}
 
 /**
  * The one place worker settings are read: explicit overrides (CLI flags) beat the environment
@@ -86,7 +106,7 @@ export function workerConfig(root: string, overrides: WorkerOverrides, env: Node
       maxStalledCount: overrides.stall?.maxStalledCount ?? intFrom(env, "COTAL_JOBS_MAX_STALLED", 0) ?? WORKER_DEFAULTS.stall.maxStalledCount,
     },
     lockWaitMs: overrides.lockWaitMs ?? intFrom(env, "COTAL_JOBS_LOCK_WAIT_MS", 0) ?? WORKER_DEFAULTS.lockWaitMs,
-    http: port === undefined ? undefined : { host: overrides.http?.host ?? "127.0.0.1", port },
+    http: port === undefined ? undefined : { host: overrides.http?.host ?? hostFrom(env) ?? METRICS_HOST_DEFAULT, port },
     drainDeadlineMs: overrides.drainDeadlineMs ?? intFrom(env, "COTAL_WORKER_DRAIN_MS", 0) ?? WORKER_DEFAULTS.drainDeadlineMs,
     blockedRetryMs: overrides.blockedRetryMs ?? intFrom(env, "COTAL_JOBS_BLOCKED_RETRY_MS", 0) ?? WORKER_DEFAULTS.blockedRetryMs,
   };

@@ -8,11 +8,16 @@ export interface HealthSource {
   readonly metricsContentType: string;
 }
 
-/** /healthz and /metrics on a loopback port: health for the supervisor, prom-client's exposition for Prometheus. */
+/**
+ * /healthz and /metrics (loopback unless the worker's config says otherwise: config.ts): health for the
+ * supervisor, prom-client's exposition for Prometheus. Read-only by construction: nothing but these two reads.
+ */
 export async function serveHealth(source: HealthSource, opts: { host: string; port: number }): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
-    if (path === "/healthz") {
+    // Reachable beyond loopback in a container: anything but a read is refused before any route.
+    if (req.method !== "GET" && req.method !== "HEAD") res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" }).end("read-only: GET /healthz or /metrics\n");
+    else if (path === "/healthz") {
       const h = source.health();
       res.writeHead(h.ok ? 200 : 503, { "content-type": "text/plain; charset=utf-8" }).end(`${h.status}\n`);
     } else if (path === "/metrics") {
@@ -27,5 +32,5 @@ export async function serveHealth(source: HealthSource, opts: { host: string; po
     server.listen({ host: opts.host, port: opts.port }, () => resolve());
   });
   const addr = server.address() as AddressInfo;
-  return { server, url: `http://${opts.host}:${addr.port}` };
+  return { server, url: `http://${opts.host.includes(":") ? `[${opts.host}]` : opts.host}:${addr.port}` };
 }

@@ -33,7 +33,7 @@ export function registerWorker(program: Command): void {
     .option("--lock-duration <ms>", "job lock; a dead worker's jobs are re-delivered after it (default: 30000, or $COTAL_JOBS_LOCK_DURATION_MS)", count("--lock-duration", 500))
     .option("--stalled-interval <ms>", "how often to look for stalled jobs (default: 30000, or $COTAL_JOBS_STALLED_INTERVAL_MS)", count("--stalled-interval", 200))
     .option("--blocked-retry <ms>", "how long a job waits out a busy root or a running verb's journal before it fails for good, 0 = at once (default: 600000, or $COTAL_JOBS_BLOCKED_RETRY_MS)", count("--blocked-retry", 0))
-    .option("--metrics-port <port>", "serve /healthz and /metrics on 127.0.0.1:<port> (0 = any free port) (default: none, or $COTAL_WORKER_METRICS_PORT)", count("--metrics-port", 0))
+    .option("--metrics-port <port>", "serve /healthz and /metrics on <port> of 127.0.0.1, or of $COTAL_WORKER_METRICS_HOST (0 = any free port) (default: none, or $COTAL_WORKER_METRICS_PORT)", count("--metrics-port", 0))
     .action(async (flags: WorkerFlags, cmd: Command) => {
       const { createLogger, defaultLogFormat, runWorkerService } = await import("@cotal/jobs"); // lazy: only this verb loads BullMQ
       const guards = guardsOf(cmd);
@@ -45,7 +45,7 @@ export function registerWorker(program: Command): void {
           batch: { ...(flags.batchSize !== undefined ? { maxSize: flags.batchSize } : {}), ...(flags.batchWait !== undefined ? { maxWaitMs: flags.batchWait } : {}), ...(flags.batchHold !== undefined ? { maxHoldMs: flags.batchHold } : {}) },
           stall: { ...(flags.lockDuration !== undefined ? { lockDurationMs: flags.lockDuration } : {}), ...(flags.stalledInterval !== undefined ? { stalledIntervalMs: flags.stalledInterval } : {}) },
           ...(flags.blockedRetry !== undefined ? { blockedRetryMs: flags.blockedRetry } : {}),
-          ...(flags.metricsPort !== undefined ? { http: { host: "127.0.0.1", port: flags.metricsPort } } : {}),
+          ...(flags.metricsPort !== undefined ? { http: { port: flags.metricsPort } } : {}),
         },
         logger,
         guards,
