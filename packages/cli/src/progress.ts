@@ -48,7 +48,9 @@ export function progressBar(opts: ProgressOptions): Progress {
   /** A status line stands on the terminal's last line (cleared before a bar or the verb's output). */
   let line = false;
   const clear = (): void => {
-    if (line) (clearLine(stream as NodeJS.WriteStream, 0), cursorTo(stream as NodeJS.WriteStream, 0));
+    if (!line) return;
+    clearLine(stream, 0);
+    cursorTo(stream, 0);
     line = false;
   };
   return {
@@ -57,8 +59,8 @@ export function progressBar(opts: ProgressOptions): Progress {
       if (started) bar.stop(); // the bar keeps its last state on its line; the status takes the next
       started = false;
       clear();
-      const width = (stream as { columns?: number }).columns ?? 80;
-      stream.write(text.length < width ? text : `${text.slice(0, width - 2)}…`);
+      const width = (stream as { columns?: number }).columns || 80; // a pty without a size says 0
+      stream.write(text.length < width ? text : `${text.slice(0, Math.max(width - 2, 1))}…`);
       line = true;
     },
     phase(next, total) {

@@ -68,6 +68,17 @@ describe("a direct space add's phase line (TTY)", () => {
     expect(tty.text().endsWith("provisioning…\x1b[2K\x1b[1G")).toBe(true); // cleared before the verb's own lines
   });
 
+  it("a long line is cut to the terminal's width; a pty that reports no width (0) is taken as 80 columns", () => {
+    const narrow = fakeTty();
+    (narrow.stream as unknown as { columns: number }).columns = 30;
+    progressBar({ enabled: true, unit: "count", stream: narrow.stream }).status("space add: 300 spaces: reloading and proving…");
+    expect(narrow.text()).toBe("space add: 300 spaces: reloa…"); // 29 columns: the cursor never wraps
+    const unsized = fakeTty();
+    (unsized.stream as unknown as { columns: number }).columns = 0;
+    progressBar({ enabled: true, unit: "count", stream: unsized.stream }).status("space add: 300 spaces: connecting to the broker…");
+    expect(unsized.text()).toBe("space add: 300 spaces: connecting to the broker…");
+  });
+
   it("off a TTY (or with --json / --log-format) nothing is drawn", () => {
     const tty = fakeTty();
     const fb: Feedback = { bar: progressBar({ enabled: false, unit: "count", stream: tty.stream }), log: undefined };
