@@ -8,8 +8,8 @@
  *   node packages/bench/dist/claim-size.js [--tenants 1000,7800,10000,20000] [--batch 1000] [--runs 5]
  */
 import { performance } from "node:perf_hooks";
-import { claimedSpaces, type InventoryRecord, type PendingMutation } from "@cotal/saga/inventory";
-import { intentDelta } from "@cotal/saga/saga";
+import { claimedSpaces, intentDelta, type InventoryRecord } from "@cotal/saga/inventory";
+import type { PendingMutation } from "@cotal/saga";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
 import { writeResult } from "./lib/out.js";
@@ -21,7 +21,7 @@ const batch = args.int("batch", 1000);
 const runs = args.int("runs", 5);
 /** nats-server's default max_payload, which a root created before the rendered `max_payload` runs with. */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
-/** authority-store.ts: the put's header room and a claim's room for its staged and proven digests. */
+/** inventory/record-size.ts: the put's header room and a claim's room for its staged and proven digests. */
 const PUT_OVERHEAD = 256;
 const CLAIM_GROWTH = 512;
 

@@ -2,7 +2,7 @@
 import { JetStreamApiCodes, JetStreamApiError, StorageType, type StreamConfig, type StreamInfo } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
 import { describe, expect, it } from "vitest";
-import { ensureBucket, type BucketApi } from "../src/inventory/authority-store.js";
+import { ensureBucket, type BucketApi } from "../src/inventory/bucket.js";
 import { isCotalError } from "../src/errors.js";
 
 const notFound = () => new JetStreamApiError({ code: 404, err_code: JetStreamApiCodes.StreamNotFound, description: "stream not found" });

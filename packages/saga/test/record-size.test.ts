@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CLAIM_GROWTH, PUT_OVERHEAD, recordWriteBytes } from "../src/inventory/authority-store.js";
+import { CLAIM_GROWTH, PUT_OVERHEAD, recordWriteBytes } from "../src/inventory/record-size.js";
 import type { InventoryRecord } from "../src/inventory/record.js";
 import { createAccountTrust, createBrokerTrust, RootLayout, serverConfig, type RenderOptions } from "../src/internal.js";
 import { DEFAULT_MAX_PAYLOAD, maxPayloadOf, type RootSettings } from "../src/root/settings.js";

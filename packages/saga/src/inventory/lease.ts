@@ -1,6 +1,6 @@
 /**
  * The writer lease (docs/saga.md, step 0): one key per broker root in a TTL bucket. This module is the
- * pure half (value codec, TTL arithmetic, refusals); the CAS I/O lives in authority-store.ts.
+ * pure half (value codec, TTL arithmetic, refusals); the CAS I/O lives in lease-store.ts.
  */
 import { randomUUID } from "node:crypto";
 import { RERUN, CotalError } from "../errors.js";
