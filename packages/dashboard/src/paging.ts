@@ -9,13 +9,27 @@ export interface SpaceQuery {
   q: string;
   /** One state (`active`, `pending-add`, …); undefined matches every state. */
   state: string | undefined;
+  /** Seconds between the page's own reloads (`?refresh=`); 0 is off. */
+  refresh: number;
 }
 
 export const PAGE_SIZES = [50, 100, 500] as const;
 const DEFAULT_SIZE = 100;
+/** A few seconds: each reload reads the root again (status, the KV record, Redis), so not faster. */
+export const DEFAULT_REFRESH = 5;
+const REFRESH_RANGE = [2, 600] as const;
 
 function one(v: unknown): string | undefined {
   return typeof v === "string" ? v : Array.isArray(v) && typeof v[0] === "string" ? v[0] : undefined;
+}
+
+/** Pure: `?refresh=` made safe: `0`/`off` turns the reload off, 2-600 s is kept, anything else is the default. */
+export function parseRefresh(query: Record<string, unknown>): number {
+  const raw = one(query.refresh)?.trim().toLowerCase();
+  if (raw === undefined || raw === "") return DEFAULT_REFRESH;
+  if (raw === "0" || raw === "off") return 0;
+  const n = /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
+  return Number.isSafeInteger(n) && n >= REFRESH_RANGE[0] && n <= REFRESH_RANGE[1] ? n : DEFAULT_REFRESH;
 }
 
 /** Pure: a query string made safe (junk falls back to the defaults, never an error page). */
@@ -28,6 +42,7 @@ export function parseSpaceQuery(query: Record<string, unknown>): SpaceQuery {
     size: (PAGE_SIZES as readonly number[]).includes(size) ? size : DEFAULT_SIZE,
     q: (one(query.q) ?? "").trim().slice(0, 200),
     state: state ? state : undefined,
+    refresh: parseRefresh(query),
   };
 }
 
@@ -72,6 +87,7 @@ export function pageHref(query: SpaceQuery, over: Partial<SpaceQuery>): string {
   if (q.state) params.set("state", q.state);
   if (q.size !== DEFAULT_SIZE) params.set("size", String(q.size));
   if (q.page > 1) params.set("page", String(q.page));
+  if (q.refresh !== DEFAULT_REFRESH) params.set("refresh", String(q.refresh));
   const s = params.toString();
   return s ? `tenants?${s}` : "tenants";
 }

@@ -2,14 +2,17 @@ import { existsSync } from "node:fs";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { redactRedisUrl } from "@cotal/jobs";
-import { GUARDS_ON, redactSeeds, CotalError, type Guards } from "@cotal/saga";
+import { GUARDS_ON, isCotalError, redactSeeds, CotalError, type Guards } from "@cotal/saga";
 import express from "express";
 import { bullBoardFor } from "./bull-board.js";
 import { hostHeaderAllowed, isLoopbackHost } from "./loopback.js";
 import { readOnlyGuard } from "./read-only.js";
 import { readTenantData } from "./tenant-data.js";
 import { renderTenantPage } from "./tenant-page.js";
-import { parseSpaceQuery } from "./paging.js";
+import { parseRefresh, parseSpaceQuery } from "./paging.js";
+import { renderTenantDetail } from "./detail-page.js";
+import { notFoundPage } from "./shell.js";
+import { readTenantDetail } from "./tenant-detail.js";
 
 export const DEFAULT_DASHBOARD_PORT = 8090;
 
@@ -27,6 +30,16 @@ export interface DashboardOptions {
 export interface Dashboard {
   url: string;
   close(): Promise<void>;
+}
+
+/**
+ * The tenant pages' own headers: no script, style only inline, nothing from another host, not framed
+ * (their favicon is inline too), and never cached: every request reads the root again.
+ */
+export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+function page(res: express.Response): express.Response {
+  return res.type("html").set("cache-control", "no-store").set("content-security-policy", PAGE_CSP).set("x-content-type-options", "nosniff");
 }
 
 /** Refuses what must not be served, before anything listens: no root, or a host others can reach. */
@@ -72,10 +85,21 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
     if (remote || hostHeaderAllowed(req.headers.host, names, guards)) return next();
     res.status(421).type("text/plain").send("this dashboard answers only to its loopback address\n");
   });
-  app.get("/", (_req, res) => res.redirect("/tenants"));
+  app.get("/", (_req, res) => res.redirect("tenants"));
   app.get("/tenants", async (req, res) => {
+    if (req.path.endsWith("/")) return res.redirect("../tenants"); // the page's links are relative to /tenants
     const data = await readTenantData(opts);
-    res.type("html").set("cache-control", "no-store").send(redactSeeds(renderTenantPage(data, parseSpaceQuery(req.query as Record<string, unknown>))));
+    page(res).send(redactSeeds(renderTenantPage(data, parseSpaceQuery(req.query as Record<string, unknown>))));
+  });
+  app.get("/tenants/:name", async (req, res) => {
+    const name = req.params.name;
+    try {
+      const d = await readTenantDetail({ ...opts, name });
+      page(res).send(redactSeeds(renderTenantDetail(d, parseRefresh(req.query as Record<string, unknown>))));
+    } catch (err) {
+      if (!isCotalError(err) || (err.code !== "space-not-found" && err.code !== "invalid-space-name")) throw err;
+      page(res).status(404).send(notFoundPage(`no space ${name} on this root`, "../"));
+    }
   });
   app.get("/api/tenants", async (_req, res) => {
     res.type("json").set("cache-control", "no-store").send(redactSeeds(JSON.stringify(await readTenantData(opts))));
@@ -86,6 +110,10 @@ export async function startDashboard(opts: DashboardOptions): Promise<Dashboard>
     res.status(503).json({ error: `Redis is unreachable at ${redactRedisUrl(opts.redisUrl)}; the tenant page (/tenants) still works`, message: "Redis is unreachable" });
   });
   app.use("/queues", board.router);
+  app.use((_req, res) => {
+    page(res).status(404).send(notFoundPage("no such page on this dashboard", "/"));
+  });
+  // The message only, never a stack (express's own handler prints one outside production).
   app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
     res.status(500).type("text/plain").send(redactSeeds(`cotal dashboard: ${err.message}\n`));
   });

@@ -48,6 +48,8 @@ export interface TenantPageData {
   root: string;
   state: StatusReport["state"];
   why: string;
+  /** The core's way out of the headline state (status `next`, the root named); absent when nothing is owed. */
+  next?: string;
   broker: StatusReport["broker"];
   generation: number | null;
   appliedGeneration: number | null;
@@ -118,6 +120,7 @@ export async function readTenantData(opts: { root: string; redisUrl: string; gua
     root: s.root,
     state: s.state,
     why: s.why,
+    ...(s.next ? { next: s.next } : {}),
     broker: s.broker,
     generation: inv?.generation ?? null,
     appliedGeneration: inv?.appliedGeneration ?? null,

@@ -1,8 +1,12 @@
 import { formatBytes, QUOTA_FIELDS, type SpaceQuota } from "@cotal/saga";
 import { backupCell } from "./backup-cell.js";
 import { Html, html } from "./html.js";
+import { factHtml, journalFact, lockFact, pendingFact } from "./root-facts.js";
+import { rootVerdict, spaceSeverity } from "./severity.js";
+import { shell } from "./shell.js";
+import type { QueueStatus } from "@cotal/jobs";
 import type { DashboardSpace, QueuesSection, TenantPageData } from "./tenant-data.js";
-import { PAGE_SIZES, pageHref, pageOfSpaces, parseSpaceQuery, type SpacePage, type SpaceQuery } from "./paging.js";
+import { DEFAULT_REFRESH, PAGE_SIZES, pageHref, pageOfSpaces, parseSpaceQuery, type SpacePage, type SpaceQuery } from "./paging.js";
 
 const BYTE_FIELDS = new Set<keyof SpaceQuota>(["disk", "mem", "payload"]);
 
@@ -11,9 +15,14 @@ function quotaText(q: SpaceQuota | null, err?: string): Html {
   return html`${QUOTA_FIELDS.map((f, i) => html`${i > 0 ? " · " : ""}${f} ${q[f] < 0 ? "∞" : BYTE_FIELDS.has(f) ? formatBytes(q[f]) : q[f]}`)}`;
 }
 
-function spaceRow(s: DashboardSpace): Html {
+/** The link from the overview (at /tenants) to a tenant's own page. */
+export function tenantHref(name: string, query?: SpaceQuery): string {
+  return `tenants/${encodeURIComponent(name)}${query && query.refresh === 0 ? "?refresh=0" : ""}`;
+}
+
+function spaceRow(s: DashboardSpace, query: SpaceQuery): Html {
   return html`<tr data-space="${s.name}">
-<td class="name">${s.name}</td><td class="state state-${s.state}">${s.state}</td>
+<td class="name"><a href="${tenantHref(s.name, query)}">${s.name}</a></td><td class="state state-${s.state} sev-${spaceSeverity(s.state)}">${s.state}</td>
 <td>${s.inConfig ? "yes" : "no"}</td><td>${s.inInventory === null ? "?" : s.inInventory ? "yes" : "no"}</td>
 <td class="mono">${s.publicKey ?? "—"}</td><td>${s.createdAt ?? "—"}</td>
 <td class="quota">${quotaText(s.quota, s.quotaError)}</td>
@@ -21,46 +30,60 @@ function spaceRow(s: DashboardSpace): Html {
 </tr>`;
 }
 
+type Failed = QueueStatus["failed"][number] & { type: string };
+
+/** Pure: one line per queue, space and reason (newest first, as BullMQ lists them): a schedule failing every few seconds is one line with its count, not twenty. */
+export function failedLines(failed: readonly Failed[]): (Failed & { count: number })[] {
+  const out = new Map<string, Failed & { count: number }>();
+  for (const f of failed) {
+    const key = JSON.stringify([f.type, f.space ?? f.id, f.reason]);
+    const seen = out.get(key);
+    if (seen) seen.count += 1;
+    else out.set(key, { ...f, count: 1 });
+  }
+  return [...out.values()];
+}
+
 function queuesBlock(q: QueuesSection): Html {
   if (!q.reachable) {
     return html`<section id="queues"><h2>Queues</h2><p class="warn" id="redis-unreachable">Redis is unreachable: ${q.error}</p>
-<p class="muted">Start it (<code>bash infra/redis.sh start</code>) or point REDIS_URL at one; this page reloads the state on every visit.</p></section>`;
+<p class="muted">Start it (<code>bash infra/redis.sh start</code>) or point REDIS_URL at one; this page reads the state again on every visit.</p></section>`;
   }
   const states = ["waiting", "active", "delayed", "completed", "failed"] as const;
   return html`<section id="queues"><h2>Queues <a href="queues">(Bull Board)</a></h2><p class="muted">Redis ${q.redis}</p>
-<table><thead><tr><th>queue</th><th>workers</th>${states.map((s) => html`<th>${s}</th>`)}</tr></thead><tbody>
+<div class="scroll"><table><thead><tr><th>queue</th><th>workers</th>${states.map((s) => html`<th>${s}</th>`)}</tr></thead><tbody>
 ${q.queues.map((x) => html`<tr data-queue="${x.type}"><td>${x.type}</td><td>${x.workers}</td>${states.map((s) => html`<td>${x.counts[s]}</td>`)}</tr>`)}
-</tbody></table>
-${q.queues.flatMap((x) => x.failed.map((f) => html`<p class="warn">FAILED ${x.type} ${f.space ?? f.id} after ${f.attemptsMade} attempt(s): ${f.reason}</p>`))}
+</tbody></table></div>
+${failedLines(q.queues.flatMap((x) => x.failed.map((f) => ({ ...f, type: x.type })))).map((f) => html`<p class="warn failed-job">FAILED ${f.type} ${f.space ?? f.id}${f.count > 1 ? ` ×${f.count}` : ""} after ${f.attemptsMade} attempt(s)${f.failedAt ? `, last at ${f.failedAt}` : ""}: ${f.reason}</p>`)}
 </section>`;
+}
+
+/** The root's headline: its state in its colour, why, and the core's `next` (red states are the ones a verb refuses on). */
+function headline(d: TenantPageData): Html {
+  const v = rootVerdict(d.state, d.spaces);
+  return html`<dt>state</dt><dd><span id="root-state" class="state state-${d.state} sev-${v.severity}">${v.label}</span> — ${d.why}
+${d.next ? html`<div class="next" id="next">next: <code>${d.next}</code></div>` : ""}
+${v.held.length > 0 ? html`<div id="held" class="sev-${v.severity}">held: ${v.held.slice(0, 20).map((h, i) => html`${i > 0 ? ", " : ""}<a href="${tenantHref(h.name)}">${h.name}</a> ${h.state}`)}${v.held.length > 20 ? ` and ${v.held.length - 20} more` : ""}</div>` : ""}</dd>`;
 }
 
 function summary(d: TenantPageData): Html {
   const b = d.broker;
-  const p = d.pending;
-  const j = d.journal;
   return html`<section id="summary"><h2>Root</h2><dl>
 <dt>root</dt><dd class="mono">${d.root}</dd>
-<dt>state</dt><dd id="root-state" class="state-${d.state}">${d.state} — ${d.why}</dd>
+${headline(d)}
 <dt>broker</dt><dd>${b.running ? `running, pid ${b.pid}, ${b.url}, nats-server ${b.serverVersion}, since ${b.startedAt}` : `stopped${b.staleRuntime ? " (stale runtime record)" : ""}`}</dd>
 <dt>generation</dt><dd id="generation">${d.generation ?? "—"}</dd>
-<dt>appliedGeneration</dt><dd id="applied-generation">${d.appliedGeneration ?? "—"}</dd>
+<dt>appliedGeneration</dt><dd id="applied-generation" class="${d.generation !== null && d.appliedGeneration !== null && d.appliedGeneration < d.generation ? "sev-block" : ""}">${d.appliedGeneration ?? "—"}</dd>
 ${d.inventoryError ? html`<dt>inventory</dt><dd class="warn">${d.inventoryError}</dd>` : ""}
-<dt>pending claim</dt><dd id="pending">${p ? `${p.op} +[${p.adds.join(", ")}] -[${p.removes.join(", ")}] → generation ${p.generation} by ${p.writer} since ${p.claimedAt}${p.stagedDigest ? " (staged)" : ""}` : "none"}</dd>
-<dt>lock holder</dt><dd id="lock">${d.lock === "corrupt" ? "unreadable lock file" : d.lock ? `pid ${d.lock.pid} on ${d.lock.host} (${d.lock.purpose}, ${d.lock.status}, since ${d.lock.startedAt})` : "none"}</dd>
-<dt>journal</dt><dd id="journal">${d.journalError ? d.journalError : !j ? "none" : j.op === "space-rm" ? `space-rm ${j.space} since ${j.startedAt}${j.streamsDeleted ? " (streams deleted)" : ""} — next: cotal space rm ${j.space} --yes` : j.op === "cut" ? `preserve-state cut ${j.cutId}, ${j.state} since ${j.readyAt ?? j.startedAt}${j.attempt ? `; ${j.attempt.kind} attempt on ${j.attempt.space}` : ""}` : j.op === "quiesce" ? `quiesce of space ${j.space} by online backup ${j.attemptId} (${j.stage}) since ${j.startedAt}` : `rotate-sys to generation ${j.generation} since ${j.startedAt}`}</dd>
-${d.quiesced.length > 0 ? html`<dt>quiesced</dt><dd id="quiesced" class="warn">${d.quiesced.map((q) => `${q.space} (${q.source}${q.stage ? `, ${q.stage}` : ""})${q.next ? ` — next: ${q.next}` : ""}`).join("; ")}</dd>` : ""}
-${d.provisioningOwed.length > 0 ? html`<dt>provisioning owed</dt><dd class="warn">${d.provisioningOwed.join(", ")} — next: cotal up --detach</dd>` : ""}
+<dt>pending claim</dt><dd>${d.pending ? factHtml(pendingFact(d.pending), "pending") : html`<span id="pending">none</span>`}</dd>
+<dt>lock holder</dt><dd>${d.lock ? factHtml(lockFact(d.lock), "lock") : html`<span id="lock">none</span>`}</dd>
+<dt>journal</dt><dd>${d.journalError ? html`<span class="sev-block" id="journal">${d.journalError}</span>` : d.journal ? factHtml(journalFact(d.journal), "journal") : html`<span id="journal">none</span>`}</dd>
+${d.quiesced.length > 0 ? html`<dt>quiesced</dt><dd id="quiesced">${d.quiesced.map((q) => html`<div class="sev-warn">${q.space} (${q.source}${q.stage ? `, ${q.stage}` : ""})</div>${q.next ? html`<div class="next">next: <code>${q.next}</code></div>` : ""}`)}</dd>` : ""}
+${d.provisioningOwed.length > 0 ? html`<dt>provisioning owed</dt><dd class="sev-block">${d.provisioningOwed.join(", ")}</dd>` : ""}
 </dl>
-${d.corrupt.map((c) => html`<p class="warn">CORRUPT ${c.path}: ${c.reason}</p>`)}
+${d.corrupt.map((c) => html`<p class="sev-block">CORRUPT ${c.path}: ${c.reason}</p>`)}
 </section>`;
 }
-
-const STYLE = `body{font:14px system-ui,sans-serif;margin:1.5rem;color:#222}table{border-collapse:collapse;width:100%}
-th,td{border-bottom:1px solid #ddd;padding:.3rem .5rem;text-align:left;vertical-align:top}th{background:#f4f4f4}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem}dt{font-weight:600}.mono{font-family:monospace;font-size:12px}
-.muted{color:#777}.warn{color:#a40}.state-active,.state-clean{color:#070}.quota{font-size:12px}nav a{margin-right:1rem}
-.state-removing,.state-quiesced{color:#a40;background:#fff3e0;font-weight:600}`;
 
 function pager(p: SpacePage, query: SpaceQuery): Html {
   const first = p.matched === 0 ? 0 : (p.page - 1) * query.size + 1;
@@ -72,28 +95,27 @@ ${p.page > 1 ? html` <a rel="prev" href="${pageHref(query, { page: p.page - 1 })
 function spacesBlock(d: TenantPageData, query: SpaceQuery): Html {
   const p = pageOfSpaces(d.spaces, query);
   return html`<section id="spaces"><h2>Spaces (${d.spaces.length})</h2>
-<form method="get" action="tenants" id="filter"><input type="search" name="q" value="${query.q}" placeholder="name contains">
-<select name="state"><option value="">every state</option>${p.byState.map(([st, n]) => html`<option value="${st}"${st === query.state ? html` selected` : ""}>${st} (${n})</option>`)}</select>
-<select name="size">${PAGE_SIZES.map((n) => html`<option value="${n}"${n === query.size ? html` selected` : ""}>${n} a page</option>`)}</select>
-<button type="submit">show</button></form>
-<p class="muted" id="states">${p.byState.map(([st, n], i) => html`${i > 0 ? " · " : ""}<a href="${pageHref(query, { state: st, page: 1 })}">${st} ${n}</a>`)}</p>
+<form method="get" action="tenants" id="filter"><input type="search" name="q" value="${query.q}" placeholder="name contains" aria-label="name contains">
+<select name="state" aria-label="state"><option value="">every state</option>${p.byState.map(([st, n]) => html`<option value="${st}"${st === query.state ? html` selected` : ""}>${st} (${n})</option>`)}</select>
+<select name="size" aria-label="page size">${PAGE_SIZES.map((n) => html`<option value="${n}"${n === query.size ? html` selected` : ""}>${n} a page</option>`)}</select>
+${query.refresh === 0 ? html`<input type="hidden" name="refresh" value="0">` : ""}<button type="submit">show</button></form>
+<p class="muted" id="states">${p.byState.map(([st, n], i) => html`${i > 0 ? " · " : ""}<a class="sev-${spaceSeverity(st)}" href="${pageHref(query, { state: st, page: 1 })}">${st} ${n}</a>`)}</p>
 ${pager(p, query)}
-<table><thead><tr><th>name</th><th>state</th><th>in server.conf</th><th>in KV</th><th>account</th><th>created</th><th>quota</th><th>last queued backup</th></tr></thead>
-<tbody>${p.rows.map(spaceRow)}</tbody></table>
+<div class="scroll"><table><thead><tr><th>name</th><th>state</th><th>in server.conf</th><th>in KV</th><th>account</th><th>created</th><th>quota</th><th>last queued backup</th></tr></thead>
+<tbody>${p.rows.map((s) => spaceRow(s, query))}</tbody></table></div>
 ${d.spaces.length === 0 ? html`<p class="muted" id="no-spaces">no spaces yet: cotal space add NAME</p>` : p.matched === 0 ? html`<p class="muted" id="no-match">no space matches this filter</p>` : ""}
 </section>`;
 }
 
 /**
- * The tenant page: server-rendered, every value escaped by the `html` tag, no script. `query` picks
- * one page of the spaces (`?q=&state=&size=&page=`); the JSON endpoint keeps every space.
+ * The tenants overview: server-rendered, every value escaped by the `html` tag, no script. `query`
+ * picks one page of the spaces (`?q=&state=&size=&page=`) and the reload (`?refresh=`); the JSON
+ * endpoint keeps every space.
  */
 export function renderTenantPage(d: TenantPageData, query: SpaceQuery = parseSpaceQuery({})): string {
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>cotal: ${d.root}</title><style>${new Html(STYLE)}</style></head>
-<body><nav><a href="tenants">Tenants</a><a href="queues">Queues (Bull Board)</a><a href="api/tenants">JSON</a></nav>
-<h1>cotal tenants</h1><p class="muted">read at ${d.readAt}; reload the page to read again</p>
+  const body = html`<h1>cotal tenants</h1><p class="muted">read at ${d.readAt}</p>
 ${summary(d)}
 ${spacesBlock(d, query)}
-${queuesBlock(d.queues)}
-</body></html>`.text;
+${queuesBlock(d.queues)}`;
+  return shell({ title: `cotal: ${d.root}`, refresh: query.refresh, refreshOff: pageHref(query, { refresh: 0 }), refreshOn: pageHref(query, { refresh: DEFAULT_REFRESH }), up: "" }, body);
 }

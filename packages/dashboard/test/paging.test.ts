@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { pageHref, pageOfSpaces, parseSpaceQuery } from "../src/paging.js";
+import { pageHref, pageOfSpaces, parseRefresh, parseSpaceQuery } from "../src/paging.js";
 import type { DashboardSpace } from "../src/tenant-data.js";
 import { renderTenantPage } from "../src/tenant-page.js";
 import type { TenantPageData } from "../src/tenant-data.js";
@@ -12,10 +12,19 @@ const TEN_THOUSAND = Array.from({ length: 10_000 }, (_, i) => space(`t${String(i
 
 describe("the tenant page's paging", () => {
   it("reads a query string safely: junk falls back to page 1 of 100, never an error", () => {
-    expect(parseSpaceQuery({})).toEqual({ page: 1, size: 100, q: "", state: undefined });
-    expect(parseSpaceQuery({ page: "-3", size: "7", q: "  ab ", state: "" })).toEqual({ page: 1, size: 100, q: "ab", state: undefined });
-    expect(parseSpaceQuery({ page: ["4", "9"], size: "500", state: "active" })).toEqual({ page: 4, size: 500, q: "", state: "active" });
+    expect(parseSpaceQuery({})).toEqual({ page: 1, size: 100, q: "", state: undefined, refresh: 5 });
+    expect(parseSpaceQuery({ page: "-3", size: "7", q: "  ab ", state: "", refresh: "1" })).toEqual({ page: 1, size: 100, q: "ab", state: undefined, refresh: 5 });
+    expect(parseSpaceQuery({ page: ["4", "9"], size: "500", state: "active", refresh: "0" })).toEqual({ page: 4, size: 500, q: "", state: "active", refresh: 0 });
     expect(parseSpaceQuery({ page: "1e9999" }).page).toBe(1);
+  });
+
+  it("reads ?refresh=: 0 or off turns the reload off, 2-600 s is kept, junk is the default", () => {
+    for (const [v, want] of [["0", 0], ["off", 0], ["OFF", 0], ["2", 2], ["600", 600], ["601", 5], ["1", 5], ["x", 5], ["", 5], ["1e1", 5], [undefined, 5]] as const) expect(parseRefresh({ refresh: v }), String(v)).toBe(want);
+  });
+
+  it("links keep a turned-off reload, and leave the default out", () => {
+    expect(pageHref(parseSpaceQuery({ refresh: "0", q: "a" }), { page: 2 })).toBe("tenants?q=a&page=2&refresh=0");
+    expect(pageHref(parseSpaceQuery({ refresh: "0" }), { refresh: 5 })).toBe("tenants");
   });
 
   it("10,000 spaces render one slice: 100 rows, the counts per state, the page clamped to the last", () => {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GUARDS_ON, isCotalError } from "@cotal/saga";
 import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/saga/root";
 import { createTempRoot, type TempRoot } from "@cotal/saga/testing";
-import { assertServable, startDashboard, type Dashboard, type TenantPageData } from "../src/index.js";
+import { PAGE_CSP, assertServable, startDashboard, type Dashboard, type TenantPageData } from "../src/index.js";
 
 /** A port nothing listens on, so Redis is "down" for these tests. */
 async function closedPort(): Promise<number> {
@@ -15,13 +15,13 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-function get(url: string, host?: string): Promise<{ status: number; body: string }> {
+function get(url: string, host?: string): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname, headers: host ? { host } : {} }, (res) => {
+    const req = request({ host: u.hostname, port: u.port, path: `${u.pathname}${u.search}`, headers: host ? { host } : {} }, (res) => {
       let body = "";
       res.setEncoding("utf8").on("data", (c: string) => (body += c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
     });
     req.on("error", reject);
     req.end();
@@ -70,6 +70,33 @@ describe("dashboard server", () => {
     expect(json.spaces.map((s) => [s.name, s.state])).toEqual([["alpha", "unknown"]]);
     expect(json.spaces[0]?.quota?.streams).toBeGreaterThan(0);
     expect(json.queues.reachable).toBe(false);
+  });
+
+  it("serves a tenant's own page from space info's read (broker stopped: usage not read), under a CSP that allows no script", async () => {
+    const page = await get(`${dash.url}/tenants/alpha?refresh=0`);
+    expect(page.status).toBe(200);
+    expect(page.headers["content-security-policy"]).toBe(PAGE_CSP);
+    expect(PAGE_CSP).toMatch(/^default-src 'none';/);
+    expect(page.body).toContain("<h1>tenant alpha</h1>");
+    expect(page.body).toContain('id="usage-not-read">usage: broker not running<');
+    expect(page.body).toMatch(/<tr data-field="streams"><td>streams<\/td><td>—<\/td><td>\d+<\/td>/);
+    expect(page.body).not.toContain("http-equiv");
+    expect((await get(`${dash.url}/tenants/alpha`)).body).toContain('<meta http-equiv="refresh" content="5">');
+  });
+
+  it("an unknown or invalid tenant name is a 404 page with a link back; an unknown path too; no stack anywhere", async () => {
+    for (const path of ["/tenants/nope", "/tenants/Not_A_Name", "/tenants/..%2Fetc"]) {
+      const r = await get(`${dash.url}${path}`);
+      expect([path, r.status]).toEqual([path, 404]);
+      expect(r.body).toContain('<a href="../tenants" id="back">back to the tenants</a>');
+      expect(r.body).not.toMatch(/\bat .*\.js:\d+/);
+    }
+    expect((await get(`${dash.url}/tenants/nope`)).body).toContain("no space nope on this root");
+    const other = await get(`${dash.url}/no/such/page`);
+    expect(other.status).toBe(404);
+    expect(other.body).toContain('<a href="/tenants" id="back">');
+    // the control: the known name is served
+    expect((await get(`${dash.url}/tenants/alpha?refresh=0`)).status).toBe(200);
   });
 
   it("names the lock holder without the lock's token", async () => {
