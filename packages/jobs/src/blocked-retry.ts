@@ -1,4 +1,5 @@
-import { readLockOwner, RootLayout } from "@cotal/saga/root";
+import { readLockOwner } from "@cotal/saga/root";
+import { RootLayout } from "@cotal/saga";
 import { describeError } from "@cotal/saga/errors";
 import { readJournal } from "@cotal/saga/maintenance";
 import { UnrecoverableError } from "bullmq";

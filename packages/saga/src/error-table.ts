@@ -108,7 +108,3 @@ export const ERROR_TABLE: { readonly [C in ErrorCode]: ErrorEntry } = {
 export function isErrorCode(code: unknown): code is ErrorCode {
   return typeof code === "string" && Object.hasOwn(ERROR_TABLE, code);
 }
-
-export function errorEntry(code: ErrorCode): ErrorEntry {
-  return ERROR_TABLE[code];
-}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { afterPid, describeError, errorDocument, nameRoot, renderRerun, RERUN, rerunWith, CotalError, usageError } from "../src/entries/errors.js";
+import { afterPid, describeError, errorDocument, nameRoot, renderRerun, RERUN, rerunWith, CotalError, usageError } from "../src/internal.js";
 
 const KEYS = ["code", "details", "exit", "message", "next", "retriable"];
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { CLI_ERROR_CODES, ERROR_TABLE, JOBS_ERROR_CODES, SAGA_ERROR_CODES, type ErrorCode } from "../src/entries/errors.js";
+import { CLI_ERROR_CODES, ERROR_TABLE, JOBS_ERROR_CODES, SAGA_ERROR_CODES, type ErrorCode } from "../src/internal.js";
 
 const ALL: ErrorCode[] = [...SAGA_ERROR_CODES, ...JOBS_ERROR_CODES, ...CLI_ERROR_CODES];
 

@@ -4,7 +4,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { builtServers, freePort, freePorts, natsServerBinary, spawnServer, stopProcess, untilReady } from "../src/entries/server-process.js";
+import { builtServers } from "../src/broker/binary.js";
+import { freePort, freePorts, natsServerBinary, spawnServer, stopProcess, untilReady } from "../src/entries/server-process.js";
 import { pidAlive } from "../src/lock/process-identity.js";
 import { leakedServers, type RootServer } from "../src/broker/server-scan.js";
 

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { jetstream } from "@nats-io/jetstream";
 import { connectAsAccount } from "@cotal/saga/broker";
-import { loadSpaceAccount, type RootLayout } from "@cotal/saga/root";
+import { loadSpaceAccount } from "@cotal/saga/root";
+import type { RootLayout } from "@cotal/saga";
 
 /**
  * `size` MB of random 16 KiB events into a space's events stream, 256 publishes in flight (the

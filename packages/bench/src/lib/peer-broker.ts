@@ -4,11 +4,11 @@ import { ProcessBackend, tempRoot, type ProcessBroker } from "@cotal/harness";
 import { connectWithCreds } from "@cotal/saga/broker";
 import { DEFAULT_JETSTREAM_BUDGET, DEFAULT_SPACE_QUOTA } from "@cotal/saga/provision";
 import { toAccountRecord, type AccountRecord } from "@cotal/saga/root";
-import { createAccountTrust, createBrokerTrust, mintSystemUserCreds, quotaLimits, type BrokerTrust } from "@cotal/saga/trust";
+import { createAccountTrust, createBrokerTrust, mintSystemUserCreds, quotaLimits, type AccountLimits, type BrokerTrust } from "@cotal/saga/trust";
 import { onCleanup } from "./cleanup.js";
 
 /** The limits cotal's spaceAdd signs into a new space's JWT by default (no --max-* flags). */
-export const DEFAULT_LIMITS = quotaLimits(DEFAULT_SPACE_QUOTA);
+export const DEFAULT_LIMITS: AccountLimits = quotaLimits(DEFAULT_SPACE_QUOTA);
 
 export interface PeerBroker {
   broker: ProcessBroker;

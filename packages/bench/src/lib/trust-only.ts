@@ -1,7 +1,7 @@
 import { GUARDS_ON } from "@cotal/saga";
 import { RootLayout } from "@cotal/saga";
 import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/saga/root";
-import { decisionRead, openLiveSession, runMutation } from "@cotal/saga/saga";
+import { decisionRead, openLiveSession, runMutation } from "@cotal/saga/inventory";
 
 /**
  * The saga of `space add` without its provisioning pool (claim, materialise, render, reload, proof,

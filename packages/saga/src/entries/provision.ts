@@ -1,6 +1,6 @@
-// `@cotal/saga/provision`: a space's streams and buckets, its teardown user and connection eviction.
-export { PROVISION_CONCURRENCY, provisionSpace, type ProvisionResult } from "../provision/provision-space.js";
-export { provisionSpaces, writeObserverCredsBatch } from "../provision/provision-batch.js";
+// @cotal/saga/provision: a space's template, provisioning, teardown and eviction, for the CLI's confirmation, benchmarks and live tests.
+export { PROVISION_CONCURRENCY, provisionSpace } from "../provision/provision-space.js";
+export { writeObserverCredsBatch } from "../provision/provision-batch.js";
 export { spaceTemplate, templateStreamNames } from "../provision/template.js";
 export { DEFAULT_SPACE_QUOTA } from "../trust/limits.js";
 export { DEFAULT_JETSTREAM_BUDGET } from "../broker/quota-budget.js";

@@ -1,8 +1,7 @@
-// `@cotal/saga/root`: the records under a broker root and how they are written.
-export { RootLayout, resolveRoot } from "../root/layout.js";
+// @cotal/saga/root: a root's records and lock, read and written directly by benchmarks, live tests and the jobs' blocked-retry probe.
 export { type AccountRecord } from "../root/records.js";
 export { loadBrokerTrust } from "../root/broker-store.js";
 export { certainInventory, loadAuthorityAccount, loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "../root/account-store.js";
 export { writeFileAtomic } from "../root/secret-files.js";
 export { acquireMaintenanceLock, releaseMaintenanceLock, readLockOwner } from "../lock/maintenance-lock.js";
-export { isRoot, requireRoot } from "../root/require-root.js";
+export { requireRoot } from "../root/require-root.js";
