@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import { DEFAULT_MAX_PAYLOAD, loadSettings, maxPayloadOf } from "../root/settings.js";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { RERUN, CotalError } from "../errors.js";
+import { RERUN, CotalError, isCotalError } from "../errors.js";
 import type { ProcessOwner } from "../lock/process-identity.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -19,7 +19,7 @@ import { spawnServer, untilReady } from "./spawn-server.js";
 import { stopProcess } from "./stop-process.js";
 import { ownerOf } from "./runtime.js";
 import { serversOfRoot } from "./server-scan.js";
-import { failpoint } from "../failpoints.js";
+import { failpoint, FailpointError } from "../failpoints.js";
 
 export interface PrivateBroker {
   url: string;
@@ -35,7 +35,7 @@ export interface PrivateBrokerOptions {
   storeDir: string;
   /** Where its config and logs go. */
   workDir: string;
-  /** Tenants it preloads besides $SYS and the authority account; none for a maintenance broker. */
+  /** Tenants it preloads besides $SYS and the authority account: none to read the inventory, one for a backup or restore. */
   spaces: AccountRecord[];
   label: PrivateBrokerLabel;
   /** Journals the child's pid for crash recovery, before it is even ready. */
@@ -51,10 +51,11 @@ function rootMaxPayload(layout: RootLayout): number {
 }
 
 /**
- * A nats-server of cotal's own on a random loopback port (never the root's real one), preloading
- * only $SYS, the authority account and `spaces`. Maintenance brokers (no tenant: none can connect
- * while cotal reads the inventory) and isolated backup/restore brokers (one tenant) are both this.
- * The child is SIGKILLed if this process exits without stopping it.
+ * A private broker (docs/vocabulary.md): a nats-server of cotal's own on a random loopback port (never
+ * the root's real one), preloading only $SYS, the authority account and `spaces`. With no space (a cold
+ * boot's or an offline verb's read of the inventory: nobody can connect) or one (an offline backup or
+ * restore of that space: no other tenant's streams are opened). The child is SIGKILLed if this process
+ * exits without stopping it.
  */
 export async function startPrivateBroker(layout: RootLayout, opts: PrivateBrokerOptions): Promise<PrivateBroker> {
   if (opts.storeDir === layout.storeDir) {
@@ -104,4 +105,16 @@ export async function startPrivateBroker(layout: RootLayout, opts: PrivateBroker
     throw new CotalError("broker-start-failed", `the ${opts.label} broker on ${opts.storeDir} did not start:\n${tail(readLogSince(logFile, offset))}`, { next: `tail -n 40 ${logFile}   # the server's reason; then ${RERUN}` });
   }
   return { url: `nats://127.0.0.1:${port}`, owner: ownerOf(pid, hostname()), stop };
+}
+
+/**
+ * What reaches the operator when a private broker's connection fails mid-attempt (the broker was
+ * killed, say): a typed `snapshot-failed` with the re-run, never an untyped client error and exit 1.
+ */
+export function typedPrivateBrokerFailure(err: unknown, rerun: string): unknown {
+  if (isCotalError(err) || err instanceof FailpointError) return err;
+  return new CotalError("snapshot-failed", `the private broker's connection failed mid-attempt: ${(err as Error)?.message ?? String(err)}; the attempt was undone and nothing was published`, {
+    next: rerun,
+    cause: err,
+  });
 }

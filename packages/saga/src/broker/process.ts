@@ -83,7 +83,7 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
 
 /**
  * SIGTERM, then SIGKILL after the grace period; clears the runtime record either way. Servers of
- * this root that no record names (a killed `up`, a leaked maintenance broker) are stopped too.
+ * this root that no record names (a killed `up`, a leaked private broker) are stopped too.
  */
 export async function stopBroker(layout: RootLayout, graceMs = 15_000, guards: Guards): Promise<{ stopped: boolean; pid?: number; forced: boolean; strays: number[] }> {
   const state = brokerState(layout);

@@ -21,7 +21,7 @@ export function serverConfigOf(argv: readonly string[]): string | undefined {
 
 /**
  * Every live nats-server reading a config of this root: the broker (server.conf), a maintenance
- * broker (run/maintenance.conf), an attempt's isolated broker, or a cluster node (nodes/<name>/). One server per store is the rule,
+ * broker (run/maintenance.conf), an attempt's private broker, or a cluster node (nodes/<name>/). One server per store is the rule,
  * so a process here that no record names is a stray the next verb must see (docs/refusals.md).
  */
 export function serversOfRoot(layout: RootLayout, guards: Guards = GUARDS_ON): RootServer[] {
@@ -51,7 +51,7 @@ export function serversOfRoot(layout: RootLayout, guards: Guards = GUARDS_ON): R
 
 /**
  * Which servers of `servers` were leaked, as seen under the maintenance lock (pure). No other verb
- * of this host can be using a maintenance broker then, nor an attempt's isolated broker outside
+ * of this host can be using a private broker then, nor an attempt's private broker outside
  * the journal's own attempt dir (`keepAttemptDir`): its verb died before recording it, or a clean-up
  * never knew it. The journal's attempt stays for `cotal clean restore-attempt`, which knows what it
  * installed; `null` (journal unreadable) keeps every attempt server (docs/refusals.md).
@@ -61,7 +61,7 @@ export function leakedServers(servers: readonly RootServer[], keepAttemptDir: st
 }
 
 /** Stops every server `leakedServers` names; returns their pids. Call only under the maintenance lock. */
-export async function reapLeakedMaintenanceBrokers(layout: RootLayout, keepAttemptDir: string | undefined | null, guards: Guards): Promise<number[]> {
+export async function reapLeakedPrivateBrokers(layout: RootLayout, keepAttemptDir: string | undefined | null, guards: Guards): Promise<number[]> {
   const leaked = leakedServers(serversOfRoot(layout, guards), keepAttemptDir);
   for (const s of leaked) await stopProcess(s.pid, 5_000);
   return leaked.map((s) => s.pid);

@@ -104,10 +104,10 @@ export function removeProvenPath(p: OwnedPath): "removed" | "absent" | "unproven
 }
 
 /**
- * The clone an isolated broker needs for one tenant: only `jetstream/<account>/` (its streams,
+ * The clone a private broker needs for one tenant: only `jetstream/<account>/` (its streams,
  * consumers and their metadata). nats-server keeps each account's JetStream state under its own
  * directory of the store and a standalone server keeps nothing else there it must read to start;
- * the isolated broker preloads no other tenant, so a whole-store copy only costs disk and time
+ * the private broker preloads no other tenant, so a whole-store copy only costs disk and time
  * (docs/lifecycle.md "Backup and restore"). The preserved store stays untouched either way.
  */
 export async function cloneSpaceStore(from: string, to: string, accountKey: string, guards: Guards): Promise<void> {

@@ -12,7 +12,7 @@ import { Attempt, cloneSpaceStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { assertJournalAllows } from "../journal/journal.js";
-import { startIsolatedBroker, typedIsolatedFailure, type IsolatedBroker } from "./isolated-broker.js";
+import { startPrivateBroker, typedPrivateBrokerFailure, type PrivateBroker } from "../broker/private-broker.js";
 import { storeOwners, validateSpaceBackupInventory } from "./store-inventory.js";
 import { publishArtifact, snapshotDurableStreams } from "./snapshot-set.js";
 import { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./backup-contract.js";
@@ -52,7 +52,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
 
     const attempt = Attempt.claim(layout, lock, cut, "backup", space, [{ role: "out", path: out }]);
     const work = attempt.workDir;
-    let broker: IsolatedBroker | undefined;
+    let broker: PrivateBroker | undefined;
     let nc: NatsConnection | undefined;
     try {
       attempt.createDir("work", work);
@@ -62,7 +62,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       progress({ phase: "clone", done: 1, total: 1 });
       attempt.stage("cloned");
       const onDisk = validateSpaceBackupInventory(clone, owners, space, account.publicKey);
-      broker = await startIsolatedBroker(layout, { storeDir: clone, workDir: work, space: account, label: "backup", guards, onSpawn: (o) => attempt.broker(o) });
+      broker = await startPrivateBroker(layout, { storeDir: clone, workDir: work, spaces: [account], label: "backup", guards, onSpawn: (o) => attempt.broker(o) });
       nc = await connectAsAccount(broker.url, account, { name: `cotal-backup-${space}`, reconnect: false, ttlSeconds: 3600 });
       const jsm = await jetstreamManager(nc);
       const excluded = ttlStreams(space);
@@ -71,7 +71,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       const loaded = infos.map((i) => i.config.name);
       const unloaded = onDisk.filter((n) => !loaded.includes(n));
       if (unloaded.length > 0) {
-        throw new CotalError("store-inventory", `streams of space ${space} on disk did not load in the isolated broker: ${unloaded.join(", ")}`, { next: `tail -n 40 ${join(work, "backup.log")}   # why they did not load; then ${RERUN}` });
+        throw new CotalError("store-inventory", `streams of space ${space} on disk did not load in the private broker: ${unloaded.join(", ")}`, { next: `tail -n 40 ${join(work, "backup.log")}   # why they did not load; then ${RERUN}` });
       }
       const durable = infos.filter((i) => !excluded.some((e) => e.name === i.config.name)).sort((a, b) => (a.config.name < b.config.name ? -1 : 1));
       attempt.createDir("out", out);
@@ -103,7 +103,7 @@ export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackup
       await nc?.close().catch(() => undefined);
       await broker?.stop().catch(() => undefined);
       attempt.abandon();
-      throw typedIsolatedFailure(err, `cotal space backup ${space} --out ${out}   # run it again`);
+      throw typedPrivateBrokerFailure(err, `cotal space backup ${space} --out ${out}   # run it again`);
     }
   });
 }

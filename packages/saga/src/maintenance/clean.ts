@@ -12,7 +12,7 @@ import { loadSpaceAccount } from "../root/account-store.js";
 import type { RootLayout } from "../root/layout.js";
 import { attemptWorkDir, readCut, writeJournal, type AttemptClaim, type OwnedPath } from "../journal/journal.js";
 import { removeProvenPath } from "./attempt.js";
-import { startIsolatedBroker } from "./isolated-broker.js";
+import { startPrivateBroker } from "../broker/private-broker.js";
 
 export interface CleanAttemptResult {
   attemptId: string;
@@ -22,7 +22,7 @@ export interface CleanAttemptResult {
   deletedStreams: string[];
 }
 
-/** A journaled isolated broker is ours to kill only while it still runs a config from the attempt's work dir. */
+/** A journaled private broker is ours to kill only while it still runs a config from the attempt's work dir. */
 function servesAttempt(pid: number, workDir: string): boolean {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").some((a) => a.startsWith(workDir));
@@ -40,7 +40,7 @@ async function killBrokers(layout: RootLayout, claim: AttemptClaim, workDir: str
     while (pidAlive(b.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     killed.push(b.pid);
   }
-  // A verb killed between spawning its isolated broker and journaling it leaves one the claim does
+  // A verb killed between spawning its private broker and journaling it leaves one the claim does
   // not name; /proc still shows it reading a config from this attempt's work dir.
   for (const srv of serversOfRoot(layout, guards).filter((x) => x.role === "attempt" && x.config.startsWith(`${workDir}/`) && !killed.includes(x.pid))) {
     await stopProcess(srv.pid, 0);
@@ -50,7 +50,7 @@ async function killBrokers(layout: RootLayout, claim: AttemptClaim, workDir: str
 }
 
 /**
- * Removes only what the claim proves this attempt made: isolated brokers still serving its work dir,
+ * Removes only what the claim proves this attempt made: private brokers still serving its work dir,
  * paths whose inode matches the journaled one, and (restore target pass) the streams it journaled
  * before installing them. Any unproven path keeps the claim, so ownership is never surrendered blind.
  */
@@ -62,8 +62,8 @@ export async function recoverAttempt(layout: RootLayout, lock: MaintenanceLock, 
   if (installed.length > 0) {
     const account = loadSpaceAccount(layout, claim.space);
     if (account) {
-      // The real store, through an isolated broker that loads only this space: delete what we installed.
-      const broker = await startIsolatedBroker(layout, { storeDir: layout.storeDir, workDir, space: account, label: "clean", guards });
+      // The real store, through a private broker that loads only this space: delete what we installed.
+      const broker = await startPrivateBroker(layout, { storeDir: layout.storeDir, workDir, spaces: [account], label: "clean", guards });
       try {
         const nc = await connectAsAccount(broker.url, account, { name: `cotal-clean-${claim.space}`, reconnect: false });
         try {

@@ -10,7 +10,7 @@ import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import type { BackupManifest, Checkpoints, ManifestFile } from "./artifact.js";
 import type { Attempt } from "./attempt.js";
-import { startIsolatedBroker } from "./isolated-broker.js";
+import { startPrivateBroker } from "../broker/private-broker.js";
 import type { ProgressSink } from "./progress.js";
 import { snapshotStream } from "./stream-snapshot.js";
 import { installArtifactStreams, listStreams, replaceable, targetNotEmpty } from "./restore-streams.js";
@@ -43,11 +43,11 @@ function verifyFailed(pass: RestorePass, why: string, attemptId: string): CotalE
 }
 
 /**
- * One restore pass through an isolated broker on `storeDir`: refuse a non-empty namespace, drop the
+ * One restore pass through a private broker on `storeDir`: refuse a non-empty namespace, drop the
  * replaceable streams, then install and verify the artifact's streams (restore-streams.ts).
  */
 export async function runRestorePass(layout: RootLayout, pass: RestorePass, storeDir: string, account: AccountRecord, artifactDir: string, m: BackupManifest, checkpoints: Checkpoints, attempt: Attempt, progress: ProgressSink, guards: Guards): Promise<Rehearsed | undefined> {
-  const broker = await startIsolatedBroker(layout, { storeDir, workDir: attempt.workDir, space: account, label: `restore-${pass}`, guards, onSpawn: (o) => attempt.broker(o) });
+  const broker = await startPrivateBroker(layout, { storeDir, workDir: attempt.workDir, spaces: [account], label: `restore-${pass}`, guards, onSpawn: (o) => attempt.broker(o) });
   try {
     const nc = await connectAsAccount(broker.url, account, { name: `cotal-restore-${pass}-${m.space}`, reconnect: false, ttlSeconds: 3600 });
     try {

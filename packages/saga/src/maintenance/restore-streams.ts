@@ -1,6 +1,6 @@
 /**
  * Installing an artifact's streams into a namespace through a connection as the tenant: the code
- * both restores share, the offline one through an isolated broker (restore-pass.ts) and the online
+ * both restores share, the offline one through a private broker (restore-pass.ts) and the online
  * one through the running broker while the tenant is quiesced (online-restore.ts).
  */
 import { join } from "node:path";

@@ -11,7 +11,7 @@ import { verifyArtifact, type BackupManifest } from "./artifact.js";
 import { verifyRestoreFrom } from "./artifact-paths.js";
 import { Attempt, cloneSpaceStore } from "./attempt.js";
 import { requireReadyCut } from "./cut.js";
-import { typedIsolatedFailure } from "./isolated-broker.js";
+import { typedPrivateBrokerFailure } from "../broker/private-broker.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { assertJournalAllows, restoreRerun, type JournalPolicy, type QuiesceEntry } from "../journal/journal.js";
 import { runRestorePass } from "./restore-pass.js";
@@ -61,7 +61,7 @@ function pinArtifact(attempt: Attempt, from: string, read: BackupManifest, space
  * `cotal space restore <name> --from DIR` (docs/lifecycle.md "Backup and restore"): offline after a ready cut, into an empty
  * namespace of an existing space (trust comes from `space add`, never from the artifact). Verifies
  * the artifact, pins its bytes into the attempt's work dir, rehearses on a quarantine clone, then
- * installs on the real store through an isolated broker.
+ * installs on the real store through a private broker.
  */
 export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRestoreResult> {
   const guards = opts.guards ?? GUARDS_ON;
@@ -131,7 +131,7 @@ export async function spaceRestore(opts: SpaceRestoreOptions): Promise<SpaceRest
       const claim = attempt.claim();
       if (claim?.stage !== "target") attempt.abandon();
       else await recoverAttempt(layout, lock, claim, guards).catch(() => undefined);
-      throw typedIsolatedFailure(err, `cotal space restore ${space} --from ${from}${opts.rebindAccount ? " --rebind-account" : ""}   # run it again`);
+      throw typedPrivateBrokerFailure(err, `cotal space restore ${space} --from ${from}${opts.rebindAccount ? " --rebind-account" : ""}   # run it again`);
     }
   });
 }

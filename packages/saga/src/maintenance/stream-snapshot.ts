@@ -43,7 +43,7 @@ async function api<T>(nc: NatsConnection, subject: string, body: unknown, timeou
 
 function apiFailure(what: string, stream: string, e: { code: number; err_code?: number; description: string }): CotalError {
   return new CotalError("snapshot-failed", `${what} of stream ${stream} refused by the server: ${e.description} (${e.code}${e.err_code ? `/${e.err_code}` : ""})`, {
-    next: `${RERUN}   # the isolated broker's log is under maintenance/attempt-*/`,
+    next: `${RERUN}   # the private broker's log is under maintenance/attempt-*/`,
     details: { stream, error: e },
   });
 }
@@ -62,7 +62,7 @@ export function chunkAnnouncement(reply: string | undefined): { length: number; 
 
 function incomplete(stream: string, why: string): CotalError {
   return new CotalError("snapshot-failed", `the snapshot of stream ${stream} is incomplete: ${why}; no manifest was written`, {
-    next: `${RERUN}   # the isolated broker may have died: its log is under maintenance/attempt-*/`,
+    next: `${RERUN}   # the private broker may have died: its log is under maintenance/attempt-*/`,
     details: { stream, why },
   });
 }

@@ -1,6 +1,6 @@
 import { type Guards } from "../guards.js";
 import { CotalError, isCotalError } from "../errors.js";
-import { startMaintenanceBroker } from "../broker/maintenance-broker.js";
+import { startPrivateBroker } from "../broker/private-broker.js";
 import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
 import { claimedSpaces, diffLists, seedRecord, type InventoryRecord, type PendingMutation } from "../inventory/record.js";
 import { certainInventory, loadAuthorityAccount } from "../root/account-store.js";
@@ -11,7 +11,7 @@ import { leaseKeyFor } from "../verb/session.js";
 import { withLease } from "../saga/lease-holder.js";
 import { seedInventory } from "../saga/seed.js";
 
-/** What a cold `up` boots, decided from the KV record read through a maintenance broker. */
+/** What a cold `up` boots, decided from the KV record read through a private broker. */
 export type BootPlan =
   | { kind: "seed"; spaces: string[] }
   | { kind: "clean"; spaces: string[]; base: VersionedRecord }
@@ -28,13 +28,13 @@ function divergence(disk: string[], record: InventoryRecord): CotalError {
 }
 
 /**
- * Reads the inventory with no tenant able to connect (authority-only maintenance broker), resolves
+ * Reads the inventory with no tenant able to connect (authority-only private broker), resolves
  * what the crash-resume table allows offline, and says what to boot. Disk is authoritative only
  * when no record exists yet.
  */
 export async function planColdBoot(layout: RootLayout, onNotice: (m: string) => void, guards: Guards): Promise<BootPlan> {
   const disk = certainInventory(layout, guards).map((s) => s.name);
-  const mb = await startMaintenanceBroker(layout, guards);
+  const mb = await startPrivateBroker(layout, { storeDir: layout.storeDir, workDir: layout.runDir, spaces: [], label: "maintenance", guards });
   try {
     const store = await AuthorityStore.connect(mb.url, loadAuthorityAccount(layout), { name: "cotal up (maintenance)", guards });
     try {

@@ -75,7 +75,7 @@ export async function rotateSys(opts: { root: string; guards?: Guards }): Promis
     let entry = journal?.op === "rotate-sys" ? journal : undefined;
     const resumed = entry !== undefined;
     const before = parseBrokerRecord(readTextIfExists(layout.brokerFile) ?? "");
-    // A rotation cut between seed and record leaves trust a maintenance broker cannot load: finish
+    // A rotation cut between seed and record leaves trust a private broker cannot load: finish
     // applying the staged successor first, then take the lease for the rest.
     if (entry) applySuccessor(layout, stagedSuccessor(layout, entry));
     const current = loadBrokerTrust(layout);

@@ -47,7 +47,7 @@ export interface StatusReport {
     startedAt?: string;
     detached?: boolean;
     staleRuntime: boolean;
-    /** Servers of this root that no runtime record names (a killed `up`, a leaked maintenance broker). */
+    /** Servers of this root that no runtime record names (a killed `up`, a leaked private broker). */
     strays: RootServer[];
     /** A cluster root only: every node, its process and its own proof (ops/cluster-status.ts). */
     nodes?: NodeStatus[];

@@ -49,7 +49,7 @@ export interface RenderOptions {
   /** `jetstream { sync_interval: always }`; only servers that know the option may get it. */
   syncAlways?: boolean;
   /**
-   * A maintenance broker on the store (cold boot, offline work): no tenant is preloaded, so none can
+   * A private broker on the store (cold boot, offline work): no tenant is preloaded, so none can
    * connect while cotal reads the inventory. Only then may `spaces` be empty.
    */
   maintenance?: boolean;

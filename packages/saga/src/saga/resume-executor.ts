@@ -12,7 +12,7 @@ import { renderList } from "./render-list.js";
 import { applyConfig } from "./apply.js";
 import { restoreLimitsChange } from "./limits-record.js";
 
-/** What a running broker offers the executor; absent offline (maintenance broker: the next boot proves). */
+/** What a running broker offers the executor; absent offline (private broker: the next boot proves). */
 export interface LiveResume {
   /** SIGHUP, proof from the log, the reconnect; never the proof CAS (the executor writes that). */
   reload(): Promise<ReloadVerdict>;

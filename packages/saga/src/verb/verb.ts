@@ -1,6 +1,6 @@
 import { type Guards } from "../guards.js";
 import type { VersionedRecord } from "../inventory/authority-store.js";
-import { reapLeakedMaintenanceBrokers } from "../broker/server-scan.js";
+import { reapLeakedPrivateBrokers } from "../broker/server-scan.js";
 import { acquireMaintenanceLock, releaseMaintenanceLock, waitForMaintenanceLock, type MaintenanceLock } from "../lock/maintenance-lock.js";
 import { certainInventory } from "../root/account-store.js";
 import { reapStaleTemps } from "../root/secret-files.js";
@@ -40,7 +40,7 @@ export interface VerbContext {
   journal: JournalEntry | undefined;
   /** The certain tenant list on disk (empty when `certain: false`). */
   disk: AccountRecord[];
-  /** Pids of leaked maintenance brokers the preamble stopped (`down` reports them as strays). */
+  /** Pids of leaked private brokers the preamble stopped (`down` reports them as strays). */
   reaped: number[];
   /** Releases the lock before `fn` returns (`space add` once its saga committed; docs/saga.md). Idempotent. */
   releaseLock: () => void;
@@ -63,7 +63,7 @@ export async function withVerb<T>(opts: VerbOptions, fn: (v: VerbContext) => Pro
   };
   try {
     const { reaped, journal } = await inPhase(onPhase, "journal", async () => {
-      const reaped = await reapLeakedMaintenanceBrokers(layout, journaledAttemptDir(layout), guards);
+      const reaped = await reapLeakedPrivateBrokers(layout, journaledAttemptDir(layout), guards);
       for (const dir of [layout.authDir, layout.brokerSecretsDir]) reapStaleTemps(dir, pidAlive);
       return { reaped, journal: assertJournalAllows(layout, opts.journal, guards) };
     });
