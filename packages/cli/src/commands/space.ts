@@ -37,12 +37,22 @@ function showQuota(field: keyof SpaceQuota, value: number): string {
   return field === "disk" || field === "mem" || field === "payload" ? formatBytes(value) : String(value);
 }
 
+/** A saga's notice as a stderr line, unless the output is --json. */
+const notice = (quiet?: boolean) => (m: string) => {
+  if (!quiet) err(`cotal: ${m}`);
+};
+
 export function registerSpace(program: Command): void {
   const space = program.command("space").description("per-space lifecycle verbs");
-  const notice = (quiet?: boolean) => (m: string) => {
-    if (!quiet) err(`cotal: ${m}`);
-  };
+  registerSpaceAdd(space);
+  registerSpaceRm(space);
+  registerSpaceLimits(space);
+  registerSpaceInfo(space);
+  registerSpaceList(space);
+  registerSpaceCreds(space);
+}
 
+function registerSpaceAdd(space: Command): void {
   const add = space
     .command("add [names...]")
     .description("add spaces through the mutation saga: one generation and one reload for the whole batch")
@@ -74,7 +84,9 @@ export function registerSpace(program: Command): void {
       else out(`cotal: added ${summariseNames(r.added)} at generation ${r.generation} (${r.reloads} reload${r.reloads === 1 ? "" : "s"}, ${r.attempts} attempt${r.attempts === 1 ? "" : "s"})`);
       out(`  next: cotal space creds ${r.requested[0]}`);
     });
+}
 
+function registerSpaceRm(space: Command): void {
   space
     .command("rm <name>")
     .description("remove a space: journal, delete its streams (the point of no return), re-render, reap its material")
@@ -103,7 +115,9 @@ export function registerSpace(program: Command): void {
       if (r.eviction && r.eviction.outcome !== "none") out(`  live connections: ${r.eviction.outcome === "evicted" ? `${r.eviction.kicked.length} cut by the evictor` : `${r.eviction.outcome} (${r.eviction.reason ?? ""})`}`);
       printRemovedSchedules(name, schedules);
     });
+}
 
+function registerSpaceLimits(space: Command): void {
   const limits = space
     .command("limits <name>")
     .description("print a space's limits, or change them through the mutation saga (re-signed JWT, re-render, proven reload)")
@@ -125,8 +139,9 @@ export function registerSpace(program: Command): void {
     const changed = QUOTA_FIELDS.filter((f) => r.before[f] !== r.after[f]).map((f) => `${f} ${showQuota(f, r.before[f])} -> ${showQuota(f, r.after[f])}`);
     out(`cotal: space ${name} limits changed at generation ${r.generation} (${r.reloads} reload${r.reloads === 1 ? "" : "s"}): ${changed.join(", ")}`);
   });
+}
 
-  registerSpaceInfo(space);
+function registerSpaceList(space: Command): void {
   space
     .command("list")
     .description("every space on disk or in the KV inventory, with its state")
@@ -139,6 +154,9 @@ export function registerSpace(program: Command): void {
       for (const c of r.corrupt) out(`  CORRUPT ${c.path}: ${c.reason}`);
       if (r.inventoryError) out(`  (kv: ${r.inventoryError})`);
     });
+}
+
+function registerSpaceCreds(space: Command): void {
   space
     .command("creds <name>")
     .description("mint a user creds file signed by the space's signing key (connects only to that space)")
