@@ -18,14 +18,14 @@ export interface ReloaderOptions {
   /** The writer's lease re-check. A cluster reload calls it before each node's rename and renames nothing without it. */
   fence?: () => Promise<boolean>;
   /**
-   * A cluster reload that some node could not prove hands the nodes that did prove it here before it
-   * refuses, so the claim records them (docs/cluster.md "Partial proofs"); the writer owns the CAS.
-   */
-  /**
-   * The claim removes nothing (saga/partial-proofs.ts mayLeaveNodesBehind): a cluster reload may then
-   * leave a node that is down behind instead of refusing, once another node proved it (invariant 4).
+   * Cluster only. The claim removes nothing (saga/partial-proofs.ts mayLeaveNodesBehind): the reload may
+   * then leave a node that is down behind instead of refusing, once another node proved it (invariant 4).
    */
   mayLeaveBehind?: boolean;
+  /**
+   * Cluster only. A reload that some node could not prove hands the nodes that did prove it here before
+   * it refuses, so the claim records them (docs/cluster.md "Partial proofs"); the writer owns the CAS.
+   */
   recordPartial?: (proofs: Record<string, Omit<NodeProof, "appliedGeneration">>) => Promise<void>;
 }
 
