@@ -59,3 +59,4 @@ export { Barrier, barrierEnv, failpointBarrier, parseBarrierEnv, type BarrierSpe
 export { harnessTeardown } from "./teardown.js";
 export { parsePromText, promValue, type PromFamily, type PromSample } from "./prom-text.js";
 export { testGuards } from "./guards.js";
+export { parseUnitFile, restartsOnFailure, unitEnvironment, unitExecStart, unitFailed, unitList, unitValue, unitValues, type UnitFile } from "./unit-file.js";

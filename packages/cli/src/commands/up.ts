@@ -1,8 +1,10 @@
 import { clearRuntime, resolveRoot, RootLayout, rotateSys, up, type RotateSysResult, type UpResult } from "@cotal/saga";
+import { foregroundEnd, readRuntime, takeStopIntent } from "@cotal/saga/broker";
+import type { ChildProcess } from "node:child_process";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { parsePort } from "../duration.js";
-import { usageError } from "@cotal/saga/errors";
+import { CotalError, usageError } from "@cotal/saga/errors";
 import { existsSync } from "node:fs";
 import { err, json, out, shellWord } from "../output.js";
 import { compressNames, FEW_NAMES } from "../batch-summary.js";
@@ -96,12 +98,38 @@ export function registerUp(program: Command): void {
       else printUp(result);
       if (child) {
         out("  running in the foreground; Ctrl-C stops it");
-        const forward = (sig: NodeJS.Signals) => child.kill(sig);
-        process.on("SIGINT", forward);
-        process.on("SIGTERM", forward);
-        const code = await new Promise<number | null>((resolve) => child.once("exit", (c) => resolve(c)));
-        clearRuntime(new RootLayout(result.root));
-        process.exitCode = code === 0 || code === null ? 0 : 6;
+        await serveForeground(child, result.root);
       }
     });
+}
+
+/**
+ * Waits on the foreground broker. A signal to `up` (Ctrl-C, `systemctl stop`) or a `cotal down` is the
+ * operator's stop: exit 0, so a unit neither fails nor restarts. The broker dying on its own refuses
+ * `broker-not-running` (exit 6), and `Restart=on-failure` starts it again (docs/service.md).
+ */
+async function serveForeground(child: ChildProcess, root: string): Promise<void> {
+  const layout = new RootLayout(root);
+  const pid = child.pid ?? 0;
+  const recorded = readRuntime(layout)?.owner;
+  const owner = recorded?.pid === pid ? recorded : { pid };
+  let signalled = false;
+  const forward = (sig: NodeJS.Signals): void => {
+    signalled = true;
+    child.kill(sig);
+  };
+  process.on("SIGINT", forward);
+  process.on("SIGTERM", forward);
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve([child.exitCode, child.signalCode]); // it died during the boot
+    else child.once("exit", (c, s) => resolve([c, s]));
+  });
+  const end = foregroundEnd({ signalled, intended: takeStopIntent(layout, owner), code, signal });
+  // Only its own record: a broker started since (after a `cotal down`) keeps the one it wrote.
+  if (readRuntime(layout)?.owner.pid === pid) clearRuntime(layout);
+  if (end.kind === "died") {
+    throw new CotalError("broker-not-running", `nats-server (pid ${pid}) exited on its own (${end.how}); no signal or \`cotal down\` stopped it`, {
+      next: `tail -n 40 ${shellWord(layout.logFile)}   # why it stopped; then: cotal --root ${shellWord(layout.root)} up`,
+    });
+  }
 }

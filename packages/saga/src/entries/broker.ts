@@ -2,6 +2,7 @@
 export { FEATURE_SINCE, serverFeatures, type ServerFeatures } from "../broker/server-features.js";
 export { stopBroker } from "../broker/process.js";
 export { readRuntime } from "../broker/runtime.js";
+export { foregroundEnd, takeStopIntent } from "../broker/stop-intent.js";
 export { serversOfRoot } from "../broker/server-scan.js";
 export { connectAsAccount, connectWithCreds } from "../broker/connect.js";
 export { renderRoot } from "../broker/render-root.js";

@@ -2,6 +2,8 @@ import { GUARDS_ON, type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
 import { stopBroker } from "../broker/process.js";
 import { RootLayout } from "../root/layout.js";
+import { brokerState } from "../broker/runtime.js";
+import { clearStopIntent, recordStopIntent } from "../broker/stop-intent.js";
 import { preserveStateCut, type CutResult } from "../maintenance/cut.js";
 import { withVerb } from "../verb/verb.js";
 import { refuseOfflineOnCluster } from "../verb/cluster-offline.js";
@@ -29,12 +31,30 @@ export async function down(opts: { root: string; graceMs?: number; preserveState
   if (opts.preserveState) refuseOfflineOnCluster(new RootLayout(root), guards, "down --preserve-state", "has no offline backup or restore to cut for", "cotal space list   # back up each space online on the running cluster (cotal space backup NAME --out DIR): no cut needed");
   // The preamble has already stopped leaked private brokers (a killed verb's, never the journal's own attempt).
   return withVerb({ root, guards, purpose: "cotal down", journal: { verb: "down" }, certain: false }, async ({ layout, lock, reaped }) => {
-    // Hook (maintenance/cut.ts): the cut journals cut-intent → cut-committed, stops the broker, then ready.
-    if (opts.preserveState) {
-      const { stopped, pid, forced, ...cut } = await preserveStateCut(layout, lock, opts.graceMs, guards);
-      return { root: layout.root, stopped, ...(pid !== undefined ? { pid } : {}), forced, cut };
+    const intended = markForegroundStop(layout, opts.preserveState ? "cotal down --preserve-state" : "cotal down");
+    try {
+      // Hook (maintenance/cut.ts): the cut journals cut-intent → cut-committed, stops the broker, then ready.
+      if (opts.preserveState) {
+        const { stopped, pid, forced, ...cut } = await preserveStateCut(layout, lock, opts.graceMs, guards);
+        return { root: layout.root, stopped, ...(pid !== undefined ? { pid } : {}), forced, cut };
+      }
+      const r = await stopBroker(layout, opts.graceMs, guards);
+      return { root: layout.root, ...r, stopped: r.stopped || reaped.length > 0, strays: [...reaped, ...r.strays] };
+    } catch (err) {
+      // A broker still running after a refused or failed stop must not pass for stopped when it dies later.
+      if (intended && brokerState(layout).running) clearStopIntent(layout);
+      throw err;
     }
-    const r = await stopBroker(layout, opts.graceMs, guards);
-    return { root: layout.root, ...r, stopped: r.stopped || reaped.length > 0, strays: [...reaped, ...r.strays] };
   });
+}
+
+/**
+ * A foreground `cotal up` (a systemd unit, a terminal) serves the broker: say this stop is on purpose,
+ * so it exits 0 and `Restart=on-failure` does not start the broker again (docs/service.md).
+ */
+function markForegroundStop(layout: RootLayout, purpose: string): boolean {
+  const state = brokerState(layout);
+  if (!state.running || state.runtime.detached) return false;
+  recordStopIntent(layout, state.runtime.owner, purpose);
+  return true;
 }
