@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -54,11 +54,29 @@ describe("shipped infra files", () => {
     expect(missing.output).toMatch(/not executable/);
   });
 
+  it.skipIf(!systemd)("systemd-analyze security: both units expose at most 4.0 (least privilege; the unhardened units were 8.7)", () => {
+    for (const name of ["cotal-broker.service", "cotal-worker.service"]) {
+      const r = spawnSync("systemd-analyze", ["security", "--offline=yes", "--threshold=40", join(repoRoot(), "infra", "systemd", name)], { encoding: "utf8" });
+      expect(r.status, `${name}: ${r.stdout.split("\n").filter((l) => l.startsWith("→")).join("")}${r.stderr}`).toBe(0);
+    }
+    // positive control: the same unit without its hardening is over the threshold
+    const bare = mutantUnit(/^CapabilityBoundingSet=[\s\S]*^SystemCallArchitectures=native$/m, "");
+    expect(spawnSync("systemd-analyze", ["security", "--offline=yes", "--threshold=40", bare]).status).not.toBe(0);
+  });
+
+  it.skipIf(!has("systemd-sysusers", ["--version"]))("systemd-sysusers creates the cotal user from the shipped sysusers.d file (into a scratch root)", () => {
+    const sysroot = mkdtempSync(join(scratch, "sysroot-"));
+    mkdirSync(join(sysroot, "etc"));
+    const r = spawnSync("systemd-sysusers", [`--root=${sysroot}`, join(repoRoot(), "infra", "systemd", "cotal.sysusers.conf")], { encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    expect(readFileSync(join(sysroot, "etc", "passwd"), "utf8")).toMatch(/^cotal:x:\d+:\d+:[^:]*:\/var\/lib\/cotal:\/usr\/sbin\/nologin$/m);
+  });
+
   it.skipIf(!compose)("docker compose config: the compose file is valid; a broken one is refused", () => {
     const [cmd = "docker", ...pre] = compose ?? [];
     // `config --services` validates the whole file first and reads the same on Compose v2 and 1.29.
     const services = execFileSync(cmd, [...pre, "-f", COMPOSE, "config", "--services"], { encoding: "utf8" });
-    expect(services.trim().split("\n").sort()).toEqual(["nats", "redis", "worker"]);
+    expect(services.trim().split("\n").sort()).toEqual(["dashboard", "nats", "redis", "worker"]);
     const broken = join(scratch, "compose.yml");
     writeFileSync(broken, readFileSync(COMPOSE, "utf8").replace("pid: \"service:nats\"", "pid: [\"service:nats\"]"));
     const refused = spawnSync(cmd, [...pre, "-f", broken, "config"], { encoding: "utf8" });
