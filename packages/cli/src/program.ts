@@ -5,6 +5,7 @@ import { registerBackup } from "./commands/backup.js";
 import { registerDashboard } from "./commands/dashboard.js";
 import { registerDown } from "./commands/down.js";
 import { registerJobs } from "./commands/jobs.js";
+import { registerMetrics } from "./commands/metrics.js";
 import { registerNode } from "./commands/node.js";
 import { registerSpace } from "./commands/space.js";
 import { registerStatus } from "./commands/status.js";
@@ -41,6 +42,7 @@ export function buildProgram(guards: Guards = GUARDS_ON, saga: SagaLimits = {}):
   registerBroker(program);
   registerNode(program);
   registerDashboard(program);
+  registerMetrics(program);
   attachHelp(program); // every leaf's summary, examples and exit codes (help/, issue #31)
   requireRootBeforeVerbs(program);
   return program;

@@ -18,3 +18,7 @@ export { JOB_STATES, jobsStatus, type JobsStatusReport, type QueueStatus } from 
 export { parseEvery, scheduleBackup, type ScheduleBackupOptions, type ScheduledBackup } from "./schedule.js";
 export { DEFAULT_KEEP, completeArtifacts, runQueuedRestore, runScheduledBackup, scheduleArgv, type ScheduledBackupResult } from "./backup-run.js";
 export { backupRunKeys, listSchedules, readBackupRuns, readSchedules, recordBackupRun, unscheduleBackup, type BackupRun, type BackupScheduleEntry, type BackupSchedulesReport, type BackupSuccess, type UnscheduleResult } from "./schedules.js";
+export { exportRoot, type RootExporterOptions, type RootSnapshot } from "./root-exporter.js";
+export { rootReads, type RootReads, type RootReadsOptions } from "./root-reads.js";
+export { SnapshotCache, type SnapshotCacheOptions } from "./snapshot-cache.js";
+export { metricsHandler, startMetricsServer, type MetricsServer, type MetricsServerOptions } from "./metrics-server.js";

@@ -1,4 +1,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { SpaceAddOptions } from "@cotal/saga";
+import { exportRoot, type RootExporterOptions } from "./root-exporter.js";
+import type { SnapshotCache } from "./snapshot-cache.js";
+import type { RootSnapshot } from "./root-exporter.js";
+import { rootReads, type RootReadsOptions } from "./root-reads.js";
 
 /**
  * What a cotal worker exports on /metrics, through prom-client: the process metrics prom-client
@@ -8,6 +13,12 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 export class WorkerMetrics {
   readonly registry = new Registry();
   private readonly registers = [this.registry];
+  /**
+   * The series labelled by root (docs/metrics.md, "The root label"): the root exporter's and the
+   * saga counters, rendered after the worker's own. The older worker series keep their labels.
+   */
+  readonly rootRegistry = new Registry();
+  private readonly rootRegisters = [this.rootRegistry];
 
   readonly processed = new Counter({ name: "cotal_jobs_processed_total", help: "Jobs completed, by job type and outcome.", labelNames: ["type", "outcome"] as const, registers: this.registers });
   readonly failed = new Counter({ name: "cotal_jobs_failed_total", help: "Job attempts that failed, by job type and whether a retry follows.", labelNames: ["type", "final"] as const, registers: this.registers });
@@ -18,6 +29,18 @@ export class WorkerMetrics {
   readonly generation = new Gauge({ name: "cotal_inventory_generation", help: "Inventory generation after the last saga call of this worker.", registers: this.registers });
   readonly appliedGeneration = new Gauge({ name: "cotal_inventory_applied_generation", help: "Generation the broker was last proven to run, from this worker's last committed saga call.", registers: this.registers });
   readonly reloads = new Counter({ name: "cotal_reloads_total", help: "Broker reloads this worker's saga calls performed.", registers: this.registers });
+  readonly sagaAttempts = new Counter({ name: "cotal_saga_attempts_total", help: "Mutation saga attempts this worker ran, by op and outcome (ok, conflict: re-read and re-decided, error).", labelNames: ["op", "outcome"] as const, registers: this.rootRegisters });
+  readonly sagaConflicts = new Counter({ name: "cotal_saga_conflicts_total", help: "Saga attempts that lost their compare-and-set to another writer (docs/saga.md), by op.", labelNames: ["op"] as const, registers: this.rootRegisters });
+  readonly provisionRetries = new Counter({ name: "cotal_provision_retries_total", help: "Provisionings retried after a dropped connection (a reload mid-request; docs/lifecycle.md).", registers: this.rootRegisters });
+
+  /** The hooks a verb takes (SessionHooks): the saga's attempts and the provisioning retries, counted here; the core reads no env for them. */
+  readonly sagaHooks: Pick<SpaceAddOptions, "onAttempt" | "onProvisionRetry"> = {
+    onAttempt: ({ op, outcome }) => {
+      this.sagaAttempts.inc({ op, outcome });
+      if (outcome === "conflict") this.sagaConflicts.inc({ op });
+    },
+    onProvisionRetry: () => this.provisionRetries.inc(),
+  };
   /** One series per scheduled tenant that ever backed up: alert on `time() - it` (README, "Metrics"). */
   readonly backupLastSuccess = new Gauge({
     name: "cotal_backup_last_success_timestamp_seconds",
@@ -44,6 +67,23 @@ export class WorkerMetrics {
         },
       });
     }
+  }
+
+  /**
+   * The root's series (root-exporter.ts: tenants by state, usage against quota, queue depth, root
+   * state), each with the `root` label, as the saga counters get it.
+   */
+  exportRoot(root: string, opts: Omit<RootExporterOptions, "registry" | "backupSeries">): SnapshotCache<RootSnapshot> {
+    this.rootRegistry.setDefaultLabels({ root });
+    // This worker keeps its own backup series (kept across a Redis blip, moved by its own runs).
+    return exportRoot({ ...opts, registry: this.rootRegistry, backupSeries: false }).cache;
+  }
+
+  /** {@link exportRoot} over the root's own reads (root-reads.ts); `close` ends their Redis connections. */
+  watchRoot(opts: RootReadsOptions): { close(): Promise<void> } {
+    const reads = rootReads(opts);
+    this.exportRoot(opts.root, { read: () => reads.read() });
+    return reads;
   }
 
   /** After a saga call: a commit means the proof CAS ran, so appliedGeneration reached generation. */
@@ -81,7 +121,9 @@ export class WorkerMetrics {
     return this.registry.contentType;
   }
 
-  render(): Promise<string> {
-    return this.registry.metrics();
+  /** Both registries in one exposition (distinct family names; the text format allows the join). */
+  async render(): Promise<string> {
+    const [own, root] = await Promise.all([this.registry.metrics(), this.rootRegistry.metrics()]);
+    return root ? `${own.endsWith("\n") ? own : `${own}\n`}${root}` : own;
   }
 }

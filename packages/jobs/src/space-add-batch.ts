@@ -1,4 +1,4 @@
-import { spaceAdd, type Guards, type SagaTiming, type SpaceAddResult } from "@cotal/saga";
+import { spaceAdd, type Guards, type SagaTiming, type SpaceAddOptions, type SpaceAddResult } from "@cotal/saga";
 import { isRetriable, toJobFailure } from "./failures.js";
 import { isBlocked } from "./blocked-retry.js";
 import type { ItemResult } from "./group-commit.js";
@@ -23,6 +23,8 @@ export interface SpaceAddBatchOptions {
   onTiming?: (step: SagaTiming, ms: number) => void;
   onNotice?: (message: string) => void;
   onResult?: (r: SpaceAddResult, names: readonly string[]) => void;
+  /** The saga's attempt and provisioning-retry counters (metrics.ts). */
+  hooks?: Pick<SpaceAddOptions, "onAttempt" | "onProvisionRetry">;
   /** The guards the entry handed in (docs/ablation.md), passed to the verb. */
   guards?: Guards;
   /** The saga verb; a test may substitute a fake. */
@@ -50,6 +52,7 @@ export function spaceAddBatchRunner(opts: SpaceAddBatchOptions) {
       ...(committed ? { onCommitted: () => committed() } : {}),
       ...(opts.onTiming ? { onTiming: opts.onTiming } : {}),
       ...(opts.onNotice ? { onNotice: opts.onNotice } : {}),
+      ...opts.hooks,
       ...(opts.guards ? { guards: opts.guards } : {}),
     });
     opts.onResult?.(r, names);

@@ -55,6 +55,8 @@ export class CotalWorker {
   /** Run records of scheduled backups (schedules.ts); fails fast, so a down Redis never holds a job's outcome. */
   private readonly runs: Redis;
   private syncTimer: ReturnType<typeof setInterval> | undefined;
+  /** The root's series (docs/metrics.md): read at scrape time, cached and bounded. */
+  private readonly rootWatch: { close(): Promise<void> };
   private state: "starting" | "running" | "draining" | "closed" = "starting";
   healthUrl: string | undefined;
   private get log(): Logger | undefined {
@@ -68,6 +70,7 @@ export class CotalWorker {
     this.realRoot = realpathSync(opts.root);
     const layout = new RootLayout(this.realRoot);
     this.metrics = new WorkerMetrics(() => quiescedCount(layout, opts.guards));
+    this.rootWatch = this.metrics.watchRoot({ root: this.realRoot, redisUrl: opts.redisUrl, ...(opts.guards ? { guards: opts.guards } : {}) });
     const log = this.log;
     this.runs = new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 3_000 });
     this.runs.on("error", () => undefined); // each use reports its own failure
@@ -102,6 +105,7 @@ export class CotalWorker {
         onTiming: (step, ms) => this.metrics.stepSeconds.observe({ step }, ms / 1000),
         onNotice: (m) => log?.info({ event: "saga-notice" }, `saga: ${m}`),
         onResult: (r) => this.metrics.sagaResult(r),
+        hooks: this.metrics.sagaHooks,
         ...(opts.guards ? { guards: opts.guards } : {}),
       }),
     );
@@ -220,6 +224,7 @@ export class CotalWorker {
         name: p.name,
         lockWaitMs: this.opts.lockWaitMs,
         onTiming: (step, ms) => this.metrics.stepSeconds.observe({ step }, ms / 1000),
+        ...this.metrics.sagaHooks,
         ...(this.opts.guards ? { guards: this.opts.guards } : {}),
       });
       if (r.saga) this.metrics.sagaResult(r.saga);
@@ -308,7 +313,7 @@ export class CotalWorker {
     return down.length ? { ok: false, status: `not consuming: ${down.join(", ")}` } : { ok: true, status: "ok" };
   }
 
-  /** Prometheus exposition; BullMQ-independent so a scrape never touches Redis. */
+  /** Prometheus exposition: the worker's own series, and the root's from a cached, bounded snapshot (root-exporter.ts). */
   renderMetrics(): Promise<string> {
     return this.metrics.render();
   }
@@ -336,6 +341,7 @@ export class CotalWorker {
     await this.addQueue.disconnect().catch(() => undefined);
     if (this.syncTimer) clearInterval(this.syncTimer);
     this.runs.disconnect();
+    await this.rootWatch.close();
     await new Promise<void>((r) => (this.http ? this.http.close(() => r()) : r()));
     this.state = "closed";
     return { forced };

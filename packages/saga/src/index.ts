@@ -27,6 +27,7 @@ export { spaceList, spaceListFrom, type SpaceListEntry, type SpaceListReport } f
 export { followCommits } from "./verb/follow.js";
 export { showSpaceLimits, spaceLimits } from "./ops/space-limits.js";
 export { spaceInfo, type SpaceInfo, type UsageRow } from "./ops/space-info.js";
+export { spaceUsages, type SpaceUsageRow } from "./ops/space-usages.js";
 export { mintSpaceCreds } from "./ops/creds.js";
 export { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, parseQuota, type SpaceQuota } from "./trust/limits.js";
 export type { SagaPhase, SagaTiming } from "./saga/steps.js";

@@ -4,6 +4,7 @@ import { BROKER_HELP } from "./broker.js";
 import { DASHBOARD_HELP } from "./dashboard.js";
 import { exitLines } from "./exits.js";
 import { JOBS_HELP } from "./jobs.js";
+import { METRICS_HELP } from "./metrics.js";
 import { NODE_HELP } from "./node.js";
 import { SPACE_HELP } from "./space.js";
 import type { HelpTable, VerbHelp } from "./types.js";
@@ -12,7 +13,7 @@ export type { HelpTable, VerbHelp } from "./types.js";
 export { EXIT_MEANING, exitLines } from "./exits.js";
 
 /** Every verb's summary, examples and exit codes, keyed by command path (issue #31). */
-export const HELP: HelpTable = { ...BROKER_HELP, ...SPACE_HELP, ...BACKUP_HELP, ...JOBS_HELP, ...NODE_HELP, ...DASHBOARD_HELP };
+export const HELP: HelpTable = { ...BROKER_HELP, ...SPACE_HELP, ...BACKUP_HELP, ...JOBS_HELP, ...NODE_HELP, ...DASHBOARD_HELP, ...METRICS_HELP };
 
 /** "space add" for the `add` under `space`. */
 export function pathOf(cmd: Command): string {

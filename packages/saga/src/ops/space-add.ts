@@ -130,7 +130,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     await failpoint("add-provisioning");
     // Each space is its own account, so provisioning is independent: a paced pool, creds batched (provision/provision-batch.ts).
     const records = names.map((n) => loadSpaceAccount(layout, n)).filter((r): r is NonNullable<typeof r> => r !== undefined);
-    const provisioned = await provisionSpaces(layout, broker, session.runtime, records, { onProvision: opts.onProvision, onNotice: opts.onNotice, replicas: tenantReplicasOf(clusterOf(layout, loadSettings(layout))), guards });
+    const provisioned = await provisionSpaces(layout, broker, session.runtime, records, { onProvision: opts.onProvision, onNotice: opts.onNotice, onRetry: opts.onProvisionRetry, replicas: tenantReplicasOf(clusterOf(layout, loadSettings(layout))), guards });
     settleOwed(owed);
     return { ...result, requested: names, provisioned };
   });

@@ -66,6 +66,8 @@ export interface ProvisionSpacesOptions {
   onProvision?: (p: { done: number; total: number; space: string }) => void;
   /** A retried provisioning, said once per retry. */
   onNotice?: (m: string) => void;
+  /** A retried provisioning, counted (the exporter's provisioning retries; docs/metrics.md). */
+  onRetry?: (space: string) => void;
   /** The tenants' own streams and buckets: 1, or 3 on a cluster root that asked for it (default 1). */
   replicas?: number;
   /** Keep re-trying a dropped provisioner this long, once a second (default: twice, at once). */
@@ -81,7 +83,7 @@ export interface ProvisionSpacesOptions {
  * the provisioner's connection (every JWT client, before 2.14.8) mid-request: such a failure is retried,
  * twice at once, or every second until `retryForMs` ran out (a cluster node rejoining JetStream).
  */
-async function provisionRetrying(url: string, rec: AccountRecord, replicas: number, retryForMs: number | undefined, onNotice?: (m: string) => void): Promise<ProvisionResult> {
+async function provisionRetrying(url: string, rec: AccountRecord, replicas: number, retryForMs: number | undefined, onNotice?: (m: string) => void, onRetry?: (space: string) => void): Promise<ProvisionResult> {
   const deadline = retryForMs === undefined ? undefined : Date.now() + retryForMs;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -89,6 +91,7 @@ async function provisionRetrying(url: string, rec: AccountRecord, replicas: numb
     } catch (err) {
       const more = deadline === undefined ? attempt < 3 : Date.now() <= deadline;
       if (!more || !isCotalError(err, "broker-unreachable")) throw err;
+      onRetry?.(rec.name);
       onNotice?.(`provisioning ${rec.name} again (attempt ${attempt + 1}${deadline === undefined ? "/3" : ""}): ${err.message}`);
       if (deadline !== undefined) await new Promise((r) => setTimeout(r, 1_000));
     }
@@ -102,13 +105,13 @@ export async function provisionSpaces(
   records: readonly AccountRecord[],
   opts: ProvisionSpacesOptions,
 ): Promise<ProvisionResult[]> {
-  const { onProvision, onNotice, replicas = 1, retryForMs, templateFor = records } = opts;
+  const { onProvision, onNotice, onRetry, replicas = 1, retryForMs, templateFor = records } = opts;
   let done = 0;
   const width = provisionPacer(runtime);
   const [creds, provisioned] = await Promise.allSettled([
     writeObserverCredsBatch(layout, broker, records, opts.guards),
     mapPaced(templateFor, width, async (rec) => {
-      const r = await provisionRetrying(runtime.url, rec, replicas, retryForMs, onNotice);
+      const r = await provisionRetrying(runtime.url, rec, replicas, retryForMs, onNotice, onRetry);
       onProvision?.({ done: ++done, total: templateFor.length, space: rec.name });
       return r;
     }),

@@ -113,6 +113,8 @@ export interface SagaEnv {
   reloadTimeoutMs?: number;
   onTiming?: (step: SagaTiming, ms: number) => void;
   onNotice?: (message: string) => void;
+  /** Each attempt's end, for the exporter's attempt and conflict counters (docs/metrics.md); the core reads no env for it. */
+  onAttempt?: (a: { op: MutationIntent["op"]; outcome: "ok" | "conflict" | "error" }) => void;
 }
 
 export interface MutationResult {
@@ -528,8 +530,10 @@ export async function runMutation(env: SagaEnv, intent: MutationIntent, decided?
     try {
       // Only the first attempt uses the verb's early read (and its view); a retry re-reads and re-decides.
       const r = await new Mutation(env, intent).attempt(attempt === 1 ? decided : undefined, attempt === 1 ? view : undefined);
+      env.onAttempt?.({ op: intent.op, outcome: "ok" });
       return { ...r, attempts: attempt, conflicts };
     } catch (err) {
+      env.onAttempt?.({ op: intent.op, outcome: isCotalError(err, "conflict") ? "conflict" : "error" });
       if (!isCotalError(err, "conflict") || attempt >= max || intent.op === "reconcile") {
         if (isCotalError(err, "conflict") && attempt > 1) {
           throw new CotalError("conflict", `${err.message} (gave up after ${attempt} attempts)`, { next: err.next ?? RERUN, cause: err });

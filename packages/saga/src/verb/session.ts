@@ -48,6 +48,10 @@ export interface SessionHooks {
   saga?: SagaLimits;
   onNotice?: (message: string) => void;
   onTiming?: (step: SagaTiming, ms: number) => void;
+  /** SagaEnv.onAttempt: the exporter's attempt and conflict counters (docs/metrics.md). */
+  onAttempt?: SagaEnv["onAttempt"];
+  /** A provisioning retried after a dropped connection (provision-batch.ts), for the exporter's counter. */
+  onProvisionRetry?: (space: string) => void;
 }
 
 /** A saga environment on the running broker. A mutation that cannot reach the KV refuses; it never falls back to disk. */
@@ -117,6 +121,7 @@ function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks &
     ...hooks.saga,
     ...(hooks.onNotice ? { onNotice: hooks.onNotice } : {}),
     ...(hooks.onTiming ? { onTiming: hooks.onTiming } : {}),
+    ...(hooks.onAttempt ? { onAttempt: hooks.onAttempt } : {}),
   });
 }
 

@@ -1,0 +1,48 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { EXIT, main } from "../src/index.js";
+
+const dir = mkdtempSync(join(tmpdir(), "cotal-metrics-flags-"));
+// a root as far as the root check goes (auth/): these cells are about the flags, not the root
+mkdirSync(join(dir, "auth"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Runs the CLI with stderr captured; nothing here gets as far as listening. */
+async function run(argv: string[]): Promise<{ code: number; stderr: string }> {
+  let stderr = "";
+  const spy = vi.spyOn(process.stderr, "write").mockImplementation((s: string | Uint8Array) => ((stderr += String(s)), true));
+  try {
+    return { code: await main(argv), stderr };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe("cotal metrics flags", () => {
+  it.each([["abc"], ["99999"], ["-1"]])("--port %s is a usage error (exit 2)", async (port) => {
+    const r = await run(["--root", dir, "metrics", "--port", port]);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.stderr).toMatch(/--port takes a port number/);
+  });
+
+  it("--max-age-ms that is not a whole number is a usage error (exit 2)", async () => {
+    const r = await run(["--root", dir, "metrics", "--max-age-ms", "1.5"]);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.stderr).toMatch(/--max-age-ms takes a whole number/);
+  });
+
+  it("a non-loopback --host is refused with exit 2 [invalid-argument] and names --allow-remote", async () => {
+    const r = await run(["--root", dir, "metrics", "--host", "0.0.0.0", "--port", "0", "--no-redis"]);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.stderr).toMatch(/\[invalid-argument\]/);
+    expect(r.stderr).toMatch(/--allow-remote/);
+  });
+
+  it("a missing root is refused with exit 5 [root-missing] before anything listens", async () => {
+    const r = await run(["--root", join(dir, "absent"), "metrics", "--port", "0", "--no-redis"]);
+    expect(r.code).toBe(EXIT.notFound);
+    expect(r.stderr).toMatch(/\[root-missing\]/);
+  });
+});
