@@ -14,7 +14,7 @@ import type { AccountRecord } from "../root/records.js";
 import { startPrivateBroker } from "../broker/private-broker.js";
 import type { SagaEnv } from "../saga/mutation.js";
 import { brokerReloader } from "../saga/reloader.js";
-import type { SagaTiming } from "../saga/steps.js";
+import type { PhaseListener, SagaTiming } from "../saga/steps.js";
 
 /** One lease key per root: the writer lease fences every cooperative writer of this root's config. */
 export function leaseKeyFor(layout: RootLayout): string {
@@ -48,6 +48,8 @@ export interface SessionHooks {
   saga?: SagaLimits;
   onNotice?: (message: string) => void;
   onTiming?: (step: SagaTiming, ms: number) => void;
+  /** The preamble's steps and the saga's as they start and end (steps.ts): the CLI's phase line and log lines. */
+  onPhase?: PhaseListener;
   /** SagaEnv.onAttempt: the exporter's attempt and conflict counters (docs/metrics.md). */
   onAttempt?: SagaEnv["onAttempt"];
   /** A provisioning retried after a dropped connection (provision-batch.ts), for the exporter's counter. */
@@ -121,6 +123,7 @@ function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks &
     ...hooks.saga,
     ...(hooks.onNotice ? { onNotice: hooks.onNotice } : {}),
     ...(hooks.onTiming ? { onTiming: hooks.onTiming } : {}),
+    ...(hooks.onPhase ? { onPhase: hooks.onPhase } : {}),
     ...(hooks.onAttempt ? { onAttempt: hooks.onAttempt } : {}),
   });
 }
