@@ -25,7 +25,7 @@ import { mayLeaveNodesBehind, recordPartialProofs, type RevisionMove } from "./p
 import { renderList, type KnownRecords } from "./render-list.js";
 import { digestOfServerConf } from "./digest.js";
 import { configDigest } from "../render/server-config.js";
-import type { SagaTiming } from "./steps.js";
+import type { PhaseListener, SagaTiming } from "./steps.js";
 
 /**
  * What a writer asks the saga for, one shape per op. Every shape names its `verb`, for the writer
@@ -112,6 +112,8 @@ export interface SagaEnv {
   leaseWaitMs?: number;
   reloadTimeoutMs?: number;
   onTiming?: (step: SagaTiming, ms: number) => void;
+  /** Each step as it starts and ends, in step order, only the steps that run (the CLI's phase line; steps.ts). */
+  onPhase?: PhaseListener;
   onNotice?: (message: string) => void;
   /** Each attempt's end, for the exporter's attempt and conflict counters (docs/metrics.md); the core reads no env for it. */
   onAttempt?: (a: { op: MutationIntent["op"]; outcome: "ok" | "conflict" | "error" }) => void;
@@ -218,12 +220,19 @@ class Mutation {
     return `pid ${this.holder.pid}@${this.holder.host} (${this.intent.verb})`;
   }
 
+  /** The generation this attempt claimed (its phase events carry it from the claim on). */
+  claimed: number | undefined;
+
   async timed<T>(step: SagaTiming, fn: () => Promise<T> | T): Promise<T> {
+    const { onPhase, onTiming } = this.env;
+    onPhase?.({ step, state: "start" });
     const t0 = performance.now();
     try {
       return await fn();
     } finally {
-      this.env.onTiming?.(step, performance.now() - t0);
+      const ms = performance.now() - t0;
+      onTiming?.(step, ms);
+      onPhase?.({ step, state: "done", ms, ...(this.claimed === undefined ? {} : { generation: this.claimed }) });
     }
   }
 
@@ -404,7 +413,11 @@ class Mutation {
     };
     const record: InventoryRecord = { ...base.record, pending };
     await failpoint("before-claim");
-    const revision = await this.timed("claim", () => this.cas(record, base.revision, "claim"));
+    const revision = await this.timed("claim", async () => {
+      const rev = await this.cas(record, base.revision, "claim");
+      this.claimed = pending.generation;
+      return rev;
+    });
     await failpoint("after-claim");
     return { generation: base.record.generation, added: d.added, removed: d.removed, target: d.target, pending, record, revision };
   }
