@@ -3,7 +3,9 @@ import { realpathSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { Kvm } from "@nats-io/kv";
 import { harnessTeardown, parsePromText, promValue, spawnCotal, type PromFamily } from "@cotal/harness";
+import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker } from "../fixtures/jobs.js";
 import { connectCreds } from "../fixtures/nats.js";
+import { until } from "../fixtures/until.js";
 import { ok } from "../fixtures/space-data.js";
 import { credsText, disposeLiveRoots, upRoot } from "../fixtures/tenants.js";
 
@@ -19,14 +21,15 @@ afterEach(async () => {
   }
   child = undefined;
   await disposeLiveRoots();
+  await disposeJobsFixtures();
 });
 afterAll(async () => {
   await harnessTeardown();
 });
 
-/** `cotal metrics --port 0`, its URL from the line it prints. */
-async function startMetrics(root: string): Promise<string> {
-  const c = spawnCotal(["metrics", "--port", "0", "--no-redis", "--max-age-ms", "0", "--usage-max-age-ms", "0"], { root });
+/** `cotal metrics --port 0`, its URL from the line it prints; Redis from `env` (none: --no-redis). */
+async function startMetrics(root: string, env?: Record<string, string>): Promise<string> {
+  const c = spawnCotal(["metrics", "--port", "0", ...(env ? [] : ["--no-redis"]), "--max-age-ms", "0", "--usage-max-age-ms", "0"], { root, ...(env ? { env } : {}) });
   child = c;
   c.stdin?.end();
   let text = "";
@@ -79,4 +82,28 @@ describe("cotal metrics", () => {
     expect(post.headers.get("allow")).toBe("GET, HEAD");
     expect((await fetch(`${url}/healthz`, { method: "DELETE" })).status).toBe(405);
   }, 30_000);
+
+  it("queue depth moves with a queued add and its run; the worker serves the root series and counts the saga's attempts", async () => {
+    const { r, env } = await jobsRoot("cotal-metrics-q-");
+    const root = realpathSync(r.root);
+    ok(await r.cotal(["space", "add", "beta", "--queue", "--no-wait"], { env }));
+    const url = await startMetrics(r.root, env);
+    const queued = await scrape(url);
+    expect(promValue(queued, "cotal_queue_jobs", { root, type: "space-add", state: "waiting" })).toBe(1);
+    expect(promValue(queued, "cotal_tenants", { root, state: "active" })).toBe(1);
+
+    const w = startWorker("cli", { root: r.root, redisUrl: env.REDIS_URL as string, args: ["--metrics-port", "0", "--batch-wait", "0"] });
+    jobsFixtures.workers.push(w);
+    const health = await w.ready();
+    const attempts = async () => (await scrape(health as string)).get("cotal_saga_attempts_total")?.samples.filter((s) => s.labels.root === root && s.labels.outcome === "ok") ?? [];
+    await until("the worker's saga attempt", async () => (await attempts()).length > 0, 15_000, 250);
+    expect((await attempts()).reduce((n, s) => n + s.value, 0)).toBe(1);
+    const done = await scrape(url);
+    expect(promValue(done, "cotal_queue_jobs", { root, type: "space-add", state: "waiting" })).toBe(0);
+    expect(promValue(done, "cotal_tenants", { root, state: "active" })).toBe(2);
+    const fromWorker = await scrape(health as string);
+    // the worker's snapshot may be up to 10 s old (docs/metrics.md, "Scrape cost"): that it serves the series is what counts here
+    expect(promValue(fromWorker, "cotal_tenants", { root, state: "active" }), "the worker serves the root series too").toBeGreaterThanOrEqual(1);
+    expect(promValue(fromWorker, "cotal_saga_conflicts_total", { root, op: "add" })).toBeUndefined();
+  }, 45_000);
 });
