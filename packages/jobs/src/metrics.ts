@@ -1,14 +1,14 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { SpaceAddOptions } from "@cotal/saga";
-import { exportRoot, type RootExporterOptions } from "./root-exporter.js";
+import { exportRoot, type RootExporterOptions, type RootSnapshot } from "./root-exporter.js";
 import type { SnapshotCache } from "./snapshot-cache.js";
-import type { RootSnapshot } from "./root-exporter.js";
 import { rootReads, type RootReadsOptions } from "./root-reads.js";
 
 /**
  * What a cotal worker exports on /metrics, through prom-client: the process metrics prom-client
  * collects (CPU, memory, event loop, GC) plus cotal's own. One registry per worker, so two workers
- * in one process (tests) never share series. No series is read from Redis at scrape time.
+ * in one process (tests) never share series. The worker's own series are what it saw; the root's
+ * (exportRoot) come from one cached, bounded snapshot of the root, the broker and Redis (docs/metrics.md).
  */
 export class WorkerMetrics {
   readonly registry = new Registry();
@@ -41,7 +41,7 @@ export class WorkerMetrics {
     },
     onProvisionRetry: () => this.provisionRetries.inc(),
   };
-  /** One series per scheduled tenant that ever backed up: alert on `time() - it` (README, "Metrics"). */
+  /** One series per scheduled tenant that ever backed up: alert on `time() - it` (docs/metrics.md). */
   readonly backupLastSuccess = new Gauge({
     name: "cotal_backup_last_success_timestamp_seconds",
     help: "Unix time of the last successful scheduled backup of each space (from the run records in Redis, so a restarted worker keeps it).",

@@ -34,9 +34,11 @@ export interface RootReads {
 }
 
 const REDIS_TIMEOUT_MS = 1_000;
+/** A Redis round (counts and run records) that has not answered by then is reported unread; BullMQ waits for a connection. */
+const REDIS_ROUND_MS = 2_000;
 
 export function rootReads(opts: RootReadsOptions): RootReads {
-  const redis = opts.redisUrl ? redisReads(opts.redisUrl, rootKeyFor(opts.root)) : undefined;
+  const redis = opts.redisUrl ? boundedRound(redisReads(opts.redisUrl, rootKeyFor(opts.root))) : undefined;
   const now = opts.now ?? Date.now;
   let usage: { at: number; bySpace: Map<string, SpaceUsageRow["usage"]>; unread: number } | undefined;
   return {
@@ -56,7 +58,31 @@ export function rootReads(opts: RootReadsOptions): RootReads {
   };
 }
 
-function redisReads(url: string, rootKey: string): { read(): Promise<Pick<RootSnapshot, "queues" | "backups">>; close(): Promise<void> } {
+type RedisRound = { read(): Promise<Pick<RootSnapshot, "queues" | "backups">>; close(): Promise<void> };
+
+/**
+ * A Redis round bounded in time, and never two at once: while Redis is down BullMQ's calls wait for
+ * a connection, so a round that did not answer is reported at once and the next waits for it to end.
+ */
+function boundedRound(inner: RedisRound): RedisRound {
+  let pending: Promise<unknown> | undefined;
+  return {
+    read() {
+      if (pending) return Promise.reject(new Error("the previous Redis read has not answered yet"));
+      const round = inner.read();
+      pending = round.then(
+        () => (pending = undefined),
+        () => (pending = undefined),
+      );
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not answer within ${REDIS_ROUND_MS} ms`)), REDIS_ROUND_MS)));
+      return Promise.race([round, late]).finally(() => clearTimeout(timer));
+    },
+    close: () => inner.close(),
+  };
+}
+
+function redisReads(url: string, rootKey: string): RedisRound {
   const connection = { url, enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: REDIS_TIMEOUT_MS, connectTimeout: 3_000 };
   const queues = JOB_TYPES.map((type) => {
     const q = new Queue(queueNameFor(type, rootKey), { connection, prefix: QUEUE_PREFIX });

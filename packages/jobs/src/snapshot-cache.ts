@@ -11,6 +11,8 @@ export interface SnapshotCacheOptions<T> {
   maxAgeMs?: number;
   /** How long a scrape waits for a read in flight before serving the last snapshot (default 5 s). */
   waitMs?: number;
+  /** A read still running after this long is given up (counted as failed) so the next scrape may start another (default 60 s). */
+  readTimeoutMs?: number;
   /** A read that failed, for the exporter's failure counter; the last snapshot stays. */
   onError?: (err: unknown) => void;
   now?: () => number;
@@ -43,11 +45,16 @@ export class SnapshotCache<T> {
 
   private async refresh(): Promise<void> {
     const startedAt = this.now();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const limitMs = this.opts.readTimeoutMs ?? 60_000;
+    // A read that hangs (a broker or Redis that accepts and never answers) must not hold every later scrape.
+    const gaveUp = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`snapshot read still running after ${limitMs} ms`)), limitMs)));
     try {
-      this.last = { at: startedAt, value: await this.opts.read() };
+      this.last = { at: startedAt, value: await Promise.race([this.opts.read(), gaveUp]) };
     } catch (err) {
       this.opts.onError?.(err);
     } finally {
+      clearTimeout(timer);
       this.inFlight = undefined;
     }
   }

@@ -73,6 +73,20 @@ describe("cotal metrics' server: read-only by construction", () => {
     expect((e as Error).message).toMatch(/not a loopback address/);
   });
 
+  it("Redis down: the scrape still answers, without queue series, and counts the failed Redis read", async () => {
+    const down = await startMetricsServer({ root, host: "127.0.0.1", port: 0, maxAgeMs: 0, redisUrl: "redis://127.0.0.1:1" });
+    try {
+      const t0 = Date.now();
+      const fams = parsePromText(await (await fetch(`${down.url}/metrics`)).text());
+      expect(Date.now() - t0, "fail-fast, not a wait per command").toBeLessThan(4_000);
+      expect(fams.get("cotal_queue_jobs")?.samples).toEqual([]);
+      expect(promValue(fams, "cotal_exporter_read_failures_total", { root, source: "redis" })).toBe(1);
+      expect(promValue(fams, "cotal_root_state", { root, state: "absent" })).toBe(1);
+    } finally {
+      await down.close();
+    }
+  });
+
   it("a port in use is refused port-in-use, naming the next port", async () => {
     const port = Number(new URL(srv.url).port);
     const e = await startMetricsServer({ root, host: "127.0.0.1", port }).then(

@@ -140,6 +140,17 @@ describe("scrape-time reads are bounded (SnapshotCache)", () => {
     expect((await c.get())?.value).toBe("late");
   });
 
+  it("a read that never answers is given up after readTimeoutMs, so a later scrape reads again", async () => {
+    let reads = 0;
+    const errors: unknown[] = [];
+    const c = new SnapshotCache({ read: () => (++reads === 1 ? new Promise<number>(() => undefined) : Promise.resolve(reads)), maxAgeMs: 0, waitMs: 10, readTimeoutMs: 30, onError: (e) => errors.push(e) });
+    expect(await c.get(), "nothing read yet").toBeUndefined();
+    await new Promise((r) => setTimeout(r, 60));
+    expect(errors).toHaveLength(1);
+    expect(c.reading).toBe(false);
+    expect((await c.get())?.value).toBe(2);
+  });
+
   it("a failed read keeps the last snapshot and is counted", async () => {
     const registry = new Registry();
     let fail = false;
