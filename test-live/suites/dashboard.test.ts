@@ -1,12 +1,12 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { createServer, type AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { harnessTeardown } from "@cotal/harness";
+import { harnessTeardown, repoRoot } from "@cotal/harness";
 import { READ_ONLY_REFUSAL, type TenantPageData } from "@cotal/dashboard";
 import { JOB_TYPES, openQueue, rootKeyFor } from "@cotal/jobs";
 import { FAILPOINT_EXIT_CODE, type SpaceListReport } from "@cotal/saga";
@@ -14,11 +14,11 @@ import { startDashboard, type LiveDashboard } from "../fixtures/dashboard.js";
 import { startRedis, startWorker, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
 import { until } from "../fixtures/until.js";
 import { liveRoot, type LiveRoot } from "../fixtures/live-root.js";
-import { REPORT_DIR } from "../fixtures/matrix.js";
 
 // Debian's Chromium, never a downloaded browser (infra/setup.sh installs it).
 const CHROMIUM = process.env.COTAL_CHROMIUM ?? "/usr/bin/chromium";
-const SHOTS = join(process.env.COTAL_TEST_REPORT_DIR ?? REPORT_DIR, "screenshots");
+// Kept as test artifacts beside the reports: .test-results/dashboard/, or $COTAL_TEST_REPORT_DIR/dashboard/.
+const SHOTS = join(process.env.COTAL_TEST_REPORT_DIR ?? join(repoRoot(), ".test-results"), "dashboard");
 
 let r: LiveRoot;
 let redis: LiveRedis | undefined;
@@ -118,7 +118,7 @@ const colorOf = (l: Locator): Promise<string> => l.evaluate((el) => (globalThis 
 /** The tenant page and its JSON show the state, marked in the warning colour, never active's green. */
 async function expectShown(name: string, state: string): Promise<void> {
   expect((await tenantsJson()).spaces.find((x) => x.name === name)?.state).toBe(state);
-  await page.goto(`${dash?.url}/tenants`);
+  await page.goto(`${dash?.url}/tenants?refresh=0`);
   const cell = row(name).locator(".state");
   expect(await cell.textContent()).toBe(state);
   expect(await colorOf(cell)).toBe("rgb(170, 68, 0)");
@@ -128,7 +128,7 @@ async function expectShown(name: string, state: string): Promise<void> {
 
 describe("cotal dashboard in headless Chromium", () => {
   it("the tenant page shows a space added through the CLI, and one through the queue, after a reload; Bull Board shows the queue", async () => {
-    await page.goto(`${dash?.url}/tenants`);
+    await page.goto(`${dash?.url}/tenants?refresh=0`);
     await expect.poll(() => row("alpha").locator(".state").textContent(), { timeout: 30_000 }).toBe("active");
     // positive control: the page does not show spaces that do not exist yet
     expect(await row("beta").count()).toBe(0);
@@ -157,14 +157,14 @@ describe("cotal dashboard in headless Chromium", () => {
     const queueName = data0.queues.reachable ? data0.queues.queues.find((q) => q.type === "space-add")?.queue : undefined;
     expect(queueName).toBeTruthy();
     await page.goto(`${dash?.url}/queues`);
-    await page.getByText("space-add", { exact: true }).first().waitFor({ timeout: 15_000 });
+    await page.getByText(/^cotal space-add \(root \//).first().waitFor({ timeout: 15_000 });
     await page.goto(`${dash?.url}/queues/queue/${encodeURIComponent(queueName ?? "")}?status=waiting`);
     await page.getByText(/gamma/).first().waitFor({ timeout: 15_000 });
     await page.screenshot({ path: join(SHOTS, "dashboard-bull-board.png"), fullPage: true });
 
     worker = startWorker("cli", { root: r.root, redisUrl: redis?.url ?? "", args: ["--batch-wait", "0"] });
     await worker.ready();
-    await page.goto(`${dash?.url}/tenants`);
+    await page.goto(`${dash?.url}/tenants?refresh=0`);
     await until("the queued space on the page", async () => {
       await page.reload();
       return (await row("gamma").locator(".state").count()) > 0 && (await row("gamma").locator(".state").textContent()) === "active";
@@ -175,7 +175,7 @@ describe("cotal dashboard in headless Chromium", () => {
     // the filter form, submitted by the browser: only the matching space is listed, the others stay a click away
     await page.locator('#filter input[name="q"]').fill("amm");
     await page.locator('#filter button[type="submit"]').click();
-    await page.waitForURL(/\/tenants\?q=amm/);
+    await page.waitForURL(/\/tenants\?q=amm.*refresh=0/);
     expect(await page.locator("#spaces tr[data-space]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-space")))).toEqual(["gamma"]);
     expect(await page.locator("#pager").textContent()).toMatch(/showing 1–1 of 1 \(of 3 spaces\)/);
     await page.locator("#states a", { hasText: "active" }).click();
@@ -253,6 +253,135 @@ describe("cotal dashboard in headless Chromium", () => {
     }
   });
 
+  it("the operator's walk in Chromium at 1400 and 390 px: overview, a tenant's page, a failed schedule, a blocked root, Bull Board and back; only GETs, only to the dashboard", async () => {
+    const base = dash?.url ?? "";
+    const ctx = await (browser as Browser).newContext({ viewport: { width: 1400, height: 900 } });
+    const seen: { method: string; url: string }[] = [];
+    ctx.on("request", (q) => seen.push({ method: q.method(), url: q.url() }));
+    const p = await ctx.newPage();
+    const shot = (name: string) => p.screenshot({ path: join(SHOTS, name), fullPage: true });
+    const narrowFits = async (): Promise<void> => {
+      expect(await p.evaluate(() => (globalThis as unknown as { document: { body: { scrollWidth: number } } }).document.body.scrollWidth)).toBeLessThanOrEqual(390);
+    };
+    try {
+      // a schedule whose directory became a file: its runs fail (the worker of the first cell runs them)
+      const out = join(r.root, "..", "bk-beta");
+      mkdirSync(out, { recursive: true });
+      const sched = await r.cotal(["space", "backup", "beta", "--queue", "--every", "2s", "--keep", "1", "--out", out], { env });
+      expect(sched.code, sched.stderr).toBe(0);
+      rmSync(out, { recursive: true });
+      writeFileSync(out, "not a directory");
+      const minted = await r.cotal(["space", "creds", "beta", "--user", "app", "--expires", "2h"], { env });
+      expect(minted.code, minted.stderr).toBe(0);
+      const expires = /expires (\S+?)\)/.exec(minted.stdout)?.[1];
+      expect(expires).toMatch(/^\d{4}-.*Z$/);
+
+      // the overview: clean in green; the tenant's row links to its own page
+      await p.goto(`${base}/tenants?refresh=0`);
+      expect(await p.locator("#root-state").textContent()).toBe("clean");
+      expect(await colorOf(p.locator("#root-state"))).toBe("rgb(0, 119, 0)");
+      await p.locator('#spaces tr[data-space="beta"] td.name a').click();
+      await p.waitForURL(/\/tenants\/beta\?refresh=0$/);
+      await until("the failed scheduled run on beta's page", async () => {
+        await p.reload();
+        return (await p.locator("#backups .last-run-failed").count()) > 0;
+      }, 20_000, 300);
+      expect(await p.locator("#space-state").textContent()).toBe("active");
+      expect(await p.locator('#usage tr[data-field="streams"] td').nth(1).textContent()).toBe("3"); // the template: one stream, two buckets
+      expect(await p.locator('#usage tr[data-field="conns"] td').nth(2).textContent()).toMatch(/^\d+$/);
+      expect(await p.locator("#connections").textContent()).toMatch(/^\d+ of \d+$/);
+      expect(await p.locator("#streams tr[data-stream]").evaluateAll((rows) => rows.map((x) => x.getAttribute("data-stream")))).toEqual(["KV_cotal_presence_beta", "KV_cotal_state_beta", "cotal_events_beta"]);
+      expect(await p.locator('#streams tr[data-stream="KV_cotal_state_beta"] td').nth(2).textContent()).toMatch(/^\d+(\.\d)? (B|KiB)$/);
+      expect(await p.locator('#creds tr[data-user="app"] td').nth(2).textContent()).toBe(expires);
+      expect(await p.locator('#creds tr[data-user="app"] td').nth(3).textContent()).toBe("valid");
+      const backups = (await p.locator("#backups").textContent()) ?? "";
+      // which [io] depends on where the run was when its directory went (the first run starts at once)
+      expect(backups).toMatch(/last run FAILED \d{4}-\S+: \[io\] [^\n]*bk-beta[^\n]*next: /);
+      expect(backups).not.toContain("none recorded");
+      expect(await p.locator("#touching #nothing-holds").count()).toBe(1);
+      expect(await p.content()).not.toMatch(/SU[A-Z2-7]{50,}/); // creds shown, never a seed
+      await shot("tenant-1400.png");
+      const unsched = await r.cotal(["jobs", "unschedule", "beta"], { env });
+      expect(unsched.code, unsched.stderr).toBe(0);
+
+      // the reload: on by default (every 5 s; with ?refresh=2 the browser reloads by itself), off by its toggle
+      expect(await p.locator('meta[http-equiv="refresh"]').count()).toBe(0);
+      await p.goto(`${base}/tenants/beta`);
+      expect(await p.locator('meta[http-equiv="refresh"]').getAttribute("content")).toBe("5");
+      await p.locator("#refresh-off").click();
+      await p.waitForURL(/\/tenants\/beta\?refresh=0$/);
+      expect(await p.locator('meta[http-equiv="refresh"]').count()).toBe(0);
+      await p.goto(`${base}/tenants?refresh=2`);
+      const readAt = await p.locator("h1 + p.muted").textContent();
+      await p.waitForEvent("load", { timeout: 5_000 });
+      expect(await p.locator("h1 + p.muted").textContent()).not.toBe(readAt);
+
+      // a blocked root: a quiesce of gamma whose backup died; red with the core's next, gamma held
+      const dead = spawnSync("true").pid;
+      // written whole (rename), so the worker and the page never read half an entry
+      writeFileSync(`${r.layout.journalFile}.tmp`, JSON.stringify({ op: "quiesce", space: "gamma", purpose: "backup", out: join(r.root, "..", "bk-gamma"), attemptId: "dash-walk", owner: { pid: dead, host: hostname() }, startedAt: new Date().toISOString(), stage: "journaled" }));
+      renameSync(`${r.layout.journalFile}.tmp`, r.layout.journalFile);
+      try {
+        await p.goto(`${base}/tenants?refresh=0`);
+        expect(await p.locator("#root-state").textContent()).toBe("BLOCKED");
+        expect(await colorOf(p.locator("#root-state"))).toBe("rgb(204, 0, 0)");
+        expect(await p.locator("#next").textContent()).toMatch(/^next: cotal --root \S+ up {3}# lifts the quiesce/);
+        expect(await p.locator('#spaces tr[data-space="gamma"] .state').textContent()).toBe("quiesced");
+        expect(await p.locator("#held").textContent()).toBe("held: gamma quiesced");
+        await shot("blocked-1400.png");
+        await p.locator('#spaces tr[data-space="gamma"] td.name a').click();
+        await p.waitForURL(/\/tenants\/gamma/);
+        const holds = p.locator("#touching .fact");
+        expect(await holds.allTextContents()).toEqual([
+          expect.stringMatching(/^journal: quiesce of space gamma by online backup dash-walk \(journaled\) since .*; its owner \(pid \d+\) is gone$/),
+          expect.stringMatching(/^quiesced \(journal, journaled, pid \d+ dead\): its clients are refused until the lift\s*next: cotal --root \S+ up {3}# lifts the quiesce/),
+        ]);
+        await shot("blocked-tenant-1400.png");
+        await p.setViewportSize({ width: 390, height: 844 });
+        await narrowFits();
+        await shot("blocked-tenant-390.png");
+        await p.goto(`${base}/tenants?refresh=0`);
+        await narrowFits();
+        await shot("blocked-390.png");
+      } finally {
+        rmSync(r.layout.journalFile, { force: true });
+      }
+      await p.goto(`${base}/tenants/beta?refresh=0`);
+      await narrowFits();
+      await shot("tenant-390.png");
+      await p.goto(`${base}/tenants/no-such-space`);
+      expect(await p.locator("#not-found").textContent()).toBe("no space no-such-space on this root");
+      await p.locator("#back").click();
+      await p.waitForURL(/\/tenants$/);
+
+      // Bull Board: queues by verb and root, the failed runs without a stack, and its link back
+      await p.setViewportSize({ width: 1400, height: 900 });
+      await p.goto(`${base}/queues`);
+      await p.getByText(/^cotal space-backup \(root \//).first().waitFor({ timeout: 15_000 });
+      const data = await tenantsJson();
+      const backupQueue = data.queues.reachable ? data.queues.queues.find((q) => q.type === "space-backup")?.queue : undefined;
+      await p.goto(`${base}/queues/queue/${encodeURIComponent(backupQueue ?? "")}?status=failed`);
+      await p.getByText(/\[io\] .*bk-beta/).first().waitFor({ timeout: 15_000 });
+      expect(await p.locator("body").innerText()).not.toMatch(/\n\s*at \S+.*:\d+:\d+/);
+      const api = (await (await fetch(`${base}/queues/api/queues?activeQueue=${encodeURIComponent(backupQueue ?? "")}&status=failed`)).json()) as { queues: { name: string; jobs: { failedReason?: string; stacktrace: string[] }[] }[] };
+      const failedJobs = api.queues.find((q) => q.name === backupQueue)?.jobs ?? [];
+      expect(failedJobs.length).toBeGreaterThan(0); // the control: the failures are there, with their reason
+      expect(failedJobs.map((j) => [Boolean(j.failedReason), j.stacktrace])).toEqual(failedJobs.map(() => [true, []]));
+      await shot("bull-board-1400.png");
+      await p.locator('header button[aria-haspopup="menu"]').click();
+      await p.getByRole("menuitem", { name: "Tenants (cotal)" }).click();
+      await p.waitForURL(/\/tenants$/);
+    } finally {
+      await ctx.close();
+    }
+    // what the browser asked for: reads only, from this dashboard only (its pages, Bull Board's assets and API)
+    const origin = new URL(base).origin;
+    const network = seen.filter((q) => !q.url.startsWith("data:"));
+    expect(network.filter((q) => new URL(q.url).origin !== origin)).toEqual([]);
+    expect(network.filter((q) => q.method !== "GET" && q.method !== "HEAD")).toEqual([]);
+    for (const want of [/\/tenants\?refresh=0$/, /\/tenants\/beta\?refresh=0$/, /\/tenants\/gamma/, /\/queues\/api\/queues/, /\/queues\/static\/js\//]) expect(network.some((q) => want.test(q.url)), String(want)).toBe(true);
+  });
+
   it("a tenant under a standing space rm shows removing, under a quiesce quiesced, on the page and in cotal space list", async () => {
     const add = await r.cotal(["space", "add", "delta"], { env });
     expect(add.code, add.stderr).toBe(0);
@@ -282,7 +411,7 @@ describe("cotal dashboard in headless Chromium", () => {
   });
 
   it("with Redis down the tenant page still renders and its queues section says Redis is unreachable", async () => {
-    await page.goto(`${dash?.url}/tenants`);
+    await page.goto(`${dash?.url}/tenants?refresh=0`);
     expect(await page.locator("#redis-unreachable").count()).toBe(0); // positive control: Redis is up
     await worker?.kill();
     await redis?.stop();

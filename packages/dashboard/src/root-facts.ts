@@ -10,11 +10,15 @@ export interface Fact {
   next?: string;
 }
 
-/** Pure: the journal entry in words; a standing entry is red (every mutating verb refuses it: docs/refusals.md). Its way out is the root's `next` (status names the root). */
-export function journalFact(j: JournalEntry): Fact {
+/**
+ * Pure: the journal entry in words; a standing entry is red (every mutating verb refuses it:
+ * docs/refusals.md). Its way out is the root's `next` (status names the root). A quiesce is
+ * busy (amber) while its `owner` runs, as status judges it, and blocks once the owner is gone.
+ */
+export function journalFact(j: JournalEntry, owner?: "alive" | "dead" | "unknown"): Fact {
   if (j.op === "space-rm") return { text: `space-rm ${j.space} since ${j.startedAt}${j.streamsDeleted ? " (streams deleted)" : ""}: re-run the removal`, severity: "block" };
   if (j.op === "cut") return { text: `preserve-state cut ${j.cutId}, ${j.state} since ${j.readyAt ?? j.startedAt}${j.attempt ? `; ${j.attempt.kind} attempt on ${j.attempt.space}` : ""}`, severity: "block" };
-  if (j.op === "quiesce") return { text: `quiesce of space ${j.space} by online ${j.purpose} ${j.attemptId} (${j.stage}) since ${j.startedAt}`, severity: "warn" };
+  if (j.op === "quiesce") return { text: `quiesce of space ${j.space} by online ${j.purpose} ${j.attemptId} (${j.stage}) since ${j.startedAt}${owner === "dead" ? `; its owner (pid ${j.owner.pid}) is gone` : ""}`, severity: owner === "dead" ? "block" : "warn" };
   return { text: `rotate-sys to generation ${j.generation} since ${j.startedAt}`, severity: "block" };
 }
 

@@ -34,7 +34,10 @@ const mentions = (text: string, name: string): boolean => new RegExp(`(^|[\\s,\\
 export function touchesOf(s: StatusReport, name: string): Fact[] {
   const out: Fact[] = [];
   const j = s.journal;
-  if (j && ((j.op === "space-rm" || j.op === "quiesce") ? j.space === name : j.op === "cut" && j.attempt?.space === name)) out.push({ ...journalFact(j), text: `journal: ${journalFact(j).text}` });
+  if (j && ((j.op === "space-rm" || j.op === "quiesce") ? j.space === name : j.op === "cut" && j.attempt?.space === name)) {
+    const f = journalFact(j, s.quiesced.find((q) => q.space === name)?.owner?.status);
+    out.push({ ...f, text: `journal: ${f.text}` });
+  }
   if (s.journalError) out.push({ text: `journal unreadable: ${s.journalError}`, severity: "block" });
   for (const q of s.quiesced.filter((x) => x.space === name)) {
     const who = q.owner ? `, pid ${q.owner.pid} ${q.owner.status}` : "";

@@ -77,8 +77,8 @@ ${headline(d)}
 ${d.inventoryError ? html`<dt>inventory</dt><dd class="warn">${d.inventoryError}</dd>` : ""}
 <dt>pending claim</dt><dd>${d.pending ? factHtml(pendingFact(d.pending), "pending") : html`<span id="pending">none</span>`}</dd>
 <dt>lock holder</dt><dd>${d.lock ? factHtml(lockFact(d.lock), "lock") : html`<span id="lock">none</span>`}</dd>
-<dt>journal</dt><dd>${d.journalError ? html`<span class="sev-block" id="journal">${d.journalError}</span>` : d.journal ? factHtml(journalFact(d.journal), "journal") : html`<span id="journal">none</span>`}</dd>
-${d.quiesced.length > 0 ? html`<dt>quiesced</dt><dd id="quiesced">${d.quiesced.map((q) => html`<div class="sev-warn">${q.space} (${q.source}${q.stage ? `, ${q.stage}` : ""})</div>${q.next ? html`<div class="next">next: <code>${q.next}</code></div>` : ""}`)}</dd>` : ""}
+<dt>journal</dt><dd>${d.journalError ? html`<span class="sev-block" id="journal">${d.journalError}</span>` : d.journal ? factHtml(journalFact(d.journal, d.quiesced.find((q) => d.journal?.op === "quiesce" && q.space === d.journal.space)?.owner?.status), "journal") : html`<span id="journal">none</span>`}</dd>
+${d.quiesced.length > 0 ? html`<dt>quiesced</dt><dd id="quiesced">${d.quiesced.map((q) => html`<div class="sev-${q.owner?.status === "dead" ? "block" : "warn"}">${q.space} (${q.source}${q.stage ? `, ${q.stage}` : ""}${q.owner ? `, pid ${q.owner.pid} ${q.owner.status}` : ""})</div>${q.next ? html`<div class="next">next: <code>${q.next}</code></div>` : ""}`)}</dd>` : ""}
 ${d.provisioningOwed.length > 0 ? html`<dt>provisioning owed</dt><dd class="sev-block">${d.provisioningOwed.join(", ")}</dd>` : ""}
 </dl>
 ${d.corrupt.map((c) => html`<p class="sev-block">CORRUPT ${c.path}: ${c.reason}</p>`)}

@@ -17,6 +17,10 @@ describe("what holds one tenant", () => {
     const q = { space: "alpha", source: "both" as const, stage: "journaled", attemptId: "a1", owner: { pid: 7, host: "h", status: "dead" as const }, next: "cotal --root /r up" };
     expect(touchesOf(status({ quiesced: [q] }), "alpha")).toEqual([{ text: "quiesced (both, journaled, pid 7 dead): its clients are refused until the lift", severity: "block", next: "cotal --root /r up" }]);
     expect(touchesOf(status({ quiesced: [{ ...q, owner: { ...q.owner, status: "alive" } }] }), "alpha")[0]?.severity).toBe("warn");
+    // its journal entry too: busy while the owner runs, blocking once it is gone
+    const journal = { op: "quiesce", space: "alpha", purpose: "backup", out: "/b", attemptId: "a1", owner: { pid: 7, host: "h" }, startedAt: "t", stage: "journaled" } as StatusReport["journal"];
+    expect(touchesOf(status({ journal, quiesced: [q] }), "alpha")[0]).toEqual({ text: "journal: quiesce of space alpha by online backup a1 (journaled) since t; its owner (pid 7) is gone", severity: "block" });
+    expect(touchesOf(status({ journal, quiesced: [{ ...q, owner: { ...q.owner, status: "alive" } }] }), "alpha")[0]?.severity).toBe("warn");
   });
 
   it("a pending claim that adds it, the lock whose purpose names it as a word, owed provisioning", () => {
