@@ -65,7 +65,7 @@ describe("foregroundEnd", () => {
     expect(foregroundEnd({ signalled: false, intended: false, code: 2, signal: null })).toEqual({ kind: "died", how: "exit code 2" });
   });
 
-  it("nats-server's own clean exit (asked directly: SIGINT, lame duck mode) is a stop, not a death", () => {
+  it("nats-server's own clean exit (SIGINT sent to it directly) is a stop, not a death", () => {
     expect(foregroundEnd({ signalled: false, intended: false, code: 0, signal: null })).toEqual({ kind: "stopped", by: "clean exit" });
   });
 });

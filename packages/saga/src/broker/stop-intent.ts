@@ -55,7 +55,7 @@ export type ForegroundEnd = { kind: "stopped"; by: "signal" | "cotal down" | "cl
 /**
  * Pure: a foreground `up` that was signalled, or whose broker `cotal down` stopped, ends cleanly
  * whatever nats-server's own exit code (it exits 1 on SIGTERM). nats-server exits 0 only when told to
- * (SIGINT, lame duck mode); any other end is the broker dying (kill -9, a crash).
+ * (SIGINT sent to it); any other end is the broker dying (kill -9, a crash).
  */
 export function foregroundEnd(e: { signalled: boolean; intended: boolean; code: number | null; signal: NodeJS.Signals | null }): ForegroundEnd {
   if (e.signalled) return { kind: "stopped", by: "signal" };
