@@ -190,7 +190,7 @@ describe("infra/systemd units", () => {
       for (const [key, value] of [["NoNewPrivileges", "yes"], ["ProtectSystem", "strict"], ["ProtectHome", "yes"], ["PrivateTmp", "yes"], ["PrivateDevices", "yes"], ["RestrictSUIDSGID", "yes"], ["UMask", "0077"]]) {
         expect(unitValue(unit, "Service", key as string), key).toBe(value);
       }
-      expect(unitList(unit, "Service", "RestrictAddressFamilies").sort()).toEqual(["AF_INET", "AF_INET6", "AF_UNIX"]);
+      expect(unitList(unit, "Service", "RestrictAddressFamilies").sort()).toEqual(["AF_INET", "AF_INET6", "AF_NETLINK", "AF_UNIX"]);
     }
   });
 });
