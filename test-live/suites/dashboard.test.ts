@@ -239,6 +239,8 @@ describe("cotal dashboard in headless Chromium", () => {
     const unsafeDash = await startDashboard(r.root, { ...env, COTAL_TEST_UNSAFE_DASHBOARD_WRITES: "1" });
     const rm = openQueue("space-rm", rootKeyFor(r.root), redis?.url ?? "");
     try {
+      // the new process's board connects to Redis first (until then its API answers 503 at once)
+      await until("the unsafe dashboard's board to reach Redis", async () => (await send(`${unsafeDash.url}/queues/api/queues`, "GET", {})).status === 200, 15_000, 100);
       const before = await rm.getJobCounts();
       // a space that does not exist and a delay: the running worker must not act on what this cell adds
       const res = await send(`${unsafeDash.url}/queues/api/queues/${encodeURIComponent(rm.name)}/add`, "POST", { origin: new URL(unsafeDash.url).origin }, { name: "space-rm", data: { name: "ghost" }, options: { delay: 3_600_000 } });
