@@ -83,7 +83,7 @@ export interface Guards {
   readonly LINGER_AFTER_VERB: boolean;
   /** A cluster root commits a generation some member node has not proven (and the cluster reload reports such a node as proven). */
   readonly CLUSTER_COMMIT_UNPROVEN: boolean;
-  /** An offline backup/restore clones the whole store for its isolated broker, not only the tenant's account directory. */
+  /** An offline backup/restore clones the whole store for its private broker, not only the tenant's account directory. */
   readonly CLONE_WHOLE_STORE: boolean;
   /** A queued restore re-delivered after it completed runs again instead of answering from its receipt. */
   readonly IGNORE_RESTORE_RECEIPT: boolean;

@@ -97,7 +97,7 @@ export interface SagaEnv {
   layout: RootLayout;
   store: InventoryStore;
   /**
-   * The running broker's reload and proof. Absent when the saga runs through a maintenance broker (broker stopped):
+   * The running broker's reload and proof. Absent when the saga runs through a private broker (broker stopped):
    * it then stops after promotion, and the next `up` boots the promoted bytes and commits them.
    */
   reloader?: Reloader;
@@ -462,7 +462,7 @@ class Mutation {
         renamed: () => failpoint("after-rename"),
       },
     });
-    // Offline (maintenance broker): nothing runs this config yet. The claim stays pending with its
+    // Offline (private broker): nothing runs this config yet. The claim stays pending with its
     // staged digest, which is exactly PROMOTED-BUT-UNCOMMITTED: the next `up` boots and commits it.
     if (applied.kind === "promoted") return this.result("promoted", c.generation, c.target, c.added, c.removed);
     if (!applied.proof) await this.rollbackAfterFailedReload(keeper, c, applied.previous as Buffer, applied.verdict);
