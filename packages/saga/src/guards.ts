@@ -123,6 +123,8 @@ export interface Guards {
   readonly NO_BROKER_ADOPT: boolean;
   /** `up` starts nats-server without checking its listener first: a taken port dumps the server's log, and a new root is left behind. */
   readonly UP_SKIP_PORT_CHECK: boolean;
+  /** `cotal down` writes no run/stop-intent.json: the foreground `up` serving the broker reads its nats-server's exit 1 (before 2.11) as a death, exits 6 and a unit restarts it. */
+  readonly DOWN_WITHOUT_STOP_INTENT: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -188,6 +190,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   KEEP_LOCK_TEMP: false,
   NO_BROKER_ADOPT: false,
   UP_SKIP_PORT_CHECK: false,
+  DOWN_WITHOUT_STOP_INTENT: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

@@ -31,7 +31,7 @@ export async function down(opts: { root: string; graceMs?: number; preserveState
   if (opts.preserveState) refuseOfflineOnCluster(new RootLayout(root), guards, "down --preserve-state", "has no offline backup or restore to cut for", "cotal space list   # back up each space online on the running cluster (cotal space backup NAME --out DIR): no cut needed");
   // The preamble has already stopped leaked private brokers (a killed verb's, never the journal's own attempt).
   return withVerb({ root, guards, purpose: "cotal down", journal: { verb: "down" }, certain: false }, async ({ layout, lock, reaped }) => {
-    const intended = markForegroundStop(layout, opts.preserveState ? "cotal down --preserve-state" : "cotal down");
+    const intended = !guards.DOWN_WITHOUT_STOP_INTENT && markForegroundStop(layout, opts.preserveState ? "cotal down --preserve-state" : "cotal down");
     try {
       // Hook (maintenance/cut.ts): the cut journals cut-intent → cut-committed, stops the broker, then ready.
       if (opts.preserveState) {
