@@ -35,7 +35,7 @@ export interface WorkerConfig {
   lockWaitMs: number;
   /**
    * Health and metrics endpoint; port 0 picks a free port; absent = none. The host is loopback unless
-   * COTAL_WORKER_METRICS_HOST says otherwise (0.0.0.0 in a container, so Prometheus on the compose
+   * `--metrics-host` or COTAL_WORKER_METRICS_HOST says otherwise (0.0.0.0 in a container, so Prometheus on the compose
    * network can scrape it: docs/service.md). /healthz and /metrics only read.
    */
   http: { host: string; port: number } | undefined;
@@ -73,15 +73,23 @@ export const METRICS_HOST_DEFAULT = "127.0.0.1";
 export type WorkerOverrides = Partial<Omit<WorkerConfig, "batch" | "stall" | "root" | "http">> & {
   batch?: Partial<BatchOptions>;
   stall?: Partial<StallOptions>;
-  /** A host given here beats COTAL_WORKER_METRICS_HOST; without one the environment's (or loopback) applies. */
-  http?: { host?: string; port: number };
+  /**
+   * A host given here (`cotal worker --metrics-host`) beats COTAL_WORKER_METRICS_HOST, a port beats
+   * COTAL_WORKER_METRICS_PORT; without a port from either, nothing listens.
+   */
+  http?: { host?: string; port?: number };
 };
 
-/** COTAL_WORKER_METRICS_HOST: an address to listen on, never empty or a URL (a typo would bind nothing useful). */
+/** An address to listen on: an IP literal or a host name, never empty, a URL or spaced (a typo would bind nothing useful). */
+export function isListenHost(raw: string): boolean {
+  return /^[A-Za-z0-9.:_-]+$/.test(raw);
+}
+
+/** COTAL_WORKER_METRICS_HOST, checked as {@link isListenHost}. */
 function hostFrom(env: NodeJS.ProcessEnv): string | undefined {
   const raw = env.COTAL_WORKER_METRICS_HOST;
   if (raw === undefined || raw === "") return undefined;
-  if (!/^[A-Za-z0-9.:_-]+$/.test(raw)) throw new CotalError("invalid-payload", `COTAL_WORKER_METRICS_HOST=${JSON.stringify(raw)} is not a listen address`, { next: "COTAL_WORKER_METRICS_HOST=0.0.0.0   # or unset it for 127.0.0.1" });
+  if (!isListenHost(raw)) throw new CotalError("invalid-payload", `COTAL_WORKER_METRICS_HOST=${JSON.stringify(raw)} is not a listen address`, { next: "COTAL_WORKER_METRICS_HOST=0.0.0.0   # or unset it for 127.0.0.1" });
   return raw;
 }
 

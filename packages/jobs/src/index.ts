@@ -2,7 +2,7 @@
 export { JOB_TYPES, PROCESSED_TYPES, QUEUE_PREFIX, isValidJobId, jobIdFor, queueNameFor, rootKeyFor, type JobType } from "./names.js";
 export { PAYLOADS, parsePayload, spaceAddPayload, spaceBackupPayload, spaceRestorePayload, spaceRmPayload, type PayloadOf, type SpaceAddPayload, type SpaceBackupPayload, type SpaceRestorePayload, type SpaceRmPayload } from "./payloads.js";
 export { DEFAULT_JOB_OPTIONS } from "./job-options.js";
-export { WORKER_DEFAULTS, workerConfig, type BatchOptions, type StallOptions, type WorkerConfig, type WorkerOverrides } from "./config.js";
+export { WORKER_DEFAULTS, isListenHost, workerConfig, type BatchOptions, type StallOptions, type WorkerConfig, type WorkerOverrides } from "./config.js";
 export { DEFAULT_REDIS_URL, connectionOptions, openRedis, probeRedis, redactRedisUrl, redisUnreachable, redisUrlFrom } from "./connection.js";
 export { isRetriable, toJobFailure } from "./failures.js";
 export { GroupCommit, type BatchRunner, type GroupCommitOptions, type ItemResult } from "./group-commit.js";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { request } from "node:http";
-import { METRICS_HOST_DEFAULT, workerConfig } from "../src/config.js";
+import { isListenHost, METRICS_HOST_DEFAULT, workerConfig } from "../src/config.js";
 import { serveHealth } from "../src/http.js";
 
 // The worker's /healthz and /metrics listen on loopback unless COTAL_WORKER_METRICS_HOST says otherwise:
@@ -13,7 +13,14 @@ describe("the worker's metrics host", () => {
     expect(workerConfig("/r", { http: { port: 0 } }, { COTAL_WORKER_METRICS_HOST: "::" }).http).toEqual({ host: "::", port: 0 }); // the flag's port, the environment's host
     expect(workerConfig("/r", { http: { host: "127.0.0.2", port: 1 } }, { COTAL_WORKER_METRICS_HOST: "0.0.0.0" }).http).toEqual({ host: "127.0.0.2", port: 1 });
     expect(workerConfig("/r", {}, { COTAL_WORKER_METRICS_HOST: "0.0.0.0" }).http).toBeUndefined(); // a host alone serves nothing
+    expect(workerConfig("/r", { http: { host: "0.0.0.0" } }, { COTAL_WORKER_METRICS_PORT: "9470" }).http).toEqual({ host: "0.0.0.0", port: 9470 }); // --metrics-host, the environment's port
+    expect(workerConfig("/r", { http: { host: "0.0.0.0" } }, {}).http).toBeUndefined();
     expect(workerConfig("/r", {}, { COTAL_WORKER_METRICS_PORT: "1", COTAL_WORKER_METRICS_HOST: "" }).http?.host).toBe("127.0.0.1");
+  });
+
+  it("isListenHost: an IP literal or a host name, never a URL, a spaced or an empty value", () => {
+    for (const good of ["0.0.0.0", "127.0.0.1", "::", "::1", "fe80::1", "localhost", "metrics.internal", "my_host-1"]) expect(isListenHost(good), good).toBe(true);
+    for (const bad of ["", "http://0.0.0.0", "0.0.0.0 ", "a b", "[::1]", "host/x"]) expect(isListenHost(bad), bad).toBe(false);
   });
 
   it("a URL or a spaced value is refused naming the variable, not bound", () => {

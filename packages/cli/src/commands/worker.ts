@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { logFormatOf, logLevel } from "../feedback.js";
-import { usageError } from "@cotal/saga/errors";
+import { rerunWith, usageError } from "@cotal/saga/errors";
 
 function count(flag: string, min: number) {
   return (v: string): number => {
@@ -19,7 +19,16 @@ interface WorkerFlags {
   lockDuration?: number;
   stalledInterval?: number;
   metricsPort?: number;
+  metricsHost?: string;
   blockedRetry?: number;
+}
+
+/** --metrics-host: a listen address (the rule is the worker's, isListenHost), and one with a port to serve on. */
+function checkMetricsHost(host: string, hasPort: boolean, isListenHost: (h: string) => boolean): void {
+  if (!isListenHost(host)) {
+    throw usageError(`--metrics-host takes an address to listen on (an IP or a host name), got ${JSON.stringify(host)}`, `${rerunWith({ "--metrics-host": "127.0.0.1" })}   # or 0.0.0.0: every interface`);
+  }
+  if (!hasPort) throw usageError("--metrics-host serves nothing without a port: give --metrics-port (or $COTAL_WORKER_METRICS_PORT)", rerunWith({ "--metrics-port": "9464" }));
 }
 
 export function registerWorker(program: Command): void {
@@ -33,9 +42,11 @@ export function registerWorker(program: Command): void {
     .option("--lock-duration <ms>", "job lock; a dead worker's jobs are re-delivered after it (default: 30000, or $COTAL_JOBS_LOCK_DURATION_MS)", count("--lock-duration", 500))
     .option("--stalled-interval <ms>", "how often to look for stalled jobs (default: 30000, or $COTAL_JOBS_STALLED_INTERVAL_MS)", count("--stalled-interval", 200))
     .option("--blocked-retry <ms>", "how long a job waits out a busy root or a running verb's journal before it fails for good, 0 = at once (default: 600000, or $COTAL_JOBS_BLOCKED_RETRY_MS)", count("--blocked-retry", 0))
-    .option("--metrics-port <port>", "serve /healthz and /metrics on <port> of 127.0.0.1, or of $COTAL_WORKER_METRICS_HOST (0 = any free port) (default: none, or $COTAL_WORKER_METRICS_PORT)", count("--metrics-port", 0))
+    .option("--metrics-port <port>", "serve /healthz and /metrics on <port> of --metrics-host (0 = any free port) (default: none, or $COTAL_WORKER_METRICS_PORT)", count("--metrics-port", 0))
+    .option("--metrics-host <host>", "address /healthz and /metrics listen on, e.g. 0.0.0.0 for a Prometheus on another host (default: 127.0.0.1, or $COTAL_WORKER_METRICS_HOST)")
     .action(async (flags: WorkerFlags, cmd: Command) => {
-      const { createLogger, defaultLogFormat, runWorkerService } = await import("@cotal/jobs"); // lazy: only this verb loads BullMQ
+      const { createLogger, defaultLogFormat, isListenHost, runWorkerService } = await import("@cotal/jobs"); // lazy: only this verb loads BullMQ
+      if (flags.metricsHost !== undefined) checkMetricsHost(flags.metricsHost, flags.metricsPort !== undefined || Boolean(process.env.COTAL_WORKER_METRICS_PORT), isListenHost);
       const guards = guardsOf(cmd);
       const logger = createLogger({ name: "cotal worker", format: logFormatOf(cmd) ?? defaultLogFormat(process.stderr.isTTY), guards, ...logLevel() });
       process.exitCode = await runWorkerService({
@@ -45,7 +56,7 @@ export function registerWorker(program: Command): void {
           batch: { ...(flags.batchSize !== undefined ? { maxSize: flags.batchSize } : {}), ...(flags.batchWait !== undefined ? { maxWaitMs: flags.batchWait } : {}), ...(flags.batchHold !== undefined ? { maxHoldMs: flags.batchHold } : {}) },
           stall: { ...(flags.lockDuration !== undefined ? { lockDurationMs: flags.lockDuration } : {}), ...(flags.stalledInterval !== undefined ? { stalledIntervalMs: flags.stalledInterval } : {}) },
           ...(flags.blockedRetry !== undefined ? { blockedRetryMs: flags.blockedRetry } : {}),
-          ...(flags.metricsPort !== undefined ? { http: { port: flags.metricsPort } } : {}),
+          http: { ...(flags.metricsPort !== undefined ? { port: flags.metricsPort } : {}), ...(flags.metricsHost !== undefined ? { host: flags.metricsHost } : {}) },
         },
         logger,
         guards,

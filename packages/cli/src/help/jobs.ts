@@ -4,7 +4,7 @@ import type { HelpTable } from "./types.js";
 export const JOBS_HELP: HelpTable = {
   "worker": {
     summary: "process this root's queued lifecycle jobs until SIGTERM (which drains)",
-    examples: ["cotal worker", "cotal worker --metrics-port 9464", "cotal --root /srv/cotal worker --concurrency 500 --batch-size 250"],
+    examples: ["cotal worker", "cotal worker --metrics-port 9464 --metrics-host 0.0.0.0", "cotal --root /srv/cotal worker --concurrency 500 --batch-size 250"],
     errors: ["root-missing", "invalid-payload", "redis-unreachable"],
   },
   "jobs status": {
