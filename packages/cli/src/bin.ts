@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { guardsFromEnv, sagaLimitsFromEnv } from "@cotal/saga";
+import { guardsFromEnv, sagaLimitsFromEnv } from "@cotal/saga/light";
 import { exitFlushed } from "./exit.js";
 import { main } from "./program.js";
 

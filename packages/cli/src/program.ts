@@ -14,7 +14,7 @@ import { registerWorker } from "./commands/worker.js";
 import { EXIT } from "./exit-codes.js";
 import { attachHelp } from "./help/index.js";
 import { isCotalError, renderRerun, CotalError, usageError } from "@cotal/saga/errors";
-import { GUARDS_ON, type Guards, type SagaLimits } from "@cotal/saga";
+import { GUARDS_ON, type Guards, type SagaLimits } from "@cotal/saga/light";
 import { handGuardsTo } from "./context.js";
 import { printableArgv, report, setInvocation } from "./output.js";
 import { requireRootBeforeVerbs } from "./root-hook.js";

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { parseQuota, type SpaceQuota } from "@cotal/saga";
+import { parseQuota, type SpaceQuota } from "@cotal/saga/light";
 import { usageError } from "@cotal/saga/errors";
 
 /** The limit flags `space add` and `space limits` share; each maps to one SpaceQuota field. */

@@ -1,4 +1,3 @@
-import { requireRoot } from "@cotal/saga/root";
 import type { Command } from "commander";
 import { rootOf } from "./context.js";
 
@@ -16,7 +15,9 @@ function pathOf(cmd: Command): string {
  * new directory or a broker, and its next never creates one (docs/refusals.md, "Printed commands").
  */
 export function requireRootBeforeVerbs(program: Command): void {
-  program.hook("preAction", (_program, action) => {
-    if (!NO_ROOT_NEEDED.has(pathOf(action))) requireRoot(rootOf(action));
+  program.hook("preAction", async (_program, action) => {
+    if (NO_ROOT_NEEDED.has(pathOf(action))) return;
+    const { requireRoot } = await import("@cotal/saga/root"); // loaded by a verb, not by --help (issue 35)
+    requireRoot(rootOf(action));
   });
 }

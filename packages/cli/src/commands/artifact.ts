@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { checkRestoreFrom, isCotalError, isValidSpaceName, CotalError } from "@cotal/saga";
-import { renderRerun } from "@cotal/saga/errors";
-import { verifyArtifact } from "@cotal/saga/maintenance";
+import { CotalError, isCotalError, renderRerun } from "@cotal/saga/errors";
+import { isValidSpaceName } from "@cotal/saga/light";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { json, out } from "../output.js";
@@ -59,7 +58,8 @@ function withVerifyNext(err: unknown, root: string, dir: string): unknown {
 }
 
 /** `cotal backup verify DIR`: verifyArtifact (manifest shape, every pinned file's size and sha256), read-only. */
-export function verifyReport(dir: string): VerifyReport {
+export async function verifyReport(dir: string): Promise<VerifyReport> {
+  const [{ checkRestoreFrom }, { verifyArtifact }] = await Promise.all([import("@cotal/saga"), import("@cotal/saga/maintenance")]);
   const abs = checkRestoreFrom(dir);
   const { manifest: m } = verifyArtifact(abs);
   const pinned = new Map(m.files.map((f) => [f.path, f]));
@@ -104,10 +104,10 @@ export function registerArtifact(program: Command): void {
     .command("verify <dir>")
     .description("check a backup artifact without restoring it: the manifest's shape and every pinned file's size and sha256; prints the space, its account key and each stream")
     .option("--json", "print the report as JSON")
-    .action((dir: string, flags: { json?: boolean }, cmd: Command) => {
+    .action(async (dir: string, flags: { json?: boolean }, cmd: Command) => {
       let r: VerifyReport;
       try {
-        r = verifyReport(dir);
+        r = await verifyReport(dir);
       } catch (err) {
         throw withVerifyNext(err, rootOf(cmd), resolve(dir));
       }

@@ -1,5 +1,5 @@
-import { isCotalError, reconcile, type ReconcilePlan, type ReconcileReport } from "@cotal/saga";
-import { errorDocument } from "@cotal/saga/errors";
+import type { ReconcilePlan, ReconcileReport } from "@cotal/saga";
+import { errorDocument, isCotalError } from "@cotal/saga/errors";
 import type { Command } from "commander";
 import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { err, json, out, reportContext } from "../output.js";
@@ -51,6 +51,7 @@ export function registerBroker(program: Command): void {
     .action(async (flags: { adoptDisk?: boolean; adoptKv?: boolean; yes?: boolean; json?: boolean }, cmd: Command) => {
       if (flags.adoptDisk && flags.adoptKv) throw usageError("choose one of --adopt-disk and --adopt-kv", "cotal broker reconcile   # prints both lists first");
       const direction = flags.adoptDisk ? "disk" : flags.adoptKv ? "kv" : undefined;
+      const { reconcile } = await import("@cotal/saga");
       let report: ReconcileReport | undefined;
       try {
         const r = await reconcile({

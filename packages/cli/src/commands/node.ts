@@ -1,4 +1,4 @@
-import { runNodeAgent, type NodeAgentResult } from "@cotal/saga";
+import type { NodeAgentResult } from "@cotal/saga";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { err, json, out } from "../output.js";
@@ -36,6 +36,7 @@ export function registerNode(program: Command): void {
     .option("--interval <ms>", "the periodic liveness and record check (a KV watch wakes it sooner)", intervalOf, 2_000)
     .option("--json", "each event as a JSON line on stderr ({at, event}), and the result as JSON (with --once, or when stopped)")
     .action(async (flags: NodeRunFlags, cmd: Command) => {
+      const { runNodeAgent } = await import("@cotal/saga");
       const ctl = new AbortController();
       const stop = (): void => ctl.abort();
       process.on("SIGINT", stop);

@@ -1,4 +1,5 @@
-import { formatBytes, spaceInfo, type SpaceInfo, type UsageRow } from "@cotal/saga";
+import type { SpaceInfo, UsageRow } from "@cotal/saga";
+import { formatBytes } from "@cotal/saga/light";
 import type { BackupScheduleEntry } from "@cotal/jobs";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
@@ -82,6 +83,7 @@ export function registerSpaceInfo(space: Command): void {
     .description("one space: state, limits against usage, creds files, backup schedule, account key (read-only, no lock)")
     .option("--json", "print the result as JSON")
     .action(async (name: string, flags: { json?: boolean }, cmd: Command) => {
+      const { spaceInfo } = await import("@cotal/saga");
       const info = await spaceInfo({ root: rootOf(cmd), name, guards: guardsOf(cmd) });
       const doc: SpaceInfoDocument = { ...info, backups: await backupsOf(info.root, info.space) };
       if (flags.json) return json(doc);

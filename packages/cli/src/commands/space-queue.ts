@@ -1,5 +1,5 @@
-import { describeError, followCommits, RERUN, spaceList, validateBatch, type Guards, type SpaceListReport } from "@cotal/saga";
-import { CotalError, isCotalError, renderRerun } from "@cotal/saga/errors";
+import type { Guards, SpaceListReport } from "@cotal/saga";
+import { CotalError, describeError, isCotalError, renderRerun } from "@cotal/saga/errors";
 import type { Logger } from "@cotal/jobs/log";
 import { summariseNames } from "../batch-summary.js";
 import { countLogger } from "../feedback.js";
@@ -22,6 +22,7 @@ export interface QueuedAddFlags {
  * Redis only schedules; the saga decides, so the outcome is confirmed against the KV inventory.
  */
 export async function queuedSpaceAdd(root: string, names: string[], flags: QueuedAddFlags & { guards: Guards }): Promise<void> {
+  const { RERUN, followCommits, spaceList, validateBatch } = await import("@cotal/saga");
   const unique = validateBatch(names, flags.guards); // the same refusal as a direct add, before anything is enqueued
   const jobs = await import("@cotal/jobs"); // lazy: verbs without --queue never load ioredis
   const redisUrl = jobs.redisUrlFrom(process.env);
@@ -131,6 +132,7 @@ export async function queuedSingle(
   flags: QueuedAddFlags,
   confirm: () => Promise<boolean>,
 ): Promise<void> {
+  const { RERUN } = await import("@cotal/saga");
   const jobs = await import("@cotal/jobs");
   const redisUrl = jobs.redisUrlFrom(process.env);
   const r = await jobs.enqueueJobs({ type, root, redisUrl, items: [item] as never });

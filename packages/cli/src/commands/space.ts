@@ -1,4 +1,5 @@
-import { QUOTA_FIELDS, assertSpaceName, formatBytes, mintSpaceCreds, showSpaceLimits, spaceAdd, spaceLimits, spaceList, spaceRm, type SpaceListReport, type SpaceQuota } from "@cotal/saga";
+import type { SpaceListReport, SpaceQuota } from "@cotal/saga";
+import { QUOTA_FIELDS, assertSpaceName, formatBytes } from "@cotal/saga/light";
 import type { Command } from "commander";
 import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { parseDuration } from "../duration.js";
@@ -12,10 +13,10 @@ import { summariseNames } from "../batch-summary.js";
 import { feedbackFor } from "../feedback.js";
 import { addFeedback } from "../add-feedback.js";
 import { confirmOrRefuse } from "../confirm.js";
-import { spaceTemplate } from "@cotal/saga/provision";
 
 /** The template's streams and buckets of a space, by name: what its removal deletes at the least. */
-function templateNames(space: string): string {
+async function templateNames(space: string): Promise<string> {
+  const { spaceTemplate } = await import("@cotal/saga/provision");
   const t = spaceTemplate(space);
   return [...t.streams.map((x) => x.name), ...t.buckets.map((b) => b.bucket)].join(", ");
 }
@@ -72,6 +73,7 @@ function registerSpaceAdd(space: Command): void {
         return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait, bar, log, guards: guardsOf(cmd) });
       }
       // The saga's phases, then provisioning: a status line or bar on a TTY, log lines with --log-format (add-feedback.ts).
+      const { spaceAdd } = await import("@cotal/saga");
       const fb = await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" });
       let r;
       try {
@@ -97,7 +99,8 @@ function registerSpaceRm(space: Command): void {
     .action(async (name: string, flags: { yes?: boolean; json?: boolean; queue?: boolean; wait: boolean }, cmd: Command) => {
       // Confirmed before the lock, the queue or the broker is touched (issue #31); a queued job does not ask again.
       const space = assertSpaceName(name, guardsOf(cmd));
-      await confirmOrRefuse({ yes: flags.yes, question: `remove space ${space} (its account, streams and KV data, for good)?`, what: `space rm deletes space ${space} for good: its account, every stream and KV bucket it holds (${templateNames(space)} and any other) and its local files` });
+      await confirmOrRefuse({ yes: flags.yes, question: `remove space ${space} (its account, streams and KV data, for good)?`, what: `space rm deletes space ${space} for good: its account, every stream and KV bucket it holds (${await templateNames(space)} and any other) and its local files` });
+      const { spaceList, spaceRm } = await import("@cotal/saga");
       if (flags.queue) {
         const root = rootOf(cmd);
         const guards = guardsOf(cmd);
@@ -126,6 +129,7 @@ function registerSpaceLimits(space: Command): void {
   limits.option("--force", "accept a disk or stream quota below what the space already stores (its writes fail until it deletes data)");
   limits.option("--json", "print the result as JSON").action(async (name: string, flags: QuotaFlagValues & { json?: boolean; force?: boolean }, cmd: Command) => {
     const quota = quotaFromFlags(flags);
+    const { showSpaceLimits, spaceLimits } = await import("@cotal/saga");
     if (Object.keys(quota).length === 0) {
       const r = showSpaceLimits(rootOf(cmd), name, guardsOf(cmd));
       if (flags.json) return json(r);
@@ -147,6 +151,7 @@ function registerSpaceList(space: Command): void {
     .description("every space on disk or in the KV inventory, with its state")
     .option("--json", "print the list as JSON")
     .action(async (flags: { json?: boolean }, cmd: Command) => {
+      const { spaceList } = await import("@cotal/saga");
       const r: SpaceListReport = await spaceList({ root: rootOf(cmd), guards: guardsOf(cmd) });
       if (flags.json) return json(r);
       out(`${r.spaces.length} space(s)${r.generation !== null ? `, generation ${r.generation}` : ""}; broker state ${r.state}`);
@@ -167,7 +172,8 @@ function registerSpaceCreds(space: Command): void {
     .option("--expires <duration>", "expiry, e.g. 90s, 30m, 24h, 7d (default: never)")
     .option("--out <file>", "where to write the creds file (default: the root's space directory)")
     .option("--json", "print the result as JSON")
-    .action((name: string, flags: CredsFlags, cmd: Command) => {
+    .action(async (name: string, flags: CredsFlags, cmd: Command) => {
+      const { mintSpaceCreds } = await import("@cotal/saga");
       const r = mintSpaceCreds({
         root: rootOf(cmd),
         guards: guardsOf(cmd),

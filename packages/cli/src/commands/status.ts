@@ -1,11 +1,10 @@
-import { status, type StatusReport } from "@cotal/saga";
-import { requireRoot } from "@cotal/saga/root";
+import type { StatusReport } from "@cotal/saga";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { json, out } from "../output.js";
 
-function printStatus(s: StatusReport): void {
-  if (!s.exists) requireRoot(s.root); // gone since the check before the verb: the same refusal
+async function printStatus(s: StatusReport): Promise<void> {
+  if (!s.exists) (await import("@cotal/saga/root")).requireRoot(s.root); // gone since the check before the verb: the same refusal
   out(`root:    ${s.root}`);
   out(`state:   ${s.state} — ${s.why}`);
   const b = s.broker;
@@ -56,8 +55,9 @@ export function registerStatus(program: Command): void {
     .description("broker process, tenants on disk vs in the running config, lock holder, derived state")
     .option("--json", "print the report as JSON")
     .action(async (flags: { json?: boolean }, cmd: Command) => {
+      const { status } = await import("@cotal/saga");
       const s = await status({ root: rootOf(cmd), guards: guardsOf(cmd) });
       if (flags.json) json(s);
-      else printStatus(s);
+      else await printStatus(s);
     });
 }
