@@ -21,6 +21,7 @@ const SYSTEMD = join(REPO, "infra", "systemd");
 interface Service {
   build?: { context: string; dockerfile: string };
   image?: string;
+  profiles?: string[];
   command?: string[];
   entrypoint?: string[];
   ports?: string[];
@@ -61,8 +62,10 @@ async function listening<S extends HttpServer | TcpServer>(server: S): Promise<{
 const closed = (s: HttpServer | TcpServer): Promise<void> => new Promise((r) => s.close(() => r()));
 
 describe("infra/docker/compose.yml", () => {
-  it("broker, redis, worker and dashboard, each with a healthcheck the engine runs in the container", () => {
-    expect(Object.keys(compose.services).sort()).toEqual(["dashboard", "nats", "redis", "worker"]);
+  it("broker, redis, worker and dashboard (and Prometheus behind a profile), each with a healthcheck the engine runs in the container", () => {
+    const always = Object.entries(compose.services).filter(([, s]) => s.profiles === undefined).map(([name]) => name);
+    expect(always.sort()).toEqual(["dashboard", "nats", "redis", "worker"]);
+    expect(Object.keys(compose.services).sort()).toEqual(["dashboard", "nats", "prometheus", "redis", "worker"]);
     for (const [name, s] of Object.entries(compose.services)) {
       expect(s.healthcheck?.test?.[0], name).toBe("CMD");
       expect(s.healthcheck?.retries, name).toBeGreaterThan(0);
@@ -90,7 +93,7 @@ describe("infra/docker/compose.yml", () => {
   it("the root is the cotal-root volume at the image's COTAL_ROOT; the dashboard mounts it read-only", () => {
     expect(ROOT).toBe("/var/lib/cotal");
     expect(dockerfile).toMatch(new RegExp(`^VOLUME \\["${ROOT}"\\]$`, "m"));
-    expect(Object.keys(compose.volumes).sort()).toEqual(["cotal-root", "redis-data"]);
+    expect(Object.keys(compose.volumes).sort()).toEqual(["cotal-root", "prometheus-data", "redis-data"]);
     expect(svc("nats").volumes).toContain(`cotal-root:${ROOT}`);
     expect(svc("worker").volumes).toEqual([`cotal-root:${ROOT}`]);
     expect(svc("dashboard").volumes).toEqual([`cotal-root:${ROOT}:ro`]);
@@ -115,7 +118,8 @@ describe("infra/docker/compose.yml", () => {
     expect(compose.secrets).toBeUndefined();
     expect(compose.configs).toBeUndefined();
     const binds = Object.values(compose.services).flatMap((s) => (s.volumes ?? []).filter((v) => /^[./~]/.test(v)).map((v) => v.split(":")[0] as string));
-    expect(binds.sort()).toEqual(["../redis/redis.conf", "./tenants.example.txt"]);
+    expect(binds.sort()).toEqual(["../prometheus/cotal-alerts.yml", "../redis/redis.conf", "./prometheus.yml", "./tenants.example.txt"]);
+    expect(NKEY_SEED.test(readFileSync(join(DOCKER, "prometheus.yml"), "utf8"))).toBe(false);
     // the image: no secret-named ENV/ARG, no seed, runs unprivileged
     expect(dockerfile).not.toMatch(/^(ENV|ARG)\s+\S*(SEED|SECRET|PASSW|TOKEN|CREDS)/im);
     expect(NKEY_SEED.test(dockerfile)).toBe(false);
@@ -149,6 +153,58 @@ describe("infra/docker/compose.yml", () => {
       await closed(server);
     }
     for (const [test, from] of probes) expect(await runProbe(test, from, port)).toBe(1);
+  });
+});
+
+describe("infra/docker/compose.yml: the optional Prometheus (profile metrics)", () => {
+  const prom = svc("prometheus");
+  /** A bind mount's host file (relative to the compose file) by the path it has in the container. */
+  const mounted = (inContainer: string): string | undefined => {
+    const v = (prom.volumes ?? []).find((m) => m.split(":")[1] === inContainer);
+    return v === undefined ? undefined : resolve(DOCKER, v.split(":")[0] as string);
+  };
+  const configPath = mounted("/etc/prometheus/prometheus.yml");
+  const config = parse(readFileSync(configPath ?? join(DOCKER, "prometheus.yml"), "utf8")) as {
+    rule_files?: string[];
+    scrape_configs: { job_name: string; metrics_path?: string; static_configs: { targets: string[] }[] }[];
+  };
+
+  it("runs only under `--profile metrics`, from the official image pinned by version, its UI on the host's loopback only", () => {
+    expect(prom.profiles).toEqual(["metrics"]);
+    expect(prom.image).toMatch(/^prom\/prometheus:v\d+\.\d+\.\d+$/);
+    expect(prom.build).toBeUndefined();
+    expect((prom.ports ?? []).every((p) => p.startsWith("127.0.0.1:"))).toBe(true);
+    expect(prom.volumes).toContain("prometheus-data:/prometheus");
+    // read-only mounts: Prometheus never writes cotal's files
+    for (const v of (prom.volumes ?? []).filter((m) => /^[./]/.test(m))) expect(v, v).toMatch(/:ro$/);
+    expect(prom.healthcheck?.test.join(" ")).toContain("http://127.0.0.1:9090/-/ready");
+  });
+
+  it("its config is the mounted prometheus.yml; every scrape target is a service of this file on a port it exposes where the worker's /metrics listens", () => {
+    expect(configPath).toBe(join(DOCKER, "prometheus.yml"));
+    const targets = config.scrape_configs.flatMap((c) => c.static_configs.flatMap((sc) => sc.targets));
+    expect(targets.length).toBeGreaterThan(0);
+    for (const t of targets) {
+      const [host, port] = t.split(":") as [string, string];
+      expect(Object.keys(compose.services), t).toContain(host);
+      expect([...(svc(host).expose ?? []), ...(svc(host).ports ?? []).map((p) => p.split(":").at(-1) as string)], t).toContain(port);
+      // the worker listens in that service's network namespace, on that port, on every interface
+      const workers = Object.entries(compose.services).filter(([, s]) => s.network_mode === `service:${host}` && s.environment?.COTAL_WORKER_METRICS_PORT === port);
+      expect(workers.map(([name]) => name), t).toEqual(["worker"]);
+      expect(svc("worker").environment?.COTAL_WORKER_METRICS_HOST).toBe("0.0.0.0");
+    }
+    for (const c of config.scrape_configs) expect(c.metrics_path ?? "/metrics").toBe("/metrics");
+    // one exporter per root: `cotal metrics` beside the worker would count the root series twice (docs/metrics.md)
+    expect(targets).toHaveLength(1);
+  });
+
+  it("loads the example alert rules (infra/prometheus/cotal-alerts.yml), mounted where rule_files names them", () => {
+    const alerts = join(REPO, "infra", "prometheus", "cotal-alerts.yml");
+    expect(existsSync(alerts)).toBe(true);
+    const rules = config.rule_files ?? [];
+    expect(rules.length).toBeGreaterThan(0);
+    for (const r of rules) expect(mounted(r), r).toBe(alerts);
+    expect(prom.depends_on).toEqual({ worker: { condition: "service_healthy" } });
   });
 });
 
