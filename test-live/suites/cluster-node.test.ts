@@ -11,6 +11,7 @@ import { alive, disposeClusterRoots, nodesOf, pastRejoin, throughNodeKill, upClu
 import { startAgent, type RunningAgent } from "../fixtures/node-agent.js";
 import { connects, credsText, statusOf, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
+import { barrierDir, releaseBarrier } from "../fixtures/barrier.js";
 
 // `cotal node run` (docs/cluster.md "cotal node"): the per-host agent that keeps one node of a
 // three-node cluster (real nats-servers on loopback) on the committed record without `cotal up`.
@@ -181,7 +182,9 @@ describe("cotal node run", () => {
       expect(nodesOf(st).map((n) => [n.running, n.appliedGeneration])).toEqual([[true, 1], [true, 1], [true, 1]]);
     }));
 
-  const AGENT_PAUSE_MS = 45_000;
+  // The barrier of a failpoint gives up after 30 s (packages/saga/src/failpoints.ts); the agent's round then fails and
+  // its next round decides again on what it reads, parking at the barrier again while the record is still stale.
+  const BARRIER_GIVES_UP_MS = 30_000;
   it("lease rule: an agent that decided on a stale record before a removal applies only under the lease, after re-reading; the removed tenant never returns on node 3 (red with NODE_APPLY_UNFENCED)", () =>
     cell("node agent: fenced against a writer", async () => {
       const { r, nodes } = await upClusterNodes();
@@ -191,19 +194,26 @@ describe("cotal node run", () => {
       if (!n3) throw new Error("no third node");
       process.kill(n3.pid, "SIGKILL");
       await until("node 3 gone", async () => (!alive(n3.pid) ? true : undefined), 10_000);
-      // The agent restarts node 3, reads generation 2 (beta listed) and decides to apply it, then pauses before the lease.
-      // The removal must commit inside that pause: 25 s was once too short under CI's load (25.7 s), so 45.
-      const a = agent(r, n3.name, { COTAL_FAILPOINT: `node-decided:sleep:${AGENT_PAUSE_MS}` });
-      const decided = await a.line(/applying \(/, 60_000);
+      // The agent restarts node 3, reads generation 2 (beta listed) and decides to apply it, then parks before the
+      // lease until the removal committed. (A 45 s sleep once held it there: the removal takes ~2 s, 25.7 s once under CI's load.)
+      const gate = barrierDir(r, "agent");
+      const a = agent(r, n3.name, { COTAL_FAILPOINT: `node-decided:barrier:${gate}:2` });
+      await a.line(/applying \(/, 60_000);
       const url = readRuntime(r.layout)?.nodes?.find((n) => n.name === n3.name)?.url ?? n3.url;
       // Deleting beta's streams may time out while node 3 rejoins: the journaled re-run finishes it.
       const rm = await pastRejoin(r, ["space", "rm", "beta", "--yes"], /\[(inventory-unreachable|inventory-busy|broker-unreachable)\]/);
       const removedAt = monotonicMs();
       expect(rm.code, rm.stderr).toBe(0);
-      expect(removedAt - decided.at, "the removal must commit inside the agent's pause").toBeLessThan(AGENT_PAUSE_MS);
       const p = poller(url, beta, "node-fence-n3");
-      // Past the agent's pause and its apply (or its decision that none is needed).
-      await a.line(/serving generation 3/, 60_000, decided.at);
+      await p.waitForAttempt(() => true, { timeoutMs: 15_000 }); // polling before the agent goes on
+      const releasedAt = monotonicMs();
+      releaseBarrier(gate);
+      // Past the agent's apply (or its decision that none is needed).
+      await a.line(/serving generation 3/, 60_000, releasedAt);
+      // The decision the release let go: made on the stale record, before the commit, and still parked then.
+      const decided = a.lines.filter((l) => /applying \(/.test(l.text) && l.at <= releasedAt).at(-1);
+      expect(decided?.at ?? Number.POSITIVE_INFINITY, `the agent decided before the removal committed:\n${a.text()}`).toBeLessThan(removedAt);
+      expect(releasedAt - (decided?.at ?? 0), `the decision was still parked at the release:\n${a.text()}`).toBeLessThan(BARRIER_GIVES_UP_MS);
       await new Promise((res) => setTimeout(res, 2_000));
       const rep = await p.stop();
       expect(rep.failures).toBeGreaterThan(0);
