@@ -50,6 +50,7 @@ export const ERROR_TABLE: { readonly [C in ErrorCode]: ErrorEntry } = {
   "render-refused": { exit: EXIT.refused, retriable: false, next: "cotal status" },
   "root-missing": { exit: EXIT.notFound, retriable: false, next: "cotal up --help   # no cotal root where it was looked for; cotal up --root creates one" },
   "space-not-found": { exit: EXIT.notFound, retriable: false, next: "cotal space list" },
+  "user-not-found": { exit: EXIT.notFound, retriable: false, next: "cotal space list" },
   "space-exists": { exit: EXIT.notFound, retriable: false, next: "cotal space list" },
   "restore-target-not-empty": { exit: EXIT.notFound, retriable: false },
   // the file system: a full disk or a permission may be fixed between attempts

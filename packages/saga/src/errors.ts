@@ -17,6 +17,7 @@ export const SAGA_ERROR_CODES = [
   "root-missing",
   "io",
   "space-not-found",
+  "user-not-found",
   "space-exists",
   "render-refused",
   // the maintenance lock

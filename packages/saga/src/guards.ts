@@ -125,6 +125,8 @@ export interface Guards {
   readonly UP_SKIP_PORT_CHECK: boolean;
   /** `cotal down` writes no run/stop-intent.json: the foreground `up` serving the broker reads its nats-server's exit 1 (before 2.11) as a death, exits 6 and a unit restarts it. */
   readonly DOWN_WITHOUT_STOP_INTENT: boolean;
+  /** `space revoke` re-signs the space's account without the revocation it claims to add (the revoked cred keeps connecting). */
+  readonly SKIP_REVOCATION: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -191,6 +193,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   NO_BROKER_ADOPT: false,
   UP_SKIP_PORT_CHECK: false,
   DOWN_WITHOUT_STOP_INTENT: false,
+  SKIP_REVOCATION: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

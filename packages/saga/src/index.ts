@@ -29,6 +29,8 @@ export { showSpaceLimits, spaceLimits } from "./ops/space-limits.js";
 export { spaceInfo, type SpaceInfo, type UsageRow } from "./ops/space-info.js";
 export { spaceUsages, type SpaceUsageRow } from "./ops/space-usages.js";
 export { mintSpaceCreds } from "./ops/creds.js";
+export { spaceRevoke, type SpaceRevokeResult } from "./ops/space-revoke.js";
+export { spaceUsers, usersSummary, type SpaceUsersReport } from "./ops/space-users.js";
 export { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, parseQuota, type SpaceQuota } from "./trust/limits.js";
 export type { SagaPhase, SagaTiming } from "./saga/steps.js";
 export type { MutationResult } from "./saga/mutation.js";

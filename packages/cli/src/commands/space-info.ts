@@ -10,7 +10,8 @@ export type BackupsSection =
   | { reachable: true; redis: string; schedules: Omit<BackupScheduleEntry, "space" | "schedulerId">[] }
   | { reachable: false; redis: string; error: string };
 
-export type SpaceInfoDocument = SpaceInfo & { backups: BackupsSection };
+/** `ledger`: the creds ledger's count line (`space users` lists it), absent when the space has no record. */
+export type SpaceInfoDocument = SpaceInfo & { backups: BackupsSection; ledger?: string };
 
 /** One reader of the schedules (@cotal/jobs listSchedules, as `jobs schedules`); Redis down is a line, not a refusal. */
 async function backupsOf(root: string, space: string): Promise<BackupsSection> {
@@ -71,10 +72,21 @@ export function renderSpaceInfo(d: SpaceInfoDocument): string[] {
     "",
     "Creds files:",
     ...creds,
+    ...(d.ledger ? [`  ledger: ${d.ledger} (cotal space users ${d.space})`] : []),
     "",
     "Backups:",
     ...backupLines(d.backups),
   ];
+}
+
+/** The ledger's count line; undefined when the space has no record on disk (info never fails on it). */
+async function ledgerLine(root: string, space: string, cmd: Command): Promise<string | undefined> {
+  const { spaceUsers, usersSummary } = await import("@cotal/saga");
+  try {
+    return usersSummary(spaceUsers(root, space, guardsOf(cmd)));
+  } catch {
+    return undefined;
+  }
 }
 
 export function registerSpaceInfo(space: Command): void {
@@ -85,7 +97,8 @@ export function registerSpaceInfo(space: Command): void {
     .action(async (name: string, flags: { json?: boolean }, cmd: Command) => {
       const { spaceInfo } = await import("@cotal/saga");
       const info = await spaceInfo({ root: rootOf(cmd), name, guards: guardsOf(cmd) });
-      const doc: SpaceInfoDocument = { ...info, backups: await backupsOf(info.root, info.space) };
+      const ledger = await ledgerLine(info.root, info.space, cmd);
+      const doc: SpaceInfoDocument = { ...info, backups: await backupsOf(info.root, info.space), ...(ledger ? { ledger } : {}) };
       if (flags.json) return json(doc);
       for (const l of renderSpaceInfo(doc)) out(l);
     });

@@ -6,6 +6,7 @@ import { parseDuration } from "../duration.js";
 import { err, json, out } from "../output.js";
 import { readTenantsFile } from "../tenants-file.js";
 import { registerSpaceInfo } from "./space-info.js";
+import { registerSpaceRevoke, registerSpaceUsers } from "./space-revoke.js";
 import { QUOTA_FLAGS, quotaFromFlags, type QuotaFlagValues } from "../quota-flags.js";
 import { usageError } from "@cotal/saga/errors";
 import { printRemovedSchedules, queuedSingle, queuedSpaceAdd, unscheduleRemoved } from "./space-queue.js";
@@ -51,6 +52,8 @@ export function registerSpace(program: Command): void {
   registerSpaceInfo(space);
   registerSpaceList(space);
   registerSpaceCreds(space);
+  registerSpaceRevoke(space);
+  registerSpaceUsers(space);
 }
 
 function registerSpaceAdd(space: Command): void {
@@ -184,6 +187,7 @@ function registerSpaceCreds(space: Command): void {
         ...(flags.allowSub ? { allowSub: flags.allowSub } : {}),
         ...(flags.expires ? { expiresInSeconds: parseDuration(flags.expires) } : {}),
         ...(flags.out ? { out: flags.out } : {}),
+        onNotice: (m) => err(`cotal: warning: ${m}`), // on stderr with --json too: a cred no one can let expire
       });
       if (flags.json) json(r);
       else out(`cotal: wrote ${r.path} (${r.role === "admin" ? "admin" : "user"} ${r.user} of space ${r.space}${r.expiresAt ? `, expires ${r.expiresAt}` : ""})`);

@@ -1,6 +1,6 @@
 import type { HelpTable } from "./types.js";
 
-/** The per-space verbs: space add, rm, limits, list, info, creds (docs/commands/space.md). */
+/** The per-space verbs: space add, rm, limits, list, info, creds, revoke, users (docs/commands/space.md). */
 export const SPACE_HELP: HelpTable = {
   "space add": {
     summary: "add spaces: one generation and one proven reload for the whole batch",
@@ -39,5 +39,18 @@ export const SPACE_HELP: HelpTable = {
       "cotal space creds alpha --user reader --allow-sub 'cotal.alpha.events.>' --out reader.creds",
     ],
     errors: ["invalid-space-name", "invalid-argument", "root-missing", "space-not-found", "io"],
+  },
+  "space revoke": {
+    summary: "revoke a user's creds: its key refused by the server, its connections cut",
+    examples: [
+      "cotal space revoke alpha --user app",
+      "cotal space revoke alpha --user app --before 2026-12-01T00:00:00Z",
+    ],
+    errors: ["invalid-space-name", "invalid-argument", "root-missing", "space-not-found", "user-not-found", "journal-blocked", "lock-held", "conflict", "lease-held", "broker-not-running", "reload-unproven"],
+  },
+  "space users": {
+    summary: "every cred minted for a space: user, key, issued, expiry, revoked or not",
+    examples: ["cotal space users alpha", "cotal --root /srv/cotal space users alpha --json"],
+    errors: ["invalid-space-name", "root-missing", "space-not-found", "corrupt-record"],
   },
 };

@@ -167,6 +167,7 @@ export function clearJournal(layout: RootLayout, heldLock: MaintenanceLock): voi
 export type JournalVerb =
   | "space add"
   | "space limits"
+  | "space revoke"
   | "space creds"
   | "space rm"
   | "space backup"
@@ -219,6 +220,7 @@ const LH = "lock-held";
 export const JOURNAL_POLICY: Readonly<Record<JournalVerb, Readonly<JournalVerbRow>>> = {
   "space add":                  { says: "space add",              removal: JB,   cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
   "space limits":               { says: "space limits",           removal: JB,   cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  "space revoke":               { says: "space revoke",           removal: JB,   cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
   "space creds":                { says: "space creds",            removal: JB,   cut: P,   rotation: JB,  backup: JB,  restore: JB,   busy: LH },
   "space rm":                   { says: "space rm",               removal: OWN,  cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
   "space backup":               { says: "space backup",           removal: JB,   cut: JB,  rotation: JB,  backup: P,   restore: JB,   busy: LH },

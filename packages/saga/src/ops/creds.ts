@@ -10,6 +10,7 @@ import { assertJournalAllows } from "../journal/journal.js";
 import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir, writeFileAtomic } from "../root/secret-files.js";
 import { dirname, resolve } from "node:path";
+import { appendLedgerEntry, entryOfUserJwt } from "../root/creds-ledger.js";
 
 export interface CredsOptions {
   root: string;
@@ -23,6 +24,8 @@ export interface CredsOptions {
   allowSub?: string[];
   expiresInSeconds?: number;
   out?: string;
+  /** Where the no-expiry warning goes (the CLI: a stderr line); the mint itself never fails on it. */
+  onNotice?: (message: string) => void;
 }
 
 export interface CredsResult {
@@ -87,7 +90,9 @@ export function ensureUserCreds(layout: RootLayout, account: AccountRecord, user
   const path = layout.userCredsFile(account.name, user);
   if (!existsSync(path)) {
     ensureSecretDir(layout.spaceDir(account.name));
-    writeFileAtomic(path, mintUserCreds(account, { name: `${account.name}/${user}`, ...spaceUserPermissions("admin", GUARDS_ON) }).creds); // an admin has no guard to switch off
+    const minted = mintUserCreds(account, { name: `${account.name}/${user}`, ...spaceUserPermissions("admin", GUARDS_ON) }); // an admin has no guard to switch off
+    appendLedgerEntry(layout, account.name, { ...entryOfUserJwt(minted.jwt, path, user), admin: true });
+    writeFileAtomic(path, minted.creds);
   }
   return path;
 }
@@ -132,6 +137,10 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   });
   const path = out ?? layout.userCredsFile(space, user);
   if (!out) ensureSecretDir(layout.spaceDir(space));
+  // The ledger line goes first: a crash between the two leaves a line for a file never written (harmless),
+  // never a cred (an --out file outside the root) that no one knows of.
+  appendLedgerEntry(layout, space, { ...entryOfUserJwt(minted.jwt, path, user), admin: role === "admin" });
   writeFileAtomic(path, minted.creds);
+  if (!minted.expiresAt) opts.onNotice?.(`the cred of ${user} never expires: revoking it (cotal space revoke ${space} --user ${user}) is the only way to take it back; --expires 30d bounds it`);
   return { space, user, role, publicKey: minted.publicKey, path, ...(minted.expiresAt ? { expiresAt: minted.expiresAt } : {}) };
 }

@@ -31,7 +31,7 @@ import type { PhaseListener, SagaTiming } from "./steps.js";
  * What a writer asks the saga for, one shape per op. Every shape names its `verb`, for the writer
  * identity an operator reads. Every op but `resume` is the op its claim records.
  */
-export type MutationIntent = ResumeIntent | AddIntent | RemoveIntent | ReconcileIntent | LimitsIntent;
+export type MutationIntent = ResumeIntent | AddIntent | RemoveIntent | ReconcileIntent | LimitsIntent | RevokeIntent;
 
 /** Carry out whatever claim stands (the resume table, docs/resume.md) and change nothing else: `up` on a running root, a verb's own resume. A rollback is then the resolution, not a refusal. */
 export interface ResumeIntent {
@@ -69,6 +69,13 @@ export interface LimitsIntent {
   verb: string;
 }
 
+/** Re-sign the one record's JWT with user revocations (ops/space-revoke.ts); claimed and resumed like a limits re-sign. */
+export interface RevokeIntent {
+  op: "revoke";
+  revokeChange: LimitsChange;
+  verb: string;
+}
+
 /** The intents that claim: every one but resume. */
 type ClaimingIntent = Exclude<MutationIntent, ResumeIntent>;
 
@@ -89,6 +96,7 @@ function requestedNames(intent: ClaimingIntent): RequestedNames {
     case "reconcile":
       return { target: intent.target };
     case "limits":
+    case "revoke":
       return {};
   }
 }
@@ -382,10 +390,11 @@ class Mutation {
     const { intent } = this;
     if (intent.op === "resume") return { kind: "noop" }; // the resume ran in step 2; nothing else is asked
     const { added, removed } = intentDelta(base.record.spaces, requestedNames(intent));
-    if (intent.op === "limits" && !base.record.spaces.includes(intent.limitsChange.space)) {
-      throw new CotalError("space-not-found", `space ${intent.limitsChange.space} is not in the inventory`, { next: "cotal space list" });
+    const resign = intent.op === "limits" ? intent.limitsChange : intent.op === "revoke" ? intent.revokeChange : undefined;
+    if (resign && !base.record.spaces.includes(resign.space)) {
+      throw new CotalError("space-not-found", `space ${resign.space} is not in the inventory`, { next: "cotal space list" });
     }
-    if (added.length === 0 && removed.length === 0 && intent.op !== "reconcile" && intent.op !== "limits") return { kind: "noop" };
+    if (added.length === 0 && removed.length === 0 && intent.op !== "reconcile" && !resign) return { kind: "noop" };
     // The one derivation every reader of the claim uses (record.ts); the claim itself stores the delta.
     const target = claimedSpaces(base.record.spaces, { adds: added, removes: removed });
     if (target.length === 0) {
@@ -409,7 +418,7 @@ class Mutation {
       ...(intent.op === "reconcile" && intent.excluded ? { excluded: [...intent.excluded] } : {}),
       // Recorded before anything is minted, so a rollback deletes exactly these (docs/resume.md).
       ...(intent.op !== "reconcile" ? { mints: d.added.filter((s) => !loadSpaceAccount(env.layout, s)) } : {}),
-      ...(intent.op === "limits" ? { limits: intent.limitsChange } : {}),
+      ...(intent.op === "limits" ? { limits: intent.limitsChange } : intent.op === "revoke" ? { limits: intent.revokeChange } : {}),
     };
     const record: InventoryRecord = { ...base.record, pending };
     await failpoint("before-claim");

@@ -1,0 +1,102 @@
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
+import { CredentialPoller, harnessTeardown, monotonicMs } from "@cotal/harness";
+import type { SpaceRevokeResult, SpaceUsersReport } from "@cotal/saga";
+import { parseJson } from "../fixtures/live-root.js";
+import { connects, credsText, disposeLiveRoots, upRoot } from "../fixtures/tenants.js";
+import { liveServer } from "../fixtures/server-version.js";
+import { connectCreds } from "../fixtures/nats.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
+
+// Issue 33, "Revoke a user": `space revoke` re-signs the space's account with a revocation of alice's
+// key, proven by the server; alice's cred, polled from before the verb, never connects after it
+// returns; bob of the same space keeps publishing (no drop where the reload keeps JWT clients), and
+// another space is untouched. COTAL_TEST_UNSAFE_SKIP_REVOCATION=1 (docs/ablation.md) turns it red.
+
+afterEach(disposeLiveRoots);
+afterAll(async () => {
+  await harnessTeardown();
+});
+
+const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+
+/** A tenant's long-lived client with nats.js's default reconnect options, publishing every 20 ms. */
+async function publisher(url: string, creds: string): Promise<{ nc: NatsConnection; drops: () => number; published: (since: number) => number; stop: () => Promise<void> }> {
+  const nc = await connect({ servers: url, authenticator: credsAuthenticator(new TextEncoder().encode(creds)), name: "bob" });
+  let drops = 0;
+  void (async () => {
+    for await (const s of nc.status()) if (s.type === "disconnect") drops++;
+  })();
+  const acked: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      try {
+        nc.publish("cotal.alpha.events.bob", "x");
+        await nc.flush();
+        acked.push(monotonicMs());
+      } catch {
+        // a drop on a server whose reload bounces JWT clients: the client reconnects by itself
+      }
+      await sleep(20);
+    }
+  })();
+  return {
+    nc,
+    drops: () => drops,
+    published: (since) => acked.filter((t) => t > since).length,
+    stop: async () => {
+      running = false;
+      await loop;
+      await nc.close();
+    },
+  };
+}
+
+describe("space revoke", () => {
+  it("alice's cred never connects after the verb returns; bob keeps publishing; space beta untouched", { ...VERSION_DEPENDENT, timeout: 30_000 }, async () => {
+    const { r, up } = await upRoot();
+    expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+    const alice = await credsText(r, "alpha", "alice");
+    const bobCreds = await credsText(r, "alpha", "bob");
+    const carol = await credsText(r, "beta", "carol");
+    const bob = await publisher(up.url, bobCreds);
+    const poller = new CredentialPoller({ url: up.url, creds: alice, concurrency: 4, maxDurationMs: 60_000, name: "revoke-alice" }).start();
+    try {
+      await poller.waitForAttempt((x) => x.ok, { timeoutMs: 5_000 }); // positive control: alice connects before
+      const aliceLive = await connectCreds(up.url, alice); // a connection alice holds through the verb: cut by it
+      const aliceClosed = aliceLive.closed().then(() => monotonicMs());
+      const rev = await r.cotal(["space", "revoke", "alpha", "--user", "alice", "--json"], { timeoutMs: 60_000 });
+      const returnedAt = monotonicMs();
+      expect(rev.code, rev.stderr).toBe(0);
+      const result = parseJson<SpaceRevokeResult>(rev);
+      expect(result.outcome).toBe("committed");
+      expect(result.revoked.map((c) => c.user)).toEqual(["alice"]);
+      console.log(`space revoke on nats-server ${up.serverVersion}: eviction ${JSON.stringify(result.eviction)}`);
+      expect(await Promise.race([aliceClosed, sleep(3_000).then(() => "open")]), "alice's live connection is cut").not.toBe("open");
+      await sleep(1_500);
+      const report = await poller.stop();
+      expect(report.successesBetween(0, returnedAt, "within")).toBeGreaterThan(0);
+      expect(report.successesBetween(returnedAt, Number.POSITIVE_INFINITY, "within"), JSON.stringify(report.errors)).toBe(0);
+      expect(report.failuresBetween(returnedAt, Number.POSITIVE_INFINITY)).toBeGreaterThan(0);
+      // bob: still publishing after the revocation; on a server whose reload keeps JWT clients, never dropped
+      const since = monotonicMs();
+      await sleep(300);
+      expect(bob.published(since), "bob publishes after the revocation").toBeGreaterThan(0);
+      if (liveServer.reloadKeepsJwtClients) expect(bob.drops()).toBe(0);
+      expect(await connects(up.url, carol)).toBe(true);
+      expect(await connects(up.url, bobCreds)).toBe(true);
+
+      const users = parseJson<SpaceUsersReport>(await r.cotal(["space", "users", "alpha", "--json"]));
+      expect(Object.fromEntries(users.users.filter((u) => u.user !== "admin").map((u) => [u.user, u.state]))).toEqual({ alice: "revoked", bob: "active" });
+      const again = await r.cotal(["space", "revoke", "alpha", "--user", "alice", "--json"]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(parseJson<SpaceRevokeResult>(again).outcome).toBe("noop");
+      const unknown = await r.cotal(["space", "revoke", "alpha", "--user", "nobody"]);
+      expect([unknown.code, unknown.stderr]).toEqual([5, expect.stringContaining("[user-not-found]")]);
+    } finally {
+      await poller.stop().catch(() => undefined);
+      await bob.stop();
+    }
+  });
+});
