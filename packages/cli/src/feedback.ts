@@ -59,16 +59,28 @@ const PHASE_WORDS: Record<SagaPhase["step"], string> = {
   release: "releasing the lease",
 };
 
+/** What a phase line is about: `space add: 300 spaces`, or the one space a verb names (`space rm alpha`). */
+export interface PhaseSubject {
+  verb: string;
+  spaces: number;
+  space?: string;
+}
+
+/** The phase line's words before the step's: one home for the line's shape. */
+export function phaseSubject(o: PhaseSubject): string {
+  return o.space !== undefined ? `${o.verb} ${o.space}` : `${o.verb}: ${o.spaces} space${o.spaces === 1 ? "" : "s"}`;
+}
+
 /**
  * A verb's saga phases as feedback (docs/operating.md, "Progress"): on a TTY a status line as each
  * step starts; with --log-format one line as each ends (its time, the generation once claimed).
  */
-export function phaseFeedback(fb: Feedback, o: { verb: string; spaces: number; startedAt?: number }): (e: SagaPhase) => void {
+export function phaseFeedback(fb: Feedback, o: PhaseSubject & { startedAt?: number }): (e: SagaPhase) => void {
   const t0 = o.startedAt ?? performance.now();
-  const what = `${o.verb}: ${o.spaces} space${o.spaces === 1 ? "" : "s"}`;
+  const what = phaseSubject(o);
   return (e) => {
     if (e.state === "start") return fb.bar.status(`${what}: ${PHASE_WORDS[e.step]}…`);
-    const fields = { event: "phase", verb: o.verb, phase: e.step, spaces: o.spaces, ms: Math.round(e.ms), elapsedMs: Math.round(performance.now() - t0), ...(e.generation === undefined ? {} : { generation: e.generation }) };
+    const fields = { event: "phase", verb: o.verb, phase: e.step, ...(o.space === undefined ? {} : { space: o.space }), spaces: o.spaces, ms: Math.round(e.ms), elapsedMs: Math.round(performance.now() - t0), ...(e.generation === undefined ? {} : { generation: e.generation }) };
     fb.log?.info(fields, `${what}: ${e.step} (${fields.ms} ms)`);
   };
 }

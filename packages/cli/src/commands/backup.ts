@@ -7,11 +7,16 @@ import { guardsOf, rootOf } from "../context.js";
 import { json, out } from "../output.js";
 import { usageError } from "@cotal/saga/errors";
 import { feedbackFor, type Feedback } from "../feedback.js";
+import { maintenanceStarting } from "../add-feedback.js";
 import { confirmOrRefuse } from "../confirm.js";
 
-/** Byte progress of backup/restore onto the verb's feedback: the bar per phase, a log line per phase. */
-function maintenanceProgress(fb: Feedback): { update: (p: MaintenanceProgress) => void; done: () => void } {
+/**
+ * Byte progress of backup/restore onto the verb's feedback: a phase line at once (what runs before the
+ * first bar: the lock, the journal, a quiesce), then the bar per phase, a log line per phase.
+ */
+function maintenanceProgress(fb: Feedback, verb: string, space: string): { update: (p: MaintenanceProgress) => void; notice: (m: string) => void; done: () => void } {
   let phase = "";
+  maintenanceStarting(fb, verb, space);
   return {
     update(p) {
       const label = p.stream ? `${p.phase} ${p.stream}` : p.phase;
@@ -21,6 +26,10 @@ function maintenanceProgress(fb: Feedback): { update: (p: MaintenanceProgress) =
         fb.log?.info({ event: "phase", phase: p.phase, stream: p.stream ?? null, total: p.total }, `${label}`);
       }
       fb.bar.update(p.done, Math.max(p.total, p.done), p.stream ?? "");
+    },
+    notice(m) {
+      if (phase === "") fb.bar.stop(); // the phase line, not a bar: the notice takes a line of its own
+      process.stderr.write(`cotal: ${m}\n`);
     },
     done: () => fb.bar.stop(),
   };
@@ -87,10 +96,10 @@ function registerSpaceBackup(space: Command): void {
     .action(async (name: string, flags: { out: string; every?: string; keep?: string; queue?: boolean; quiesce?: boolean; json?: boolean }, cmd: Command) => {
       if (flags.queue || flags.every || flags.keep) return scheduleBackupCommand(rootOf(cmd), name, flags);
       const { spaceBackup } = await import("@cotal/saga");
-      const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space backup", json: flags.json, unit: "bytes" }));
+      const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space backup", json: flags.json, unit: "bytes" }), "space backup", name);
       const t0 = Date.now();
       try {
-        const r = await spaceBackup({ root: rootOf(cmd), guards: guardsOf(cmd), space: name, out: flags.out, ...(flags.quiesce ? { quiesce: true } : {}), onProgress: bar.update, onNotice: (m) => process.stderr.write(`cotal: ${m}\n`) });
+        const r = await spaceBackup({ root: rootOf(cmd), guards: guardsOf(cmd), space: name, out: flags.out, ...(flags.quiesce ? { quiesce: true } : {}), onProgress: bar.update, onNotice: bar.notice });
         bar.done();
         if (flags.json) return json(r);
         out(`cotal: backed up space ${r.space} to ${r.out} ${r.mode === "online" ? "online " : ""}(${r.streams.length} stream(s), ${(r.bytes / 1_048_576).toFixed(2)} MB in ${((Date.now() - t0) / 1000).toFixed(1)} s; account ${r.accountPublicKey})`);
@@ -118,7 +127,7 @@ function registerSpaceRestore(space: Command): void {
     .action(async (name: string, flags: RestoreFlags, cmd: Command) => {
       if (flags.queue) return queuedRestore(name, flags, cmd);
       const { spaceRestore } = await import("@cotal/saga");
-      const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space restore", json: flags.json, unit: "bytes" }));
+      const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space restore", json: flags.json, unit: "bytes" }), "space restore", name);
       try {
         const r = await spaceRestore({
           root: rootOf(cmd),
@@ -129,7 +138,7 @@ function registerSpaceRestore(space: Command): void {
           ...(flags.replace ? { replace: true } : {}),
           ...(flags.yes ? { yes: true } : {}),
           onProgress: bar.update,
-          onNotice: (m) => process.stderr.write(`cotal: ${m}\n`),
+          onNotice: bar.notice,
         });
         bar.done();
         if (flags.json) return json(r);

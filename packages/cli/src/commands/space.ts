@@ -12,7 +12,7 @@ import { usageError } from "@cotal/saga/errors";
 import { printRemovedSchedules, queuedSingle, queuedSpaceAdd, unscheduleRemoved } from "./space-queue.js";
 import { summariseNames } from "../batch-summary.js";
 import { feedbackFor } from "../feedback.js";
-import { addFeedback } from "../add-feedback.js";
+import { addFeedback, spaceVerbFeedback } from "../add-feedback.js";
 import { confirmOrRefuse } from "../confirm.js";
 
 /** The template's streams and buckets of a space, by name: what its removal deletes at the least. */
@@ -109,7 +109,14 @@ function registerSpaceRm(space: Command): void {
         const guards = guardsOf(cmd);
         return queuedSingle(root, "space-rm", { name: space }, { json: flags.json, wait: flags.wait }, async () => !(await spaceList({ root, guards })).spaces.some((s) => s.name === name));
       }
-      const r = await spaceRm({ root: rootOf(cmd), guards: guardsOf(cmd), saga: sagaOf(cmd), name, onNotice: notice(flags.json) });
+      // The preamble's and the saga's phases as a status line on a TTY, log lines with --log-format (add-feedback.ts).
+      const fb = await feedbackFor(cmd, { verb: "space rm", json: flags.json, unit: "count" });
+      let r;
+      try {
+        r = await spaceRm({ root: rootOf(cmd), guards: guardsOf(cmd), saga: sagaOf(cmd), name, ...spaceVerbFeedback(fb, "space rm", space, notice(flags.json)) });
+      } finally {
+        fb.bar.stop();
+      }
       const schedules = await unscheduleRemoved(rootOf(cmd), r.space); // a removed tenant keeps no backup schedule
       if (flags.json) return json({ ...r, backupSchedules: schedules });
       if (r.outcome === "absent") {
@@ -140,7 +147,13 @@ function registerSpaceLimits(space: Command): void {
       for (const f of QUOTA_FIELDS) out(`  ${f.padEnd(10)} ${showQuota(f, r.quota[f])}`);
       return;
     }
-    const r = await spaceLimits({ root: rootOf(cmd), guards: guardsOf(cmd), saga: sagaOf(cmd), name, quota, ...(flags.force ? { force: true } : {}), onNotice: notice(flags.json) });
+    const fb = await feedbackFor(cmd, { verb: "space limits", json: flags.json, unit: "count" });
+    let r;
+    try {
+      r = await spaceLimits({ root: rootOf(cmd), guards: guardsOf(cmd), saga: sagaOf(cmd), name, quota, ...(flags.force ? { force: true } : {}), ...spaceVerbFeedback(fb, "space limits", name, notice(flags.json)) });
+    } finally {
+      fb.bar.stop();
+    }
     if (flags.json) return json(r);
     if (r.outcome === "noop") return out(`cotal: space ${name} already has these limits; nothing changed (generation ${r.generation})`);
     const changed = QUOTA_FIELDS.filter((f) => r.before[f] !== r.after[f]).map((f) => `${f} ${showQuota(f, r.before[f])} -> ${showQuota(f, r.after[f])}`);
