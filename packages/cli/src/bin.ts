@@ -1,7 +1,12 @@
 #!/usr/bin/env node
+import module from "node:module";
 import { guardsFromEnv, sagaLimitsFromEnv } from "@cotal/saga/light";
 import { exitFlushed } from "./exit.js";
 import { main } from "./program.js";
+
+// Node >= 22.1 keeps V8's compiled code between runs, so the core a verb imports is not compiled anew each
+// time (issue 35); Node 20 has no such call and runs as before.
+(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
 
 // `cotal status | head` closes the pipe early: that is the reader's choice, not an error.
 for (const stream of [process.stdout, process.stderr]) {
