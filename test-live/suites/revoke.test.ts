@@ -76,6 +76,7 @@ describe("space revoke", () => {
       expect(await Promise.race([aliceClosed, sleep(3_000).then(() => "open")]), "alice's live connection is cut").not.toBe("open");
       await sleep(1_500);
       const report = await poller.stop();
+      console.log(`alice's poller: ${report.total} attempts, ${report.successesBetween(0, returnedAt, "within")} admitted before the verb returned, ${report.failuresBetween(returnedAt, Number.POSITIVE_INFINITY)} refused after`);
       expect(report.successesBetween(0, returnedAt, "within")).toBeGreaterThan(0);
       expect(report.successesBetween(returnedAt, Number.POSITIVE_INFINITY, "within"), JSON.stringify(report.errors)).toBe(0);
       expect(report.failuresBetween(returnedAt, Number.POSITIVE_INFINITY)).toBeGreaterThan(0);

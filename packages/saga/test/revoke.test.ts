@@ -7,6 +7,7 @@ import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { mintSpaceCreds } from "../src/ops/creds.js";
 import { planRevocation } from "../src/ops/space-revoke.js";
+import { userConnections } from "../src/broker/evict-users.js";
 import { spaceUsers, usersSummary, type SpaceUserRow } from "../src/ops/space-users.js";
 import { parseInventoryRecord, type InventoryRecord } from "../src/inventory/record.js";
 import { loadSpaceAccount } from "../src/root/account-store.js";
@@ -210,5 +211,23 @@ describe("the creds ledger and space users", () => {
   it("space users refuses space-not-found for a space with no record", async () => {
     s = await withBeta();
     expect(() => spaceUsers(s.root.layout.root, "gamma")).toThrow(expect.objectContaining({ code: "space-not-found" }));
+  });
+});
+
+describe("the revoked users' connections (broker/evict-users.ts)", () => {
+  it("picks only the revoked users' connections of that account, by the server's authorized_user or the JWT's subject", async () => {
+    s = await withBeta();
+    const rec = account(s, "beta");
+    const alice = mintUserCreds(rec, { name: "beta/alice" });
+    const bob = mintUserCreds(rec, { name: "beta/bob" });
+    const conns = [
+      { cid: 1, account: rec.publicKey, authorized_user: alice.publicKey },
+      { cid: 2, account: rec.publicKey, authorized_user: bob.publicKey },
+      { cid: 3, account: rec.publicKey, jwt: alice.jwt },
+      { cid: 4, account: "AOTHERACCOUNT", authorized_user: alice.publicKey },
+      { cid: 5, account: rec.publicKey },
+    ];
+    expect(userConnections(conns, rec.publicKey, new Set([alice.publicKey]))).toEqual([1, 3]);
+    expect(userConnections(conns, rec.publicKey, new Set())).toEqual([]);
   });
 });

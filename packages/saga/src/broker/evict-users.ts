@@ -15,7 +15,7 @@ import { readTextIfExists } from "../root/secret-files.js";
 import { summarise } from "../provision/evict-cluster.js";
 import { decodeJwt, inboxPrefixOf, nativeCredsAuthenticator } from "../trust/index.js";
 
-interface ConnzConn {
+export interface ConnzConn {
   cid: number;
   account?: string;
   authorized_user?: string;
@@ -34,13 +34,18 @@ function userOf(c: ConnzConn): string | undefined {
   }
 }
 
+/** The client ids among one CONNZ page that belong to `users` of `account` (pure). */
+export function userConnections(conns: readonly ConnzConn[], account: string, users: ReadonlySet<string>): number[] {
+  return conns.filter((c) => c.account === account && users.has(userOf(c) ?? "")).map((c) => c.cid);
+}
+
 async function userClientIds(nc: NatsConnection, serverId: string, account: string, users: ReadonlySet<string>): Promise<number[]> {
   const cids: number[] = [];
   for (let offset = 0; ; offset += PAGE) {
     const reply = (await nc.request(`$SYS.REQ.SERVER.${serverId}.CONNZ`, JSON.stringify({ auth: true, limit: PAGE, offset }), { timeout: 5_000 })).json<{ data?: { connections?: ConnzConn[] }; error?: { description?: string } }>();
     if (reply.error) throw new Error(`CONNZ refused: ${reply.error.description ?? "?"}`);
     const conns = reply.data?.connections ?? [];
-    for (const c of conns) if (c.account === account && users.has(userOf(c) ?? "")) cids.push(c.cid);
+    cids.push(...userConnections(conns, account, users));
     if (conns.length < PAGE) return cids;
   }
 }
