@@ -11,6 +11,7 @@ import { liveServer } from "../fixtures/server-version.js";
 import { ok, spaceFacts, upJson } from "../fixtures/space-data.js";
 import { connects, credsText, disposeLiveRoots, statusOf } from "../fixtures/tenants.js";
 import { VERSION_DEPENDENT } from "../fixtures/tags.js";
+import { barrierDir, barrierReached, releaseBarrier } from "../fixtures/barrier.js";
 
 // The online per-space backup (README: backup): only the tenant is quiesced (its JWT revokes every
 // user issued before the quiesce), the artifact is the offline format, a crash resumes to lifted.
@@ -228,9 +229,11 @@ describe("online per-space backup", () => {
   it("while the backup runs (its owner alive) other verbs refuse as busy, and status names the running backup", async () => {
     const { r, up, alpha } = await twoSpaces("cotal-online-busy-", 10);
     const out = join(r.root, "..", "alpha.busy");
-    const running = r.cotal(["space", "backup", "alpha", "--quiesce", "--out", out, "--json"], { env: { COTAL_FAILPOINT: "backup-quiesced:sleep:6000" } });
-    const deadline = Date.now() + 10_000;
-    while (!(existsSync(r.layout.journalFile) && readFileSync(r.layout.journalFile, "utf8").includes('"quiesced"')) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    // Parked once quiesced (a barrier, not a fixed 6 s sleep) until the checks below are done.
+    const gate = barrierDir(r, "busy");
+    const running = r.cotal(["space", "backup", "alpha", "--quiesce", "--out", out, "--json"], { env: { COTAL_FAILPOINT: `backup-quiesced:barrier:${gate}:2` } });
+    await barrierReached(gate, "the backup quiesced");
+    expect(readFileSync(r.layout.journalFile, "utf8")).toContain('"quiesced"');
     const st = await statusOf(r);
     expect(st.quiesced).toEqual([expect.objectContaining({ space: "alpha", source: "both", owner: expect.objectContaining({ status: "alive" }), next: expect.stringMatching(/^while kill -0 \d+ 2>\/dev\/null; do sleep 1; done; cotal (--root \S+ )?status/) })]);
     const busy = await r.cotal(["space", "add", "gamma"]);
@@ -238,6 +241,7 @@ describe("online per-space backup", () => {
     expect(busy.stderr).toMatch(/lock-held/);
     expect(busy.stderr).toMatch(/next: while kill -0 \d+ 2>\/dev\/null; do sleep 1; done; cotal --root \S+ space add gamma/);
     expect(await connects(up.url, alpha)).toBe(false);
+    releaseBarrier(gate);
     ok(await running);
     expect(await connects(up.url, alpha)).toBe(true);
     ok(await r.cotal(["space", "add", "gamma"])); // the positive control: the same verb passes once the backup lifted
