@@ -11,6 +11,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const extra = process.argv.slice(2);
 const SMALL: [string, string[]][] = [
   ["mint", ["--n", "1000"]],
+  ["cli-start", ["--runs", "5"]],
   ["reload-cost", ["--tenants", "10,100,1000", "--runs", "3"]],
   ["add-latency", ["--tenants", "10,100", "--runs", "5"]],
   ["onboarding", ["--n", "200", "--per-tenant", "5"]],
