@@ -6,6 +6,7 @@ import { parseJson } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, upRoot } from "../fixtures/tenants.js";
 import { liveServer } from "../fixtures/server-version.js";
 import { connectCreds } from "../fixtures/nats.js";
+import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker } from "../fixtures/jobs.js";
 import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // Issue 33, "Revoke a user": `space revoke` re-signs the space's account with a revocation of alice's
@@ -13,7 +14,10 @@ import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 // returns; bob of the same space keeps publishing (no drop where the reload keeps JWT clients), and
 // another space is untouched. COTAL_TEST_UNSAFE_SKIP_REVOCATION=1 (docs/ablation.md) turns it red.
 
-afterEach(disposeLiveRoots);
+afterEach(async () => {
+  await disposeLiveRoots();
+  await disposeJobsFixtures();
+});
 afterAll(async () => {
   await harnessTeardown();
 });
@@ -99,5 +103,18 @@ describe("space revoke", () => {
       await poller.stop().catch(() => undefined);
       await bob.stop();
     }
+  });
+
+  it("--queue: a worker runs the revocation; the cred is refused once the command returns", async () => {
+    const { r, up, redis, env } = await jobsRoot("cotal-revoke-jobs-");
+    const carol = await credsText(r, "alpha", "carol");
+    expect(await connects(up.url, carol)).toBe(true); // positive control
+    const w = startWorker("cli", { root: r.root, redisUrl: redis.url });
+    jobsFixtures.workers.push(w);
+    await w.ready();
+    const q = await r.cotal(["space", "revoke", "alpha", "--user", "carol", "--queue", "--json"], { env, timeoutMs: 60_000 });
+    expect(q.code, `${q.stderr}\n${w.log()}`).toBe(0);
+    expect(parseJson<{ job: { id: string }; waited: boolean }>(q)).toMatchObject({ waited: true, job: { id: expect.stringMatching(/^space-revoke\..*\.alpha\.user-carol$/) } });
+    expect(await connects(up.url, carol)).toBe(false);
   });
 });

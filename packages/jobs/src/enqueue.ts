@@ -37,6 +37,13 @@ export function openQueue(type: JobType, rootKey: string, redisUrl: string): Que
   return q;
 }
 
+/** A revocation's id names what it revokes: two revocations in one space are two jobs, a repeat is the same one. */
+export function jobIdSuffix(p: object): string | undefined {
+  const r = p as { user?: string; key?: string; before?: number };
+  if (r.user === undefined && r.key === undefined) return undefined;
+  return [r.user !== undefined ? `user-${r.user}` : `key-${r.key ?? ""}`, ...(r.before !== undefined ? [`before-${r.before}`] : [])].join(".");
+}
+
 /**
  * One job per item, ids derived from the operation. A job already waiting/active/retrying keeps its
  * id (no duplicate); a failed (or retained completed) one is removed and enqueued again, so
@@ -49,7 +56,7 @@ export async function enqueueJobs<T extends JobType>(opts: EnqueueOptions<T>): P
   const rootKey = rootKeyFor(opts.root);
   const queue = openQueue(opts.type, rootKey, opts.redisUrl);
   try {
-    const planned = payloads.map((p) => ({ p, id: jobIdFor(opts.type, rootKey, p.name) }));
+    const planned = payloads.map((p) => ({ p, id: jobIdFor(opts.type, rootKey, p.name, jobIdSuffix(p)) }));
     const states = await inChunks(planned, 200, ({ id }) => queue.getJobState(id));
     const jobs: EnqueueResult["jobs"] = [];
     const toAdd: { name: string; data: PayloadOf[T]; opts: typeof DEFAULT_JOB_OPTIONS & { jobId: string } }[] = [];

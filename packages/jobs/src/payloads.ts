@@ -15,16 +15,31 @@ export const spaceRestorePayload = z
   .strictObject({ root: rootPath, name: spaceName, from: z.string().min(1), rebindAccount: z.boolean().optional(), replace: z.boolean().optional(), yes: z.boolean().optional() })
   .refine((p) => !p.replace || p.yes === true, { message: "replace deletes the space's streams first: it needs yes", path: ["yes"] });
 
+/** `space revoke`: exactly one of a user name and a user key; `before` in unix seconds (default: when the job runs). */
+export const spaceRevokePayload = z
+  .strictObject({
+    root: rootPath,
+    name: spaceName,
+    user: spaceName.optional(),
+    key: z.string().regex(/^U[A-Z2-7]{55}$/, { message: "a user public key is U and 55 base32 characters" }).optional(),
+    before: z.number().int().positive().optional(),
+    force: z.boolean().optional(),
+  })
+  .refine((p) => (p.user === undefined) !== (p.key === undefined), { message: "name exactly one of user and key", path: ["user"] })
+  .refine((p) => !p.force || p.key !== undefined, { message: "force goes with key only", path: ["force"] });
+
 export type SpaceAddPayload = z.infer<typeof spaceAddPayload>;
 export type SpaceRmPayload = z.infer<typeof spaceRmPayload>;
 export type SpaceBackupPayload = z.infer<typeof spaceBackupPayload>;
 export type SpaceRestorePayload = z.infer<typeof spaceRestorePayload>;
+export type SpaceRevokePayload = z.infer<typeof spaceRevokePayload>;
 
 export const PAYLOADS = {
   "space-add": spaceAddPayload,
   "space-rm": spaceRmPayload,
   "space-backup": spaceBackupPayload,
   "space-restore": spaceRestorePayload,
+  "space-revoke": spaceRevokePayload,
 } as const satisfies Record<JobType, z.ZodType>;
 
 export interface PayloadOf {
@@ -32,6 +47,7 @@ export interface PayloadOf {
   "space-rm": SpaceRmPayload;
   "space-backup": SpaceBackupPayload;
   "space-restore": SpaceRestorePayload;
+  "space-revoke": SpaceRevokePayload;
 }
 
 /** Validates one payload; a refusal names the job type and every issue. */

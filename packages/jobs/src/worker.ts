@@ -1,6 +1,6 @@
 import { existsSync, realpathSync } from "node:fs";
 import type { Server } from "node:http";
-import { describeError, RootLayout, CotalError, spaceRm, type Guards } from "@cotal/saga";
+import { describeError, RootLayout, CotalError, spaceRevoke, spaceRm, type Guards } from "@cotal/saga";
 import { renderRerun } from "@cotal/saga/errors";
 import { quiescedCount } from "@cotal/saga/maintenance";
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from "bullmq";
@@ -122,6 +122,7 @@ export class CotalWorker {
     w.consume("space-rm", 1, (job, token) => w.processRm(job, token));
     w.consume("space-backup", 1, (job, token) => w.processBackup(job, token));
     w.consume("space-restore", 1, (job, token) => w.processRestore(job, token));
+    w.consume("space-revoke", 1, (job, token) => w.processRevoke(job, token));
     // Before serving: a restarted worker exports each tenant's last successful backup, not nothing.
     await w.syncBackupMetric();
     w.syncTimer = setInterval(() => void w.syncBackupMetric(), BACKUP_METRIC_SYNC_MS).unref();
@@ -304,6 +305,25 @@ export class CotalWorker {
       return { space: r.space, streams: r.streams.length, alreadyRestored: r.alreadyRestored !== undefined };
     } catch (err) {
       throw await this.failure("space-restore", job, token, err);
+    }
+  }
+
+  private async processRevoke(job: Job, token?: string): Promise<{ space: string; outcome: string; generation: number; revoked: string[] }> {
+    try {
+      const p = parsePayload("space-revoke", splitJobData(job.data).payload);
+      this.checkRoot(p.root);
+      const { root: _root, ...selector } = p;
+      const r = await spaceRevoke({
+        root: p.root,
+        ...selector,
+        lockWaitMs: this.opts.lockWaitMs,
+        onTiming: (step, ms) => this.metrics.stepSeconds.observe({ step }, ms / 1000),
+        ...this.metrics.sagaHooks,
+        ...(this.opts.guards ? { guards: this.opts.guards } : {}),
+      });
+      return { space: r.space, outcome: r.outcome, generation: r.generation, revoked: r.revoked.map((c) => c.publicKey) };
+    } catch (err) {
+      throw await this.failure("space-revoke", job, token, err);
     }
   }
 

@@ -5,6 +5,8 @@ import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { err, json, out } from "../output.js";
 
 interface RevokeFlags {
+  queue?: boolean;
+  wait: boolean;
   user?: string;
   key?: string;
   before?: string;
@@ -34,6 +36,18 @@ function checkedFlags(space: string, flags: RevokeFlags): { user?: string; key?:
   return { ...(flags.user !== undefined ? { user: flags.user } : {}), ...(flags.key !== undefined ? { key: flags.key } : {}), ...(flags.before !== undefined ? { before: parseBefore(flags.before, space) } : {}) };
 }
 
+/** `space revoke --queue`: one job (its id names the space and what it revokes), confirmed against the account JWT once gone. */
+async function queuedRevoke(root: string, name: string, sel: { user?: string; key?: string; before?: number }, flags: RevokeFlags, cmd: Command): Promise<void> {
+  const { queuedSingle } = await import("./space-queue.js");
+  const confirm = async (): Promise<boolean> => {
+    const { spaceUsers } = await import("@cotal/saga");
+    const mine = spaceUsers(root, name, guardsOf(cmd)).users.filter((u) => (sel.user !== undefined ? u.user === sel.user : u.publicKey === sel.key));
+    // A forced key the root does not know has no row to read back; the job's completion is the word there.
+    return mine.length === 0 ? flags.force === true : mine.some((u) => u.state === "revoked");
+  };
+  return queuedSingle(root, "space-revoke", { name, ...sel, ...(flags.force ? { force: true } : {}) }, { json: flags.json, wait: flags.wait }, confirm);
+}
+
 function printRevoke(r: SpaceRevokeResult): void {
   const who = r.revoked.map((c) => `${c.user ?? "?"} ${c.publicKey}`).join(", ");
   if (r.outcome === "noop") return out(`cotal: already revoked in space ${r.space}: ${who}; nothing changed (generation ${r.generation})`);
@@ -51,9 +65,12 @@ export function registerSpaceRevoke(space: Command): void {
     .option("--key <upubkey>", "one cred, by its user public key (U…)")
     .option("--before <time>", "only creds issued at or before this time: ISO 8601 or unix seconds (default: now)")
     .option("--force", "with --key: revoke a key neither the ledger nor the root's creds files know")
+    .option("--queue", "enqueue it for `cotal worker` (Redis from $REDIS_URL) and follow it")
+    .option("--no-wait", "with --queue: return once the job is enqueued")
     .option("--json", "print the result as JSON")
     .action(async (name: string, flags: RevokeFlags, cmd: Command) => {
       const sel = checkedFlags(name, flags);
+      if (flags.queue) return queuedRevoke(rootOf(cmd), name, sel, flags, cmd);
       const notice = (m: string) => {
         if (!flags.json) err(`cotal: ${m}`);
       };

@@ -45,8 +45,9 @@ export const SPACE_HELP: HelpTable = {
     examples: [
       "cotal space revoke alpha --user app",
       "cotal space revoke alpha --user app --before 2026-12-01T00:00:00Z",
+      "cotal --root /srv/cotal space revoke alpha --user app --queue",
     ],
-    errors: ["invalid-space-name", "invalid-argument", "root-missing", "space-not-found", "user-not-found", "journal-blocked", "lock-held", "conflict", "lease-held", "broker-not-running", "reload-unproven"],
+    errors: ["invalid-space-name", "invalid-argument", "root-missing", "space-not-found", "user-not-found", "journal-blocked", "lock-held", "conflict", "lease-held", "broker-not-running", "reload-unproven", "redis-unreachable", "job-failed", "job-lost"],
   },
   "space users": {
     summary: "every cred minted for a space: user, key, issued, expiry, revoked or not",
