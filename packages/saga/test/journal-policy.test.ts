@@ -39,7 +39,7 @@ const SAMPLES: Record<JournalEntryKind, [JournalEntry, OwnerState][]> = {
   backup: [[backup, "dead"], [{ ...backup, stage: "lifting" as const }, "dead"]],
   // an `unfinished` restore has been lifted by `up`: its live owner does not make it busy
   restore: [[restore, "dead"], [{ ...restore, stage: "unfinished" as const }, "alive"], [{ ...restore, stage: "unfinished" as const }, "unknown"]],
-  busy: [[backup, "alive"], [backup, "unknown"], [restore, "alive"], [{ ...restore, stage: "verified" as const }, "unknown"]],
+  busy: [[backup, "alive"], [backup, "unknown"], [{ ...backup, stage: "unfinished" as const }, "alive"], [restore, "alive"], [{ ...restore, stage: "verified" as const }, "unknown"]],
 };
 
 /** The policies a verb is asked with: a space verb once over its own space's entry, once over another's. */

@@ -40,7 +40,7 @@ export interface AttemptClaim {
   startedAt: string;
   stage: string;
   paths: OwnedPath[];
-  /** Isolated brokers this attempt spawned (killed by recovery when still alive). */
+  /** Private brokers this attempt spawned (killed by recovery when still alive). */
   brokers: ProcessOwner[];
   /** Restore target pass: streams this attempt may have created on the real store (journaled before the request). */
   installed?: string[];
@@ -263,9 +263,9 @@ export function journalEntryKind(entry: JournalEntry, owner: OwnerState): Journa
 }
 
 /** Pure: the table's cell for a verb and an entry, `own space` settled against the verb's space. */
-export function journalDecision(entry: JournalEntry, policy: JournalPolicy, owner: OwnerState = "dead"): "proceed" | "journal-blocked" | "lock-held" {
+export function journalDecision(entry: JournalEntry, policy: JournalPolicy, owner: OwnerState): "proceed" | "journal-blocked" | "lock-held" {
   const cell: JournalDecision = JOURNAL_POLICY[policy.verb][journalEntryKind(entry, owner)];
-  if (cell !== OWN) return cell;
+  if (cell !== "own space") return cell;
   return "space" in policy && policy.space === entry.space ? P : JB;
 }
 
@@ -277,25 +277,7 @@ export function journalRefusal(entry: JournalEntry | undefined, policy: JournalP
 
 /** The refusal an entry makes, by its kind: a busy owner is waited for (`lock-held`), anything else names its way out. */
 function refusalFor(entry: JournalEntry, verb: string, owner: OwnerState): CotalError {
-  if (entry.op === "quiesce" && journalEntryKind(entry, owner) === "busy") {
-    // A running backup or restore is busy, not broken: its owner lifts the quiesce itself.
-    return new CotalError("lock-held", `an online ${entry.purpose} of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${verb} waits for it`, {
-      next: afterPid(entry.owner.pid),
-      details: { journal: entry, owner },
-    });
-  }
-  if (entry.op === "quiesce" && entry.purpose === "restore") {
-    return new CotalError("journal-blocked", `an online restore of space ${entry.space} from ${entry.out} (started ${entry.startedAt}) is unfinished (${entry.stage}); ${verb} waits for it`, {
-      next: `${restoreRerun(entry)}   # re-running it finishes the restore`,
-      details: { journal: entry },
-    });
-  }
-  if (entry.op === "quiesce") {
-    return new CotalError("journal-blocked", `an online backup of space ${entry.space} (started ${entry.startedAt}) stopped while the tenant was quiesced (${entry.stage}); ${verb} waits for the lift`, {
-      next: "cotal up   # lifts the quiesce and removes a partial artifact",
-      details: { journal: entry },
-    });
-  }
+  if (entry.op === "quiesce") return quiesceRefusal(entry, verb, owner);
   if (entry.op === "rotate-sys") {
     return new CotalError("journal-blocked", `a system-account rotation to generation ${entry.generation} (started ${entry.startedAt}) is unfinished; ${verb} waits for it`, {
       next: "cotal up --rotate-sys   # re-running it finishes the rotation",
@@ -314,10 +296,32 @@ function refusalFor(entry: JournalEntry, verb: string, owner: OwnerState): Cotal
   });
 }
 
+/** A quiesce's refusal: a busy owner is waited for; a stopped restore names its re-run, a stopped backup the `up` that lifts it. */
+function quiesceRefusal(entry: QuiesceEntry, verb: string, owner: OwnerState): CotalError {
+  if (journalEntryKind(entry, owner) === "busy") {
+    // A running backup or restore is busy, not broken: its owner lifts the quiesce itself.
+    return new CotalError("lock-held", `an online ${entry.purpose} of space ${entry.space} (pid ${entry.owner.pid} on ${entry.owner.host}, ${entry.stage} since ${entry.startedAt}) holds the tenant quiesced; ${verb} waits for it`, {
+      next: afterPid(entry.owner.pid),
+      details: { journal: entry, owner },
+    });
+  }
+  if (entry.purpose === "restore") {
+    return new CotalError("journal-blocked", `an online restore of space ${entry.space} from ${entry.out} (started ${entry.startedAt}) is unfinished (${entry.stage}); ${verb} waits for it`, {
+      next: `${restoreRerun(entry)}   # re-running it finishes the restore`,
+      details: { journal: entry },
+    });
+  }
+  return new CotalError("journal-blocked", `an online backup of space ${entry.space} (started ${entry.startedAt}) stopped while the tenant was quiesced (${entry.stage}); ${verb} waits for the lift`, {
+    next: "cotal up   # lifts the quiesce and removes a partial artifact",
+    details: { journal: entry },
+  });
+}
+
 /** Reads the journal and refuses as `journalRefusal` says; an unreadable journal refuses every verb. */
 export function assertJournalAllows(layout: RootLayout, policy: JournalPolicy, guards: Guards = GUARDS_ON): JournalEntry | undefined {
   const entry = readJournal(layout);
-  const refusal = guards.IGNORE_JOURNAL ? undefined : journalRefusal(entry, policy, entry?.op === "quiesce" ? ownerStatus(entry.owner) : "dead");
+  // Only a quiesce has an owner to ask; every other entry is judged as the default (dead) says.
+  const refusal = guards.IGNORE_JOURNAL ? undefined : journalRefusal(entry, policy, entry?.op === "quiesce" ? ownerStatus(entry.owner) : undefined);
   if (refusal) throw refusal;
   return entry;
 }
