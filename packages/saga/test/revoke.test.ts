@@ -14,7 +14,7 @@ import { loadSpaceAccount } from "../src/root/account-store.js";
 import { loadBrokerTrust } from "../src/root/broker-store.js";
 import { credsLedgerFile, parseLedger } from "../src/root/creds-ledger.js";
 import type { AccountRecord } from "../src/root/records.js";
-import { runMutation, type MutationIntent } from "../src/saga/mutation.js";
+import { decisionRead, runMutation, type MutationIntent } from "../src/saga/mutation.js";
 import { createKeyPair, decodeJwt, mintUserCreds } from "../src/trust/index.js";
 import { resignAccountRevocations } from "../src/trust/account.js";
 import { isRevoked, resignUserRevocations, revocationsToAdd, userRevocations } from "../src/trust/user-revocations.js";
@@ -116,6 +116,20 @@ describe("op revoke through the saga (in memory)", () => {
     expect(confText(s)).toContain(to);
     expect(userRevocations(account(s, "beta").jwt)).toEqual({ [key]: 1234 });
     expectConverged(s, ["beta", "default"], 3);
+  });
+
+  it("races an add of another space (the add commits between the revoke's decision read and its claim): the revoke re-decides, neither is lost", async () => {
+    s = await withBeta();
+    const rec = account(s, "beta");
+    const key = createKeyPair("user").publicKey;
+    const to = resignUserRevocations(operator(s), rec.jwt, { [key]: 77 }).jwt;
+    const decided = await decisionRead(s.env.store);
+    await runMutation(s.env, add("gamma")); // the other writer wins the first round
+    const r = await runMutation(s.env, revoke("beta", rec.jwt, to), decided);
+    expect(r).toMatchObject({ outcome: "committed", attempts: 2, conflicts: 1, generation: 4 });
+    expectConverged(s, ["beta", "default", "gamma"], 4);
+    expect(confText(s)).toContain(to);
+    expect(userRevocations(account(s, "beta").jwt)).toEqual({ [key]: 77 });
   });
 
   it("refuses space-not-found for a space outside the inventory", async () => {
