@@ -3,6 +3,8 @@ import { usageError } from "@cotal/saga/errors";
 import type { Command } from "commander";
 import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { err, json, out } from "../output.js";
+import { feedbackFor } from "../feedback.js";
+import { spaceVerbFeedback } from "../add-feedback.js";
 
 interface RevokeFlags {
   queue?: boolean;
@@ -75,7 +77,14 @@ export function registerSpaceRevoke(space: Command): void {
         if (!flags.json) err(`cotal: ${m}`);
       };
       const { spaceRevoke } = await import("@cotal/saga");
-      const r = await spaceRevoke({ root: rootOf(cmd), guards: guardsOf(cmd), saga: sagaOf(cmd), name, ...sel, ...(flags.force ? { force: true } : {}), onNotice: notice });
+      // The preamble's and the saga's phases as a status line on a TTY, log lines with --log-format (add-feedback.ts).
+      const fb = await feedbackFor(cmd, { verb: "space revoke", json: flags.json, unit: "count" });
+      let r: SpaceRevokeResult;
+      try {
+        r = await spaceRevoke({ root: rootOf(cmd), guards: guardsOf(cmd), saga: sagaOf(cmd), name, ...sel, ...(flags.force ? { force: true } : {}), ...spaceVerbFeedback(fb, "space revoke", name, notice) });
+      } finally {
+        fb.bar.stop();
+      }
       if (flags.json) return json(r);
       printRevoke(r);
     });
