@@ -6,7 +6,7 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { mintSpaceCreds } from "../src/ops/creds.js";
-import { planRevocation } from "../src/ops/space-revoke.js";
+import { planRevocation, pruneExpiredRevocations } from "../src/ops/space-revoke.js";
 import { userConnections } from "../src/broker/evict-users.js";
 import { spaceUsers, usersSummary, type SpaceUserRow } from "../src/ops/space-users.js";
 import { parseInventoryRecord, type InventoryRecord } from "../src/inventory/record.js";
@@ -19,6 +19,7 @@ import { createKeyPair, decodeJwt, mintUserCreds } from "../src/trust/index.js";
 import { resignAccountRevocations } from "../src/trust/account.js";
 import { isRevoked, resignUserRevocations, revocationsToAdd, userRevocations } from "../src/trust/user-revocations.js";
 import { memorySaga, type MemorySaga } from "../src/testing/index.js";
+import { GUARDS_ON } from "../src/guards.js";
 import { add, confText, crashAt, expectCode, expectConverged, record, resumeOnly } from "./saga-memory-helpers.js";
 
 let s: MemorySaga;
@@ -243,5 +244,20 @@ describe("the revoked users' connections (broker/evict-users.ts)", () => {
     ];
     expect(userConnections(conns, rec.publicKey, new Set([alice.publicKey]))).toEqual([1, 3]);
     expect(userConnections(conns, rec.publicKey, new Set())).toEqual([]);
+  });
+});
+
+describe("the next change of the account prunes expired revocations (space limits)", () => {
+  it("drops a revocation once every cred of its key has expired, keeps it before, and keeps one of a cred with no expiry", async () => {
+    s = await withBeta();
+    const root = s.root.layout.root;
+    const brief = mintSpaceCreds({ root, space: "beta", user: "brief", expiresInSeconds: 60 });
+    const forever = mintSpaceCreds({ root, space: "beta", user: "forever" });
+    const rec = account(s, "beta");
+    const revoked = resignUserRevocations(operator(s), rec.jwt, { [brief.publicKey]: 2_000_000_000, [forever.publicKey]: 2_000_000_000 }).jwt;
+    const now = Date.now();
+    expect(pruneExpiredRevocations(operator(s), s.root.layout, "beta", revoked, GUARDS_ON, now)).toBe(revoked);
+    const later = pruneExpiredRevocations(operator(s), s.root.layout, "beta", revoked, GUARDS_ON, now + 61_000);
+    expect(userRevocations(later)).toEqual({ [forever.publicKey]: 2_000_000_000 });
   });
 });

@@ -14,6 +14,7 @@ import { RootLayout } from "../root/layout.js";
 import { existingSpaceRecord } from "../saga/materialise.js";
 import { runMutation, type MutationResult } from "../saga/mutation.js";
 import { resignAccountLimits } from "../trust/account.js";
+import { pruneExpiredRevocations } from "./space-revoke.js";
 import type { SessionHooks } from "../verb/session.js";
 import { withLiveVerb } from "../verb/verb.js";
 import { assertQuotaUsable, resolveQuota } from "../provision/template.js";
@@ -143,7 +144,7 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
     }
     assertBudgetAllows(layout, onDisk, [name], wanted, guards, opts.onNotice);
     if (!opts.force && !guards.LIMITS_BELOW_USAGE) await assertAboveUsage(session.url, rec, before, after);
-    const to = resignAccountLimits(broker.operator, rec.jwt, wanted).jwt;
+    const to = pruneExpiredRevocations(broker.operator, layout, name, resignAccountLimits(broker.operator, rec.jwt, wanted).jwt, guards);
     const r = await runMutation(env, { op: "limits", verb: "space limits", limitsChange: { space: name, from: rec.jwt, to } }, base, view);
     return { space: name, outcome: r.outcome, generation: r.generation, before, after, reloads: r.reloads, ...(r.resumed ? { resumed: r.resumed } : {}) };
   });

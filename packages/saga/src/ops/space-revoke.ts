@@ -4,7 +4,8 @@
  * "revoke": claimed, re-rendered, reloaded with proof, committed; resumed like a limits re-sign),
  * then the revoked users' live connections cut where the server can (KICK, 2.10+).
  */
-import { GUARDS_ON } from "../guards.js";
+import { GUARDS_ON, type Guards } from "../guards.js";
+import type { RootLayout } from "../root/layout.js";
 import { CotalError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { certainInventory } from "../root/account-store.js";
@@ -83,13 +84,27 @@ export function planRevocation(space: string, rows: readonly SpaceUserRow[], cur
   }
   const entries: Record<string, number> = {};
   for (const c of covered) if ((current[c.publicKey] ?? 0) < (c.iat ?? before)) entries[c.publicKey] = Math.max(before, entries[c.publicKey] ?? 0);
-  const expiredAll = (k: string) => {
-    const of = rows.filter((r) => r.publicKey === k);
-    return of.length > 0 && of.every((r) => r.expiresAt !== undefined && Date.parse(r.expiresAt) <= now);
-  };
-  const prune = Object.keys(current).filter((k) => !(k in entries) && expiredAll(k));
+  const prune = expiredRevocations(rows, current, now).filter((k) => !(k in entries));
   const creds = covered.map((c) => ({ publicKey: c.publicKey, ...(c.user !== undefined ? { user: c.user } : {}), ...(c.iat !== undefined ? { issuedAt: new Date(c.iat * 1000).toISOString() } : {}) }));
   return { creds, entries, prune };
+}
+
+/**
+ * The revocations that refuse nothing any more (pure): every cred of the key the root knows has
+ * expired by `now`, and the server refuses an expired JWT anyway. A key the root does not know, or
+ * with a cred that never expires, is kept: the list stays bounded by the creds that could connect.
+ */
+export function expiredRevocations(rows: readonly SpaceUserRow[], current: Readonly<Record<string, number>>, now: number): string[] {
+  return Object.keys(current).filter((k) => {
+    const of = rows.filter((r) => r.publicKey === k);
+    return of.length > 0 && of.every((r) => r.expiresAt !== undefined && Date.parse(r.expiresAt) <= now);
+  });
+}
+
+/** `jwt` re-signed without its expired revocations (the next change of the account prunes them: `space limits`), or as it is. */
+export function pruneExpiredRevocations(operator: { publicKey: string; seed: string }, layout: RootLayout, space: string, jwt: string, guards: Guards, now = Date.now()): string {
+  const prune = expiredRevocations(spaceUsers(layout.root, space, guards, now).users, userRevocations(jwt), now);
+  return prune.length === 0 ? jwt : resignUserRevocations(operator, jwt, {}, prune).jwt;
 }
 
 function assertSelector(space: string, opts: SpaceRevokeOptions): void {
