@@ -2,7 +2,8 @@
 // The cotal worker as a service (systemd unit, compose): settings from the environment
 // (COTAL_ROOT, REDIS_URL, COTAL_WORKER_*, COTAL_JOBS_*, COTAL_LOG_FORMAT) and `--concurrency N`.
 import { createLogger, isLogFormat, runWorkerService, type WorkerOverrides } from "@cotal/jobs";
-import { guardsFromEnv, resolveRoot, CotalError } from "@cotal/saga";
+import { CotalError } from "@cotal/saga";
+import { guardsFromEnv, resolveRoot } from "@cotal/saga/light";
 import { describeError } from "@cotal/saga/errors";
 import { workerArgs } from "./args.js";
 

@@ -5,7 +5,7 @@
  *
  *   node packages/bench/dist/add-latency.js [--tenants 10,100,1000] [--runs 20] [--trust-only]
  */
-import { GUARDS_ON } from "@cotal/saga";
+import { GUARDS_ON } from "@cotal/saga/light";
 import { performance } from "node:perf_hooks";
 import { spaceAdd, type SagaTiming } from "@cotal/saga";
 import { readRuntime, reloadAndProve, renderRoot } from "@cotal/saga/broker";

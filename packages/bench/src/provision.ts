@@ -11,7 +11,7 @@
  *
  *   node packages/bench/dist/provision.js [--n 1000] [--runs 2]
  */
-import { GUARDS_ON } from "@cotal/saga";
+import { GUARDS_ON } from "@cotal/saga/light";
 import { readFileSync, rmSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType } from "@nats-io/jetstream";

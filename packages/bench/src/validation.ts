@@ -8,7 +8,7 @@
  *
  *   node packages/bench/dist/validation.js [--tenants 2000,5000] [--runs 3]
  */
-import { GUARDS_ON } from "@cotal/saga";
+import { GUARDS_ON } from "@cotal/saga/light";
 import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";

@@ -1,4 +1,4 @@
-import { formatBytes } from "@cotal/saga";
+import { formatBytes } from "@cotal/saga/light";
 import { Html, html } from "./html.js";
 import type { DashboardSpace } from "./tenant-data.js";
 

@@ -1,4 +1,5 @@
-import { formatBytes, type UsageRow } from "@cotal/saga";
+import { type UsageRow } from "@cotal/saga";
+import { formatBytes } from "@cotal/saga/light";
 import { backupCell } from "./backup-cell.js";
 import { html, type Html } from "./html.js";
 import { factHtml } from "./root-facts.js";

@@ -1,4 +1,5 @@
-import { GUARDS_ON, showSpaceLimits, spaceListFrom, status, type Guards, type JournalEntry, type PendingMutation, type SpaceListEntry, type SpaceQuota, type StatusReport } from "@cotal/saga";
+import { showSpaceLimits, spaceListFrom, status, type JournalEntry, type PendingMutation, type SpaceListEntry, type StatusReport } from "@cotal/saga";
+import { GUARDS_ON, type Guards, type SpaceQuota } from "@cotal/saga/light";
 import { jobsStatus, redactRedisUrl, type BackupRun, type BackupScheduleEntry, type QueueStatus } from "@cotal/jobs";
 
 export interface DashboardSpace extends SpaceListEntry {

@@ -1,4 +1,5 @@
-import { GUARDS_ON, RootLayout, spaceInfo, status, type Guards, type SpaceInfo, type StatusReport } from "@cotal/saga";
+import { RootLayout, spaceInfo, status, type SpaceInfo, type StatusReport } from "@cotal/saga";
+import { GUARDS_ON, type Guards } from "@cotal/saga/light";
 import { jobsStatus, redactRedisUrl, type BackupScheduleEntry, type QueueStatus } from "@cotal/jobs";
 import { readCredsViews, type CredsView } from "./creds-view.js";
 import { journalFact, lockFact, pendingFact, type Fact } from "./root-facts.js";

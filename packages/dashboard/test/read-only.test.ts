@@ -3,7 +3,7 @@ import { request } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTempRoot, type TempRoot } from "@cotal/saga/testing";
-import { GUARDS_ON, type Guards } from "@cotal/saga";
+import { GUARDS_ON, type Guards } from "@cotal/saga/light";
 import { ALLOW_HEADER, methodAllowed, READ_ONLY_REFUSAL, readOnlyGuard } from "../src/read-only.js";
 import { startDashboard, type Dashboard } from "../src/index.js";
 

@@ -1,7 +1,8 @@
 import { createServer, type AddressInfo } from "node:net";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GUARDS_ON, isCotalError } from "@cotal/saga";
+import { isCotalError } from "@cotal/saga";
+import { GUARDS_ON } from "@cotal/saga/light";
 import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/saga/root";
 import { createTempRoot, type TempRoot } from "@cotal/saga/testing";
 import { PAGE_CSP, assertServable, startDashboard, type Dashboard, type TenantPageData } from "../src/index.js";

@@ -1,4 +1,4 @@
-import { guardsFromEnv, type Guards } from "@cotal/saga";
+import { guardsFromEnv, type Guards } from "@cotal/saga/light";
 
 /**
  * The guards a test process runs the core with in-process: built from its environment

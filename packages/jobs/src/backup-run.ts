@@ -1,6 +1,7 @@
 import { readdirSync, rmSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { brokerState, checkScheduleDir, describeError, isCotalError, RootLayout, CotalError, spaceBackup, spaceRestore, spaceStoreBytes, type Guards, type SpaceRestoreResult } from "@cotal/saga";
+import { brokerState, checkScheduleDir, describeError, isCotalError, RootLayout, CotalError, spaceBackup, spaceRestore, spaceStoreBytes, type SpaceRestoreResult } from "@cotal/saga";
+import { type Guards } from "@cotal/saga/light";
 import { renderRerun } from "@cotal/saga/errors";
 import type { SpaceBackupPayload, SpaceRestorePayload } from "./payloads.js";
 

@@ -1,6 +1,7 @@
 import { pino, type DestinationStream, type Logger } from "pino";
 import pretty from "pino-pretty";
-import { GUARDS_ON, redactSeeds, type Guards } from "@cotal/saga";
+import { redactSeeds } from "@cotal/saga";
+import { GUARDS_ON, type Guards } from "@cotal/saga/light";
 
 export const LOG_FORMATS = ["json", "pretty"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];

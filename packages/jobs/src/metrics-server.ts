@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { CotalError } from "@cotal/saga/errors";
-import type { Guards } from "@cotal/saga";
+import type { Guards } from "@cotal/saga/light";
 import { exportRoot } from "./root-exporter.js";
 import { rootReads } from "./root-reads.js";
 

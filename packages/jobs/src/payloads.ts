@@ -1,4 +1,4 @@
-import { isValidSpaceName, SPACE_NAME_RULE } from "@cotal/saga";
+import { isValidSpaceName, SPACE_NAME_RULE } from "@cotal/saga/light";
 import { z } from "zod";
 import { CotalError } from "@cotal/saga/errors";
 import type { JobType } from "./names.js";

@@ -1,4 +1,5 @@
-import { spaceUsages, type Guards, type SpaceUsageRow } from "@cotal/saga";
+import { spaceUsages, type SpaceUsageRow } from "@cotal/saga";
+import { type Guards } from "@cotal/saga/light";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { JOB_TYPES, QUEUE_PREFIX, queueNameFor, rootKeyFor, type JobType } from "./names.js";

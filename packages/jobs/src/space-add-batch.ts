@@ -1,4 +1,5 @@
-import { spaceAdd, type Guards, type SagaTiming, type SpaceAddOptions, type SpaceAddResult } from "@cotal/saga";
+import { spaceAdd, type SagaTiming, type SpaceAddOptions, type SpaceAddResult } from "@cotal/saga";
+import { type Guards } from "@cotal/saga/light";
 import { isRetriable, toJobFailure } from "./failures.js";
 import { isBlocked } from "./blocked-retry.js";
 import type { ItemResult } from "./group-commit.js";

@@ -1,6 +1,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import type { Server } from "node:http";
-import { describeError, RootLayout, CotalError, spaceRevoke, spaceRm, type Guards } from "@cotal/saga";
+import { describeError, RootLayout, CotalError, spaceRevoke, spaceRm } from "@cotal/saga";
+import { type Guards } from "@cotal/saga/light";
 import { renderRerun } from "@cotal/saga/errors";
 import { quiescedCount } from "@cotal/saga/maintenance";
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from "bullmq";

@@ -5,8 +5,8 @@ export { RERUN, CotalError, isCotalError } from "./errors.js";
 export { describeError } from "./error-shape.js";
 
 // names and the root
-export { SPACE_NAME_RULE, assertSpaceName, isValidSpaceName, spaceHex } from "./names.js";
-export { RootLayout, resolveRoot } from "./root/layout.js";
+export { spaceHex } from "./names.js";
+export { RootLayout } from "./root/layout.js";
 
 // the broker verbs
 export { up, type UpResult } from "./ops/up.js";
@@ -31,7 +31,7 @@ export { spaceUsages, type SpaceUsageRow } from "./ops/space-usages.js";
 export { mintSpaceCreds } from "./ops/creds.js";
 export { spaceRevoke, type SpaceRevokeResult } from "./ops/space-revoke.js";
 export { spaceUsers, usersSummary, type SpaceUsersReport } from "./ops/space-users.js";
-export { QUOTA_FIELDS, UNLIMITED_JETSTREAM, formatBytes, parseQuota, type SpaceQuota } from "./trust/limits.js";
+export { UNLIMITED_JETSTREAM } from "./trust/limits.js";
 export type { SagaPhase, SagaTiming } from "./saga/steps.js";
 export type { MutationResult } from "./saga/mutation.js";
 
@@ -49,5 +49,3 @@ export { FAILPOINT_EXIT_CODE } from "./failpoints.js";
 export { redactSeeds } from "./redact.js";
 export { mapPool } from "./pool.js";
 
-// the guards and saga limits an entry hands in (docs/ablation.md): only entries call guardsFromEnv and sagaLimitsFromEnv
-export { GUARDS_ON, guardsFromEnv, sagaLimitsFromEnv, type Guards, type GuardSwitch, type SagaLimits } from "./guards.js";

@@ -61,6 +61,12 @@ function importedNames(): Map<string, Set<string>> {
     const text = readFileSync(f, "utf8");
     for (const m of text.matchAll(/(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s*from\s*"@cotal\/saga(\/[\w-]+)?"/g)) add(`.${m[2] ?? ""}`, m[1] as string);
     for (const m of text.matchAll(/const\s*\{([^}]*)\}\s*=\s*await\s+import\(\s*"@cotal\/saga(\/[\w-]+)?"\s*\)/g)) add(`.${m[2] ?? ""}`, m[1] as string);
+    // `const [{ a }, { b }] = await Promise.all([import("@cotal/saga"), import("@cotal/saga/broker")])`: names and entries paired in order
+    for (const m of text.matchAll(/const\s*\[([^\]]*)\]\s*=\s*await\s+Promise\.all\(\s*\[([^\]]*)\]\s*\)/g)) {
+      const lists = [...(m[1] as string).matchAll(/\{([^}]*)\}/g)].map((x) => x[1] as string);
+      const subpaths = [...(m[2] as string).matchAll(/import\(\s*"@cotal\/saga(\/[\w-]+)?"\s*\)/g)].map((x) => `.${x[1] ?? ""}`);
+      lists.forEach((list, i) => subpaths[i] !== undefined && add(subpaths[i], list));
+    }
     // scripts/servers.sh loads a built entry by path
     for (const m of text.matchAll(/const\s*\{([^}]*)\}\s*=\s*await\s+import\(\s*"[./]*packages\/saga\/dist\/entries\/([\w-]+)\.js"\s*\)/g)) add(`./${m[2]}`, m[1] as string);
   }
@@ -69,7 +75,7 @@ function importedNames(): Map<string, Set<string>> {
 
 describe("the public surface of @cotal/saga", () => {
   it("has the curated entries: the verbs at the root, the lower layers on subpaths", () => {
-    expect(entries.map(([s]) => s).sort()).toEqual([".", "./broker", "./errors", "./inventory", "./maintenance", "./provision", "./root", "./server-process", "./testing", "./trust"]);
+    expect(entries.map(([s]) => s).sort()).toEqual([".", "./broker", "./errors", "./inventory", "./light", "./maintenance", "./provision", "./root", "./server-process", "./testing", "./trust"]);
     for (const [subpath, t] of Object.entries(pkg.exports)) expect(t.types, subpath).toBe(t.default.replace(/\.js$/, ".d.ts"));
   });
 

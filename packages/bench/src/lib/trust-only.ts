@@ -1,4 +1,4 @@
-import { GUARDS_ON } from "@cotal/saga";
+import { GUARDS_ON } from "@cotal/saga/light";
 import { RootLayout } from "@cotal/saga";
 import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/saga/root";
 import { decisionRead, openLiveSession, runMutation } from "@cotal/saga/inventory";

@@ -1,4 +1,5 @@
-import type { Guards, SpaceListReport } from "@cotal/saga";
+import type { SpaceListReport } from "@cotal/saga";
+import type { Guards } from "@cotal/saga/light";
 import { CotalError, describeError, isCotalError, renderRerun } from "@cotal/saga/errors";
 import type { Logger } from "@cotal/jobs/log";
 import { summariseNames } from "../batch-summary.js";

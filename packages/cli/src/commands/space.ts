@@ -1,4 +1,5 @@
-import type { SpaceListReport, SpaceQuota } from "@cotal/saga";
+import type { SpaceListReport } from "@cotal/saga";
+import type { SpaceQuota } from "@cotal/saga/light";
 import { QUOTA_FIELDS, assertSpaceName, formatBytes } from "@cotal/saga/light";
 import type { Command } from "commander";
 import { guardsOf, rootOf, sagaOf } from "../context.js";
