@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, SurvivorWatcher } from "@cotal/harness";
-import { verifyArtifact, type OnlineBackupResult } from "@cotal/saga/maintenance";
+import { verifyArtifact, type OnlineBackupResult } from "@cotal/saga/backup";
 import { loadSpaceAccount } from "@cotal/saga/root";
 import { parseJson } from "../fixtures/live-root.js";
 import { dropStreams, revokesAll, toMono, twoSpaces } from "../fixtures/online.js";

@@ -23,7 +23,7 @@ import { rmSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { mintSpaceCreds, spaceAdd, spaceBackup, spaceRestore } from "@cotal/saga";
-import type { RestoreOptions, SnapshotTuning } from "@cotal/saga/maintenance";
+import type { RestoreOptions, SnapshotTuning } from "@cotal/saga/backup";
 import { deleteSpaceStreams } from "@cotal/saga/provision";
 import { loadSpaceAccount } from "@cotal/saga/root";
 import { parseArgs } from "./lib/args.js";

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { mintSpaceCreds, spaceAdd } from "@cotal/saga";
 import { connectAsAccount } from "@cotal/saga/broker";
-import { restoreStream, snapshotStream, type SnapshotFile } from "@cotal/saga/maintenance";
+import { restoreStream, snapshotStream, type SnapshotFile } from "@cotal/saga/backup";
 import { loadSpaceAccount } from "@cotal/saga/root";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";

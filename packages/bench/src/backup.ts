@@ -63,7 +63,7 @@ await runBench(async () => {
     const account = loadSpaceAccount(r.layout, "bench");
     if (!account) throw new Error("no bench account");
     arms[arm].storeBytes = du(r.layout.storeDir);
-    // What the clone copies now: the tenant's own account directory (maintenance/attempt.ts cloneSpaceStore).
+    // What the clone copies now: the tenant's own account directory (backup/attempt.ts cloneSpaceStore).
     arms[arm].cloneBytes = du(join(r.layout.storeDir, "jetstream", account.publicKey));
     // `cp -r` of the whole store once per arm, outside the timed loop: its writeback would land in the backups' timings.
     const copy = join(r.root, "..", "plain-copy");

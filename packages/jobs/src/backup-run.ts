@@ -65,7 +65,7 @@ function checkRunDir(p: SpaceBackupPayload): void {
 }
 
 /**
- * One scheduled run, online (maintenance/online-backup.ts: only this tenant quiesced, no broker
+ * One scheduled run, online (backup/online-backup.ts: only this tenant quiesced, no broker
  * stop): back up into a dated directory, then keep the newest `keep` complete artifacts. A run that
  * finds the tenant quiesced by another live backup or restore skips with the reason as its result.
  */
@@ -94,7 +94,7 @@ export async function runScheduledBackup(p: SpaceBackupPayload, log: (m: string)
 }
 
 /**
- * A queued restore, online (maintenance/online-restore.ts: only this tenant quiesced, no broker
+ * A queued restore, online (backup/online-restore.ts: only this tenant quiesced, no broker
  * stop), with the interactive verb's checks (verified artifact, account key, empty namespace or
  * `replace` + `yes`). `requestId` (the job's id and enqueue time, the same across retries and
  * re-deliveries) makes a re-delivery after a completed restore answer from the root's receipt.

@@ -1,7 +1,7 @@
 import { readLockOwner } from "@cotal/saga/root";
 import { RootLayout } from "@cotal/saga";
 import { describeError } from "@cotal/saga/errors";
-import { readJournal } from "@cotal/saga/maintenance";
+import { readJournal } from "@cotal/saga/backup";
 import { UnrecoverableError } from "bullmq";
 
 /**

@@ -3,7 +3,7 @@ import type { Server } from "node:http";
 import { describeError, RootLayout, CotalError, spaceRevoke, spaceRm } from "@cotal/saga";
 import { type Guards } from "@cotal/saga/light";
 import { renderRerun } from "@cotal/saga/errors";
-import { quiescedCount } from "@cotal/saga/maintenance";
+import { quiescedCount } from "@cotal/saga/backup";
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import type { WorkerConfig } from "./config.js";

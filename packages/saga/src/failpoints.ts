@@ -34,9 +34,9 @@ export const FAILPOINTS = [
   // the preserve-state cut, backup and restore
   "cut-intent", "cut-committed", "resume-intent",
   "backup-snapshot-start", "backup-first-chunk", "backup-mid-stream", "backup-snapshot-close", "backup-manifest",
-  // the online backup (maintenance/online-backup.ts): the quiesce journaled, proven; the artifact published; the lift proven
+  // the online backup (backup/online-backup.ts): the quiesce journaled, proven; the artifact published; the lift proven
   "backup-quiesce-journaled", "backup-quiesced", "backup-published", "backup-lifted", "backup-live-published",
-  // the online restore (maintenance/online-restore.ts): journaled, quiesced, --replace's deletion begun and done, a stream installed, verified, lifted
+  // the online restore (backup/online-restore.ts): journaled, quiesced, --replace's deletion begun and done, a stream installed, verified, lifted
   "restore-online-journaled", "restore-online-quiesced", "restore-safety-taken", "restore-safety-stream", "restore-online-deletion-began", "restore-online-deleted", "restore-online-stream", "restore-online-installed", "restore-online-verified", "restore-online-lifted", "restore-online-done",
   "restore-quarantine-begin", "restore-quarantine-stream", "restore-quarantine-verified", "restore-quarantine-done",
   "restore-target-begin", "restore-target-stream", "restore-target-verified", "restore-target-done",

@@ -36,13 +36,13 @@ export type { SagaPhase, SagaTiming } from "./saga/steps.js";
 export type { MutationResult } from "./saga/mutation.js";
 
 // backup, restore and clean-up verbs
-export { spaceBackup, type SpaceBackupResult } from "./maintenance/backup.js";
-export { spaceRestore, type SpaceRestoreResult } from "./maintenance/restore.js";
-export { type OnlineRestoreResult } from "./maintenance/online-restore.js";
-export { checkRestoreFrom, checkScheduleDir, spaceStoreBytes } from "./maintenance/artifact-paths.js";
-export { cleanRestoreAttempt } from "./maintenance/clean.js";
-export { cleanOrphanStreams } from "./maintenance/orphans.js";
-export type { MaintenanceProgress } from "./maintenance/progress.js";
+export { spaceBackup, type SpaceBackupResult } from "./backup/backup.js";
+export { spaceRestore, type SpaceRestoreResult } from "./backup/restore.js";
+export { type OnlineRestoreResult } from "./backup/online-restore.js";
+export { checkRestoreFrom, checkScheduleDir, spaceStoreBytes } from "./backup/artifact-paths.js";
+export { cleanRestoreAttempt } from "./backup/clean.js";
+export { cleanOrphanStreams } from "./backup/orphans.js";
+export type { MaintenanceProgress } from "./backup/progress.js";
 
 // small shared helpers
 export { FAILPOINT_EXIT_CODE } from "./failpoints.js";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { describeError, isCotalError, type CotalError } from "../src/entries/errors.js";
-import { checkBackupOut, checkRestoreFrom, checkScheduleDir, marginFor, spaceStoreBytes, verifyRestoreFrom } from "../src/maintenance/artifact-paths.js";
+import { checkBackupOut, checkRestoreFrom, checkScheduleDir, marginFor, spaceStoreBytes, verifyRestoreFrom } from "../src/backup/artifact-paths.js";
 
 const dirs: string[] = [];
 function temp(prefix = "cotal-paths-"): string {

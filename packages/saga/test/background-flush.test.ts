@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { isCotalError } from "../src/errors.js";
-import { BackgroundFlush } from "../src/maintenance/stream-snapshot.js";
+import { BackgroundFlush } from "../src/backup/stream-snapshot.js";
 
 type Sync = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
 

@@ -75,7 +75,7 @@ function importedNames(): Map<string, Set<string>> {
 
 describe("the public surface of @cotal/saga", () => {
   it("has the curated entries: the verbs at the root, the lower layers on subpaths", () => {
-    expect(entries.map(([s]) => s).sort()).toEqual([".", "./broker", "./errors", "./inventory", "./light", "./maintenance", "./provision", "./root", "./server-process", "./testing", "./trust"]);
+    expect(entries.map(([s]) => s).sort()).toEqual([".", "./backup", "./broker", "./errors", "./inventory", "./light", "./provision", "./root", "./server-process", "./testing", "./trust"]);
     for (const [subpath, t] of Object.entries(pkg.exports)) expect(t.types, subpath).toBe(t.default.replace(/\.js$/, ".d.ts"));
   });
 

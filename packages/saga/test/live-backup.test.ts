@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { partialDirOf, reapDeadPartials } from "../src/maintenance/live-backup.js";
-import { restoredMismatch } from "../src/maintenance/restore-streams.js";
+import { partialDirOf, reapDeadPartials } from "../src/backup/live-backup.js";
+import { restoredMismatch } from "../src/backup/restore-streams.js";
 
 const st = (first_seq: number, last_seq: number, messages: number, bytes = messages * 10, consumer_count = 1) => ({ first_seq, last_seq, messages, bytes, consumer_count });
 

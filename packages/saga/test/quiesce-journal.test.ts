@@ -62,7 +62,7 @@ describe("quiescedTenants", () => {
   });
 });
 
-// The online restore's entry (maintenance/online-restore.ts): the same op, purpose "restore".
+// The online restore's entry (backup/online-restore.ts): the same op, purpose "restore".
 const restoring: QuiesceEntry = { ...entry, purpose: "restore", out: "/tmp/alpha.bak", streams: ["cotal_events_alpha"], stage: "restoring", replace: { streams: ["cotal_events_alpha"], deletionBegan: true } };
 
 describe("the restore's quiesce entry", () => {

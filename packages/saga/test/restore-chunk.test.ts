@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { restoreChunkSize } from "../src/maintenance/stream-snapshot.js";
+import { restoreChunkSize } from "../src/backup/stream-snapshot.js";
 
 describe("restore upload chunk (stream-snapshot.ts)", () => {
   it("is 1 MiB under an 8 MiB max_payload, all of a smaller one (a tenant user's 1 MiB), never under 1 KiB", () => {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterEach, describe, expect, it } from "vitest";
 import { isCotalError } from "../src/errors.js";
-import { restoreStream } from "../src/maintenance/stream-snapshot.js";
+import { restoreStream } from "../src/backup/stream-snapshot.js";
 
 const enc = new TextEncoder();
 const reply = (body: string | Uint8Array) => {

@@ -2,7 +2,7 @@ import { existsSync, lstatSync, mkdirSync, readFileSync, writeFileSync } from "n
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { selfOwner } from "../src/lock/process-identity.js";
-import { quiescedCount, recoverQuiesce, resignRevocations } from "../src/maintenance/quiesce.js";
+import { quiescedCount, recoverQuiesce, resignRevocations } from "../src/backup/quiesce.js";
 import { loadSpaceAccount } from "../src/root/account-store.js";
 import { readJournal, writeJournal, type QuiesceEntry } from "../src/journal/journal.js";
 import { runMutation } from "../src/saga/mutation.js";

@@ -19,7 +19,7 @@ import {
 } from "../src/internal.js";
 import { forgetParsedRecords } from "../src/root/account-store.js";
 import { forgetLoadedIndexes, recordIndexFile } from "../src/root/record-index.js";
-import { quiescedOnDisk } from "../src/maintenance/quiesce.js";
+import { quiescedOnDisk } from "../src/backup/quiesce.js";
 import { limitsOfClaims } from "../src/trust/limits.js";
 
 // status decodes each account JWT once (the record's parse keeps its revocation beside it): the report

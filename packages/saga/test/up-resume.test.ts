@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { resetFailpoints } from "../src/failpoints.js";
 import { acquireMaintenanceLock, readLockOwner, releaseMaintenanceLock } from "../src/lock/maintenance-lock.js";
-import { storeIdentity } from "../src/maintenance/cut.js";
+import { storeIdentity } from "../src/backup/cut.js";
 import { up } from "../src/ops/up.js";
 import { readJournal, type CutEntry } from "../src/journal/journal.js";
 import { writeJsonAtomic } from "../src/root/secret-files.js";

@@ -59,7 +59,7 @@ function withVerifyNext(err: unknown, root: string, dir: string): unknown {
 
 /** `cotal backup verify DIR`: verifyArtifact (manifest shape, every pinned file's size and sha256), read-only. */
 export async function verifyReport(dir: string): Promise<VerifyReport> {
-  const [{ checkRestoreFrom }, { verifyArtifact }] = await Promise.all([import("@cotal/saga"), import("@cotal/saga/maintenance")]);
+  const [{ checkRestoreFrom }, { verifyArtifact }] = await Promise.all([import("@cotal/saga"), import("@cotal/saga/backup")]);
   const abs = checkRestoreFrom(dir);
   const { manifest: m } = verifyArtifact(abs);
   const pinned = new Map(m.files.map((f) => [f.path, f]));

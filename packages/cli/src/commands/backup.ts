@@ -58,7 +58,7 @@ async function queuedRestore(name: string, flags: RestoreFlags, cmd: Command): P
   const space = assertSpaceName(name, guardsOf(cmd));
   const from = resolve(flags.from);
   if (flags.replace) await confirmOrRefuse({ yes: flags.yes, question: `Delete space ${space}'s streams that ${from} holds, then restore them from it?`, what: `--replace deletes space ${space}'s streams that the backup at ${from} holds, then restores them from it` });
-  const [{ checkRestoreFrom }, { verifyArtifact }] = await Promise.all([import("@cotal/saga"), import("@cotal/saga/maintenance")]);
+  const [{ checkRestoreFrom }, { verifyArtifact }] = await Promise.all([import("@cotal/saga"), import("@cotal/saga/backup")]);
   verifyArtifact(checkRestoreFrom(flags.from));
   const item = { name: space, from, ...(flags.rebindAccount ? { rebindAccount: true } : {}), ...(flags.replace ? { replace: true, yes: true } : {}) };
   return queuedSingle(rootOf(cmd), "space-restore", item, { json: flags.json, wait: flags.wait }, async () => true);

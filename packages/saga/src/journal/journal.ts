@@ -80,7 +80,7 @@ export interface RotationEntry {
 export interface QuiesceEntry {
   op: "quiesce";
   space: string;
-  /** backup: an online `space backup`; restore: an online `space restore` (maintenance/online-restore.ts). */
+  /** backup: an online `space backup`; restore: an online `space restore` (backup/online-restore.ts). */
   purpose: "backup" | "restore";
   /** backup: the artifact it writes; restore: the artifact it reads (never removed by a recovery). */
   out: string;

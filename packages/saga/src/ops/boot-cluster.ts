@@ -25,7 +25,7 @@ import { renderList } from "../saga/render-list.js";
 import { seedInventory } from "../saga/seed.js";
 import type { ReloadVerdict } from "../saga/reload.js";
 import { liftNotes, type BootContext, type BootOptions, type UpResult } from "./boot-root.js";
-import { liftStandingQuiesces } from "../maintenance/quiesce.js";
+import { liftStandingQuiesces } from "../backup/quiesce.js";
 import { connectReplicated, liveNodesOrRefuse, pastBucketElection, startClusterNodes } from "./cluster-nodes.js";
 import { ensureUserCreds } from "./creds.js";
 import { leaseKeyFor } from "../verb/session.js";

@@ -1,6 +1,6 @@
 import { type Guards } from "../guards.js";
 import type { ChildProcess } from "node:child_process";
-import { liftStandingQuiesces, type LiftReport } from "../maintenance/quiesce.js";
+import { liftStandingQuiesces, type LiftReport } from "../backup/quiesce.js";
 import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { RERUN, CotalError } from "../errors.js";
@@ -69,7 +69,7 @@ export interface BootContext {
   guards: Guards;
 }
 
-/** What `up` says about quiesces it lifted (maintenance/quiesce.ts). */
+/** What `up` says about quiesces it lifted (backup/quiesce.ts). */
 export function liftNotes(r: LiftReport): string[] {
   const rec = r.recovered;
   const out = !rec ? [] : rec.purpose === "backup" ? [`lifted the quiesce of space ${rec.space} left by online backup ${rec.attemptId} (${rec.stage}); its artifact at ${rec.out}: ${rec.artifact}`]

@@ -6,7 +6,7 @@ import { ownerStatus } from "../lock/process-identity.js";
 import { RootLayout } from "../root/layout.js";
 import { clearJournal, readCut, writeJournal, type CutEntry } from "../journal/journal.js";
 import { bootRoot, type BootContext, type BootOptions, type UpResult } from "./boot-root.js";
-import { storeIdentity } from "../maintenance/cut.js";
+import { storeIdentity } from "../backup/cut.js";
 
 /** Cheap, lock-free probe (it only names up's lock purpose); the decision is the journal read under the lock. */
 export function cutJournalPresent(root: string): boolean {

@@ -4,7 +4,7 @@ import { stopBroker } from "../broker/process.js";
 import { RootLayout } from "../root/layout.js";
 import { brokerState } from "../broker/runtime.js";
 import { clearStopIntent, recordStopIntent } from "../broker/stop-intent.js";
-import { preserveStateCut, type CutResult } from "../maintenance/cut.js";
+import { preserveStateCut, type CutResult } from "../backup/cut.js";
 import { withVerb } from "../verb/verb.js";
 import { refuseOfflineOnCluster } from "../verb/cluster-offline.js";
 
@@ -33,7 +33,7 @@ export async function down(opts: { root: string; graceMs?: number; preserveState
   return withVerb({ root, guards, purpose: "cotal down", journal: { verb: "down" }, certain: false }, async ({ layout, lock, reaped }) => {
     const intended = !guards.DOWN_WITHOUT_STOP_INTENT && markForegroundStop(layout, opts.preserveState ? "cotal down --preserve-state" : "cotal down");
     try {
-      // Hook (maintenance/cut.ts): the cut journals cut-intent → cut-committed, stops the broker, then ready.
+      // Hook (backup/cut.ts): the cut journals cut-intent → cut-committed, stops the broker, then ready.
       if (opts.preserveState) {
         const { stopped, pid, forced, ...cut } = await preserveStateCut(layout, lock, opts.graceMs, guards);
         return { root: layout.root, stopped, ...(pid !== undefined ? { pid } : {}), forced, cut };

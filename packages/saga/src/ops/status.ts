@@ -15,7 +15,7 @@ import { clusterOf } from "../root/cluster-settings.js";
 import { journalRefusal, readJournal, restoreRerun, standingQuiesce, type JournalEntry } from "../journal/journal.js";
 import { nameRoot } from "../error-shape.js";
 import { ownerStatus } from "../lock/process-identity.js";
-import { quiescedOnDisk } from "../maintenance/quiesce.js";
+import { quiescedOnDisk } from "../backup/quiesce.js";
 import { readProvisioningOwed } from "../provision/owed.js";
 import { configPicture } from "../render/config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";

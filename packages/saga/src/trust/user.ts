@@ -22,7 +22,7 @@ export interface UserCredsOptions {
    * there only): the user's replies are its own. Its client connects with `inboxPrefix`.
    */
   ownInbox?: boolean;
-  /** The JWT's `iat` (whole seconds; default now): a quiesce's own user is dated after its revocation (maintenance/quiesce.ts). */
+  /** The JWT's `iat` (whole seconds; default now): a quiesce's own user is dated after its revocation (backup/quiesce.ts). */
   issuedAt?: number;
 }
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { signJwt } from "../../src/trust/jwt.js";
 import { createAccountTrust, createBrokerTrust, mintUserCreds, resignAccountLimits, resignAccountRevocations, revokeAllBefore, verifyJwt } from "../../src/trust/index.js";
 import { codeOf } from "../fixtures/code-of.js";
-import { issuedAfter } from "../../src/maintenance/quiesce.js";
+import { issuedAfter } from "../../src/backup/quiesce.js";
 
 // The quiesce/lift re-sign of an online backup (README: backup): only revocations["*"] moves.
 
@@ -57,7 +57,7 @@ describe("resignAccountRevocations", () => {
   });
 });
 
-// The quiesce's own user is dated after T (maintenance/quiesce.ts), so it connects without waiting for the clock.
+// The quiesce's own user is dated after T (backup/quiesce.ts), so it connects without waiting for the clock.
 describe("cotal's user in a quiesced namespace", () => {
   const broker = createBrokerTrust({ retainSystemSigningSeed: true });
   const acct = createAccountTrust(broker.operator, "alpha", { kind: "space" });

@@ -31,7 +31,7 @@ export interface SpaceBackupOptions {
 }
 
 export interface SpaceBackupResult {
-  /** online: the running broker, the tenant quiesced (maintenance/online-backup.ts); offline: after a cut. */
+  /** online: the running broker, the tenant quiesced (backup/online-backup.ts); offline: after a cut. */
   mode?: "online" | "offline";
   space: string;
   out: string;
@@ -71,7 +71,7 @@ export interface SpaceRestoreOptions {
 }
 
 export interface SpaceRestoreResult {
-  /** online: the running broker, the tenant quiesced (maintenance/online-restore.ts); offline: after a cut. */
+  /** online: the running broker, the tenant quiesced (backup/online-restore.ts); offline: after a cut. */
   mode?: "online" | "offline";
   space: string;
   from: string;
