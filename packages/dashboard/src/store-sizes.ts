@@ -1,6 +1,7 @@
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { RootLayout } from "@cotal/saga";
+import { treeBytes } from "@cotal/saga/root";
 
 /** One stream of a tenant's JetStream store: a KV bucket is the stream `KV_<bucket>`, an object store `OBJ_<name>`. */
 export interface StoredStream {
@@ -13,25 +14,6 @@ export interface StoredStream {
 /** Pure: what a stream directory's name is to the tenant (nats.js names KV and object-store streams by these prefixes). */
 export function streamKind(name: string): StoredStream["kind"] {
   return name.startsWith("KV_") ? "kv" : name.startsWith("OBJ_") ? "object" : "stream";
-}
-
-function treeBytes(dir: string): number {
-  let total = 0;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return 0;
-  }
-  for (const n of names) {
-    try {
-      const st = statSync(join(dir, n));
-      total += st.isDirectory() ? treeBytes(join(dir, n)) : st.isFile() ? st.size : 0;
-    } catch {
-      // removed while read
-    }
-  }
-  return total;
 }
 
 function list(dir: string): string[] {

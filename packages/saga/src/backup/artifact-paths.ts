@@ -11,6 +11,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { RERUN, rerunWith, CotalError, isCotalError } from "../errors.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
+import { treeBytes } from "../root/tree-bytes.js";
 import { MANIFEST_FILE, verifyArtifact, type BackupManifest, type Checkpoints } from "./artifact.js";
 
 export interface PathCheckOptions {
@@ -239,25 +240,6 @@ export function checkRestoreFrom(from: string): string {
     throw io(`${manifest} cannot be read (${errno}); nothing was changed`, `chmod -R u+rX ${quote(abs)} && ${RERUN}`, { path: manifest, reason: "unreadable", errno });
   }
   return abs;
-}
-
-function treeBytes(dir: string): number {
-  let total = 0;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return 0;
-  }
-  for (const n of names) {
-    try {
-      const st = lstatSync(join(dir, n));
-      total += st.isDirectory() ? treeBytes(join(dir, n)) : st.isFile() ? st.size : 0;
-    } catch {
-      // vanished meanwhile
-    }
-  }
-  return total;
 }
 
 /**
