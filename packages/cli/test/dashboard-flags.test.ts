@@ -1,24 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
-import { EXIT, main } from "../src/index.js";
+import { describe, expect, it } from "vitest";
+import { EXIT } from "../src/index.js";
+import { runCli as run, scratchRoot } from "./helpers/cli.js";
 
-const dir = mkdtempSync(join(tmpdir(), "cotal-dash-flags-"));
-// a root as far as the root check goes (auth/): these cells are about the flags, not the root
-mkdirSync(join(dir, "auth"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Runs the CLI with stderr captured; nothing here gets as far as listening. */
-async function run(argv: string[]): Promise<{ code: number; stderr: string }> {
-  let stderr = "";
-  const spy = vi.spyOn(process.stderr, "write").mockImplementation((s: string | Uint8Array) => ((stderr += String(s)), true));
-  try {
-    return { code: await main(argv), stderr };
-  } finally {
-    spy.mockRestore();
-  }
-}
+const dir = scratchRoot("cotal-dash-flags-");
 
 describe("cotal dashboard flags", () => {
   it.each([["abc"], ["99999"], ["-1"]])("--port %s is a usage error (exit 2)", async (port) => {

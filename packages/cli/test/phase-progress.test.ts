@@ -1,4 +1,3 @@
-import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "@cotal/jobs/log";
 import type { MutationResult, SagaPhase } from "@cotal/saga";
@@ -6,16 +5,7 @@ import { addFeedback } from "../src/add-feedback.js";
 import { phaseFeedback, type Feedback } from "../src/feedback.js";
 import { progressBar, type Progress } from "../src/progress.js";
 import { queueProgress } from "../src/commands/space-queue.js";
-
-/** A stream that says it is a terminal, as stderr does under a person. */
-function fakeTty(): { stream: NodeJS.WritableStream; text: () => string } {
-  const s = new PassThrough() as PassThrough & { isTTY: boolean; columns: number };
-  s.isTTY = true;
-  s.columns = 120;
-  let text = "";
-  s.on("data", (c: Buffer) => (text += c.toString()));
-  return { stream: s, text: () => text };
-}
+import { fakeTty } from "./helpers/tty.js";
 
 const ttyFeedback = (stream: NodeJS.WritableStream): Feedback => ({ bar: progressBar({ enabled: true, unit: "count", stream }), log: undefined });
 

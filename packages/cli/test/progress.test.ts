@@ -1,16 +1,6 @@
-import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { progressBar, progressWanted } from "../src/progress.js";
-
-/** A stream that says it is a terminal, as stderr does under a person. */
-function fakeTty(): { stream: NodeJS.WritableStream; text: () => string } {
-  const s = new PassThrough() as PassThrough & { isTTY: boolean; columns: number };
-  s.isTTY = true;
-  s.columns = 120;
-  let text = "";
-  s.on("data", (c: Buffer) => (text += c.toString()));
-  return { stream: s, text: () => text };
-}
+import { fakeTty } from "./helpers/tty.js";
 
 describe("progress", () => {
   it("is wanted only on a TTY, without --json and without --log-format", () => {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { askYesNo, confirmOrRefuse, interactive, type PromptIo } from "../src/confirm.js";
+import { nextOf } from "./helpers/cli.js";
 
 // Issue #31: `space rm` deletes a tenant's data, so it is confirmed like `space restore --replace`:
 // off a TTY without --yes it refuses confirmation-required (exit 3) before the lock, the queue or the
@@ -21,8 +22,6 @@ function cotal(args: string[]): { code: number | null; stdout: string; stderr: s
   const r = spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", cwd: dir, env: { ...process.env, COTAL_ROOT: "", REDIS_URL: "redis://127.0.0.1:1" }, stdio: ["pipe", "pipe", "pipe"], timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
-
-const nextOf = (stderr: string) => stderr.split("\n").find((l) => l.startsWith("  next: "))?.slice("  next: ".length);
 
 /** `line` (a printed `cotal …`) run verbatim by the same CLI, words split as the shell splits these. */
 function runNext(line: string): { code: number | null; stdout: string; stderr: string } {

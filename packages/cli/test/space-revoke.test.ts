@@ -1,27 +1,13 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SpaceUsersReport } from "@cotal/saga";
-import { EXIT, main } from "../src/index.js";
+import { EXIT } from "../src/index.js";
 import { parseBefore, renderSpaceUsers } from "../src/commands/space-revoke.js";
+import { runCli as run, scratchRoot } from "./helpers/cli.js";
 
 // `space revoke` refuses bad flags with exit 2 before it reads the root or opens the broker, each with
 // a `next:` that runs as printed (the root named). Nothing here reaches a broker.
 
-const dir = mkdtempSync(join(tmpdir(), "cotal-revoke-usage-"));
-mkdirSync(join(dir, "auth")); // a root as far as the root check goes
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function run(argv: string[]): Promise<{ code: number; stderr: string }> {
-  let stderr = "";
-  const spy = vi.spyOn(process.stderr, "write").mockImplementation((s: string | Uint8Array) => ((stderr += String(s)), true));
-  try {
-    return { code: await main(argv), stderr };
-  } finally {
-    spy.mockRestore();
-  }
-}
+const dir = scratchRoot("cotal-revoke-usage-");
 
 const KEY = "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4";
 

@@ -1,27 +1,12 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, describe, expect, it, vi } from "vitest";
-import { EXIT, main } from "../src/index.js";
+import { describe, expect, it } from "vitest";
+import { EXIT } from "../src/index.js";
 import { buildProgram, commandPath } from "../src/program.js";
+import { runCli as run, scratchRoot } from "./helpers/cli.js";
 
 // Issue #28 finding 7: every usage refusal prints a `next:`, the refused command's --help line with
 // its root named, so it runs as printed from any directory. Nothing here reaches a broker.
 
-const dir = mkdtempSync(join(tmpdir(), "cotal-usage-next-"));
-// a root as far as the root check goes (auth/): these cells are about the flags, not the root
-mkdirSync(join(dir, "auth"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function run(argv: string[]): Promise<{ code: number; stderr: string }> {
-  let stderr = "";
-  const spy = vi.spyOn(process.stderr, "write").mockImplementation((s: string | Uint8Array) => ((stderr += String(s)), true));
-  try {
-    return { code: await main(argv), stderr };
-  } finally {
-    spy.mockRestore();
-  }
-}
+const dir = scratchRoot("cotal-usage-next-");
 
 describe("usage refusals name the command's --help", () => {
   it.each([

@@ -1,28 +1,17 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PassThrough } from "node:stream";
-import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { createLogger } from "@cotal/jobs/log";
 import type { MaintenanceProgress, SagaPhase } from "@cotal/saga";
 import { spaceVerbFeedback } from "../src/add-feedback.js";
 import type { Feedback } from "../src/feedback.js";
 import { progressBar } from "../src/progress.js";
+import { runCli, scratchRoot } from "./helpers/cli.js";
+import { fakeTty } from "./helpers/tty.js";
 
 // Issue #31, "a phase line as soon as work starts", for the long verbs beside `space add`: `space rm`
 // and `space limits` show the preamble's and the saga's phases (the add's renderer, add-feedback.ts),
 // backup and restore a phase line before their first byte bar. The verbs are run through the CLI with
 // the saga's verbs replaced by fakes that report as the real ones do, and stderr a fake terminal.
-
-/** A stream that says it is a terminal, as stderr does under a person. */
-function fakeTty(): { stream: NodeJS.WritableStream; text: () => string } {
-  const s = new PassThrough() as PassThrough & { isTTY: boolean; columns: number };
-  s.isTTY = true;
-  s.columns = 120;
-  let text = "";
-  s.on("data", (c: Buffer) => (text += c.toString()));
-  return { stream: s, text: () => text };
-}
 
 const term = vi.hoisted(() => ({ current: undefined as undefined | { stream: NodeJS.WritableStream; text: () => string }, seen: [] as string[] }));
 
@@ -72,27 +61,15 @@ vi.mock("@cotal/saga", async (importOriginal) => ({
   },
 }));
 
-const { EXIT, main } = await import("../src/index.js");
+const { EXIT } = await import("../src/index.js");
 
-const dir = mkdtempSync(join(tmpdir(), "cotal-verb-phases-"));
-mkdirSync(join(dir, "auth")); // a root as far as the root check goes
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchRoot("cotal-verb-phases-");
 beforeEach(() => {
   term.current = fakeTty();
   term.seen.length = 0;
 });
 
-async function run(argv: string[]): Promise<{ code: number; stderr: string }> {
-  let stderr = "";
-  const e = vi.spyOn(process.stderr, "write").mockImplementation((s: string | Uint8Array) => ((stderr += String(s)), true));
-  const o = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
-  try {
-    return { code: await main(["--root", dir, ...argv]), stderr };
-  } finally {
-    e.mockRestore();
-    o.mockRestore();
-  }
-}
+const run = (argv: string[]): ReturnType<typeof runCli> => runCli(["--root", dir, ...argv]);
 
 const CLEARED = "\x1b[2K\x1b[1G";
 

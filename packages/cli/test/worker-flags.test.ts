@@ -1,9 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { workerConfig, type WorkerConfig, type WorkerServiceOptions } from "@cotal/jobs";
-import { EXIT, main } from "../src/index.js";
+import { EXIT } from "../src/index.js";
+import { nextOf, runCli as run, scratchRoot } from "./helpers/cli.js";
 
 // `cotal worker --metrics-host` beside COTAL_WORKER_METRICS_HOST (issue #32): the worker service is
 // replaced by a recorder, so these cells show what the flag hands the worker without Redis or a broker.
@@ -13,26 +11,13 @@ vi.mock("@cotal/jobs", async (importOriginal) => ({
   runWorkerService: async (opts: unknown) => (started.push(opts), 0),
 }));
 
-const dir = mkdtempSync(join(tmpdir(), "cotal-worker-flags-"));
-mkdirSync(join(dir, "auth")); // a root as far as the root check goes
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchRoot("cotal-worker-flags-");
 beforeEach(() => {
   started.length = 0;
   vi.stubEnv("COTAL_WORKER_METRICS_PORT", "");
   vi.stubEnv("COTAL_WORKER_METRICS_HOST", "");
 });
 
-async function run(argv: string[]): Promise<{ code: number; stderr: string }> {
-  let stderr = "";
-  const spy = vi.spyOn(process.stderr, "write").mockImplementation((s: string | Uint8Array) => ((stderr += String(s)), true));
-  try {
-    return { code: await main(argv), stderr };
-  } finally {
-    spy.mockRestore();
-  }
-}
-
-const nextOf = (stderr: string): string => stderr.split("\n").find((l) => l.startsWith("  next: "))?.slice("  next: ".length) ?? "";
 /** What the worker would listen on, from the options the CLI handed it and the environment it read. */
 const listenOf = (opts: unknown): WorkerConfig["http"] => {
   const o = opts as WorkerServiceOptions;
