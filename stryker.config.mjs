@@ -18,6 +18,8 @@ export default {
     "packages/cli/src/exit-codes.ts",
   ],
   coverageAnalysis: "perTest",
+  // vitest type-checks nothing, so no `// @ts-nocheck` is prepended to the sources (entries.test.ts reads each entry's first line).
+  disableTypeChecks: false,
   // Incremental (README "Mutation testing"): the committed file holds the last run's results; Stryker
   // diffs the mutated files and the tests against it and re-tests every mutant either change could
   // affect. `pnpm test:mutation:full` (--force) tests every mutant again and rewrites it.
