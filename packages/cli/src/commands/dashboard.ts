@@ -1,13 +1,7 @@
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
-import { err, out } from "../output.js";
-import { usageError } from "@cotal/saga/errors";
-
-function portOf(v: string): number {
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n > 65_535) throw usageError(`--port takes a port number 0-65535, got ${JSON.stringify(v)}`, "cotal dashboard --port 8090");
-  return n;
-}
+import { out } from "../output.js";
+import { portFlag, serveUntilSignal } from "../serve.js";
 
 interface DashboardFlags {
   port: number;
@@ -19,7 +13,7 @@ export function registerDashboard(program: Command): void {
   program
     .command("dashboard")
     .description("serve the tenant page and a read-only Bull Board for this root's queues in the browser (loopback only by default; every request but GET/HEAD is refused)")
-    .option("--port <port>", "port to listen on (0 = any free port)", portOf, 8090)
+    .option("--port <port>", "port to listen on (0 = any free port)", portFlag("dashboard", 8090), 8090)
     .option("--host <host>", "address to listen on; a non-loopback one needs --allow-remote", "127.0.0.1")
     .option("--allow-remote", "bind a non-loopback --host (the dashboard has no login: anyone who reaches it reads every tenant and job)")
     .action(async (flags: DashboardFlags, cmd: Command) => {
@@ -27,17 +21,6 @@ export function registerDashboard(program: Command): void {
       const { redisUrlFrom } = await import("@cotal/jobs");
       const d = await startDashboard({ root: rootOf(cmd), redisUrl: redisUrlFrom(process.env), host: flags.host, port: flags.port, allowRemote: flags.allowRemote === true, guards: guardsOf(cmd) });
       out(`cotal dashboard: serving ${d.url}/tenants (tenants, JSON at ${d.url}/api/tenants) and ${d.url}/queues (Bull Board); Ctrl-C stops`);
-      await new Promise<void>((resolve) => {
-        const stop = (): void => {
-          process.off("SIGINT", stop);
-          process.off("SIGTERM", stop);
-          d.close().then(resolve, (e: unknown) => {
-            err(`cotal dashboard: closing: ${(e as Error).message}`);
-            resolve();
-          });
-        };
-        process.on("SIGINT", stop);
-        process.on("SIGTERM", stop);
-      });
+      await serveUntilSignal("dashboard", d);
     });
 }

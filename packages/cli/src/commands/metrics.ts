@@ -2,13 +2,8 @@ import { realpathSync } from "node:fs";
 import type { Command } from "commander";
 import { usageError } from "@cotal/saga/errors";
 import { guardsOf, rootOf } from "../context.js";
-import { err, out } from "../output.js";
-
-function portOf(v: string): number {
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n > 65_535) throw usageError(`--port takes a port number 0-65535, got ${JSON.stringify(v)}`, "cotal metrics --port 9465");
-  return n;
-}
+import { out } from "../output.js";
+import { portFlag, serveUntilSignal } from "../serve.js";
 
 function msOf(flag: string, example: number): (v: string) => number {
   return (v) => {
@@ -33,7 +28,7 @@ export function registerMetrics(program: Command): void {
     .description(
       "serve this root's Prometheus series (tenants by state, usage against quota, queue depth, last backups) on /metrics until Ctrl-C; read-only: GET and HEAD of /metrics and /healthz, every other method 405",
     )
-    .option("--port <port>", "port to listen on (0 = any free port)", portOf, 9465)
+    .option("--port <port>", "port to listen on (0 = any free port)", portFlag("metrics", 9465), 9465)
     .option("--host <host>", "address to listen on; a non-loopback one needs --allow-remote", "127.0.0.1")
     .option("--allow-remote", "bind a non-loopback --host (no login: whoever reaches it reads every tenant's name and usage)")
     .option("--no-redis", "no queue-depth or backup series (otherwise read from $REDIS_URL, or the local Redis)")
@@ -53,17 +48,6 @@ export function registerMetrics(program: Command): void {
         ...(flags.redis ? { redisUrl: redisUrlFrom(process.env) } : {}),
       });
       out(`cotal metrics: serving ${m.url}/metrics (and /healthz) for ${root}; Ctrl-C stops`);
-      await new Promise<void>((resolve) => {
-        const stop = (): void => {
-          process.off("SIGINT", stop);
-          process.off("SIGTERM", stop);
-          m.close().then(resolve, (e: unknown) => {
-            err(`cotal metrics: closing: ${(e as Error).message}`);
-            resolve();
-          });
-        };
-        process.on("SIGINT", stop);
-        process.on("SIGTERM", stop);
-      });
+      await serveUntilSignal("metrics", m);
     });
 }
