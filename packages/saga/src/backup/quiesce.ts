@@ -12,10 +12,9 @@ import { CotalError } from "../errors.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { openLiveSession, type LiveSession } from "../verb/session.js";
 import { certainInventory } from "../root/account-store.js";
-import { loadBrokerTrust } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";
 import { recordRevokeAllBefore, type AccountRecord } from "../root/records.js";
-import { existingSpaceRecord } from "../saga/materialise.js";
+import { resignSource, settledRecord } from "../saga/resign-base.js";
 import { clearJournal, readJournal, standingQuiesce, writeJournal, type QuiesceEntry, type QuiesceStage } from "../journal/journal.js";
 import { runMutation, type SagaEnv } from "../saga/mutation.js";
 import { resignAccountRevocations, revokeAllBefore } from "../trust/account.js";
@@ -62,7 +61,7 @@ const RECOVERY_USER_PERMISSIONS = { allowPub: ["$JS.API.INFO", "$JS.API.STREAM.L
 
 /** Deletes the artifact's streams a stopped restore may have half installed, as a user issued after the quiesce. */
 async function dropPartialRestore(env: SagaEnv, url: string, entry: QuiesceEntry): Promise<string[]> {
-  const { rec } = recordOf(env.layout, entry.space);
+  const { rec } = resignSource(env.layout, entry.space);
   const t = revokeAllBefore(rec.jwt);
   const nc = await connectAsAccount(url, rec, { name: `cotal-restore-recovery-${entry.space}`, reconnect: false, ttlSeconds: 600, permissions: RECOVERY_USER_PERMISSIONS, ...(t !== undefined ? { issuedAt: issuedAfter(t) } : {}) });
   try {
@@ -72,25 +71,11 @@ async function dropPartialRestore(env: SagaEnv, url: string, entry: QuiesceEntry
   }
 }
 
-/** A claim left by a killed writer is settled first, so the re-sign is decided on a settled record. */
-async function settle(env: SagaEnv, verb: string): Promise<void> {
-  const vr = await env.store.read();
-  if (vr && (vr.record.pending || vr.record.appliedGeneration !== vr.record.generation)) {
-    await runMutation(env, { op: "resume", verb: `${verb} (resume)` });
-  }
-}
-
-function recordOf(layout: RootLayout, space: string) {
-  const broker = loadBrokerTrust(layout);
-  const rec = existingSpaceRecord(layout, broker, space);
-  if (!rec) throw new CotalError("render-refused", `space ${space} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
-  return { broker, rec };
-}
 
 /** Re-signs `space`'s account JWT with `revokeAllBefore` (undefined: removed) through the saga; a no-op when it already carries that. */
 export async function resignRevocations(env: SagaEnv, space: string, at: number | undefined, verb: string): Promise<{ changed: boolean }> {
-  await settle(env, verb);
-  const { broker, rec } = recordOf(env.layout, space);
+  await settledRecord(env, verb); // a claim a killed writer left is settled first
+  const { broker, rec } = resignSource(env.layout, space);
   if (revokeAllBefore(rec.jwt) === at) return { changed: false };
   const to = resignAccountRevocations(broker.operator, rec.jwt, at).jwt;
   const r = await runMutation(env, { op: "limits", verb, limitsChange: { space, from: rec.jwt, to } });
@@ -186,7 +171,7 @@ async function recoverRestore(env: SagaEnv, url: string, entry: QuiesceEntry, ve
 
 /** Puts the tenant's streams back from a --replace's safety copy, as a user issued after the quiesce. */
 async function putBackFromSafety(env: SagaEnv, url: string, entry: QuiesceEntry, dir: string): Promise<string[]> {
-  const { rec } = recordOf(env.layout, entry.space);
+  const { rec } = resignSource(env.layout, entry.space);
   const t = revokeAllBefore(rec.jwt);
   const nc = await connectAsAccount(url, rec, { name: `cotal-restore-putback-${entry.space}`, reconnect: false, ttlSeconds: 3600, permissions: REPLACE_USER_PERMISSIONS, ...(t !== undefined ? { issuedAt: issuedAfter(t) } : {}) });
   try {

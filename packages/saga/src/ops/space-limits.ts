@@ -8,10 +8,9 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connectAsAccount } from "../broker/connect.js";
 import { assertSpaceName } from "../names.js";
 import { certainInventory, loadSpaceAccount } from "../root/account-store.js";
-import { loadBrokerTrust } from "../root/broker-store.js";
 import { canonicalRoot } from "../root/canonical-root.js";
 import { RootLayout } from "../root/layout.js";
-import { existingSpaceRecord } from "../saga/materialise.js";
+import { resignSource, settledRecord } from "../saga/resign-base.js";
 import { runMutation, type MutationResult } from "../saga/mutation.js";
 import { resignAccountLimits } from "../trust/account.js";
 import { pruneExpiredRevocations } from "./space-revoke.js";
@@ -123,19 +122,10 @@ export async function spaceLimits(opts: SpaceLimitsOptions): Promise<SpaceLimits
   limitsForQuota([name], opts.quota, guards); // each field's own rule, before the broker is asked anything
   return withLiveVerb({ ...opts, guards, purpose: `cotal space limits ${name}`, journal: { verb: "space limits" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided, disk, view }) => {
     const env = session.envWith(lock);
-    let base = decided;
-    let onDisk = disk;
-    if (base.record.pending || base.record.appliedGeneration !== base.record.generation) {
-      await runMutation(env, { op: "resume", verb: "space limits (resume)" });
-      base = (await session.store.read()) ?? base;
-      onDisk = certainInventory(layout, guards); // the resume may have rolled records back; `view` no longer matches `base`
-    }
-    if (!base.record.spaces.includes(name)) {
-      throw new CotalError("space-not-found", `space ${name} is not in the inventory`, { next: "cotal space list" });
-    }
-    const broker = loadBrokerTrust(layout);
-    const rec = existingSpaceRecord(layout, broker, name);
-    if (!rec) throw new CotalError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
+    const settled = await settledRecord(env, "space limits", decided);
+    const base = settled.base ?? decided;
+    const onDisk = settled.resumed ? certainInventory(layout, guards) : disk; // the resume may have rolled records back; `view` no longer matches `base`
+    const { broker, rec } = resignSource(layout, name, base);
     const before = limitsQuota(rec.limits);
     const wanted = limitsForQuota([name], opts.quota, guards, before);
     const after = limitsQuota(wanted);

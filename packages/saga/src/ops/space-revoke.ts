@@ -9,8 +9,7 @@ import type { RootLayout } from "../root/layout.js";
 import { CotalError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { certainInventory } from "../root/account-store.js";
-import { loadBrokerTrust } from "../root/broker-store.js";
-import { existingSpaceRecord } from "../saga/materialise.js";
+import { resignSource, settledRecord } from "../saga/resign-base.js";
 import { runMutation, type MutationResult } from "../saga/mutation.js";
 import type { SessionHooks } from "../verb/session.js";
 import { withLiveVerb } from "../verb/verb.js";
@@ -127,17 +126,11 @@ export async function spaceRevoke(opts: SpaceRevokeOptions): Promise<SpaceRevoke
   const before = opts.before ?? Math.floor(nowMs / 1000);
   return withLiveVerb({ ...opts, guards, purpose: `cotal space revoke ${name}`, journal: { verb: "space revoke" }, lockWaitMs: opts.lockWaitMs ?? 30_000 }, async ({ layout, lock, session, decided, view }) => {
     const env = session.envWith(lock);
-    let base = decided;
-    let records = view;
-    if (base.record.pending || base.record.appliedGeneration !== base.record.generation) {
-      await runMutation(env, { op: "resume", verb: "space revoke (resume)" });
-      base = (await session.store.read()) ?? base;
-      records = { revision: base.revision, records: certainInventory(layout, guards) };
-    }
-    if (!base.record.spaces.includes(name)) throw new CotalError("space-not-found", `space ${name} is not in the inventory`, { next: "cotal space list" });
-    const broker = loadBrokerTrust(layout);
-    const rec = existingSpaceRecord(layout, broker, name);
-    if (!rec) throw new CotalError("render-refused", `space ${name} is in the inventory but its record is missing on disk`, { next: "cotal broker reconcile" });
+    const settled = await settledRecord(env, "space revoke", decided);
+    const base = settled.base ?? decided;
+    // a resume may have rolled records back: decide on the disk as it left it
+    const records = settled.resumed ? { revision: base.revision, records: certainInventory(layout, guards) } : view;
+    const { broker, rec } = resignSource(layout, name, base);
     const plan = planRevocation(name, spaceUsers(layout.root, name, guards, nowMs).users, userRevocations(rec.jwt), opts, before, nowMs);
     const result = { space: name, revoked: plan.creds, before: new Date(before * 1000).toISOString(), pruned: plan.prune };
     if (Object.keys(plan.entries).length === 0) return { ...result, outcome: "noop" as const, generation: base.record.generation, pruned: [], reloads: 0 };
