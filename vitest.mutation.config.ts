@@ -5,13 +5,13 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: [
-      "packages/saga/test/**/*.test.ts",
+      "packages/core/test/**/*.test.ts",
       "packages/cli/test/**/*.test.ts",
     ],
     // It spawns real processes and sets the umask, which Stryker's worker threads forbid; it covers
     // the process plumbing, none of the mutated files.
     // bundle.test.ts reads the build's output (dist/bundle/), none of the mutated sources.
-    exclude: ["packages/saga/test/server-process.test.ts", "packages/cli/test/bundle.test.ts", "**/node_modules/**"],
+    exclude: ["packages/core/test/server-process.test.ts", "packages/cli/test/bundle.test.ts", "**/node_modules/**"],
     testTimeout: 30_000,
   },
 });

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The nats-servers the tests run on (docs/ci.md, "Which cells run on which server").
 #   scripts/servers.sh default     the server cotal itself picks: NATS_SERVER_BIN, else the newest release
-#                                  the set-up built, else Debian's (asked of @cotal/saga: one home for the rule)
+#                                  the set-up built, else Debian's (asked of @cotal/core: one home for the rule)
 #   scripts/servers.sh supported   every supported server installed here, one path a line, the default
 #                                  first, then Debian's and each pinned release (infra/nats-server.sh)
 set -euo pipefail
@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 default_server() {
   node --input-type=module -e '
-    const { natsServerBinary } = await import("./packages/saga/dist/entries/server-process.js");
+    const { natsServerBinary } = await import("./packages/core/dist/entries/server-process.js");
     try { console.log(natsServerBinary()); } catch (e) { console.error(`servers.sh: ${e.message}`); process.exit(6); }'
 }
 

@@ -27,15 +27,15 @@ await bundle.write({
   chunkFileNames: "chunk-[name]-[hash].js",
   sourcemap: true,
   // Two chunks carry nearly everything (issue 35): `start`, what the entry imports statically (commander,
-  // the commands' registration, the help tables, @cotal/saga/light and ./errors), and `core`, the rest of
-  // @cotal/saga with nats.js, which an action imports when its verb runs. Left to itself rolldown cuts the
+  // the commands' registration, the help tables, @cotal/core/light and ./errors), and `core`, the rest of
+  // @cotal/core with nats.js, which an action imports when its verb runs. Left to itself rolldown cuts the
   // core into ~20 shared chunks, and each file Node resolves and links cost a verb more than it saved.
   // bin.js stays alone in cotal.js: its top-level await runs the verb, so a chunk the verb imports must
   // never import it back (Node would wait for ever and exit 13).
   codeSplitting: {
     groups: [
       { name: "start", tags: ["$initial"], test: (id) => !/[\\/]cli[\\/]dist[\\/]bin\.js$/.test(id), priority: 2 },
-      { name: "core", test: /[\\/]saga[\\/]dist[\\/]/, priority: 1 },
+      { name: "core", test: /[\\/]core[\\/]dist[\\/]/, priority: 1 },
     ],
   },
   comments: { legal: true, annotation: false, jsdoc: false }, // less to scan at each start; the source maps keep them

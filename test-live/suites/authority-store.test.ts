@@ -5,11 +5,11 @@ import { JetStreamApiError, jetstream, jetstreamManager } from "@nats-io/jetstre
 import { Kvm, type KV } from "@nats-io/kv";
 import { freePort, harnessTeardown, selectBackend, sleep, tempRoot, type Broker } from "@cotal/harness";
 import { liveServer } from "../fixtures/server-version.js";
-import { CotalError, isCotalError } from "@cotal/saga";
-import { connectAsAccount, serverConfig } from "@cotal/saga/broker";
-import { AuthorityStore, INVENTORY_BUCKET, INVENTORY_KEY, LEASE_BUCKET, LEASE_TTL_MS, isCasLoss, seedRecord, type InventoryRecord, type Lease } from "@cotal/saga/inventory";
-import { toAccountRecord, type AccountRecord } from "@cotal/saga/root";
-import { createAccountTrust, createBrokerTrust } from "@cotal/saga/trust";
+import { CotalError, isCotalError } from "@cotal/core";
+import { connectAsAccount, serverConfig } from "@cotal/core/broker";
+import { AuthorityStore, INVENTORY_BUCKET, INVENTORY_KEY, LEASE_BUCKET, LEASE_TTL_MS, isCasLoss, seedRecord, type InventoryRecord, type Lease } from "@cotal/core/inventory";
+import { toAccountRecord, type AccountRecord } from "@cotal/core/root";
+import { createAccountTrust, createBrokerTrust } from "@cotal/core/trust";
 import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // Real nats-server (the harness picks a process, or a container when Docker answers), no mocks.

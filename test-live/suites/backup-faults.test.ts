@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { harnessTeardown } from "@cotal/harness";
 import { jetstream } from "@nats-io/jetstream";
 import { connectCreds } from "../fixtures/nats.js";
-import type { CutEntry } from "@cotal/saga/backup";
+import type { CutEntry } from "@cotal/core/backup";
 import { type LiveRoot } from "../fixtures/live-root.js";
 import { ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
 import { credsText, disposeLiveRoots, FAILPOINT_EXIT, upRoot } from "../fixtures/tenants.js";

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, sleep, spawnCotal } from "@cotal/harness";
-import type { CutEntry } from "@cotal/saga/backup";
+import type { CutEntry } from "@cotal/core/backup";
 import { ok } from "../fixtures/space-data.js";
 import { disposeLiveRoots, upRoot } from "../fixtures/tenants.js";
 

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
-import type { SpaceAddResult, UpResult } from "@cotal/saga";
+import type { SpaceAddResult, UpResult } from "@cotal/core";
 import { liveRoot, parseJson, type LiveRoot } from "../fixtures/live-root.js";
 
 const roots: LiveRoot[] = [];

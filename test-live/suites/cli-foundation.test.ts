@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { harnessTeardown, spawnCotal, tempRoot } from "@cotal/harness";
-import { spaceHex, type StatusReport, type UpResult } from "@cotal/saga";
+import { spaceHex, type StatusReport, type UpResult } from "@cotal/core";
 import { parseJson, snapshotTree } from "../fixtures/live-root.js";
 import { connectCreds, refusal } from "../fixtures/nats.js";
 import { disposeLiveRoots, trackedRoot } from "../fixtures/tenants.js";

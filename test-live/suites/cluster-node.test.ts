@@ -2,9 +2,9 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, monotonicMs, type PollReport } from "@cotal/harness";
-import type { UpResult } from "@cotal/saga";
-import { connectAsAccount, readRuntime } from "@cotal/saga/broker";
-import { loadAuthorityAccount } from "@cotal/saga/root";
+import type { UpResult } from "@cotal/core";
+import { connectAsAccount, readRuntime } from "@cotal/core/broker";
+import { loadAuthorityAccount } from "@cotal/core/root";
 import type { LiveRoot } from "../fixtures/live-root.js";
 import { cell } from "../fixtures/matrix.js";
 import { alive, disposeClusterRoots, nodesOf, pastRejoin, throughNodeKill, upCluster } from "../fixtures/cluster.js";
@@ -182,7 +182,7 @@ describe("cotal node run", () => {
       expect(nodesOf(st).map((n) => [n.running, n.appliedGeneration])).toEqual([[true, 1], [true, 1], [true, 1]]);
     }));
 
-  // The barrier of a failpoint gives up after 30 s (packages/saga/src/failpoints.ts); the agent's round then fails and
+  // The barrier of a failpoint gives up after 30 s (packages/core/src/failpoints.ts); the agent's round then fails and
   // its next round decides again on what it reads, parking at the barrier again while the record is still stale.
   const BARRIER_GIVES_UP_MS = 30_000;
   it("lease rule: an agent that decided on a stale record before a removal applies only under the lease, after re-reading; the removed tenant never returns on node 3 (red with NODE_APPLY_UNFENCED)", () =>

@@ -3,7 +3,7 @@ import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { harnessTeardown } from "@cotal/harness";
-import type { StatusReport, UpResult } from "@cotal/saga";
+import type { StatusReport, UpResult } from "@cotal/core";
 import type { LiveRoot } from "../fixtures/live-root.js";
 import { AppClient } from "../fixtures/app-client.js";
 import { alive, disposeClusterRoots, nodesOf, upCluster } from "../fixtures/cluster.js";

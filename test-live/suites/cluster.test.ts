@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, monotonicMs, testGuards, type PollReport } from "@cotal/harness";
-import type { SpaceRmResult } from "@cotal/saga";
-import { evictEverywhere, templateStreamNames } from "@cotal/saga/provision";
-import { loadSpaceAccount } from "@cotal/saga/root";
+import type { SpaceRmResult } from "@cotal/core";
+import { evictEverywhere, templateStreamNames } from "@cotal/core/provision";
+import { loadSpaceAccount } from "@cotal/core/root";
 import { client, sleep, type Client } from "../fixtures/isolation.js";
-import { readRuntime } from "@cotal/saga/broker";
+import { readRuntime } from "@cotal/core/broker";
 import { alive, clusterWithBeta, disposeClusterRoots, expectContinuousPolling, expectUnprovenBy, nodesOf, pausedVerb, pollEveryNode, stopAll, throughNodeKill, upCluster } from "../fixtures/cluster.js";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell, recordPoll } from "../fixtures/matrix.js";

@@ -1,9 +1,9 @@
 import { jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
-import { connectAsAccount } from "@cotal/saga/broker";
-import { templateStreamNames } from "@cotal/saga/provision";
-import { loadSpaceAccount } from "@cotal/saga/root";
+import { connectAsAccount } from "@cotal/core/broker";
+import { templateStreamNames } from "@cotal/core/provision";
+import { loadSpaceAccount } from "@cotal/core/root";
 import type { LiveRoot } from "../fixtures/live-root.js";
 import { dropStreams } from "../fixtures/online.js";
 import { ok, upJson } from "../fixtures/space-data.js";

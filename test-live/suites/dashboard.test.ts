@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { harnessTeardown, repoRoot } from "@cotal/harness";
 import { READ_ONLY_REFUSAL, type TenantPageData } from "@cotal/dashboard";
 import { JOB_TYPES, openQueue, rootKeyFor } from "@cotal/jobs";
-import { FAILPOINT_EXIT_CODE, type SpaceListReport } from "@cotal/saga";
+import { FAILPOINT_EXIT_CODE, type SpaceListReport } from "@cotal/core";
 import { startDashboard, type LiveDashboard } from "../fixtures/dashboard.js";
 import { startRedis, startWorker, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
 import { until } from "../fixtures/until.js";

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, spawnCotal } from "@cotal/harness";
 import { parseJson } from "../fixtures/live-root.js";
-import type { StatusReport } from "@cotal/saga";
+import type { StatusReport } from "@cotal/core";
 import { connects, credsText, disposeLiveRoots, trackedRoot } from "../fixtures/tenants.js";
 
 afterEach(disposeLiveRoots);

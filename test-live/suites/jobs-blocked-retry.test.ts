@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
-import type { SpaceListReport, StatusReport } from "@cotal/saga";
+import type { SpaceListReport, StatusReport } from "@cotal/core";
 import { barrierDir, barrierReached, releaseBarrier } from "../fixtures/barrier.js";
 import { background, disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker, tenantNames, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
 import type { JobsStatusReport } from "@cotal/jobs";
-import { status, type SpaceListReport, type StatusReport } from "@cotal/saga";
+import { status, type SpaceListReport, type StatusReport } from "@cotal/core";
 import { reloadCount } from "../fixtures/broker-log.js";
 import { background, disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker, tenantNames, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
 import { until } from "../fixtures/until.js";

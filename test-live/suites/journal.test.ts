@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, monotonicMs, type CotalResult } from "@cotal/harness";
-import type { SpaceRmResult } from "@cotal/saga";
+import type { SpaceRmResult } from "@cotal/core";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell, type CellMetrics } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";

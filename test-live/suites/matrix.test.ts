@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "no
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, maxReconnectGapMs, monotonicMs, spawnCotal, SurvivorWatcher } from "@cotal/harness";
-import type { SpaceAddResult } from "@cotal/saga";
+import type { SpaceAddResult } from "@cotal/core";
 import { parseJson } from "../fixtures/live-root.js";
 import { cell, recordPoll, type CellMetrics, type CellOptions } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, untilStatus, upRoot } from "../fixtures/tenants.js";

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, monotonicMs, runCotal, type CotalResult } from "@cotal/harness";
-import type { SpaceAddResult } from "@cotal/saga";
+import type { SpaceAddResult } from "@cotal/core";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { cell } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";

@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, repoRoot } from "@cotal/harness";
-import type { SpaceListReport, StatusReport } from "@cotal/saga";
+import type { SpaceListReport, StatusReport } from "@cotal/core";
 import { startRedis, type LiveRedis } from "../fixtures/jobs.js";
 import { parseJson } from "../fixtures/live-root.js";
 import { disposeLiveRoots, trackedRoot } from "../fixtures/tenants.js";

@@ -3,7 +3,7 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { JetStreamApiError, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { harnessTeardown } from "@cotal/harness";
-import { decodeJwt } from "@cotal/saga/trust";
+import { decodeJwt } from "@cotal/core/trust";
 import { parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
 import { connectCreds } from "../fixtures/nats.js";
 import { ok, upJson } from "../fixtures/space-data.js";

@@ -1,9 +1,9 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, spawnCotal } from "@cotal/harness";
-import { type ReconcileReport, type UpResult } from "@cotal/saga";
-import { loadBrokerTrust, saveSpaceAccount, toAccountRecord } from "@cotal/saga/root";
-import { createAccountTrust, decodeJwt, parseCreds } from "@cotal/saga/trust";
+import { type ReconcileReport, type UpResult } from "@cotal/core";
+import { loadBrokerTrust, saveSpaceAccount, toAccountRecord } from "@cotal/core/root";
+import { createAccountTrust, decodeJwt, parseCreds } from "@cotal/core/trust";
 import { parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";
 import { connectCreds, refusal } from "../fixtures/nats.js";

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown } from "@cotal/harness";
-import type { OnlineRestoreResult } from "@cotal/saga";
+import type { OnlineRestoreResult } from "@cotal/core";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { dropStreams, revokesAll, toMono, twoSpaces } from "../fixtures/online.js";
 import { ok, seedSpace, spaceFacts, type SpaceFacts } from "../fixtures/space-data.js";

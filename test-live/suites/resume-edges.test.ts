@@ -1,9 +1,9 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
-import { connectAsAccount } from "@cotal/saga/broker";
-import { AuthorityStore, type InventoryRecord } from "@cotal/saga/inventory";
-import { loadAuthorityAccount, loadSpaceAccount } from "@cotal/saga/root";
+import { connectAsAccount } from "@cotal/core/broker";
+import { AuthorityStore, type InventoryRecord } from "@cotal/core/inventory";
+import { loadAuthorityAccount, loadSpaceAccount } from "@cotal/core/root";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { LiveRoot } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { connect, credsAuthenticator, type NatsConnection } from "@nats-io/transport-node";
 import { CredentialPoller, harnessTeardown, monotonicMs } from "@cotal/harness";
-import type { SpaceRevokeResult, SpaceUsersReport } from "@cotal/saga";
+import type { SpaceRevokeResult, SpaceUsersReport } from "@cotal/core";
 import { parseJson } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, upRoot } from "../fixtures/tenants.js";
 import { liveServer } from "../fixtures/server-version.js";

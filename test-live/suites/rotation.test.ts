@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
-import { loadBrokerTrust } from "@cotal/saga/root";
-import { decodeJwt, inboxPrefixOf, parseCreds } from "@cotal/saga/trust";
+import { loadBrokerTrust } from "@cotal/core/root";
+import { decodeJwt, inboxPrefixOf, parseCreds } from "@cotal/core/trust";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { FAILPOINT_EXIT, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
 

@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, SurvivorWatcher } from "@cotal/harness";
-import type { SpaceAddResult, SpaceListReport, SpaceRmResult } from "@cotal/saga";
+import type { SpaceAddResult, SpaceListReport, SpaceRmResult } from "@cotal/core";
 import { parseJson } from "../fixtures/live-root.js";
 import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixtures/tenants.js";
 import { connectCreds, refusal } from "../fixtures/nats.js";
@@ -130,8 +130,8 @@ describe("cold boot and the running-root up", () => {
     const { r } = await upRoot();
     expect((await r.cotal(["down"])).code).toBe(0);
     // a valid, correctly signed record for a space the KV never listed
-    const { createAccountTrust } = await import("@cotal/saga/trust");
-    const { loadBrokerTrust, saveSpaceAccount, toAccountRecord } = await import("@cotal/saga/root");
+    const { createAccountTrust } = await import("@cotal/core/trust");
+    const { loadBrokerTrust, saveSpaceAccount, toAccountRecord } = await import("@cotal/core/root");
     const broker = loadBrokerTrust(r.layout);
     saveSpaceAccount(r.layout, toAccountRecord(createAccountTrust(broker.operator, "sneaky", { kind: "space" })));
     const up = await r.cotal(["up", "--detach"]);

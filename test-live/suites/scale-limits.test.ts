@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
-import { brokerState, type StatusReport } from "@cotal/saga";
+import { brokerState, type StatusReport } from "@cotal/core";
 import { liveRoot, parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
 import { ok, upJson } from "../fixtures/space-data.js";
 import { VERSION_DEPENDENT } from "../fixtures/tags.js";

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { Kvm } from "@nats-io/kv";
 import { harnessTeardown } from "@cotal/harness";
-import { templateStreamNames } from "@cotal/saga/provision";
+import { templateStreamNames } from "@cotal/core/provision";
 import { parseJson } from "../fixtures/live-root.js";
 import { connectCreds } from "../fixtures/nats.js";
 import { runPrinted, refusedWith } from "../fixtures/printed.js";

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, spawnCotal } from "@cotal/harness";
-import type { StatusReport } from "@cotal/saga";
+import type { StatusReport } from "@cotal/core";
 import { ok } from "../fixtures/space-data.js";
 import { runPrinted } from "../fixtures/printed.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, upRoot } from "../fixtures/tenants.js";

@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, SurvivorWatcher } from "@cotal/harness";
-import { FEATURE_SINCE } from "@cotal/saga/broker";
+import { FEATURE_SINCE } from "@cotal/core/broker";
 import { reloadCount } from "../fixtures/broker-log.js";
 import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker, tenantNames } from "../fixtures/jobs.js";
 import { parseJson } from "../fixtures/live-root.js";

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, parseUnitFile, repoRoot, restartsOnFailure, unitEnvironment, unitExecStart, unitFailed, unitValue, type UnitFile } from "@cotal/harness";
-import { readRuntime } from "@cotal/saga/broker";
+import { readRuntime } from "@cotal/core/broker";
 import { alive } from "../fixtures/processes.js";
 import { disposeLiveRoots, statusOf, trackedRoot } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
-import { readRuntime } from "@cotal/saga/broker";
+import { readRuntime } from "@cotal/core/broker";
 import type { LiveRoot } from "../fixtures/live-root.js";
 import { alive, disposeClusterRoots, nodesOf, upCluster } from "../fixtures/cluster.js";
 import { startAgent, type RunningAgent } from "../fixtures/node-agent.js";

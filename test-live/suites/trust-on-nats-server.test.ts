@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { freePort, harnessTeardown, selectBackend, type Broker } from "@cotal/harness";
-import { serverConfig } from "@cotal/saga/broker";
-import { createAccountTrust, createBrokerTrust, mintSystemUserCreds, mintUserCreds, type AccountTrust } from "@cotal/saga/trust";
+import { serverConfig } from "@cotal/core/broker";
+import { createAccountTrust, createBrokerTrust, mintSystemUserCreds, mintUserCreds, type AccountTrust } from "@cotal/core/trust";
 import { connectCreds, refusal } from "../fixtures/nats.js";
 
 // Trust minted with node:crypto, rendered by the pure renderer, accepted by a real nats-server.

@@ -1,4 +1,4 @@
-import { CotalError } from "@cotal/saga/errors";
+import { CotalError } from "@cotal/core/errors";
 import { isLogFormat, type LogFormat, type WorkerOverrides } from "@cotal/jobs";
 
 export type WorkerArgs = WorkerOverrides & { root?: string; logFormat?: LogFormat };

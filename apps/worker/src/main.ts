@@ -2,9 +2,9 @@
 // The cotal worker as a service (systemd unit, compose): settings from the environment
 // (COTAL_ROOT, REDIS_URL, COTAL_WORKER_*, COTAL_JOBS_*, COTAL_LOG_FORMAT) and `--concurrency N`.
 import { createLogger, isLogFormat, runWorkerService, type WorkerOverrides } from "@cotal/jobs";
-import { CotalError } from "@cotal/saga";
-import { guardsFromEnv, resolveRoot } from "@cotal/saga/light";
-import { describeError } from "@cotal/saga/errors";
+import { CotalError } from "@cotal/core";
+import { guardsFromEnv, resolveRoot } from "@cotal/core/light";
+import { describeError } from "@cotal/core/errors";
 import { workerArgs } from "./args.js";
 
 // Refusals stay plain stderr lines (`next:` included), whatever the log format: a person reads them.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isCotalError } from "@cotal/saga/errors";
+import { isCotalError } from "@cotal/core/errors";
 import { workerArgs } from "../src/args.js";
 
 describe("apps/worker arguments", () => {

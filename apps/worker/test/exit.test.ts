@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ERROR_TABLE } from "@cotal/saga/errors";
+import { ERROR_TABLE } from "@cotal/core/errors";
 import { describe, expect, it } from "vitest";
 import { workerArgs } from "../src/args.js";
 

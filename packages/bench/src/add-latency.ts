@@ -5,12 +5,12 @@
  *
  *   node packages/bench/dist/add-latency.js [--tenants 10,100,1000] [--runs 20] [--trust-only]
  */
-import { GUARDS_ON } from "@cotal/saga/light";
+import { GUARDS_ON } from "@cotal/core/light";
 import { performance } from "node:perf_hooks";
-import { spaceAdd, type SagaTiming } from "@cotal/saga";
-import { readRuntime, reloadAndProve, renderRoot } from "@cotal/saga/broker";
-import { certainInventory, loadBrokerTrust, toAccountRecord, writeFileAtomic } from "@cotal/saga/root";
-import { createAccountTrust } from "@cotal/saga/trust";
+import { spaceAdd, type SagaTiming } from "@cotal/core";
+import { readRuntime, reloadAndProve, renderRoot } from "@cotal/core/broker";
+import { certainInventory, loadBrokerTrust, toAccountRecord, writeFileAtomic } from "@cotal/core/root";
+import { createAccountTrust } from "@cotal/core/trust";
 import { parseArgs } from "./lib/args.js";
 import { trustOnly } from "./lib/trust-only.js";
 import { runBench } from "./lib/cleanup.js";

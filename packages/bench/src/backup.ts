@@ -9,9 +9,9 @@
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { down, spaceAdd, spaceBackup, spaceRestore, up } from "@cotal/saga";
-import { deleteSpaceStreams } from "@cotal/saga/provision";
-import { loadSpaceAccount } from "@cotal/saga/root";
+import { down, spaceAdd, spaceBackup, spaceRestore, up } from "@cotal/core";
+import { deleteSpaceStreams } from "@cotal/core/provision";
+import { loadSpaceAccount } from "@cotal/core/root";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
 import { fillEvents } from "./lib/fill-events.js";

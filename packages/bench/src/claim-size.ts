@@ -8,8 +8,8 @@
  *   node packages/bench/dist/claim-size.js [--tenants 1000,7800,10000,20000] [--batch 1000] [--runs 5]
  */
 import { performance } from "node:perf_hooks";
-import { claimedSpaces, intentDelta, type InventoryRecord } from "@cotal/saga/inventory";
-import type { PendingMutation } from "@cotal/saga";
+import { claimedSpaces, intentDelta, type InventoryRecord } from "@cotal/core/inventory";
+import type { PendingMutation } from "@cotal/core";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
 import { writeResult } from "./lib/out.js";

@@ -14,7 +14,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { down } from "@cotal/saga";
+import { down } from "@cotal/core";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
 import { startCotalRoot } from "./lib/cotal-root.js";

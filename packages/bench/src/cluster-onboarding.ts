@@ -9,8 +9,8 @@
 import { performance } from "node:perf_hooks";
 import { join } from "node:path";
 import { freePort, tempRoot } from "@cotal/harness";
-import { RootLayout, down, spaceAdd, up, type UpResult } from "@cotal/saga";
-import { connectWithCreds } from "@cotal/saga/broker";
+import { RootLayout, down, spaceAdd, up, type UpResult } from "@cotal/core";
+import { connectWithCreds } from "@cotal/core/broker";
 import { parseArgs } from "./lib/args.js";
 import { onCleanup, runBench } from "./lib/cleanup.js";
 import { names, reloadLines, spaceCreds } from "./lib/cotal-root.js";

@@ -11,7 +11,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
-import { down, spaceAdd, up } from "@cotal/saga";
+import { down, spaceAdd, up } from "@cotal/core";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
 import { names, startCotalRoot } from "./lib/cotal-root.js";

@@ -2,12 +2,12 @@
  * File descriptors a real nats-server holds per tenant: one root per binary, grown by group-commit
  * `spaceAdd` batches (default template, provisioned), /proc/<pid>/fd counted after each level and
  * sampled every 5 ms during the add (the provisioning peak). Figures feed FD_PER_TENANT in
- * packages/saga/src/broker/fd-budget.ts.
+ * packages/core/src/broker/fd-budget.ts.
  *
  *   node packages/bench/dist/fd-budget.js [--tenants 250,500,1000] [--bins /usr/sbin/nats-server,...]
  */
 import { readFileSync, readdirSync } from "node:fs";
-import { brokerState, spaceAdd } from "@cotal/saga";
+import { brokerState, spaceAdd } from "@cotal/core";
 import { parseArgs } from "./lib/args.js";
 import { runBench, runCleanup } from "./lib/cleanup.js";
 import { names, startCotalRoot } from "./lib/cotal-root.js";

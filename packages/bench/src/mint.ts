@@ -1,11 +1,11 @@
 /**
- * Mint rate of the trust module (moved here from packages/saga/src/bench/mint-accounts.ts): ms per
+ * Mint rate of the trust module (moved here from packages/core/src/bench/mint-accounts.ts): ms per
  * account JWT, per createAccountTrust, per user creds.
  *
  *   node packages/bench/dist/mint.js [--n 1000]
  */
-import { UNLIMITED_JETSTREAM } from "@cotal/saga";
-import { createAccountTrust, createBrokerTrust, createKeyPair, mintUserCreds, signJwt } from "@cotal/saga/trust";
+import { UNLIMITED_JETSTREAM } from "@cotal/core";
+import { createAccountTrust, createBrokerTrust, createKeyPair, mintUserCreds, signJwt } from "@cotal/core/trust";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
 import { writeResult } from "./lib/out.js";

@@ -15,11 +15,11 @@
 import { performance } from "node:perf_hooks";
 import { SurvivorWatcher } from "@cotal/harness";
 import { createLogger, enqueueJobs, trackJobs, CotalWorker, workerConfig } from "@cotal/jobs";
-import { mapPool, spaceAdd, type SagaTiming } from "@cotal/saga";
-import { connectWithCreds } from "@cotal/saga/broker";
-import { PROVISION_CONCURRENCY, provisionSpace } from "@cotal/saga/provision";
-import type { AccountRecord } from "@cotal/saga/root";
-import { mintUserCreds } from "@cotal/saga/trust";
+import { mapPool, spaceAdd, type SagaTiming } from "@cotal/core";
+import { connectWithCreds } from "@cotal/core/broker";
+import { PROVISION_CONCURRENCY, provisionSpace } from "@cotal/core/provision";
+import type { AccountRecord } from "@cotal/core/root";
+import { mintUserCreds } from "@cotal/core/trust";
 import { parseArgs } from "./lib/args.js";
 import { onCleanup, runBench, runCleanup } from "./lib/cleanup.js";
 import { names, reloadCount, spaceCreds, startCotalRoot } from "./lib/cotal-root.js";

@@ -11,16 +11,16 @@
  *
  *   node packages/bench/dist/provision.js [--n 1000] [--runs 2]
  */
-import { GUARDS_ON } from "@cotal/saga/light";
+import { GUARDS_ON } from "@cotal/core/light";
 import { readFileSync, rmSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { jetstreamManager, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
-import { mapPool, spaceAdd } from "@cotal/saga";
-import { connectAsAccount } from "@cotal/saga/broker";
-import { deleteSpaceStreams, PROVISION_CONCURRENCY, provisionSpace, writeObserverCredsBatch } from "@cotal/saga/provision";
-import { loadBrokerTrust, loadSpaceAccount, writeFileAtomic, type AccountRecord } from "@cotal/saga/root";
-import { mintObserverCreds } from "@cotal/saga/trust";
+import { mapPool, spaceAdd } from "@cotal/core";
+import { connectAsAccount } from "@cotal/core/broker";
+import { deleteSpaceStreams, PROVISION_CONCURRENCY, provisionSpace, writeObserverCredsBatch } from "@cotal/core/provision";
+import { loadBrokerTrust, loadSpaceAccount, writeFileAtomic, type AccountRecord } from "@cotal/core/root";
+import { mintObserverCreds } from "@cotal/core/trust";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";
 import { names, startCotalRoot } from "./lib/cotal-root.js";

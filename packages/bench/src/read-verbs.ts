@@ -11,7 +11,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { spaceAdd, status } from "@cotal/saga";
+import { spaceAdd, status } from "@cotal/core";
 import { trustOnly as trust } from "./lib/trust-only.js";
 import { parseArgs } from "./lib/args.js";
 import { runBench } from "./lib/cleanup.js";

@@ -7,9 +7,9 @@
  */
 import { performance } from "node:perf_hooks";
 import { ProcessBackend, freePort, sleep, type ProcessBroker } from "@cotal/harness";
-import { serverConfig } from "@cotal/saga/broker";
-import { toAccountRecord } from "@cotal/saga/root";
-import { createAccountTrust, createBrokerTrust } from "@cotal/saga/trust";
+import { serverConfig } from "@cotal/core/broker";
+import { toAccountRecord } from "@cotal/core/root";
+import { createAccountTrust, createBrokerTrust } from "@cotal/core/trust";
 import { parseArgs } from "./lib/args.js";
 import { onCleanup, runBench } from "./lib/cleanup.js";
 import { writeResult } from "./lib/out.js";

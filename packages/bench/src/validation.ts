@@ -8,17 +8,17 @@
  *
  *   node packages/bench/dist/validation.js [--tenants 2000,5000] [--runs 3]
  */
-import { GUARDS_ON } from "@cotal/saga/light";
+import { GUARDS_ON } from "@cotal/core/light";
 import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { RootLayout } from "@cotal/saga";
-import { renderRoot } from "@cotal/saga/broker";
-import { certainInventory, loadBrokerTrust, loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "@cotal/saga/root";
-import { createAccountTrust } from "@cotal/saga/trust";
-import { createTempRoot } from "@cotal/saga/testing";
+import { RootLayout } from "@cotal/core";
+import { renderRoot } from "@cotal/core/broker";
+import { certainInventory, loadBrokerTrust, loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "@cotal/core/root";
+import { createAccountTrust } from "@cotal/core/trust";
+import { createTempRoot } from "@cotal/core/testing";
 import { parseArgs } from "./lib/args.js";
 import { onCleanup, runBench } from "./lib/cleanup.js";
 import { names } from "./lib/cotal-root.js";

@@ -1,4 +1,4 @@
-import type { SagaPhase, SpaceAddOptions } from "@cotal/saga";
+import type { SagaPhase, SpaceAddOptions } from "@cotal/core";
 import { FEW_NAMES } from "./batch-summary.js";
 import { countLogger, phaseFeedback, phaseSubject, type Feedback } from "./feedback.js";
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import module from "node:module";
-import { guardsFromEnv, sagaLimitsFromEnv } from "@cotal/saga/light";
+import { guardsFromEnv, sagaLimitsFromEnv } from "@cotal/core/light";
 import { exitFlushed } from "./exit.js";
 import { main } from "./program.js";
 

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline/promises";
-import { rerunWith, CotalError } from "@cotal/saga/errors";
+import { rerunWith, CotalError } from "@cotal/core/errors";
 
 /**
  * The one home of the CLI's confirmations (`space rm`, `broker reconcile`'s typed count): a question is

@@ -1,4 +1,4 @@
-import { GUARDS_ON, resolveRoot, type Guards, type SagaLimits } from "@cotal/saga/light";
+import { GUARDS_ON, resolveRoot, type Guards, type SagaLimits } from "@cotal/core/light";
 import type { Command } from "commander";
 
 /** Options every command inherits from the program: where the root is. */

@@ -1,4 +1,4 @@
-import { usageError } from "@cotal/saga/errors";
+import { usageError } from "@cotal/core/errors";
 
 const UNITS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
 const MAX_DURATION_SECONDS = 10 * 366 * 86400;

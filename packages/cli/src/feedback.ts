@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import type { SagaPhase } from "@cotal/saga";
+import type { SagaPhase } from "@cotal/core";
 import type { Logger, LogFormat } from "@cotal/jobs/log";
 import { progressBar, progressWanted, type Progress } from "./progress.js";
 import { guardsOf } from "./context.js";

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { describeError, redactSeeds, renderRerun, shellWord, type ExitCode, type ReportContext } from "@cotal/saga/errors";
+import { describeError, redactSeeds, renderRerun, shellWord, type ExitCode, type ReportContext } from "@cotal/core/errors";
 
 /** Last line of defence: no nkeys seed ever reaches a terminal or a log (the rule lives in saga/redact.ts). */
 export function redact(text: string): string {

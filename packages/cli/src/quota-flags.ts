@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { parseQuota, type SpaceQuota } from "@cotal/saga/light";
-import { usageError } from "@cotal/saga/errors";
+import { parseQuota, type SpaceQuota } from "@cotal/core/light";
+import { usageError } from "@cotal/core/errors";
 
 /** The limit flags `space add` and `space limits` share; each maps to one SpaceQuota field. */
 export const QUOTA_FLAGS = [

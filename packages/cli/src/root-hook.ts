@@ -17,7 +17,7 @@ function pathOf(cmd: Command): string {
 export function requireRootBeforeVerbs(program: Command): void {
   program.hook("preAction", async (_program, action) => {
     if (NO_ROOT_NEEDED.has(pathOf(action))) return;
-    const { requireRoot } = await import("@cotal/saga/root"); // loaded by a verb, not by --help (issue 35)
+    const { requireRoot } = await import("@cotal/core/root"); // loaded by a verb, not by --help (issue 35)
     requireRoot(rootOf(action));
   });
 }

@@ -1,4 +1,4 @@
-import { usageError } from "@cotal/saga/errors";
+import { usageError } from "@cotal/core/errors";
 import { err } from "./output.js";
 
 /**

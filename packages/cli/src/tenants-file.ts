@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { usageError } from "@cotal/saga/errors";
+import { usageError } from "@cotal/core/errors";
 
 /** One space name per line; blank lines and `#` comments are skipped. Names are validated by the saga. */
 export function readTenantsFile(path: string): string[] {

@@ -30,7 +30,7 @@ function startChunks(): string[] {
 const modulesIn = (files: readonly string[]): string[] => files.flatMap((f) => [...readFileSync(join(BUNDLE, f), "utf8").matchAll(/^\/\/ (\S+\.[cm]?js)$/gm)].map((m) => m[1] as string));
 
 /** What must load only when a verb runs (issue 35): nats.js, the core's verbs, the jobs and the dashboard. */
-const VERB_ONLY = [/\/@nats-io\//, /\bsaga\/dist\/ops\//, /\bsaga\/dist\/(saga|verb|inventory|maintenance|provision)\//, /\bjobs\/dist\//, /\bdashboard\/dist\//];
+const VERB_ONLY = [/\/@nats-io\//, /\bcore\/dist\/ops\//, /\bcore\/dist\/(saga|verb|inventory|backup|provision)\//, /\bjobs\/dist\//, /\bdashboard\/dist\//];
 
 describe("the CLI bundle", () => {
   it("holds exactly one CotalError class: jobs and the dashboard share the core's copy, so their errors keep their code and exit", () => {

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { describe, expect, it, vi } from "vitest";
 import { WORKER_DEFAULTS } from "@cotal/jobs";
-import { ERROR_TABLE, EXIT, isErrorCode } from "@cotal/saga/errors";
+import { ERROR_TABLE, EXIT, isErrorCode } from "@cotal/core/errors";
 import { HELP, leafCommands, pathOf, type HelpTable } from "../src/help/index.js";
 import { buildProgram, main } from "../src/program.js";
 
@@ -9,7 +9,7 @@ import { buildProgram, main } from "../src/program.js";
 // their defaults, and the exit codes it can end with. The examples are parsed by the real program
 // (every action replaced by a recorder); only the root check is stubbed, as the examples name roots
 // such as /srv/cotal that this machine does not have.
-vi.mock("@cotal/saga/root", async (original) => ({ ...(await original<object>()), requireRoot: () => undefined }));
+vi.mock("@cotal/core/root", async (original) => ({ ...(await original<object>()), requireRoot: () => undefined }));
 
 const leaves = leafCommands(buildProgram());
 const paths = leaves.map(pathOf);

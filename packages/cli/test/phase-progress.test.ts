@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createLogger } from "@cotal/jobs/log";
-import type { MutationResult, SagaPhase } from "@cotal/saga";
+import type { MutationResult, SagaPhase } from "@cotal/core";
 import { addFeedback } from "../src/add-feedback.js";
 import { phaseFeedback, type Feedback } from "../src/feedback.js";
 import { progressBar, type Progress } from "../src/progress.js";

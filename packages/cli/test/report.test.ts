@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { CotalError, usageError } from "@cotal/saga/errors";
+import { CotalError, usageError } from "@cotal/core/errors";
 import { report } from "../src/output.js";
 
 // Every --json error leaves through report(): one shape whichever layer threw it.

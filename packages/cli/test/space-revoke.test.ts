@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { SpaceUsersReport } from "@cotal/saga";
+import type { SpaceUsersReport } from "@cotal/core";
 import { EXIT } from "../src/index.js";
 import { parseBefore, renderSpaceUsers } from "../src/commands/space-revoke.js";
 import { runCli as run, scratchRoot } from "./helpers/cli.js";

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { createLogger } from "@cotal/jobs/log";
-import type { MaintenanceProgress, SagaPhase } from "@cotal/saga";
+import type { MaintenanceProgress, SagaPhase } from "@cotal/core";
 import { spaceVerbFeedback } from "../src/add-feedback.js";
 import type { Feedback } from "../src/feedback.js";
 import { progressBar } from "../src/progress.js";
@@ -36,7 +36,7 @@ function drive(on: (e: SagaPhase) => void): void {
   }
 }
 
-vi.mock("@cotal/saga", async (importOriginal) => ({
+vi.mock("@cotal/core", async (importOriginal) => ({
   ...(await importOriginal<object>()),
   spaceRm: async (o: { name: string; onPhase?: (e: SagaPhase) => void; onNotice?: (m: string) => void }) => {
     if (o.onPhase) drive(o.onPhase);

@@ -1,4 +1,4 @@
-import { formatBytes } from "@cotal/saga/light";
+import { formatBytes } from "@cotal/core/light";
 import { Html, html } from "./html.js";
 import type { DashboardSpace } from "./tenant-data.js";
 

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import type { SpaceInfo } from "@cotal/saga";
-import { decodeJwt, parseCreds } from "@cotal/saga/trust";
+import type { SpaceInfo } from "@cotal/core";
+import { decodeJwt, parseCreds } from "@cotal/core/trust";
 
 /** A creds file under the root as `cotal space info` lists it. */
 export type SpaceCredsFile = SpaceInfo["creds"][number];

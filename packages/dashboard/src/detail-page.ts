@@ -1,5 +1,5 @@
-import { type UsageRow } from "@cotal/saga";
-import { formatBytes } from "@cotal/saga/light";
+import { type UsageRow } from "@cotal/core";
+import { formatBytes } from "@cotal/core/light";
 import { backupCell } from "./backup-cell.js";
 import { html, type Html } from "./html.js";
 import { factHtml } from "./root-facts.js";

@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { GUARDS_ON, type Guards } from "@cotal/saga/light";
+import { GUARDS_ON, type Guards } from "@cotal/core/light";
 
 /** Hosts that only this machine can reach: 127.0.0.0/8, ::1 and the name localhost. */
 export function isLoopbackHost(host: string): boolean {

@@ -1,4 +1,4 @@
-import { GUARDS_ON, type Guards } from "@cotal/saga/light";
+import { GUARDS_ON, type Guards } from "@cotal/core/light";
 import type { NextFunction, Request, Response } from "express";
 
 /** The only methods the dashboard answers: it reads the root and the queues, it never acts on them. */

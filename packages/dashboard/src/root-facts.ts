@@ -1,4 +1,4 @@
-import type { JournalEntry, PendingMutation } from "@cotal/saga";
+import type { JournalEntry, PendingMutation } from "@cotal/core";
 import { html, type Html } from "./html.js";
 import type { Severity } from "./severity.js";
 import type { LockHolder } from "./tenant-data.js";

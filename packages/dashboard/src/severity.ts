@@ -1,4 +1,4 @@
-import type { SpaceListEntry, StatusReport } from "@cotal/saga";
+import type { SpaceListEntry, StatusReport } from "@cotal/core";
 
 type SpaceState = SpaceListEntry["state"];
 

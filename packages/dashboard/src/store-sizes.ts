@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
-import type { RootLayout } from "@cotal/saga";
-import { treeBytes } from "@cotal/saga/root";
+import type { RootLayout } from "@cotal/core";
+import { treeBytes } from "@cotal/core/root";
 
 /** One stream of a tenant's JetStream store: a KV bucket is the stream `KV_<bucket>`, an object store `OBJ_<name>`. */
 export interface StoredStream {

@@ -1,5 +1,5 @@
-import { showSpaceLimits, spaceListFrom, status, type JournalEntry, type PendingMutation, type SpaceListEntry, type StatusReport } from "@cotal/saga";
-import { GUARDS_ON, type Guards, type SpaceQuota } from "@cotal/saga/light";
+import { showSpaceLimits, spaceListFrom, status, type JournalEntry, type PendingMutation, type SpaceListEntry, type StatusReport } from "@cotal/core";
+import { GUARDS_ON, type Guards, type SpaceQuota } from "@cotal/core/light";
 import { jobsStatus, redactRedisUrl, type BackupRun, type BackupScheduleEntry, type QueueStatus } from "@cotal/jobs";
 
 export interface DashboardSpace extends SpaceListEntry {

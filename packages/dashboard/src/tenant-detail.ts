@@ -1,5 +1,5 @@
-import { RootLayout, spaceInfo, status, type SpaceInfo, type StatusReport } from "@cotal/saga";
-import { GUARDS_ON, type Guards } from "@cotal/saga/light";
+import { RootLayout, spaceInfo, status, type SpaceInfo, type StatusReport } from "@cotal/core";
+import { GUARDS_ON, type Guards } from "@cotal/core/light";
 import { jobsStatus, redactRedisUrl, type BackupScheduleEntry, type QueueStatus } from "@cotal/jobs";
 import { readCredsViews, type CredsView } from "./creds-view.js";
 import { journalFact, lockFact, pendingFact, type Fact } from "./root-facts.js";

@@ -1,4 +1,4 @@
-import { formatBytes, QUOTA_FIELDS, type SpaceQuota } from "@cotal/saga/light";
+import { formatBytes, QUOTA_FIELDS, type SpaceQuota } from "@cotal/core/light";
 import { backupCell } from "./backup-cell.js";
 import { Html, html } from "./html.js";
 import { factHtml, journalFact, lockFact, pendingFact } from "./root-facts.js";

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { createAccountTrust, createKeyPair, mintUserCreds } from "@cotal/saga/trust";
+import { createAccountTrust, createKeyPair, mintUserCreds } from "@cotal/core/trust";
 import { credsViewOf, readCredsViews } from "../src/creds-view.js";
 
 const operator = createKeyPair("operator");

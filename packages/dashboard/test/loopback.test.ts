@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GUARDS_ON } from "@cotal/saga/light";
+import { GUARDS_ON } from "@cotal/core/light";
 import { hostHeaderAllowed, isLoopbackHost } from "../src/loopback.js";
 
 describe("loopback hosts", () => {

@@ -2,8 +2,8 @@ import { createServer, type AddressInfo } from "node:net";
 import { request } from "node:http";
 import type { NextFunction, Request, Response } from "express";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createTempRoot, type TempRoot } from "@cotal/saga/testing";
-import { GUARDS_ON, type Guards } from "@cotal/saga/light";
+import { createTempRoot, type TempRoot } from "@cotal/core/testing";
+import { GUARDS_ON, type Guards } from "@cotal/core/light";
 import { ALLOW_HEADER, methodAllowed, READ_ONLY_REFUSAL, readOnlyGuard } from "../src/read-only.js";
 import { startDashboard, type Dashboard } from "../src/index.js";
 

@@ -1,10 +1,10 @@
 import { createServer, type AddressInfo } from "node:net";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isCotalError } from "@cotal/saga";
-import { GUARDS_ON } from "@cotal/saga/light";
-import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/saga/root";
-import { createTempRoot, type TempRoot } from "@cotal/saga/testing";
+import { isCotalError } from "@cotal/core";
+import { GUARDS_ON } from "@cotal/core/light";
+import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/core/root";
+import { createTempRoot, type TempRoot } from "@cotal/core/testing";
 import { PAGE_CSP, assertServable, startDashboard, type Dashboard, type TenantPageData } from "../src/index.js";
 
 /** A port nothing listens on, so Redis is "down" for these tests. */

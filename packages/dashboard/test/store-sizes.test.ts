@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RootLayout } from "@cotal/saga";
+import { RootLayout } from "@cotal/core";
 import { storedStreams, streamKind } from "../src/store-sizes.js";
 
 const dirs: string[] = [];

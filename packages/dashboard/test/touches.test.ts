@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { StatusReport } from "@cotal/saga";
+import type { StatusReport } from "@cotal/core";
 import { touchesOf } from "../src/tenant-detail.js";
 
 function status(over: Partial<StatusReport> = {}): StatusReport {

@@ -1,4 +1,4 @@
-import { RELOAD_FAILED, RELOAD_OK, SERVER_READY } from "@cotal/saga/server-process";
+import { RELOAD_FAILED, RELOAD_OK, SERVER_READY } from "@cotal/core/server-process";
 import { HarnessError } from "./errors.js";
 
 export type BrokerBackendKind = "process" | "container";

@@ -1,7 +1,7 @@
-// One lookup and one version read for the whole repo, the core's (@cotal/saga/server-process): a bad
+// One lookup and one version read for the whole repo, the core's (@cotal/core/server-process): a bad
 // NATS_SERVER_BIN is the same typed refusal (`nats-server-missing`, naming the path) here as in cotal.
-import { natsServerBinary as coreBinary, natsServerVersion as coreVersion, type ServerVersion } from "@cotal/saga/server-process";
-export { parseServerVersion, versionAtLeast, type ServerVersion } from "@cotal/saga/server-process";
+import { natsServerBinary as coreBinary, natsServerVersion as coreVersion, type ServerVersion } from "@cotal/core/server-process";
+export { parseServerVersion, versionAtLeast, type ServerVersion } from "@cotal/core/server-process";
 
 /** The nats-server the harness runs; async so a failure arrives as a rejection, like every start. */
 export async function natsServerBinary(): Promise<string> {

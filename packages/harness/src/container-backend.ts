@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { freePort } from "@cotal/saga/server-process";
+import { freePort } from "@cotal/core/server-process";
 import { GenericContainer, Wait, getContainerRuntimeClient, type StartedTestContainer } from "testcontainers";
 import {
   DEFAULT_START_TIMEOUT_MS,

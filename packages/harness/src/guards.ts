@@ -1,4 +1,4 @@
-import { guardsFromEnv, type Guards } from "@cotal/saga/light";
+import { guardsFromEnv, type Guards } from "@cotal/core/light";
 
 /**
  * The guards a test process runs the core with in-process: built from its environment

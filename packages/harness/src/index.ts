@@ -12,7 +12,7 @@
  */
 export { HarnessError, isHarnessError, type HarnessErrorCode, type HarnessErrorOptions } from "./errors.js";
 export { monotonicMs, sleep } from "./clock.js";
-export { freePort, freePorts } from "@cotal/saga/server-process";
+export { freePort, freePorts } from "@cotal/core/server-process";
 export { tempRoot, cleanupTempRoots, keepTempRoots, type TempRoot } from "./tempdir.js";
 export { natsServerBinary, natsServerVersion, parseServerVersion, versionAtLeast, type ServerVersion } from "./binary.js";
 export {

@@ -1,4 +1,4 @@
-import { tail, watchLogSource, type LogSource } from "@cotal/saga/server-process";
+import { tail, watchLogSource, type LogSource } from "@cotal/core/server-process";
 import { HarnessError } from "./errors.js";
 
 export { tail };
@@ -14,7 +14,7 @@ export interface LogWatchSource extends LogSource {
 
 /**
  * Waits for a complete line after `since` matching `pattern`, through the core's one log watcher
- * (@cotal/saga/server-process `watchLogSource`); its two endings become typed harness errors.
+ * (@cotal/core/server-process `watchLogSource`); its two endings become typed harness errors.
  */
 export async function waitForLogLine(
   source: LogWatchSource,

@@ -1,7 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { freePort, logOffset, readLogSince, spawnServer, stopProcess, untilReady, type ServerChild } from "@cotal/saga/server-process";
+import { freePort, logOffset, readLogSince, spawnServer, stopProcess, untilReady, type ServerChild } from "@cotal/core/server-process";
 import {
   DEFAULT_START_TIMEOUT_MS,
   DEFAULT_STOP_TIMEOUT_MS,

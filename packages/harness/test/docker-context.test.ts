@@ -33,21 +33,21 @@ describe("the image build context (/.dockerignore)", () => {
     const { copies, taken } = imageFiles(REPO);
     expect(copies.map((c) => [c.sources, c.dest])).toEqual([[["."], "."]]);
     // what `pnpm install --frozen-lockfile && pnpm build` needs
-    for (const f of ["package.json", "pnpm-lock.yaml", "pnpm-workspace.yaml", ".npmrc", "turbo.json", "tsconfig.base.json", "packages/cli/package.json", "packages/cli/bundle.mjs", "packages/saga/src/index.ts", "apps/worker/src/main.ts", "test-live/package.json"]) expect(taken).toContain(f);
+    for (const f of ["package.json", "pnpm-lock.yaml", "pnpm-workspace.yaml", ".npmrc", "turbo.json", "tsconfig.base.json", "packages/cli/package.json", "packages/cli/bundle.mjs", "packages/core/src/index.ts", "apps/worker/src/main.ts", "test-live/package.json"]) expect(taken).toContain(f);
     // nothing the host built, installed or ran
-    for (const prefix of ["node_modules/", ".git/", ".tools/", ".cotal/", ".test-results/", "reports/", "test-live/suites/", "packages/cli/dist/", "packages/saga/node_modules/"]) expect(taken.filter((f) => f.startsWith(prefix))).toEqual([]);
+    for (const prefix of ["node_modules/", ".git/", ".tools/", ".cotal/", ".test-results/", "reports/", "test-live/suites/", "packages/cli/dist/", "packages/core/node_modules/"]) expect(taken.filter((f) => f.startsWith(prefix))).toEqual([]);
     expect(secretFindings(REPO, taken)).toEqual([]);
   });
 
   it("a root planted anywhere (operator seed, account and user seeds, creds), dependencies and tools stay out; a seed in a source file is caught", () => {
     const dir = mkdtempSync(join(scratch, "ctx-"));
     cpSync(join(REPO, ".dockerignore"), join(dir, ".dockerignore"));
-    for (const f of ["package.json", "pnpm-lock.yaml", "packages/cli/package.json", "packages/saga/src/index.ts"]) plant(dir, f, readFileSync(join(REPO, f), "utf8"));
+    for (const f of ["package.json", "pnpm-lock.yaml", "packages/cli/package.json", "packages/core/src/index.ts"]) plant(dir, f, readFileSync(join(REPO, f), "utf8"));
     const planted = {
       ".cotal/auth/broker.secrets/operator.seed": seedText(),
       ".cotal/auth/account.61.json": JSON.stringify({ seed: new TextDecoder().decode(createAccount().getSeed()) }),
       ".cotal/space.61/users/u.creds": `-----BEGIN USER NKEY SEED-----\n${new TextDecoder().decode(createUser().getSeed())}\n------END USER NKEY SEED------\n`,
-      "packages/saga/.cotal/auth/broker.secrets/system-signing.seed": seedText(),
+      "packages/core/.cotal/auth/broker.secrets/system-signing.seed": seedText(),
       "packages/jobs/tmp-root/auth/broker.json": "{}", // a root by another name: its auth/ gives it away
       "apps/worker/alice.creds": "x",
       "apps/worker/op.nk": seedText(),
@@ -59,18 +59,18 @@ describe("the image build context (/.dockerignore)", () => {
       "packages/cli/dist/bundle/cotal.js": "x",
       ".tools/nats-server": "x",
       ".git/config": "x",
-      ".test-results/units/saga.json": "{}",
+      ".test-results/units/core.json": "{}",
       "docs/secret-notes.md": seedText(), // not a build input: default deny
     };
     for (const [rel, text] of Object.entries(planted)) plant(dir, rel, text);
     symlinkSync(join(dir, ".cotal"), join(dir, "packages", "root-link")); // a link is sent as a link, never its target
     const { taken } = imageFiles(dir);
     expect(taken.filter((f) => f in planted)).toEqual([]);
-    expect(taken).toEqual(["package.json", "packages/cli/package.json", "packages/root-link", "packages/saga/src/index.ts", "pnpm-lock.yaml"]);
+    expect(taken).toEqual(["package.json", "packages/cli/package.json", "packages/core/src/index.ts", "packages/root-link", "pnpm-lock.yaml"]);
     expect(secretFindings(dir, taken)).toEqual([]);
     // positive control: the scan sees a seed that slipped into a file the build does take
-    plant(dir, "packages/saga/src/leak.ts", `export const s = "${seedText()}";\n`);
-    expect(secretFindings(dir, imageFiles(dir).taken)).toEqual([{ path: "packages/saga/src/leak.ts", why: "holds an nkeys seed" }]);
+    plant(dir, "packages/core/src/leak.ts", `export const s = "${seedText()}";\n`);
+    expect(secretFindings(dir, imageFiles(dir).taken)).toEqual([{ path: "packages/core/src/leak.ts", why: "holds an nkeys seed" }]);
   });
 
   it("without /.dockerignore the same tree ships the root: the ignore file is what keeps it out", () => {

@@ -5,7 +5,7 @@ import { createServer as createTcpServer, type AddressInfo, type Server as TcpSe
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { isValidSpaceName } from "@cotal/saga/light";
+import { isValidSpaceName } from "@cotal/core/light";
 import { NKEY_SEED } from "../src/build-context.js";
 import { repoRoot } from "../src/cotal-process.js";
 import { parseUnitFile, unitEnvironment, unitExecStart, unitList, unitValue, unitValues } from "../src/unit-file.js";

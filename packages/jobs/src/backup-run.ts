@@ -1,8 +1,8 @@
 import { readdirSync, rmSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { brokerState, checkScheduleDir, describeError, isCotalError, RootLayout, CotalError, spaceBackup, spaceRestore, spaceStoreBytes, type SpaceRestoreResult } from "@cotal/saga";
-import { type Guards } from "@cotal/saga/light";
-import { renderRerun } from "@cotal/saga/errors";
+import { brokerState, checkScheduleDir, describeError, isCotalError, RootLayout, CotalError, spaceBackup, spaceRestore, spaceStoreBytes, type SpaceRestoreResult } from "@cotal/core";
+import { type Guards } from "@cotal/core/light";
+import { renderRerun } from "@cotal/core/errors";
 import type { SpaceBackupPayload, SpaceRestorePayload } from "./payloads.js";
 
 export const DEFAULT_KEEP = 7;

@@ -1,7 +1,7 @@
-import { readLockOwner } from "@cotal/saga/root";
-import { RootLayout } from "@cotal/saga";
-import { describeError } from "@cotal/saga/errors";
-import { readJournal } from "@cotal/saga/backup";
+import { readLockOwner } from "@cotal/core/root";
+import { RootLayout } from "@cotal/core";
+import { describeError } from "@cotal/core/errors";
+import { readJournal } from "@cotal/core/backup";
 import { UnrecoverableError } from "bullmq";
 
 /**

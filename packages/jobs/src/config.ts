@@ -1,4 +1,4 @@
-import { CotalError } from "@cotal/saga/errors";
+import { CotalError } from "@cotal/core/errors";
 import { redisUrlFrom } from "./connection.js";
 import { BLOCKED_RETRY_DEFAULTS } from "./blocked-retry.js";
 

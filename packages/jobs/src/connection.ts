@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
-import { CotalError } from "@cotal/saga/errors";
+import { CotalError } from "@cotal/core/errors";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 

@@ -1,7 +1,7 @@
-import { requireRoot } from "@cotal/saga/root";
+import { requireRoot } from "@cotal/core/root";
 import { Queue } from "bullmq";
 import { connectionOptions, probeRedis, redisUnreachable } from "./connection.js";
-import { isCotalError } from "@cotal/saga/errors";
+import { isCotalError } from "@cotal/core/errors";
 import { DEFAULT_JOB_OPTIONS } from "./job-options.js";
 import { jobIdFor, queueNameFor, QUEUE_PREFIX, rootKeyFor, type JobType } from "./names.js";
 import { parsePayload, type PayloadOf } from "./payloads.js";

@@ -1,4 +1,4 @@
-import { describeError } from "@cotal/saga/errors";
+import { describeError } from "@cotal/core/errors";
 import { UnrecoverableError } from "bullmq";
 
 /**

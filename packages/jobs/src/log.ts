@@ -1,7 +1,7 @@
 import { pino, type DestinationStream, type Logger } from "pino";
 import pretty from "pino-pretty";
-import { redactSeeds } from "@cotal/saga";
-import { GUARDS_ON, type Guards } from "@cotal/saga/light";
+import { redactSeeds } from "@cotal/core";
+import { GUARDS_ON, type Guards } from "@cotal/core/light";
 
 export const LOG_FORMATS = ["json", "pretty"] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];

@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import { isIP, type AddressInfo } from "node:net";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { CotalError } from "@cotal/saga/errors";
-import type { Guards } from "@cotal/saga/light";
+import { CotalError } from "@cotal/core/errors";
+import type { Guards } from "@cotal/core/light";
 import { exportRoot } from "./root-exporter.js";
 import { rootReads } from "./root-reads.js";
 

@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { SpaceAddOptions } from "@cotal/saga";
+import type { SpaceAddOptions } from "@cotal/core";
 import { exportRoot, type RootExporterOptions, type RootSnapshot } from "./root-exporter.js";
 import type { SnapshotCache } from "./snapshot-cache.js";
 import { rootReads, type RootReadsOptions } from "./root-reads.js";

@@ -1,4 +1,4 @@
-import { leaseKeyFor, RootLayout } from "@cotal/saga";
+import { leaseKeyFor, RootLayout } from "@cotal/core";
 
 /** Every job type cotal knows (reconcile stays interactive: it needs an operator's decision). */
 export const JOB_TYPES = ["space-add", "space-rm", "space-backup", "space-restore", "space-revoke"] as const;

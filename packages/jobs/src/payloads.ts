@@ -1,6 +1,6 @@
-import { isValidSpaceName, SPACE_NAME_RULE } from "@cotal/saga/light";
+import { isValidSpaceName, SPACE_NAME_RULE } from "@cotal/core/light";
 import { z } from "zod";
-import { CotalError } from "@cotal/saga/errors";
+import { CotalError } from "@cotal/core/errors";
 import type { JobType } from "./names.js";
 
 const spaceName = z.string().refine(isValidSpaceName, { message: `a space name is ${SPACE_NAME_RULE}` });

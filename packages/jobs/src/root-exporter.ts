@@ -1,6 +1,6 @@
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { SpaceUsageRow, StatusReport } from "@cotal/saga";
-import type { SpaceQuota } from "@cotal/saga/light";
+import type { SpaceUsageRow, StatusReport } from "@cotal/core";
+import type { SpaceQuota } from "@cotal/core/light";
 import { JOB_TYPES, type JobType } from "./names.js";
 import { SnapshotCache } from "./snapshot-cache.js";
 import { JOB_STATES } from "./status.js";

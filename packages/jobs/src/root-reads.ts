@@ -1,5 +1,5 @@
-import { spaceUsages, type SpaceUsageRow } from "@cotal/saga";
-import { type Guards } from "@cotal/saga/light";
+import { spaceUsages, type SpaceUsageRow } from "@cotal/core";
+import { type Guards } from "@cotal/core/light";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { JOB_TYPES, QUEUE_PREFIX, queueNameFor, rootKeyFor, type JobType } from "./names.js";

@@ -1,8 +1,8 @@
-import { requireRoot } from "@cotal/saga/root";
-import { checkScheduleDir, spaceStoreBytes } from "@cotal/saga";
+import { requireRoot } from "@cotal/core/root";
+import { checkScheduleDir, spaceStoreBytes } from "@cotal/core";
 import { probeRedis } from "./connection.js";
 import { openQueue } from "./enqueue.js";
-import { CotalError } from "@cotal/saga/errors";
+import { CotalError } from "@cotal/core/errors";
 import { rootKeyFor, jobIdFor } from "./names.js";
 import { parsePayload } from "./payloads.js";
 

@@ -1,5 +1,5 @@
-import { requireRoot } from "@cotal/saga/root";
-import { assertSpaceName, GUARDS_ON, type Guards } from "@cotal/saga/light";
+import { requireRoot } from "@cotal/core/root";
+import { assertSpaceName, GUARDS_ON, type Guards } from "@cotal/core/light";
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { openRedis, probeRedis, redactRedisUrl } from "./connection.js";

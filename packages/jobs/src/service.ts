@@ -1,4 +1,4 @@
-import type { Guards } from "@cotal/saga/light";
+import type { Guards } from "@cotal/core/light";
 import { workerConfig, type WorkerOverrides } from "./config.js";
 import { redactRedisUrl } from "./connection.js";
 import type { Logger } from "./log.js";

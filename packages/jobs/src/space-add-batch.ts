@@ -1,5 +1,5 @@
-import { spaceAdd, type SagaTiming, type SpaceAddOptions, type SpaceAddResult } from "@cotal/saga";
-import { type Guards } from "@cotal/saga/light";
+import { spaceAdd, type SagaTiming, type SpaceAddOptions, type SpaceAddResult } from "@cotal/core";
+import { type Guards } from "@cotal/core/light";
 import { isRetriable, toJobFailure } from "./failures.js";
 import { isBlocked } from "./blocked-retry.js";
 import type { ItemResult } from "./group-commit.js";

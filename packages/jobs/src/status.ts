@@ -1,4 +1,4 @@
-import { requireRoot } from "@cotal/saga/root";
+import { requireRoot } from "@cotal/core/root";
 import { openRedis, redactRedisUrl } from "./connection.js";
 import { openQueue } from "./enqueue.js";
 import { JOB_TYPES, PROCESSED_TYPES, rootKeyFor, type JobType } from "./names.js";

@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import { openRedis } from "./connection.js";
-import { CotalError } from "@cotal/saga/errors";
+import { CotalError } from "@cotal/core/errors";
 import { QUEUE_PREFIX } from "./names.js";
 
 export interface TrackProgress {

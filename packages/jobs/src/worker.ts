@@ -1,9 +1,9 @@
 import { existsSync, realpathSync } from "node:fs";
 import type { Server } from "node:http";
-import { describeError, RootLayout, CotalError, spaceRevoke, spaceRm } from "@cotal/saga";
-import { type Guards } from "@cotal/saga/light";
-import { renderRerun } from "@cotal/saga/errors";
-import { quiescedCount } from "@cotal/saga/backup";
+import { describeError, RootLayout, CotalError, spaceRevoke, spaceRm } from "@cotal/core";
+import { type Guards } from "@cotal/core/light";
+import { renderRerun } from "@cotal/core/errors";
+import { quiescedCount } from "@cotal/core/backup";
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import type { WorkerConfig } from "./config.js";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { parsePromText, promValue } from "@cotal/harness";
-import { describeError } from "@cotal/saga";
+import { describeError } from "@cotal/core";
 import { backupRunKeys, openQueue, readBackupRuns, recordBackupRun, rootKeyFor, runScheduledBackup, scheduleBackup, unscheduleBackup, WorkerMetrics, type BackupRun } from "../src/index.js";
 
 const REDIS = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";

@@ -1,4 +1,4 @@
-import { CotalError, type SpaceAddOptions, type SpaceAddResult } from "@cotal/saga";
+import { CotalError, type SpaceAddOptions, type SpaceAddResult } from "@cotal/core";
 import { UnrecoverableError } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { BLOCKED_KEY, BLOCKED_RETRY_DEFAULTS, classifyBlock, decideBlocked, jitterFor, nextBlockedRetry, splitJobData, type JournalLike, type RootProbe } from "../src/blocked-retry.js";

@@ -1,4 +1,4 @@
-import { ERROR_TABLE, JOBS_ERROR_CODES, SAGA_ERROR_CODES, CotalError, type ErrorCode } from "@cotal/saga/errors";
+import { ERROR_TABLE, JOBS_ERROR_CODES, SAGA_ERROR_CODES, CotalError, type ErrorCode } from "@cotal/core/errors";
 import { UnrecoverableError } from "bullmq";
 import { describe, expect, it } from "vitest";
 import { isRetriable, toJobFailure } from "../src/failures.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CotalError, type SpaceAddOptions, type SpaceAddResult } from "@cotal/saga";
+import { CotalError, type SpaceAddOptions, type SpaceAddResult } from "@cotal/core";
 import { GroupCommit, spaceAddBatchRunner, type ItemResult } from "../src/index.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { GUARDS_ON, type Guards } from "@cotal/saga/light";
+import { GUARDS_ON, type Guards } from "@cotal/core/light";
 import { createLogger, defaultLogFormat, isLogFormat } from "../src/log.js";
 
 // A seed-shaped token (S, role U, base32): what must never reach a log line.

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parsePromText, promValue } from "@cotal/harness";
-import { isCotalError } from "@cotal/saga/errors";
+import { isCotalError } from "@cotal/core/errors";
 import { startMetricsServer, type MetricsServer } from "../src/index.js";
 
 // No root here: status reads "absent", which is all these cells need (the HTTP edge, not the reads).

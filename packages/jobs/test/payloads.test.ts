@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parsePayload, PAYLOADS, JOB_TYPES } from "../src/index.js";
-import { isCotalError } from "@cotal/saga/errors";
+import { isCotalError } from "@cotal/core/errors";
 
 describe("job payloads (zod)", () => {
   it("accepts a well-formed payload of every type", () => {

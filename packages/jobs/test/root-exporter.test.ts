@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Registry } from "prom-client";
 import { parsePromText, promValue } from "@cotal/harness";
-import type { SpaceUsageRow } from "@cotal/saga";
-import type { SpaceQuota } from "@cotal/saga/light";
+import type { SpaceUsageRow } from "@cotal/core";
+import type { SpaceQuota } from "@cotal/core/light";
 import { exportRoot, SnapshotCache, WorkerMetrics, type RootSnapshot } from "../src/index.js";
 
 const QUOTA: SpaceQuota = { disk: 1_000_000, mem: -1, streams: 10, consumers: 100, conns: 50, subs: -1, payload: 1_048_576, leafnodes: 0 };

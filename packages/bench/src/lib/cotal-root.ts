@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { freePort, tempRoot } from "@cotal/harness";
-import { RootLayout, down, up, type UpResult } from "@cotal/saga";
-import { loadSpaceAccount } from "@cotal/saga/root";
-import { mintUserCreds } from "@cotal/saga/trust";
+import { RootLayout, down, up, type UpResult } from "@cotal/core";
+import { loadSpaceAccount } from "@cotal/core/root";
+import { mintUserCreds } from "@cotal/core/trust";
 import { onCleanup } from "./cleanup.js";
 
 export interface BenchRoot {

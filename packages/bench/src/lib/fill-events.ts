@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { jetstream } from "@nats-io/jetstream";
-import { connectAsAccount } from "@cotal/saga/broker";
-import { loadSpaceAccount } from "@cotal/saga/root";
-import type { RootLayout } from "@cotal/saga";
+import { connectAsAccount } from "@cotal/core/broker";
+import { loadSpaceAccount } from "@cotal/core/root";
+import type { RootLayout } from "@cotal/core";
 
 /**
  * `size` MB of random 16 KiB events into a space's events stream, 256 publishes in flight (the

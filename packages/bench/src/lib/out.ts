@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { natsServerBinary } from "@cotal/saga/server-process";
+import { natsServerBinary } from "@cotal/core/server-process";
 
 /** The repository root: packages/bench/dist/lib/out.js → ../../../.. */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..", "..", "..");

@@ -1,10 +1,10 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { ProcessBackend, tempRoot, type ProcessBroker } from "@cotal/harness";
-import { connectWithCreds } from "@cotal/saga/broker";
-import { DEFAULT_JETSTREAM_BUDGET, DEFAULT_SPACE_QUOTA } from "@cotal/saga/provision";
-import { toAccountRecord, type AccountRecord } from "@cotal/saga/root";
-import { createAccountTrust, createBrokerTrust, mintSystemUserCreds, quotaLimits, type AccountLimits, type BrokerTrust } from "@cotal/saga/trust";
+import { connectWithCreds } from "@cotal/core/broker";
+import { DEFAULT_JETSTREAM_BUDGET, DEFAULT_SPACE_QUOTA } from "@cotal/core/provision";
+import { toAccountRecord, type AccountRecord } from "@cotal/core/root";
+import { createAccountTrust, createBrokerTrust, mintSystemUserCreds, quotaLimits, type AccountLimits, type BrokerTrust } from "@cotal/core/trust";
 import { onCleanup } from "./cleanup.js";
 
 /** The limits cotal's spaceAdd signs into a new space's JWT by default (no --max-* flags). */

@@ -1,7 +1,7 @@
-import { GUARDS_ON } from "@cotal/saga/light";
-import { RootLayout } from "@cotal/saga";
-import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/saga/root";
-import { decisionRead, openLiveSession, runMutation } from "@cotal/saga/inventory";
+import { GUARDS_ON } from "@cotal/core/light";
+import { RootLayout } from "@cotal/core";
+import { acquireMaintenanceLock, releaseMaintenanceLock } from "@cotal/core/root";
+import { decisionRead, openLiveSession, runMutation } from "@cotal/core/inventory";
 
 /**
  * The saga of `space add` without its provisioning pool (claim, materialise, render, reload, proof,

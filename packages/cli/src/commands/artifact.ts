@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { CotalError, isCotalError, renderRerun } from "@cotal/saga/errors";
-import { isValidSpaceName } from "@cotal/saga/light";
+import { CotalError, isCotalError, renderRerun } from "@cotal/core/errors";
+import { isValidSpaceName } from "@cotal/core/light";
 import type { Command } from "commander";
 import { rootOf } from "../context.js";
 import { json, out } from "../output.js";
@@ -59,7 +59,7 @@ function withVerifyNext(err: unknown, root: string, dir: string): unknown {
 
 /** `cotal backup verify DIR`: verifyArtifact (manifest shape, every pinned file's size and sha256), read-only. */
 export async function verifyReport(dir: string): Promise<VerifyReport> {
-  const [{ checkRestoreFrom }, { verifyArtifact }] = await Promise.all([import("@cotal/saga"), import("@cotal/saga/backup")]);
+  const [{ checkRestoreFrom }, { verifyArtifact }] = await Promise.all([import("@cotal/core"), import("@cotal/core/backup")]);
   const abs = checkRestoreFrom(dir);
   const { manifest: m } = verifyArtifact(abs);
   const pinned = new Map(m.files.map((f) => [f.path, f]));

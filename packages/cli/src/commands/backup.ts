@@ -1,11 +1,11 @@
 import { resolve } from "node:path";
-import type { MaintenanceProgress } from "@cotal/saga";
-import { assertSpaceName } from "@cotal/saga/light";
+import type { MaintenanceProgress } from "@cotal/core";
+import { assertSpaceName } from "@cotal/core/light";
 import { queuedSingle } from "./space-queue.js";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { json, out } from "../output.js";
-import { usageError } from "@cotal/saga/errors";
+import { usageError } from "@cotal/core/errors";
 import { feedbackFor, type Feedback } from "../feedback.js";
 import { maintenanceStarting } from "../add-feedback.js";
 import { confirmOrRefuse } from "../confirm.js";
@@ -58,7 +58,7 @@ async function queuedRestore(name: string, flags: RestoreFlags, cmd: Command): P
   const space = assertSpaceName(name, guardsOf(cmd));
   const from = resolve(flags.from);
   if (flags.replace) await confirmOrRefuse({ yes: flags.yes, question: `Delete space ${space}'s streams that ${from} holds, then restore them from it?`, what: `--replace deletes space ${space}'s streams that the backup at ${from} holds, then restores them from it` });
-  const [{ checkRestoreFrom }, { verifyArtifact }] = await Promise.all([import("@cotal/saga"), import("@cotal/saga/backup")]);
+  const [{ checkRestoreFrom }, { verifyArtifact }] = await Promise.all([import("@cotal/core"), import("@cotal/core/backup")]);
   verifyArtifact(checkRestoreFrom(flags.from));
   const item = { name: space, from, ...(flags.rebindAccount ? { rebindAccount: true } : {}), ...(flags.replace ? { replace: true, yes: true } : {}) };
   return queuedSingle(rootOf(cmd), "space-restore", item, { json: flags.json, wait: flags.wait }, async () => true);
@@ -95,7 +95,7 @@ function registerSpaceBackup(space: Command): void {
     .option("--json", "print the result as JSON")
     .action(async (name: string, flags: { out: string; every?: string; keep?: string; queue?: boolean; quiesce?: boolean; json?: boolean }, cmd: Command) => {
       if (flags.queue || flags.every || flags.keep) return scheduleBackupCommand(rootOf(cmd), name, flags);
-      const { spaceBackup } = await import("@cotal/saga");
+      const { spaceBackup } = await import("@cotal/core");
       const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space backup", json: flags.json, unit: "bytes" }), "space backup", name);
       const t0 = Date.now();
       try {
@@ -126,7 +126,7 @@ function registerSpaceRestore(space: Command): void {
     .option("--json", "print the result as JSON")
     .action(async (name: string, flags: RestoreFlags, cmd: Command) => {
       if (flags.queue) return queuedRestore(name, flags, cmd);
-      const { spaceRestore } = await import("@cotal/saga");
+      const { spaceRestore } = await import("@cotal/core");
       const bar = maintenanceProgress(await feedbackFor(cmd, { verb: "space restore", json: flags.json, unit: "bytes" }), "space restore", name);
       try {
         const r = await spaceRestore({
@@ -159,7 +159,7 @@ function registerClean(clean: Command): void {
     .option("--yes", "delete them")
     .option("--json", "print the result as JSON")
     .action(async (flags: { yes?: boolean; json?: boolean }, cmd: Command) => {
-      const { cleanOrphanStreams } = await import("@cotal/saga");
+      const { cleanOrphanStreams } = await import("@cotal/core");
       const r = await cleanOrphanStreams({ root: rootOf(cmd), guards: guardsOf(cmd), yes: flags.yes });
       if (flags.json) return json(r);
       if (r.orphans.length === 0) return out("cotal: no orphan streams in the store; nothing changed");
@@ -172,7 +172,7 @@ function registerClean(clean: Command): void {
     .requiredOption("--attempt <id>", "the attempt id named by the refusal")
     .option("--json", "print the result as JSON")
     .action(async (flags: { attempt: string; json?: boolean }, cmd: Command) => {
-      const { cleanRestoreAttempt } = await import("@cotal/saga");
+      const { cleanRestoreAttempt } = await import("@cotal/core");
       const r = await cleanRestoreAttempt({ root: rootOf(cmd), guards: guardsOf(cmd), attempt: flags.attempt });
       if (flags.json) return json(r);
       if (r.outcome === "absent") return out(`cotal: no attempt ${r.attemptId} is recorded; nothing changed`);

@@ -1,9 +1,9 @@
-import type { ReconcilePlan, ReconcileReport } from "@cotal/saga";
-import { errorDocument, isCotalError } from "@cotal/saga/errors";
+import type { ReconcilePlan, ReconcileReport } from "@cotal/core";
+import { errorDocument, isCotalError } from "@cotal/core/errors";
 import type { Command } from "commander";
 import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { err, json, out, reportContext } from "../output.js";
-import { usageError } from "@cotal/saga/errors";
+import { usageError } from "@cotal/core/errors";
 import { ask, interactive, type PromptIo } from "../confirm.js";
 
 function printReport(r: ReconcileReport): void {
@@ -51,7 +51,7 @@ export function registerBroker(program: Command): void {
     .action(async (flags: { adoptDisk?: boolean; adoptKv?: boolean; yes?: boolean; json?: boolean }, cmd: Command) => {
       if (flags.adoptDisk && flags.adoptKv) throw usageError("choose one of --adopt-disk and --adopt-kv", "cotal broker reconcile   # prints both lists first");
       const direction = flags.adoptDisk ? "disk" : flags.adoptKv ? "kv" : undefined;
-      const { reconcile } = await import("@cotal/saga");
+      const { reconcile } = await import("@cotal/core");
       let report: ReconcileReport | undefined;
       try {
         const r = await reconcile({

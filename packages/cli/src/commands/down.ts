@@ -9,7 +9,7 @@ export function registerDown(program: Command): void {
     .option("--preserve-state", "journal a cut (cut-intent → cut-committed → ready) so `cotal space backup|restore` can read the stopped store")
     .option("--json", "print the result as JSON")
     .action(async (flags: { json?: boolean; preserveState?: boolean }, cmd: Command) => {
-      const { down } = await import("@cotal/saga");
+      const { down } = await import("@cotal/core");
       const r = await down({ root: rootOf(cmd), guards: guardsOf(cmd), ...(flags.preserveState ? { preserveState: true } : {}) });
       if (flags.json) json(r);
       else if (r.cut) out(`cotal: ${r.cut.already ? "cut already ready" : `stopped the broker${r.pid ? ` (pid ${r.pid})` : ""}; cut ${r.cut.cutId} is ready`}; next: cotal space list   # back up each space offline (cotal space backup NAME --out DIR), then cotal up`);

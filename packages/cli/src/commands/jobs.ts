@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { BackupScheduleEntry, JobsStatusReport } from "@cotal/jobs";
-import { assertSpaceName } from "@cotal/saga/light";
+import { assertSpaceName } from "@cotal/core/light";
 import { guardsOf, rootOf } from "../context.js";
 import { json, out } from "../output.js";
 

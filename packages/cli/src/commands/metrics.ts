@@ -1,6 +1,6 @@
 import { realpathSync } from "node:fs";
 import type { Command } from "commander";
-import { usageError } from "@cotal/saga/errors";
+import { usageError } from "@cotal/core/errors";
 import { guardsOf, rootOf } from "../context.js";
 import { out } from "../output.js";
 import { portFlag, serveUntilSignal } from "../serve.js";

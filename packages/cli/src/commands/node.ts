@@ -1,8 +1,8 @@
-import type { NodeAgentResult } from "@cotal/saga";
+import type { NodeAgentResult } from "@cotal/core";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { err, json, out } from "../output.js";
-import { usageError } from "@cotal/saga/errors";
+import { usageError } from "@cotal/core/errors";
 
 interface NodeRunFlags {
   node: string;
@@ -36,7 +36,7 @@ export function registerNode(program: Command): void {
     .option("--interval <ms>", "the periodic liveness and record check (a KV watch wakes it sooner)", intervalOf, 2_000)
     .option("--json", "each event as a JSON line on stderr ({at, event}), and the result as JSON (with --once, or when stopped)")
     .action(async (flags: NodeRunFlags, cmd: Command) => {
-      const { runNodeAgent } = await import("@cotal/saga");
+      const { runNodeAgent } = await import("@cotal/core");
       const ctl = new AbortController();
       const stop = (): void => ctl.abort();
       process.on("SIGINT", stop);

@@ -1,5 +1,5 @@
-import type { SpaceInfo, UsageRow } from "@cotal/saga";
-import { formatBytes } from "@cotal/saga/light";
+import type { SpaceInfo, UsageRow } from "@cotal/core";
+import { formatBytes } from "@cotal/core/light";
 import type { BackupScheduleEntry } from "@cotal/jobs";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
@@ -81,7 +81,7 @@ export function renderSpaceInfo(d: SpaceInfoDocument): string[] {
 
 /** The ledger's count line; undefined when the space has no record on disk (info never fails on it). */
 async function ledgerLine(root: string, space: string, cmd: Command): Promise<string | undefined> {
-  const { spaceUsers, usersSummary } = await import("@cotal/saga");
+  const { spaceUsers, usersSummary } = await import("@cotal/core");
   try {
     return usersSummary(spaceUsers(root, space, guardsOf(cmd)));
   } catch {
@@ -95,7 +95,7 @@ export function registerSpaceInfo(space: Command): void {
     .description("one space: state, limits against usage, creds files, backup schedule, account key (read-only, no lock)")
     .option("--json", "print the result as JSON")
     .action(async (name: string, flags: { json?: boolean }, cmd: Command) => {
-      const { spaceInfo } = await import("@cotal/saga");
+      const { spaceInfo } = await import("@cotal/core");
       const info = await spaceInfo({ root: rootOf(cmd), name, guards: guardsOf(cmd) });
       const ledger = await ledgerLine(info.root, info.space, cmd);
       const doc: SpaceInfoDocument = { ...info, backups: await backupsOf(info.root, info.space), ...(ledger ? { ledger } : {}) };

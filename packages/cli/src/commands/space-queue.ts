@@ -1,6 +1,6 @@
-import type { SpaceListReport } from "@cotal/saga";
-import type { Guards } from "@cotal/saga/light";
-import { CotalError, describeError, isCotalError, renderRerun } from "@cotal/saga/errors";
+import type { SpaceListReport } from "@cotal/core";
+import type { Guards } from "@cotal/core/light";
+import { CotalError, describeError, isCotalError, renderRerun } from "@cotal/core/errors";
 import type { Logger } from "@cotal/jobs/log";
 import { summariseNames } from "../batch-summary.js";
 import { countLogger } from "../feedback.js";
@@ -23,7 +23,7 @@ export interface QueuedAddFlags {
  * Redis only schedules; the saga decides, so the outcome is confirmed against the KV inventory.
  */
 export async function queuedSpaceAdd(root: string, names: string[], flags: QueuedAddFlags & { guards: Guards }): Promise<void> {
-  const { RERUN, followCommits, spaceList, validateBatch } = await import("@cotal/saga");
+  const { RERUN, followCommits, spaceList, validateBatch } = await import("@cotal/core");
   const unique = validateBatch(names, flags.guards); // the same refusal as a direct add, before anything is enqueued
   const jobs = await import("@cotal/jobs"); // lazy: verbs without --queue never load ioredis
   const redisUrl = jobs.redisUrlFrom(process.env);
@@ -133,7 +133,7 @@ export async function queuedSingle(
   flags: QueuedAddFlags,
   confirm: () => Promise<boolean>,
 ): Promise<void> {
-  const { RERUN } = await import("@cotal/saga");
+  const { RERUN } = await import("@cotal/core");
   const jobs = await import("@cotal/jobs");
   const redisUrl = jobs.redisUrlFrom(process.env);
   const r = await jobs.enqueueJobs({ type, root, redisUrl, items: [item] as never });

@@ -1,5 +1,5 @@
-import type { SpaceRevokeResult, SpaceUsersReport } from "@cotal/saga";
-import { usageError } from "@cotal/saga/errors";
+import type { SpaceRevokeResult, SpaceUsersReport } from "@cotal/core";
+import { usageError } from "@cotal/core/errors";
 import type { Command } from "commander";
 import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { err, json, out } from "../output.js";
@@ -42,7 +42,7 @@ function checkedFlags(space: string, flags: RevokeFlags): { user?: string; key?:
 async function queuedRevoke(root: string, name: string, sel: { user?: string; key?: string; before?: number }, flags: RevokeFlags, cmd: Command): Promise<void> {
   const { queuedSingle } = await import("./space-queue.js");
   const confirm = async (): Promise<boolean> => {
-    const { spaceUsers } = await import("@cotal/saga");
+    const { spaceUsers } = await import("@cotal/core");
     const mine = spaceUsers(root, name, guardsOf(cmd)).users.filter((u) => (sel.user !== undefined ? u.user === sel.user : u.publicKey === sel.key));
     // A forced key the root does not know has no row to read back; the job's completion is the word there.
     return mine.length === 0 ? flags.force === true : mine.some((u) => u.state === "revoked");
@@ -76,7 +76,7 @@ export function registerSpaceRevoke(space: Command): void {
       const notice = (m: string) => {
         if (!flags.json) err(`cotal: ${m}`);
       };
-      const { spaceRevoke } = await import("@cotal/saga");
+      const { spaceRevoke } = await import("@cotal/core");
       // The preamble's and the saga's phases as a status line on a TTY, log lines with --log-format (add-feedback.ts).
       const fb = await feedbackFor(cmd, { verb: "space revoke", json: flags.json, unit: "count" });
       let r: SpaceRevokeResult;
@@ -110,7 +110,7 @@ export function registerSpaceUsers(space: Command): void {
     .description("every cred minted for a space (the creds ledger), with its state; creds minted before the ledger show as unknown")
     .option("--json", "print the list as JSON")
     .action(async (name: string, flags: { json?: boolean }, cmd: Command) => {
-      const { spaceUsers } = await import("@cotal/saga");
+      const { spaceUsers } = await import("@cotal/core");
       const r = spaceUsers(rootOf(cmd), name, guardsOf(cmd));
       if (flags.json) return json(r);
       for (const line of renderSpaceUsers(r)) out(line);

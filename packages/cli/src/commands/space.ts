@@ -1,6 +1,6 @@
-import type { SpaceListReport } from "@cotal/saga";
-import type { SpaceQuota } from "@cotal/saga/light";
-import { QUOTA_FIELDS, assertSpaceName, formatBytes } from "@cotal/saga/light";
+import type { SpaceListReport } from "@cotal/core";
+import type { SpaceQuota } from "@cotal/core/light";
+import { QUOTA_FIELDS, assertSpaceName, formatBytes } from "@cotal/core/light";
 import type { Command } from "commander";
 import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { parseDuration } from "../duration.js";
@@ -9,7 +9,7 @@ import { readTenantsFile } from "../tenants-file.js";
 import { registerSpaceInfo } from "./space-info.js";
 import { registerSpaceRevoke, registerSpaceUsers } from "./space-revoke.js";
 import { QUOTA_FLAGS, quotaFromFlags, type QuotaFlagValues } from "../quota-flags.js";
-import { usageError } from "@cotal/saga/errors";
+import { usageError } from "@cotal/core/errors";
 import { printRemovedSchedules, queuedSingle, queuedSpaceAdd, unscheduleRemoved } from "./space-queue.js";
 import { summariseNames } from "../batch-summary.js";
 import { feedbackFor } from "../feedback.js";
@@ -18,7 +18,7 @@ import { confirmOrRefuse } from "../confirm.js";
 
 /** The template's streams and buckets of a space, by name: what its removal deletes at the least. */
 async function templateNames(space: string): Promise<string> {
-  const { spaceTemplate } = await import("@cotal/saga/provision");
+  const { spaceTemplate } = await import("@cotal/core/provision");
   const t = spaceTemplate(space);
   return [...t.streams.map((x) => x.name), ...t.buckets.map((b) => b.bucket)].join(", ");
 }
@@ -77,7 +77,7 @@ function registerSpaceAdd(space: Command): void {
         return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait, bar, log, guards: guardsOf(cmd) });
       }
       // The saga's phases, then provisioning: a status line or bar on a TTY, log lines with --log-format (add-feedback.ts).
-      const { spaceAdd } = await import("@cotal/saga");
+      const { spaceAdd } = await import("@cotal/core");
       const fb = await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" });
       let r;
       try {
@@ -104,7 +104,7 @@ function registerSpaceRm(space: Command): void {
       // Confirmed before the lock, the queue or the broker is touched (issue #31); a queued job does not ask again.
       const space = assertSpaceName(name, guardsOf(cmd));
       await confirmOrRefuse({ yes: flags.yes, question: `remove space ${space} (its account, streams and KV data, for good)?`, what: `space rm deletes space ${space} for good: its account, every stream and KV bucket it holds (${await templateNames(space)} and any other) and its local files` });
-      const { spaceList, spaceRm } = await import("@cotal/saga");
+      const { spaceList, spaceRm } = await import("@cotal/core");
       if (flags.queue) {
         const root = rootOf(cmd);
         const guards = guardsOf(cmd);
@@ -140,7 +140,7 @@ function registerSpaceLimits(space: Command): void {
   limits.option("--force", "accept a disk or stream quota below what the space already stores (its writes fail until it deletes data)");
   limits.option("--json", "print the result as JSON").action(async (name: string, flags: QuotaFlagValues & { json?: boolean; force?: boolean }, cmd: Command) => {
     const quota = quotaFromFlags(flags);
-    const { showSpaceLimits, spaceLimits } = await import("@cotal/saga");
+    const { showSpaceLimits, spaceLimits } = await import("@cotal/core");
     if (Object.keys(quota).length === 0) {
       const r = showSpaceLimits(rootOf(cmd), name, guardsOf(cmd));
       if (flags.json) return json(r);
@@ -168,7 +168,7 @@ function registerSpaceList(space: Command): void {
     .description("every space on disk or in the KV inventory, with its state")
     .option("--json", "print the list as JSON")
     .action(async (flags: { json?: boolean }, cmd: Command) => {
-      const { spaceList } = await import("@cotal/saga");
+      const { spaceList } = await import("@cotal/core");
       const r: SpaceListReport = await spaceList({ root: rootOf(cmd), guards: guardsOf(cmd) });
       if (flags.json) return json(r);
       out(`${r.spaces.length} space(s)${r.generation !== null ? `, generation ${r.generation}` : ""}; broker state ${r.state}`);
@@ -190,7 +190,7 @@ function registerSpaceCreds(space: Command): void {
     .option("--out <file>", "where to write the creds file (default: the root's space directory)")
     .option("--json", "print the result as JSON")
     .action(async (name: string, flags: CredsFlags, cmd: Command) => {
-      const { mintSpaceCreds } = await import("@cotal/saga");
+      const { mintSpaceCreds } = await import("@cotal/core");
       const r = mintSpaceCreds({
         root: rootOf(cmd),
         guards: guardsOf(cmd),

@@ -1,10 +1,10 @@
-import type { StatusReport } from "@cotal/saga";
+import type { StatusReport } from "@cotal/core";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { json, out } from "../output.js";
 
 async function printStatus(s: StatusReport): Promise<void> {
-  if (!s.exists) (await import("@cotal/saga/root")).requireRoot(s.root); // gone since the check before the verb: the same refusal
+  if (!s.exists) (await import("@cotal/core/root")).requireRoot(s.root); // gone since the check before the verb: the same refusal
   out(`root:    ${s.root}`);
   out(`state:   ${s.state} — ${s.why}`);
   const b = s.broker;
@@ -55,7 +55,7 @@ export function registerStatus(program: Command): void {
     .description("broker process, tenants on disk vs in the running config, lock holder, derived state")
     .option("--json", "print the report as JSON")
     .action(async (flags: { json?: boolean }, cmd: Command) => {
-      const { status } = await import("@cotal/saga");
+      const { status } = await import("@cotal/core");
       const s = await status({ root: rootOf(cmd), guards: guardsOf(cmd) });
       if (flags.json) json(s);
       else await printStatus(s);

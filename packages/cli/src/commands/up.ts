@@ -1,10 +1,10 @@
-import type { RotateSysResult, UpResult } from "@cotal/saga";
-import { resolveRoot } from "@cotal/saga/light";
+import type { RotateSysResult, UpResult } from "@cotal/core";
+import { resolveRoot } from "@cotal/core/light";
 import type { ChildProcess } from "node:child_process";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { parsePort } from "../duration.js";
-import { CotalError, usageError } from "@cotal/saga/errors";
+import { CotalError, usageError } from "@cotal/core/errors";
 import { existsSync } from "node:fs";
 import { err, json, out, shellWord } from "../output.js";
 import { compressNames, FEW_NAMES } from "../batch-summary.js";
@@ -63,7 +63,7 @@ export function registerUp(program: Command): void {
     .option("--tenant-replicas <n>", "with --cluster on a new root: every space's own streams and buckets R1 or R3; a single broker is always 1 (default: 1)")
     .option("--json", "print the result as JSON")
     .action(async (flags: UpFlags, cmd: Command) => {
-      const { rotateSys, up } = await import("@cotal/saga");
+      const { rotateSys, up } = await import("@cotal/core");
       let rotated: RotateSysResult | undefined;
       if (flags.rotateSys) {
         rotated = await rotateSys({ root: rootOf(cmd), guards: guardsOf(cmd) });
@@ -110,7 +110,7 @@ export function registerUp(program: Command): void {
  * `broker-not-running` (exit 6), and `Restart=on-failure` starts it again (docs/service.md).
  */
 async function serveForeground(child: ChildProcess, root: string): Promise<void> {
-  const [{ clearRuntime, RootLayout }, { foregroundEnd, readRuntime, takeStopIntent }] = await Promise.all([import("@cotal/saga"), import("@cotal/saga/broker")]);
+  const [{ clearRuntime, RootLayout }, { foregroundEnd, readRuntime, takeStopIntent }] = await Promise.all([import("@cotal/core"), import("@cotal/core/broker")]);
   const layout = new RootLayout(root);
   const pid = child.pid ?? 0;
   const recorded = readRuntime(layout)?.owner;

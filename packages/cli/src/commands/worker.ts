@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { logFormatOf, logLevel } from "../feedback.js";
-import { rerunWith, usageError } from "@cotal/saga/errors";
+import { rerunWith, usageError } from "@cotal/core/errors";
 
 function count(flag: string, min: number) {
   return (v: string): number => {

@@ -1,4 +1,4 @@
-import { ERROR_TABLE, EXIT, type ErrorCode } from "@cotal/saga/errors";
+import { ERROR_TABLE, EXIT, type ErrorCode } from "@cotal/core/errors";
 
 /** One short line per exit number, free of colons (the long form is README "Exit codes"). */
 export const EXIT_MEANING: { readonly [K in keyof typeof EXIT]: string } = {

@@ -1,4 +1,4 @@
-import type { ErrorCode } from "@cotal/saga/errors";
+import type { ErrorCode } from "@cotal/core/errors";
 
 /**
  * The help of one verb beyond what commander prints (issue #31): a one-line summary, 1-3 examples

@@ -1,4 +1,4 @@
-// @cotal/saga/backup: what the jobs, the CLI and benchmarks use beside the backup verbs (journal reader, artifact check, quiesce count, stream snapshots).
+// @cotal/core/backup: what the jobs, the CLI and benchmarks use beside the backup verbs (journal reader, artifact check, quiesce count, stream snapshots).
 export { readJournal, type CutEntry } from "../journal/journal.js";
 export { verifyArtifact } from "../backup/artifact.js";
 export type { OnlineBackupResult } from "../backup/online-backup.js";

@@ -1,4 +1,4 @@
-// @cotal/saga/broker: a root's broker below the verbs (render, reload proof, connections, runtime), for benchmarks and live tests.
+// @cotal/core/broker: a root's broker below the verbs (render, reload proof, connections, runtime), for benchmarks and live tests.
 export { FEATURE_SINCE, serverFeatures, type ServerFeatures } from "../broker/server-features.js";
 export { stopBroker } from "../broker/process.js";
 export { readRuntime } from "../broker/runtime.js";

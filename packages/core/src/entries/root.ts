@@ -1,4 +1,4 @@
-// @cotal/saga/root: a root's records and lock, read and written directly by benchmarks, live tests and the jobs' blocked-retry probe.
+// @cotal/core/root: a root's records and lock, read and written directly by benchmarks, live tests and the jobs' blocked-retry probe.
 export { type AccountRecord } from "../root/records.js";
 export { loadBrokerTrust } from "../root/broker-store.js";
 export { certainInventory, loadAuthorityAccount, loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "../root/account-store.js";

@@ -1,4 +1,4 @@
-// @cotal/saga/trust: keys, JWTs and creds, for benchmarks and live tests that mint accounts without a root's verbs.
+// @cotal/core/trust: keys, JWTs and creds, for benchmarks and live tests that mint accounts without a root's verbs.
 export { createKeyPair } from "../trust/nkeys.js";
 export { decodeJwt, signJwt } from "../trust/jwt.js";
 export { createBrokerTrust, type BrokerTrust } from "../trust/broker.js";

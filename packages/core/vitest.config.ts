@@ -1,4 +1,4 @@
 import { defineConfig } from "vitest/config";
 import { sharedTestConfig } from "../../vitest.shared.ts";
 
-export default defineConfig(sharedTestConfig("saga"));
+export default defineConfig(sharedTestConfig("core"));

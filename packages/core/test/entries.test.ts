@@ -39,7 +39,7 @@ function consumerFiles(): string[] {
     for (const e of readdirSync(dir)) {
       if (e === "node_modules" || e === "dist" || e.startsWith(".")) continue;
       const p = join(dir, e);
-      if (p === join(repo, "packages", "saga")) continue;
+      if (p === join(repo, "packages", "core")) continue;
       if (statSync(p).isDirectory()) walk(p);
       else if (/\.(ts|mts|mjs|js|sh)$/.test(e)) out.push(p);
     }
@@ -59,21 +59,21 @@ function importedNames(): Map<string, Set<string>> {
   };
   for (const f of consumerFiles()) {
     const text = readFileSync(f, "utf8");
-    for (const m of text.matchAll(/(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s*from\s*"@cotal\/saga(\/[\w-]+)?"/g)) add(`.${m[2] ?? ""}`, m[1] as string);
-    for (const m of text.matchAll(/const\s*\{([^}]*)\}\s*=\s*await\s+import\(\s*"@cotal\/saga(\/[\w-]+)?"\s*\)/g)) add(`.${m[2] ?? ""}`, m[1] as string);
-    // `const [{ a }, { b }] = await Promise.all([import("@cotal/saga"), import("@cotal/saga/broker")])`: names and entries paired in order
+    for (const m of text.matchAll(/(?:import|export)\s+(?:type\s+)?\{([^}]*)\}\s*from\s*"@cotal\/core(\/[\w-]+)?"/g)) add(`.${m[2] ?? ""}`, m[1] as string);
+    for (const m of text.matchAll(/const\s*\{([^}]*)\}\s*=\s*await\s+import\(\s*"@cotal\/core(\/[\w-]+)?"\s*\)/g)) add(`.${m[2] ?? ""}`, m[1] as string);
+    // `const [{ a }, { b }] = await Promise.all([import("@cotal/core"), import("@cotal/core/broker")])`: names and entries paired in order
     for (const m of text.matchAll(/const\s*\[([^\]]*)\]\s*=\s*await\s+Promise\.all\(\s*\[([^\]]*)\]\s*\)/g)) {
       const lists = [...(m[1] as string).matchAll(/\{([^}]*)\}/g)].map((x) => x[1] as string);
-      const subpaths = [...(m[2] as string).matchAll(/import\(\s*"@cotal\/saga(\/[\w-]+)?"\s*\)/g)].map((x) => `.${x[1] ?? ""}`);
+      const subpaths = [...(m[2] as string).matchAll(/import\(\s*"@cotal\/core(\/[\w-]+)?"\s*\)/g)].map((x) => `.${x[1] ?? ""}`);
       lists.forEach((list, i) => subpaths[i] !== undefined && add(subpaths[i], list));
     }
     // scripts/servers.sh loads a built entry by path
-    for (const m of text.matchAll(/const\s*\{([^}]*)\}\s*=\s*await\s+import\(\s*"[./]*packages\/saga\/dist\/entries\/([\w-]+)\.js"\s*\)/g)) add(`./${m[2]}`, m[1] as string);
+    for (const m of text.matchAll(/const\s*\{([^}]*)\}\s*=\s*await\s+import\(\s*"[./]*packages\/core\/dist\/entries\/([\w-]+)\.js"\s*\)/g)) add(`./${m[2]}`, m[1] as string);
   }
   return used;
 }
 
-describe("the public surface of @cotal/saga", () => {
+describe("the public surface of @cotal/core", () => {
   it("has the curated entries: the verbs at the root, the lower layers on subpaths", () => {
     expect(entries.map(([s]) => s).sort()).toEqual([".", "./backup", "./broker", "./errors", "./inventory", "./light", "./provision", "./root", "./server-process", "./testing", "./trust"]);
     for (const [subpath, t] of Object.entries(pkg.exports)) expect(t.types, subpath).toBe(t.default.replace(/\.js$/, ".d.ts"));
@@ -89,7 +89,7 @@ describe("the public surface of @cotal/saga", () => {
 
   it.each(entries)("%s starts with its reason in one line", (subpath, file) => {
     const [first, second] = readFileSync(file, "utf8").split("\n");
-    expect(first).toMatch(new RegExp(`^// @cotal/saga${subpath.slice(1).replace(/[/-]/g, "\\$&")}: \\S.{20,}$`));
+    expect(first).toMatch(new RegExp(`^// @cotal/core${subpath.slice(1).replace(/[/-]/g, "\\$&")}: \\S.{20,}$`));
     expect(second, "the reason is one line").not.toMatch(/^\s*(\/\/|\*)/);
   });
 

@@ -1,4 +1,4 @@
-// @cotal/saga: the verbs, their results and the error contract, which the CLI, the jobs, the worker and the dashboard call.
+// @cotal/core: the verbs, their results and the error contract, which the CLI, the jobs, the worker and the dashboard call.
 
 // the error contract (also ./errors, without nats.js)
 export { RERUN, CotalError, isCotalError } from "./errors.js";

@@ -1,4 +1,4 @@
-// @cotal/saga/errors: the error contract without nats.js, so the CLI's start-up and the job layer stay light.
+// @cotal/core/errors: the error contract without nats.js, so the CLI's start-up and the job layer stay light.
 export {
   CotalError,
   JOBS_ERROR_CODES,

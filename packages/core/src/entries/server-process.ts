@@ -1,4 +1,4 @@
-// @cotal/saga/server-process: nats-server process plumbing (binary, spawn, log proof, ports) that @cotal/harness and scripts/servers.sh reuse.
+// @cotal/core/server-process: nats-server process plumbing (binary, spawn, log proof, ports) that @cotal/harness and scripts/servers.sh reuse.
 export { natsServerBinary, natsServerVersion } from "../broker/binary.js";
 export { spawnServer, untilReady, type ServerChild } from "../broker/spawn-server.js";
 export { RELOAD_FAILED, RELOAD_OK, SERVER_READY, logOffset, readLogSince, tail, watchLogSource, type LogSource } from "../broker/log-proof.js";

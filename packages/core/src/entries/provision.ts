@@ -1,4 +1,4 @@
-// @cotal/saga/provision: a space's template, provisioning, teardown and eviction, for the CLI's confirmation, benchmarks and live tests.
+// @cotal/core/provision: a space's template, provisioning, teardown and eviction, for the CLI's confirmation, benchmarks and live tests.
 export { PROVISION_CONCURRENCY, provisionSpace } from "../provision/provision-space.js";
 export { writeObserverCredsBatch } from "../provision/provision-batch.js";
 export { spaceTemplate, templateStreamNames } from "../provision/template.js";
