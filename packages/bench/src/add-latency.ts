@@ -99,6 +99,28 @@ async function baselineOnce(br: BenchRoot, i: number): Promise<BaseRun> {
   return out;
 }
 
+type LevelRow = { pre: Summary; saga: Summary; provision: Summary; total: Summary; baseline: { total: Summary; render: Summary; write: Summary; reload: Summary } };
+
+/** One level's phases against the bare baseline, as a table. */
+function levelTable(row: LevelRow, stepRows: readonly (readonly [string, Summary])[], gapRows: readonly (readonly [string, Summary])[]): string {
+  const line = (label: string, v: Summary) => [label, ms(v.median), ms(v.p90), ms(v.min), ms(v.max)];
+  return table(
+    ["phase", "median", "p90", "min", "max"],
+    [
+      line("session+read+lock (pre)", row.pre),
+      ...stepRows.map(([s, v]) => line(s, v)),
+      ...gapRows.map(([s, v]) => line(`(untimed ${s})`, v)),
+      line("= saga (start → release)", row.saga),
+      line("provisioning (+creds, close)", row.provision),
+      line("= total spaceAdd", row.total),
+      line("baseline render", row.baseline.render),
+      line("baseline write+rename", row.baseline.write),
+      line("baseline SIGHUP+proof", row.baseline.reload),
+      line("= baseline", row.baseline.total),
+    ],
+  );
+}
+
 const pick = (rs: AddRun[], f: (r: AddRun) => number | undefined): Summary => summarize(rs.map((r) => f(r) ?? 0));
 
 await runBench(async () => {
@@ -155,23 +177,7 @@ await runBench(async () => {
     };
     results.push(row);
     console.log(`\nspace add at ${atStart} existing tenants (${runs} runs, in-process; tenants grow to ${existing} during the runs)`);
-    console.log(
-      table(
-        ["phase", "median", "p90", "min", "max"],
-        [
-          ["session+read+lock (pre)", ms(row.pre.median), ms(row.pre.p90), ms(row.pre.min), ms(row.pre.max)],
-          ...stepRows.map(([s, v]) => [s, ms(v.median), ms(v.p90), ms(v.min), ms(v.max)]),
-          ...gapRows.map(([s, v]) => [`(untimed ${s})`, ms(v.median), ms(v.p90), ms(v.min), ms(v.max)]),
-          ["= saga (start → release)", ms(sagaS.median), ms(sagaS.p90), ms(sagaS.min), ms(sagaS.max)],
-          ["provisioning (+creds, close)", ms(row.provision.median), ms(row.provision.p90), ms(row.provision.min), ms(row.provision.max)],
-          ["= total spaceAdd", ms(row.total.median), ms(row.total.p90), ms(row.total.min), ms(row.total.max)],
-          ["baseline render", ms(row.baseline.render.median), ms(row.baseline.render.p90), ms(row.baseline.render.min), ms(row.baseline.render.max)],
-          ["baseline write+rename", ms(row.baseline.write.median), ms(row.baseline.write.p90), ms(row.baseline.write.min), ms(row.baseline.write.max)],
-          ["baseline SIGHUP+proof", ms(row.baseline.reload.median), ms(row.baseline.reload.p90), ms(row.baseline.reload.min), ms(row.baseline.reload.max)],
-          ["= baseline", ms(baseS.median), ms(baseS.p90), ms(baseS.min), ms(baseS.max)],
-        ],
-      ),
-    );
+    console.log(levelTable(row, stepRows, gapRows));
     console.log(`saga overhead over the bare baseline: ${ms(overhead)} (×${ratio})`);
   }
 
