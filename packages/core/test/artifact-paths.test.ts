@@ -2,7 +2,8 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync, wri
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { describeError, isCotalError, type CotalError } from "../src/entries/errors.js";
+import { describeError, type CotalError } from "../src/entries/errors.js";
+import { refusalOf } from "./fixtures/records.js";
 import { checkBackupOut, checkRestoreFrom, checkScheduleDir, marginFor, spaceStoreBytes, verifyRestoreFrom } from "../src/backup/artifact-paths.js";
 
 const dirs: string[] = [];
@@ -18,16 +19,6 @@ afterEach(() => {
   }
 });
 
-/** The refusal `fn` throws, asserted to be a CotalError. */
-function refusal(fn: () => unknown): CotalError {
-  try {
-    fn();
-  } catch (err) {
-    if (isCotalError(err)) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal, got none");
-}
 
 /** The `next` as the CLI prints it for `cotal --root /r <verb…> <flag> <path>`. */
 function printed(err: CotalError, verb: string[], flag: string, path: string): string {
@@ -55,20 +46,20 @@ describe("checkBackupOut: the directory a one-off backup creates", () => {
   it("refuses an existing path with the same command on the first free sibling", () => {
     const d = temp();
     mkdirSync(join(d, "a"));
-    const e = refusal(() => checkBackupOut(join(d, "a"), { space: "alpha" }));
+    const e = refusalOf(() => checkBackupOut(join(d, "a"), { space: "alpha" }));
     expect(e.code).toBe("io");
     expect(e.details?.reason).toBe("exists");
     expect(e.message).toContain(join(d, "a"));
     expect(printed(e, BACKUP, "--out", join(d, "a"))).toBe(`cotal --root /r space backup alpha --out ${join(d, "a")}.1`);
     mkdirSync(join(d, "a.1"));
-    expect(printed(refusal(() => checkBackupOut(join(d, "a"), { space: "alpha" })), BACKUP, "--out", join(d, "a"))).toMatch(/--out \S+\/a\.2$/);
+    expect(printed(refusalOf(() => checkBackupOut(join(d, "a"), { space: "alpha" })), BACKUP, "--out", join(d, "a"))).toMatch(/--out \S+\/a\.2$/);
     expect(checkBackupOut(join(d, "a.2"), { space: "alpha" }), "the positive control: the suggested path passes").toBe(join(d, "a.2"));
   });
 
   it("refuses a missing parent with mkdir -p and the same command", () => {
     const d = temp();
     const out = join(d, "x", "y", "a");
-    const e = refusal(() => checkBackupOut(out, { space: "alpha" }));
+    const e = refusalOf(() => checkBackupOut(out, { space: "alpha" }));
     expect([e.code, e.details?.reason]).toEqual(["io", "parent-missing"]);
     expect(e.message).toContain(out);
     expect(printed(e, BACKUP, "--out", out)).toBe(`mkdir -p '${join(d, "x", "y")}' && cotal --root /r space backup alpha --out ${out}`);
@@ -81,14 +72,14 @@ describe("checkBackupOut: the directory a one-off backup creates", () => {
     const d = temp();
     writeFileSync(join(d, "file"), "x");
     const out = join(d, "file", "a");
-    const e = refusal(() => checkBackupOut(out, { space: "alpha" }));
+    const e = refusalOf(() => checkBackupOut(out, { space: "alpha" }));
     expect([e.code, e.details?.reason]).toEqual(["io", "not-a-directory"]);
     expect(e.message).toContain(join(d, "file"));
     expect(printed(e, BACKUP, "--out", out)).toBe(`cotal --root /r space backup alpha --out ${join(d, "a")}.1`);
   });
 
   it("refuses a parent nobody may create entries in (/proc: access(2) says yes to root, mkdir says no)", () => {
-    const e = refusal(() => checkBackupOut("/proc/cotal-backup-test", { space: "alpha" }));
+    const e = refusalOf(() => checkBackupOut("/proc/cotal-backup-test", { space: "alpha" }));
     expect([e.code, e.details?.reason]).toEqual(["io", "not-writable"]);
     expect(e.message).toContain("/proc/cotal-backup-test");
     expect(describeError(e).exit).toBe(8);
@@ -98,7 +89,7 @@ describe("checkBackupOut: the directory a one-off backup creates", () => {
     const d = temp();
     const ro = join(d, "ro");
     mkdirSync(ro, { mode: 0o500 });
-    const e = refusal(() => checkBackupOut(join(ro, "a"), { space: "alpha" }));
+    const e = refusalOf(() => checkBackupOut(join(ro, "a"), { space: "alpha" }));
     expect([e.code, e.details?.reason, e.details?.errno]).toEqual(["io", "not-writable", "EACCES"]);
     expect(printed(e, BACKUP, "--out", join(ro, "a"))).toBe(`chmod u+wx '${ro}' && cotal --root /r space backup alpha --out ${join(ro, "a")}`);
     chmodSync(ro, 0o700);
@@ -108,7 +99,7 @@ describe("checkBackupOut: the directory a one-off backup creates", () => {
   it("refuses a file system with less room than the space plus a margin, naming both figures", () => {
     const d = temp();
     const need = free(d) * 2;
-    const e = refusal(() => checkBackupOut(join(d, "a"), { space: "alpha", needBytes: need, root: join(d, "root") }));
+    const e = refusalOf(() => checkBackupOut(join(d, "a"), { space: "alpha", needBytes: need, root: join(d, "root") }));
     expect([e.code, e.details?.reason]).toEqual(["io", "no-space"]);
     expect(e.details?.needBytes).toBe(need + marginFor(need));
     expect(e.message).toMatch(/has [\d.]+ MiB free; .* needs [\d.]+ MiB/);
@@ -124,7 +115,7 @@ describe("checkBackupOut: the directory a one-off backup creates", () => {
     dirs.push(small);
     const big = temp();
     const need = free(small) + 2 ** 28;
-    const e = refusal(() => checkBackupOut(join(small, "a"), { space: "alpha", needBytes: need, root: join(big, "root") }));
+    const e = refusalOf(() => checkBackupOut(join(small, "a"), { space: "alpha", needBytes: need, root: join(big, "root") }));
     expect(e.details?.reason).toBe("no-space");
     expect(printed(e, BACKUP, "--out", join(small, "a"))).toMatch(new RegExp(`^cotal --root /r space backup alpha --out ${big}/a\\.1 {3}#`));
   });
@@ -141,7 +132,7 @@ describe("checkScheduleDir: where scheduled runs put their dated artifacts", () 
   it("refuses a regular file with its first free sibling", () => {
     const d = temp();
     writeFileSync(join(d, "f"), "x");
-    const e = refusal(() => checkScheduleDir(join(d, "f"), { space: "alpha" }));
+    const e = refusalOf(() => checkScheduleDir(join(d, "f"), { space: "alpha" }));
     expect([e.code, e.details?.reason]).toEqual(["io", "not-a-directory"]);
     expect(e.message).toContain(join(d, "f"));
     expect(printed(e, [...BACKUP, "--every", "1d", "--queue"], "--out", join(d, "f"))).toBe(`cotal --root /r space backup alpha --every 1d --queue --out ${join(d, "f")}.1`);
@@ -150,15 +141,15 @@ describe("checkScheduleDir: where scheduled runs put their dated artifacts", () 
   it("refuses a directory under a regular file, and one it may not create (/proc)", () => {
     const d = temp();
     writeFileSync(join(d, "f"), "x");
-    expect(refusal(() => checkScheduleDir(join(d, "f", "sub"), { space: "alpha" })).details?.reason).toBe("not-a-directory");
-    const proc = refusal(() => checkScheduleDir("/proc/cotal-schedule-test", { space: "alpha" }));
+    expect(refusalOf(() => checkScheduleDir(join(d, "f", "sub"), { space: "alpha" })).details?.reason).toBe("not-a-directory");
+    const proc = refusalOf(() => checkScheduleDir("/proc/cotal-schedule-test", { space: "alpha" }));
     expect([proc.code, proc.details?.reason]).toEqual(["io", "not-writable"]);
     expect(proc.message).toContain("/proc/cotal-schedule-test");
   });
 
   it("refuses a file system without room for the space", () => {
     const d = temp();
-    const e = refusal(() => checkScheduleDir(d, { space: "alpha", needBytes: free(d) * 2 }));
+    const e = refusalOf(() => checkScheduleDir(d, { space: "alpha", needBytes: free(d) * 2 }));
     expect([e.code, e.details?.reason]).toEqual(["io", "no-space"]);
     expect(e.message).toContain(d);
   });
@@ -172,24 +163,24 @@ describe("checkRestoreFrom: the artifact a restore reads", () => {
 
   it("refuses a missing path: the newest complete artifact beside it when there is one, else a listing", () => {
     const d = temp();
-    const missing = refusal(() => checkRestoreFrom(join(d, "nope")));
+    const missing = refusalOf(() => checkRestoreFrom(join(d, "nope")));
     expect([missing.code, missing.details?.reason]).toEqual(["io", "missing"]);
     expect(missing.message).toContain(join(d, "nope"));
     expect(printed(missing, RESTORE, "--from", join(d, "nope"))).toBe(`ls -la '${d}'   # no such artifact: find the artifact directory (the one holding manifest.json)`);
     const a = artifact(join(d, "alpha-2024"));
-    const beside = refusal(() => checkRestoreFrom(join(d, "nope")));
+    const beside = refusalOf(() => checkRestoreFrom(join(d, "nope")));
     expect(printed(beside, RESTORE, "--from", join(d, "nope"))).toMatch(new RegExp(`^cotal --root /r space restore alpha --from ${a} {3}#`));
     expect(beside.details?.suggestion).toBe(a);
   });
 
   it("refuses a regular file (its directory when that is an artifact) and a directory without a manifest", () => {
     const a = artifact(join(temp(), "alpha-1"));
-    const file = refusal(() => checkRestoreFrom(join(a, "manifest.json")));
+    const file = refusalOf(() => checkRestoreFrom(join(a, "manifest.json")));
     expect([file.code, file.details?.reason]).toEqual(["io", "not-a-directory"]);
     expect(printed(file, RESTORE, "--from", join(a, "manifest.json"))).toBe(`cotal --root /r space restore alpha --from ${a}`);
     const empty = join(dirname(a), "empty");
     mkdirSync(empty);
-    const none = refusal(() => checkRestoreFrom(empty));
+    const none = refusalOf(() => checkRestoreFrom(empty));
     expect(none.code).toBe("artifact-invalid");
     expect(none.message).toContain(empty);
     expect(printed(none, RESTORE, "--from", empty)).toMatch(new RegExp(`--from ${a} {3}#`));
@@ -198,7 +189,7 @@ describe("checkRestoreFrom: the artifact a restore reads", () => {
   it.skipIf(isRoot)("refuses an unreadable manifest as io", () => {
     const a = artifact(join(temp(), basename("alpha-1")));
     chmodSync(join(a, "manifest.json"), 0o000);
-    const e = refusal(() => checkRestoreFrom(a));
+    const e = refusalOf(() => checkRestoreFrom(a));
     expect([e.code, e.details?.reason]).toEqual(["io", "unreadable"]);
     expect(e.next).toMatch(/^chmod -R u\+rX /);
   });
@@ -208,13 +199,13 @@ describe("verifyRestoreFrom: a damaged artifact's way out", () => {
   it("names the re-run from the newest complete artifact beside it, else where to look; never a placeholder", () => {
     const d = temp();
     const damaged = artifact(join(d, "alpha-2"));
-    const alone = refusal(() => verifyRestoreFrom(damaged));
+    const alone = refusalOf(() => verifyRestoreFrom(damaged));
     expect(alone.code).toBe("artifact-invalid");
     const lone = printed(alone, RESTORE, "--from", damaged);
     expect(lone).toMatch(new RegExp(`^ls -la '?${d}'? {3}# this one is damaged`));
     expect(lone).not.toMatch(/<[a-z ]+>/);
     const good = artifact(join(d, "alpha-1"));
-    const beside = refusal(() => verifyRestoreFrom(damaged));
+    const beside = refusalOf(() => verifyRestoreFrom(damaged));
     expect(printed(beside, RESTORE, "--from", damaged)).toMatch(new RegExp(`^cotal --root /r space restore alpha --from ${good} {3}#`));
     expect(beside.details?.suggestion).toBe(good);
   });

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { describeError, isCotalError, type CotalError } from "../src/entries/errors.js";
+import { describeError, type CotalError } from "../src/entries/errors.js";
+import { refusalOf } from "./fixtures/records.js";
 import { editDistance, isRoot, requireRoot } from "../src/root/require-root.js";
 
 const dirs: string[] = [];
@@ -15,15 +16,6 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 const root = (p: string) => (mkdirSync(join(p, "auth"), { recursive: true }), p);
-function refusal(fn: () => unknown): CotalError {
-  try {
-    fn();
-  } catch (err) {
-    if (isCotalError(err)) return err;
-    throw err;
-  }
-  throw new Error("expected a refusal");
-}
 const printed = (e: CotalError, argv: string[]) => describeError(e, { argv }).next ?? "";
 
 describe("requireRoot: only up creates a root", () => {
@@ -32,23 +24,23 @@ describe("requireRoot: only up creates a root", () => {
     expect(() => requireRoot(root(join(d, "r")))).not.toThrow();
     mkdirSync(join(d, "plain"));
     expect(isRoot(join(d, "plain"))).toBe(false);
-    for (const p of [join(d, "plain"), join(d, "nowhere", "deeper")]) expect(refusal(() => requireRoot(p)).code).toBe("root-missing");
+    for (const p of [join(d, "plain"), join(d, "nowhere", "deeper")]) expect(refusalOf(() => requireRoot(p)).code).toBe("root-missing");
   });
 
   it("offers the one root spelled like a typo as the same command's re-run, flags kept", () => {
     const d = temp();
     const real = root(join(d, "cotal-prod"));
-    const e = refusal(() => requireRoot(join(d, "cotal-prdo")));
+    const e = refusalOf(() => requireRoot(join(d, "cotal-prdo")));
     expect(printed(e, ["--root", join(d, "cotal-prdo"), "space", "rm", "beta", "--yes"])).toBe(`cotal --root ${real} space rm beta --yes   # the root spelled like it`);
   });
 
   it("offers no other root when none or several are spelled like it: where to look, and nothing that creates one", () => {
     const d = temp();
     root(join(d, "aaa"));
-    const none = printed(refusal(() => requireRoot(join(d, "zzzzzz"))), ["--root", join(d, "zzzzzz"), "status"]);
+    const none = printed(refusalOf(() => requireRoot(join(d, "zzzzzz"))), ["--root", join(d, "zzzzzz"), "status"]);
     expect(none).toBe(`ls -la ${d}   # no cotal root at ${join(d, "zzzzzz")}; \`cotal up --root DIR\` creates one`);
     root(join(d, "ab"));
-    const two = printed(refusal(() => requireRoot(join(d, "aab"))), ["--root", join(d, "aab"), "status"]);
+    const two = printed(refusalOf(() => requireRoot(join(d, "aab"))), ["--root", join(d, "aab"), "status"]);
     expect(two).toMatch(new RegExp(`^ls -la ${d} {3}# .*roots spelled like it: `));
     expect(`${none}\n${two}`.split("#")[0]).not.toMatch(/\bcotal\b.*\bup\b/);
   });

@@ -26,7 +26,7 @@ export { ttlStreams, type SpaceBackupOptions, type SpaceBackupResult } from "./b
 /**
  * `cotal space backup <name> --out DIR` (docs/lifecycle.md "Backup and restore"): online on a running broker (online-backup.ts),
  * else offline, after a ready cut. Claims the
- * attempt in the journal before creating anything, snapshots a clone of the store through an isolated
+ * attempt in the journal before creating anything, snapshots a clone of the store through a private
  * broker, and publishes manifest.json last and atomically. Any failure removes what it provably created.
  */
 export async function spaceBackup(opts: SpaceBackupOptions): Promise<SpaceBackupResult> {

@@ -20,8 +20,8 @@ export function serverConfigOf(argv: readonly string[]): string | undefined {
 }
 
 /**
- * Every live nats-server reading a config of this root: the broker (server.conf), a maintenance
- * broker (run/maintenance.conf), an attempt's private broker, or a cluster node (nodes/<name>/). One server per store is the rule,
+ * Every live nats-server reading a config of this root: the broker (server.conf), a private
+ * broker reading the inventory (run/maintenance.conf), an attempt's private broker, or a cluster node (nodes/<name>/). One server per store is the rule,
  * so a process here that no record names is a stray the next verb must see (docs/refusals.md).
  */
 export function serversOfRoot(layout: RootLayout, guards: Guards = GUARDS_ON): RootServer[] {
