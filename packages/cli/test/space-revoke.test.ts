@@ -16,7 +16,7 @@ describe("space revoke: usage refusals (exit 2)", () => {
     [["space", "revoke", "alpha"], /exactly one of --user NAME and --key/, "space users alpha"],
     [["space", "revoke", "alpha", "--user", "a", "--key", KEY], /exactly one of/, "space users alpha"],
     [["space", "revoke", "alpha", "--key", "UNOTAKEY"], /not a user public key/, "space users alpha"],
-    [["space", "revoke", "alpha", "--user", "a", "--before", "yesterday-ish"], /invalid --before/, "space revoke alpha --user <user> --before 2026-12-01T00:00:00Z"],
+    [["space", "revoke", "alpha", "--user", "a", "--before", "yesterday-ish"], /invalid --before/, "space revoke --help"],
     [["space", "revoke", "alpha", "--user", "a", "--force"], /--force goes with --key only/, "space revoke alpha --user a"],
   ])("%j", async (argv, message, next) => {
     const r = await run(["--root", dir, ...argv]);

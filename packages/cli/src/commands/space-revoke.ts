@@ -21,7 +21,9 @@ export function parseBefore(text: string, space: string): number {
   const t = text.trim();
   const seconds = /^\d+$/.test(t) ? Number(t) : Math.floor(Date.parse(t) / 1000);
   if (!Number.isSafeInteger(seconds) || seconds <= 0) {
-    throw usageError(`invalid --before ${JSON.stringify(text)}: an ISO 8601 time (2026-12-01T00:00:00Z) or unix seconds`, `cotal space revoke ${space} --user <user> --before 2026-12-01T00:00:00Z`);
+    // no next of its own: the verb's --help line (program.ts withUsageNext), which runs as printed; a
+    // guessed time would revoke more or less than the operator meant
+    throw usageError(`space revoke ${space}: invalid --before ${JSON.stringify(text)}: an ISO 8601 time (2026-12-01T00:00:00Z) or unix seconds`);
   }
   return seconds;
 }

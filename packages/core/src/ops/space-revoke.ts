@@ -114,7 +114,7 @@ function assertSelector(space: string, opts: SpaceRevokeOptions): void {
     throw new CotalError("invalid-argument", `--key ${JSON.stringify(opts.key)} is not a user public key (U…)`, { next: `cotal space users ${space}` });
   }
   if (opts.before !== undefined && (!Number.isSafeInteger(opts.before) || opts.before <= 0)) {
-    throw new CotalError("invalid-argument", `--before must be a time (ISO 8601 or unix seconds), got ${String(opts.before)}`, { next: `cotal space revoke ${space} --user ${opts.user ?? "alice"}` });
+    throw new CotalError("invalid-argument", `--before must be a time (ISO 8601 or unix seconds), got ${String(opts.before)}`, { next: `cotal space revoke --help   # the time forms --before takes` });
   }
 }
 
