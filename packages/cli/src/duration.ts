@@ -6,11 +6,11 @@ const MAX_DURATION_SECONDS = 10 * 366 * 86400;
 /** "90", "90s", "30m", "24h", "7d", "2w" → seconds. */
 export function parseDuration(text: string): number {
   const m = /^(\d+)([smhdw]?)$/.exec(text.trim());
-  if (!m || !m[1]) throw usageError(`invalid duration ${JSON.stringify(text)}: use e.g. 90s, 30m, 24h, 7d`, "cotal space creds <space> --expires 24h");
+  if (!m || !m[1]) throw usageError(`invalid duration ${JSON.stringify(text)}: use e.g. 90s, 30m, 24h, 7d`);
   const n = Number(m[1]) * (UNITS[m[2] || "s"] ?? 1);
   if (n <= 0) throw usageError(`duration must be positive: ${JSON.stringify(text)}`);
   // A JWT expiry past this is a typo, not a policy, and would overflow the claim's date arithmetic.
-  if (n > MAX_DURATION_SECONDS) throw usageError(`duration ${JSON.stringify(text)} is longer than 10 years`, "cotal space creds <space> --expires 365d");
+  if (n > MAX_DURATION_SECONDS) throw usageError(`duration ${JSON.stringify(text)} is longer than 10 years`);
   return n;
 }
 

@@ -66,7 +66,7 @@ async function queuedRestore(name: string, flags: RestoreFlags, cmd: Command): P
 
 /** `--every … --queue`: upsert one job scheduler; the workers run each backup (cut, back up, resume, prune). */
 async function scheduleBackupCommand(root: string, space: string, flags: { out: string; every?: string; keep?: string; queue?: boolean; json?: boolean }): Promise<void> {
-  if (!flags.queue || !flags.every) throw usageError("a scheduled backup needs both --every and --queue", `cotal space backup ${space} --out <dir> --every 1d --keep 7 --queue`);
+  if (!flags.queue || !flags.every) throw usageError(`space backup ${space}: a scheduled backup needs both --every and --queue`); // next: the verb's --help (its examples)
   const keep = flags.keep === undefined ? 7 : Number(flags.keep);
   if (!Number.isInteger(keep) || keep < 1) throw usageError(`--keep takes a whole number >= 1, got ${JSON.stringify(flags.keep)}`, "--keep 7");
   const { scheduleBackup, redisUrlFrom } = await import("@cotal/jobs");

@@ -2,7 +2,7 @@ import type { NodeAgentResult } from "@cotal/core";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { err, json, out } from "../output.js";
-import { usageError } from "@cotal/core/errors";
+import { rerunWith, usageError } from "@cotal/core/errors";
 
 interface NodeRunFlags {
   node: string;
@@ -13,7 +13,7 @@ interface NodeRunFlags {
 
 function intervalOf(v: string): number {
   const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 100) throw usageError(`--interval takes milliseconds >= 100, got ${JSON.stringify(v)}`, "cotal node run --node <name> --interval 2000");
+  if (!/^\d+$/.test(v) || n < 100) throw usageError(`--interval takes milliseconds >= 100, got ${JSON.stringify(v)}`, rerunWith({ "--interval": "2000" }));
   return n;
 }
 

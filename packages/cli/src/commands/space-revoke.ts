@@ -1,5 +1,5 @@
 import type { SpaceRevokeResult, SpaceUsersReport } from "@cotal/core";
-import { usageError } from "@cotal/core/errors";
+import { rerunWith, usageError } from "@cotal/core/errors";
 import type { Command } from "commander";
 import { guardsOf, rootOf, sagaOf } from "../context.js";
 import { err, json, out } from "../output.js";
@@ -36,7 +36,7 @@ function checkedFlags(space: string, flags: RevokeFlags): { user?: string; key?:
     throw usageError("name exactly one of --user NAME and --key UPUBKEY", `cotal space users ${space}   # lists the users and keys`);
   }
   if (flags.key !== undefined && !USER_KEY.test(flags.key)) throw usageError(`--key ${JSON.stringify(flags.key)} is not a user public key (U…, 56 characters)`, `cotal space users ${space}`);
-  if (flags.force && flags.key === undefined) throw usageError("--force goes with --key only (a key the root does not know)", `cotal space revoke ${space} --user ${flags.user ?? "<user>"}`);
+  if (flags.force && flags.key === undefined) throw usageError("--force goes with --key only (a key the root does not know)", rerunWith({ "--force": null }));
   return { ...(flags.user !== undefined ? { user: flags.user } : {}), ...(flags.key !== undefined ? { key: flags.key } : {}), ...(flags.before !== undefined ? { before: parseBefore(flags.before, space) } : {}) };
 }
 

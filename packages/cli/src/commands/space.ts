@@ -9,7 +9,7 @@ import { readTenantsFile } from "../tenants-file.js";
 import { registerSpaceInfo } from "./space-info.js";
 import { registerSpaceRevoke, registerSpaceUsers } from "./space-revoke.js";
 import { QUOTA_FLAGS, quotaFromFlags, type QuotaFlagValues } from "../quota-flags.js";
-import { usageError } from "@cotal/core/errors";
+import { rerunWith, usageError } from "@cotal/core/errors";
 import { printRemovedSchedules, queuedSingle, queuedSpaceAdd, unscheduleRemoved } from "./space-queue.js";
 import { summariseNames } from "../batch-summary.js";
 import { feedbackFor } from "../feedback.js";
@@ -72,7 +72,7 @@ function registerSpaceAdd(space: Command): void {
       const all = [...names, ...(flags.from ? readTenantsFile(flags.from) : [])];
       const quota = quotaFromFlags(flags);
       if (flags.queue) {
-        if (Object.keys(quota).length > 0) throw usageError("--queue adds spaces with the template's limits only", `cotal space add ${[...names, ...(flags.from ? ["--from", flags.from] : [])].join(" ") || "<name>"} <limit flags>   # without --queue`);
+        if (Object.keys(quota).length > 0) throw usageError("--queue adds spaces with the template's limits only", `${rerunWith({ "--queue": null, "--no-wait": null })}   # the same add, direct: the limits need the saga of this process`);
         const { bar, log } = await feedbackFor(cmd, { verb: "space add", json: flags.json, unit: "count" });
         return queuedSpaceAdd(rootOf(cmd), all, { json: flags.json, wait: flags.wait, bar, log, guards: guardsOf(cmd) });
       }

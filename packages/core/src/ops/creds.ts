@@ -39,7 +39,7 @@ export interface CredsResult {
 
 function assertUserName(user: string): string {
   if (!isValidSpaceName(user)) {
-    throw new CotalError("invalid-argument", `invalid user name ${JSON.stringify(user)}: a user name is ${SPACE_NAME_RULE}`, { next: "cotal space creds <space> --user alice" });
+    throw new CotalError("invalid-argument", `invalid user name ${JSON.stringify(user)}: a user name is ${SPACE_NAME_RULE}`, { next: "cotal space creds --help   # the user name rule and an example" });
   }
   return user;
 }
@@ -109,10 +109,10 @@ export function mintSpaceCreds(opts: CredsOptions): CredsResult {
   const role: SpaceUserRole = opts.admin === true ? "admin" : "user";
   const user = assertUserName(opts.user ?? role);
   for (const s of [...(opts.allowPub ?? []), ...(opts.allowSub ?? [])]) {
-    if (!SUBJECT.test(s)) throw new CotalError("invalid-argument", `invalid subject ${JSON.stringify(s)}`, { next: "cotal space creds <space> --allow-pub 'orders.>'" });
+    if (!SUBJECT.test(s)) throw new CotalError("invalid-argument", `invalid subject ${JSON.stringify(s)}`, { next: "cotal space creds --help   # the subject forms --allow-pub and --allow-sub take" });
   }
   if (opts.expiresInSeconds !== undefined && !(opts.expiresInSeconds > 0)) {
-    throw new CotalError("invalid-argument", "--expires must be a positive duration", { next: "cotal space creds <space> --expires 24h" });
+    throw new CotalError("invalid-argument", "--expires must be a positive duration", { next: "cotal space creds --help   # the duration forms --expires takes" });
   }
   const out = opts.out === undefined ? undefined : assertOutPath(opts.out, guards);
   const layout = new RootLayout(opts.root);
