@@ -18,7 +18,7 @@ afterAll(() => {
 });
 
 describe("a tenant's applications through every verb on a single broker", VERSION_DEPENDENT, () => {
-  it("add, limits, a live backup, a sibling's restore --replace and removal, down/up: never closed, writable after each, interrupted only where documented", async () => {
+  it("add, limits, a sibling's revoke, a live backup, a sibling's restore --replace and removal, down/up: never closed, writable after each, interrupted only where documented", async () => {
     const { r, up } = await upRoot();
     const scratch = join(r.root, "..");
     const apps = await tenantApps(up.url, await credsText(r, "alpha", "app"), "alpha", scratch);
@@ -27,6 +27,14 @@ describe("a tenant's applications through every verb on a single broker", VERSIO
       ...(await throughSteps(apps, [
         { verb: "space add beta", interrupts: "reload", run: async () => void ok(await r.cotal(["space", "add", "beta"])) },
         { verb: "space limits alpha", interrupts: "reload", run: async () => void ok(await r.cotal(["space", "limits", "alpha", "--max-conns", "100"])) },
+        {
+          verb: "space revoke beta --user carol",
+          interrupts: "reload",
+          run: async () => {
+            ok(await r.cotal(["space", "creds", "beta", "--user", "carol", "--expires", "1h"]));
+            ok(await r.cotal(["space", "revoke", "beta", "--user", "carol"]));
+          },
+        },
         { verb: "space backup alpha (live)", interrupts: "none", run: async () => void ok(await r.cotal(["space", "backup", "alpha", "--out", join(scratch, "alpha.bak")])) },
         {
           verb: "space restore beta --replace",
