@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 # switch | suite | cell name pattern (vitest -t) | guard | servers it bites on (optional: >=V or <V)
 ROWS=(
   "DISABLE_CAS|matrix|gate: overlapping reads|every inventory CAS (R1 lost update)"
+  "DISABLE_CAS|matrix|one conflicts and re-decides; neither is lost|every inventory CAS, a revocation racing an add (R4)"
   "DISABLE_CLAIM_CAS|guards|claim CAS|step-3 claim CAS"
   "DISABLE_STAGE_CAS|guards|staged-digest CAS|step-5 staged-digest CAS"
   "DISABLE_FENCE|matrix|lease expiry while paused before rename|step-6 lease fence"
@@ -104,7 +105,7 @@ rm -rf "$rows_dir" && mkdir -p "$rows_dir" || { echo "ablate: cannot make $rows_
 # background, so it writes only its own files, and its stderr in one write.
 run_row() {
   local i="$1" sw="$2" suite="$3" pattern="$4" guard="$5" bin="$6" version="$7"
-  local log="$report_dir/$sw-$suite.log" scratch ok plain verdict attempt
+  local log="$report_dir/$i-$sw-$suite.log" scratch ok plain verdict attempt
   # Only the cell itself runs; the switch reaches every cotal process the cell starts (inherited env).
   # The cell is meant to fail here: its vitest report goes to a scratch dir, never into the run's
   # test summary (scripts/test-summary.mjs counts every report under .test-results).

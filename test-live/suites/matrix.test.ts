@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "no
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, maxReconnectGapMs, monotonicMs, spawnCotal, SurvivorWatcher } from "@cotal/harness";
-import type { SpaceAddResult } from "@cotal/core";
+import type { SpaceAddResult, SpaceRevokeResult } from "@cotal/core";
 import { parseJson } from "../fixtures/live-root.js";
 import { cell, recordPoll, type CellMetrics, type CellOptions } from "../fixtures/matrix.js";
 import { connects, credsText, disposeLiveRoots, FAILPOINT_EXIT, statusOf, untilStatus, upRoot } from "../fixtures/tenants.js";
@@ -112,6 +112,44 @@ describe("R3: remove versus a stale add", VERSION_DEPENDENT, () => {
       expect(m.successesAfterRemoval).toBe(0);
       expect((await statusOf(r)).inventory?.spaces).toEqual(["alpha"]);
       await survivorReconnectedQuickly(survivor);
+    }, densePoll), DENSE_TIMEOUT_MS);
+});
+
+describe("R4: a revocation racing an add of another space (issue 33)", VERSION_DEPENDENT, () => {
+  it("both read the same record; one conflicts and re-decides; neither is lost: alice's cred, polled continuously, never connects after the revoke returns, gamma connects", () =>
+    cell("R4 revoke vs add", async (m) => {
+      const { r, up } = await upRoot();
+      const alice = await credsText(r, "alpha", "alice");
+      const survivor = await SurvivorWatcher.start({ url: up.url, creds: await credsText(r, "alpha", "bob") }); // alpha's other user
+      const poller = new CredentialPoller({ url: up.url, creds: alice, maxDurationMs: 60_000 }).start();
+      await poller.waitForAttempt((a) => a.ok, { timeoutMs: 5_000 }); // positive control: alice connects before
+
+      // Both writers park after their decision read until the other has read too: the same revision, so the
+      // second through the lock must lose its CAS and re-decide on the first one's commit (docs/saga.md).
+      const env = { COTAL_FAILPOINT: `after-read:barrier:${barrierDir(r, "r4")}:2` };
+      let revokedAt = Number.POSITIVE_INFINITY;
+      const [rev, add] = await Promise.all([
+        r.cotal(["space", "revoke", "alpha", "--user", "alice", "--json"], { env, timeoutMs: 60_000 }).then((res) => ((revokedAt = monotonicMs()), res)),
+        r.cotal(["space", "add", "gamma", "--json"], { env, timeoutMs: 60_000 }),
+      ]);
+      await new Promise((res) => setTimeout(res, 1_000)); // a second of poll past both writers
+      const report = await poller.stop();
+      expect(rev.code, rev.stderr).toBe(0);
+      expect(add.code, add.stderr).toBe(0);
+      const revoked = parseJson<SpaceRevokeResult>(rev);
+      expect(revoked.outcome).toBe("committed");
+      expect(revoked.revoked.map((c) => c.user)).toEqual(["alice"]);
+      expect(revoked.conflicts + parseJson<SpaceAddResult>(add).conflicts).toBe(1);
+      const st = await statusOf(r);
+      expect(st.inventory?.spaces).toEqual(["alpha", "gamma"]);
+      expect(st.inventory?.generation).toBe(st.inventory?.appliedGeneration);
+      expect(st.inventory?.pending).toBeNull();
+      expect(await connects(up.url, await credsText(r, "gamma"))).toBe(true); // the add was not lost
+      recordPoll(m, report, revokedAt);
+      expect(report.successes).toBeGreaterThan(0);
+      expect(m.successesAfterRemoval).toBe(0); // the revocation was not lost
+      await survivorReconnectedQuickly(survivor);
+      m.notes = [`conflicts: revoke ${revoked.conflicts}, add ${parseJson<SpaceAddResult>(add).conflicts}`];
     }, densePoll), DENSE_TIMEOUT_MS);
 });
 

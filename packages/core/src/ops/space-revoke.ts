@@ -50,6 +50,8 @@ export interface SpaceRevokeResult {
   /** Revocations dropped on the way: each covered only creds that have expired since. */
   pruned: string[];
   reloads: number;
+  /** Rounds lost to another writer's commit (each re-decided on the new record; docs/saga.md). */
+  conflicts: number;
   eviction?: EvictionResult;
   resumed?: MutationResult["resumed"];
 }
@@ -133,11 +135,11 @@ export async function spaceRevoke(opts: SpaceRevokeOptions): Promise<SpaceRevoke
     const { broker, rec } = resignSource(layout, name, base);
     const plan = planRevocation(name, spaceUsers(layout.root, name, guards, nowMs).users, userRevocations(rec.jwt), opts, before, nowMs);
     const result = { space: name, revoked: plan.creds, before: new Date(before * 1000).toISOString(), pruned: plan.prune };
-    if (Object.keys(plan.entries).length === 0) return { ...result, outcome: "noop" as const, generation: base.record.generation, pruned: [], reloads: 0 };
+    if (Object.keys(plan.entries).length === 0) return { ...result, outcome: "noop" as const, generation: base.record.generation, pruned: [], reloads: 0, conflicts: 0 };
     // SKIP_REVOCATION: the revoke cell's positive control, the account is re-signed without the new entries.
     const to = resignUserRevocations(broker.operator, rec.jwt, guards.SKIP_REVOCATION ? {} : plan.entries, plan.prune).jwt;
     const r = await runMutation(env, { op: "revoke", verb: "space revoke", revokeChange: { space: name, from: rec.jwt, to } }, base, records);
     const eviction = r.outcome === "committed" && session.runtime ? await evictUserConnections(layout, session.runtime, rec.publicKey, plan.creds.map((c) => c.publicKey), guards) : undefined;
-    return { ...result, outcome: r.outcome, generation: r.generation, reloads: r.reloads, ...(eviction ? { eviction } : {}), ...(r.resumed ? { resumed: r.resumed } : {}) };
+    return { ...result, outcome: r.outcome, generation: r.generation, reloads: r.reloads, conflicts: r.conflicts, ...(eviction ? { eviction } : {}), ...(r.resumed ? { resumed: r.resumed } : {}) };
   });
 }
