@@ -181,7 +181,8 @@ export async function runOnce(sc: Scenario, run: number, seed: number, calibrate
       if (!sc.removed || committedAt !== undefined) return;
       const st = await statusJson(d);
       const inv = st?.inventory;
-      if (inv && !inv.spaces.includes(sc.removed) && inv.generation === inv.appliedGeneration && !inv.pending) {
+      const done = sc.cutCommitted ? !!st && sc.cutCommitted(ctx, st) : !!inv && !inv.spaces.includes(sc.removed) && inv.generation === inv.appliedGeneration && !inv.pending;
+      if (done) {
         committedAt = at;
         committedHow = how;
       }

@@ -59,8 +59,13 @@ export interface Scenario {
   /** Builds the root up to the moment the verb starts (nothing killed here). */
   setup(d: Driver, ctx: RunCtx): Promise<void>;
   argv(ctx: RunCtx): string[];
-  /** The space whose cred is polled from the verb's start; it must stop connecting for good. */
+  /** The creds (a key of `ctx.creds`: a space, or a revoked user) polled from the verb's start; it must stop connecting for good. */
   removed?: string;
+  /**
+   * The removal of `removed`'s access is committed in this converged status (default: the KV list no
+   * longer names the space). Until then, only the cred's own exit 0 or first refusal starts the window.
+   */
+  cutCommitted?(ctx: RunCtx, st: Status): boolean;
   /** A space whose cred is polled throughout and must never connect (never admitted). */
   neverAdmitted?(ctx: RunCtx): string | undefined;
   /** Spaces whose creds must connect once converged (besides every space the KV lists). */
@@ -77,8 +82,8 @@ export interface Scenario {
 
 const up = (ctx: RunCtx, space = "alpha"): string[] => ["up", "--detach", "--space", space, "--port", String(ctx.port)];
 
-export async function credsOf(d: Driver, space: string, phase: "setup" | "check" = "check"): Promise<string> {
-  const r = await d.ok(phase, ["space", "creds", space, "--user", "chaos", "--json"]);
+export async function credsOf(d: Driver, space: string, phase: "setup" | "check" = "check", user = "chaos"): Promise<string> {
+  const r = await d.ok(phase, ["space", "creds", space, "--user", user, "--json"]);
   return readFileSync((JSON.parse(r.stdout) as { path: string }).path, "utf8");
 }
 
@@ -330,6 +335,48 @@ const restoreOnline: Scenario = {
   intent: (ctx) => [restoreOnline.argv(ctx)],
 };
 
+/** The public key of a creds file's user JWT (its `sub`). */
+function userKeyOf(creds: string): string {
+  const jwt = /-----BEGIN NATS USER JWT-----\s*(\S+)/.exec(creds)?.[1] ?? "";
+  return (JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString("utf8")) as { sub: string }).sub;
+}
+
+/** The revocations alpha's account JWT on disk carries (its record: what the next render takes). */
+function alphaRevocations(root: string): Record<string, number> {
+  const rec = JSON.parse(readFileSync(join(root, "auth", `account.${hex("alpha")}.json`), "utf8")) as { jwt: string };
+  const claims = JSON.parse(Buffer.from(rec.jwt.split(".")[1] ?? "", "base64url").toString("utf8")) as { nats?: { revocations?: Record<string, number> } };
+  return claims.nats?.revocations ?? {};
+}
+
+const converged = (st: Status): boolean => !!st.inventory && st.inventory.generation === st.inventory.appliedGeneration && !st.inventory.pending;
+
+/**
+ * `space revoke` (issue 33): alice of alpha is revoked; whatever the cut, once her cred was refused
+ * (or the verb exited 0) it never connects again, and bob of the same space and space w keep working.
+ */
+const revoke: Scenario = {
+  verb: "revoke",
+  removed: "alice",
+  async setup(d, ctx) {
+    await seedAlpha(d, ctx);
+    await d.ok("setup", ["space", "add", "w"]);
+    ctx.creds.alice = await credsOf(d, "alpha", "setup", "alice");
+    ctx.creds.bob = await credsOf(d, "alpha", "setup", "bob");
+  },
+  argv: () => ["space", "revoke", "alpha", "--user", "alice"],
+  cutCommitted: (ctx, st) => converged(st) && alphaRevocations(ctx.root)[userKeyOf(ctx.creds.alice ?? "")] !== undefined,
+  mustServe: () => ["alpha", "w"],
+  async endState(_d, ctx) {
+    const err = await connectError(ctx.url, ctx.creds.alice ?? "");
+    return err && /authorization violation/i.test(err) ? undefined : `alice's cred is not refused: ${err ?? "it connects"}`;
+  },
+  async invariant(d, ctx) {
+    const err = await connectError(ctx.url, ctx.creds.bob ?? "");
+    return err ? `bob (alpha's other user) does not connect: ${err}` : alphaIntact(d, ctx);
+  },
+  intent: () => [["space", "revoke", "alpha", "--user", "alice"]],
+};
+
 const BETA_LATER = 500;
 
 /** The online `--replace --yes` over beta's own streams (the same account: no flag), beta holding more than the artifact. */
@@ -356,4 +403,4 @@ const restoreReplace: Scenario = {
   intent: (ctx) => [restoreReplace.argv(ctx)],
 };
 
-export const SCENARIOS: readonly Scenario[] = [batchAdd, rm, reconcile, rotateSys, cut, backup, backupOnline, backupQuiesce, restore, restoreOnline, restoreReplace];
+export const SCENARIOS: readonly Scenario[] = [batchAdd, rm, reconcile, rotateSys, cut, backup, backupOnline, backupQuiesce, restore, restoreOnline, restoreReplace, revoke];
