@@ -127,6 +127,8 @@ export interface Guards {
   readonly DOWN_WITHOUT_STOP_INTENT: boolean;
   /** `space revoke` re-signs the space's account without the revocation it claims to add (the revoked cred keeps connecting). */
   readonly SKIP_REVOCATION: boolean;
+  /** `space rotate-key`'s second change re-signs the space's account with the old signing key left in (users of the old key keep connecting). */
+  readonly SKIP_SIGNING_KEY_REMOVAL: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -194,6 +196,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   UP_SKIP_PORT_CHECK: false,
   DOWN_WITHOUT_STOP_INTENT: false,
   SKIP_REVOCATION: false,
+  SKIP_SIGNING_KEY_REMOVAL: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

@@ -30,6 +30,8 @@ export { spaceInfo, type SpaceInfo, type UsageRow } from "./ops/space-info.js";
 export { spaceUsages, type SpaceUsageRow } from "./ops/space-usages.js";
 export { mintSpaceCreds } from "./ops/creds.js";
 export { spaceRevoke, type SpaceRevokeResult } from "./ops/space-revoke.js";
+export { spaceRotateKey, type SpaceRotateKeyResult, type RotateKeyOutcome } from "./ops/space-rotate-key.js";
+export type { KeyRotationStatus } from "./ops/rotate-key-status.js";
 export { spaceUsers, usersSummary, type SpaceUsersReport } from "./ops/space-users.js";
 export { UNLIMITED_JETSTREAM } from "./trust/limits.js";
 export type { SagaPhase, SagaTiming } from "./saga/steps.js";

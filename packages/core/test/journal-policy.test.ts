@@ -9,6 +9,7 @@ const EXPECTED: Record<JournalVerb, { says: string; row: string }> = {
   "space add":                  { says: "space add",             row: "JB      JB  JB       JB     JB      LH" },
   "space limits":               { says: "space limits",          row: "JB      JB  JB       JB     JB      LH" },
   "space revoke":               { says: "space revoke",          row: "JB      JB  JB       JB     JB      LH" },
+  "space rotate-key":           { says: "space rotate-key",      row: "JB      JB  JB       JB     JB      LH" },
   "space creds":                { says: "space creds",           row: "JB      P   JB       JB     JB      LH" },
   "space rm":                   { says: "space rm",              row: "own     JB  JB       JB     JB      LH" },
   "space backup":               { says: "space backup",          row: "JB      JB  JB       P      JB      LH" },

@@ -170,7 +170,7 @@ describe("op revoke through the saga (in memory)", () => {
       JSON.stringify({ generation: 3, spaces: ["alpha"], appliedGeneration: 3, configDigest: null, pending: { generation: 4, op: "revoke", adds: [], removes: [], writer: "w", leaseId: "l", claimedAt: "t", ...extra } });
     const ok = parseInventoryRecord(pending({ limits: { space: "alpha", from: "a", to: "b" } }));
     expect(typeof ok === "string" ? ok : (ok as InventoryRecord).pending?.op).toBe("revoke");
-    expect(parseInventoryRecord(pending({}))).toMatch(/pending.limits belongs to, and only to, a limits or revoke op/);
+    expect(parseInventoryRecord(pending({}))).toMatch(/pending.limits belongs to, and only to, a limits, revoke or rotate-key op/);
     expect(parseInventoryRecord(pending({ limits: { space: "gamma", from: "a", to: "b" } }))).toMatch(/outside/);
   });
 });

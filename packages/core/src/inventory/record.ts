@@ -1,6 +1,6 @@
 import { isValidSpaceName } from "../names.js";
 
-export type MutationOp = "add" | "remove" | "reconcile" | "batch" | "limits" | "revoke";
+export type MutationOp = "add" | "remove" | "reconcile" | "batch" | "limits" | "revoke" | "rotate-key";
 
 /**
  * A `space limits` claim: the account JWT on disk before and after (public material). A rollback
@@ -35,7 +35,7 @@ export interface PendingMutation {
    * rollback of this claim may delete (docs/resume.md). A reused record is never deleted.
    */
   mints?: string[];
-  /** op "limits" and "revoke" (a user revocation, ops/space-revoke.ts) only: the one space whose account JWT this mutation re-signs. */
+  /** op "limits", "revoke" (a user revocation, ops/space-revoke.ts) and "rotate-key" (a signing key added or removed, ops/space-rotate-key.ts) only: the one space whose account JWT this mutation re-signs. */
   limits?: LimitsChange;
   /**
    * A cluster root only: the nodes that proved this claim's config while another node could not
@@ -118,7 +118,7 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
     const p = r.pending as Record<string, unknown> | undefined;
     if (typeof p !== "object" || p === null) return "pending is not an object or null";
     if (!Number.isInteger(p.generation)) return "pending.generation is not an integer";
-    if (!["add", "remove", "reconcile", "batch", "limits", "revoke"].includes(p.op as string)) return "pending.op is unknown";
+    if (!["add", "remove", "reconcile", "batch", "limits", "revoke", "rotate-key"].includes(p.op as string)) return "pending.op is unknown";
     if (!isNameList(p.adds) || !isNameList(p.removes)) return "pending lists are malformed";
     const listed = new Set(r.spaces as string[]);
     if ((p.adds as string[]).some((a) => listed.has(a))) return "pending.adds names a space the committed list already holds";
@@ -126,7 +126,7 @@ export function parseInventoryRecord(text: string): InventoryRecord | string {
     if (typeof p.writer !== "string" || typeof p.leaseId !== "string" || typeof p.claimedAt !== "string") return "pending writer/leaseId/claimedAt missing";
     if (p.stagedDigest !== undefined && !(typeof p.stagedDigest === "string" && DIGEST.test(p.stagedDigest))) return "pending.stagedDigest is malformed";
     if (p.excluded !== undefined && !isNameList(p.excluded)) return "pending.excluded is malformed";
-    if ((p.op === "limits" || p.op === "revoke") !== (p.limits !== undefined)) return "pending.limits belongs to, and only to, a limits or revoke op";
+    if ((p.op === "limits" || p.op === "revoke" || p.op === "rotate-key") !== (p.limits !== undefined)) return "pending.limits belongs to, and only to, a limits, revoke or rotate-key op";
     if (p.limits !== undefined) {
       const l = p.limits as Record<string, unknown> | null;
       if (typeof l !== "object" || l === null || typeof l.space !== "string" || typeof l.from !== "string" || typeof l.to !== "string") return "pending.limits is malformed";

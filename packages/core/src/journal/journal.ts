@@ -168,6 +168,7 @@ export type JournalVerb =
   | "space add"
   | "space limits"
   | "space revoke"
+  | "space rotate-key"
   | "space creds"
   | "space rm"
   | "space backup"
@@ -221,6 +222,7 @@ export const JOURNAL_POLICY: Readonly<Record<JournalVerb, Readonly<JournalVerbRo
   "space add":                  { says: "space add",              removal: JB,   cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
   "space limits":               { says: "space limits",           removal: JB,   cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
   "space revoke":               { says: "space revoke",           removal: JB,   cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
+  "space rotate-key":           { says: "space rotate-key",       removal: JB,   cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
   "space creds":                { says: "space creds",            removal: JB,   cut: P,   rotation: JB,  backup: JB,  restore: JB,   busy: LH },
   "space rm":                   { says: "space rm",               removal: OWN,  cut: JB,  rotation: JB,  backup: JB,  restore: JB,   busy: LH },
   "space backup":               { says: "space backup",           removal: JB,   cut: JB,  rotation: JB,  backup: P,   restore: JB,   busy: LH },

@@ -23,6 +23,7 @@ import { clusterNodesStatus, nodeStreamChecks, type NodeStatus } from "./cluster
 import { answeringUrls } from "../verb/session.js";
 import { pidStopped } from "../lock/process-identity.js";
 import { readNodeAgentState } from "../root/node-state.js";
+import { keyRotationsOf, type KeyRotationStatus } from "./rotate-key-status.js";
 
 export interface SpaceStatus {
   name: string;
@@ -75,6 +76,8 @@ export interface StatusReport {
   quiesced: QuiescedTenant[];
   /** An online `space restore --replace` that `cotal up` lifted after its deletion began: the tenant's data is gone until the re-run. */
   restoreUnfinished?: { space: string; from: string; attemptId: string; next: string };
+  /** Signing-key rotations in progress (`space rotate-key`): interrupted, or keeping the old key until `--finish`; each with its next, the root named. */
+  keyRotations?: KeyRotationStatus[];
   /** What to run next for the headline state, naming the root (absent when nothing is owed). */
   next?: string;
 }
@@ -209,7 +212,7 @@ export async function status(opts: { root: string; guards?: Guards }): Promise<S
   const guards = opts.guards ?? GUARDS_ON;
   const layout = new RootLayout(opts.root);
   if (!existsSync(layout.root)) {
-    return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, provisioningOwed: [], lock: null, quiesced: [] };
+    return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, provisioningOwed: [], lock: null, quiesced: [], keyRotations: [] };
   }
   const st = brokerState(layout);
   const rt = st.runtime;
@@ -252,6 +255,7 @@ export async function status(opts: { root: string; guards?: Guards }): Promise<S
   const settings = settingsOf(layout);
   const nodePids = new Set((rt?.nodes ?? []).map((n) => n.owner.pid));
   const strays = serversOfRoot(layout, guards).filter((p) => p.pid !== rt?.owner.pid && !nodePids.has(p.pid));
+  const keyRotations = keyRotationsOf(layout, inv.spaces).map((k) => ({ ...k, next: nameRoot(k.next, layout.root) }));
   return {
     root: layout.root,
     exists: true,
@@ -278,7 +282,9 @@ export async function status(opts: { root: string; guards?: Guards }): Promise<S
     lock: lock ?? null,
     quiesced: quiescedTenants(journal, quiescedOnDisk(layout, inv.spaces), owner).map((q) => ({ ...q, next: nameRoot(q.next, layout.root) })),
     ...(journal?.op === "quiesce" && journal.stage === "unfinished" ? { restoreUnfinished: { space: journal.space, from: journal.out, attemptId: journal.attemptId, next: nameRoot(restoreRerun(journal), layout.root) } } : {}),
-    ...withNext(unreachable ? `kill -CONT ${stoppedPids.join(" ")}   # then it answers again` : nextFor(derived.state, block, (readProvisioningOwed(layout)?.spaces.length ?? 0) > 0, st.running), layout.root),
+    keyRotations,
+    // a clean root with a rotation in progress: its next (the headline's own comes first)
+    ...withNext(unreachable ? `kill -CONT ${stoppedPids.join(" ")}   # then it answers again` : (nextFor(derived.state, block, (readProvisioningOwed(layout)?.spaces.length ?? 0) > 0, st.running) ?? keyRotations[0]?.next), layout.root),
   };
 }
 

@@ -31,7 +31,7 @@ import type { PhaseListener, SagaTiming } from "./steps.js";
  * What a writer asks the saga for, one shape per op. Every shape names its `verb`, for the writer
  * identity an operator reads. Every op but `resume` is the op its claim records.
  */
-export type MutationIntent = ResumeIntent | AddIntent | RemoveIntent | ReconcileIntent | LimitsIntent | RevokeIntent;
+export type MutationIntent = ResumeIntent | AddIntent | RemoveIntent | ReconcileIntent | LimitsIntent | RevokeIntent | RotateKeyIntent;
 
 /** Carry out whatever claim stands (the resume table, docs/resume.md) and change nothing else: `up` on a running root, a verb's own resume. A rollback is then the resolution, not a refusal. */
 export interface ResumeIntent {
@@ -76,6 +76,13 @@ export interface RevokeIntent {
   verb: string;
 }
 
+/** Re-sign the one record's JWT with a signing key added or removed (ops/space-rotate-key.ts); claimed and resumed like a limits re-sign. */
+export interface RotateKeyIntent {
+  op: "rotate-key";
+  keyChange: LimitsChange;
+  verb: string;
+}
+
 /** The intents that claim: every one but resume. */
 type ClaimingIntent = Exclude<MutationIntent, ResumeIntent>;
 
@@ -97,8 +104,14 @@ function requestedNames(intent: ClaimingIntent): RequestedNames {
       return { target: intent.target };
     case "limits":
     case "revoke":
+    case "rotate-key":
       return {};
   }
+}
+
+/** The one account JWT a re-signing intent changes (limits, revoke, rotate-key), else undefined. */
+function resignOf(intent: MutationIntent): LimitsChange | undefined {
+  return intent.op === "limits" ? intent.limitsChange : intent.op === "revoke" ? intent.revokeChange : intent.op === "rotate-key" ? intent.keyChange : undefined;
 }
 
 export interface SagaEnv {
@@ -390,7 +403,7 @@ class Mutation {
     const { intent } = this;
     if (intent.op === "resume") return { kind: "noop" }; // the resume ran in step 2; nothing else is asked
     const { added, removed } = intentDelta(base.record.spaces, requestedNames(intent));
-    const resign = intent.op === "limits" ? intent.limitsChange : intent.op === "revoke" ? intent.revokeChange : undefined;
+    const resign = resignOf(intent);
     if (resign && !base.record.spaces.includes(resign.space)) {
       throw new CotalError("space-not-found", `space ${resign.space} is not in the inventory`, { next: "cotal space list" });
     }
@@ -418,7 +431,7 @@ class Mutation {
       ...(intent.op === "reconcile" && intent.excluded ? { excluded: [...intent.excluded] } : {}),
       // Recorded before anything is minted, so a rollback deletes exactly these (docs/resume.md).
       ...(intent.op !== "reconcile" ? { mints: d.added.filter((s) => !loadSpaceAccount(env.layout, s)) } : {}),
-      ...(intent.op === "limits" ? { limits: intent.limitsChange } : intent.op === "revoke" ? { limits: intent.revokeChange } : {}),
+      ...(resignOf(intent) ? { limits: resignOf(intent) } : {}),
     };
     const record: InventoryRecord = { ...base.record, pending };
     await failpoint("before-claim");
