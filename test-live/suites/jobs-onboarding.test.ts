@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { harnessTeardown, parsePromText, promValue, type PromFamily } from "@cotal/harness";
@@ -34,6 +34,7 @@ describe("bulk onboarding through the queue", () => {
   // Version-dependent: before 2.14.8 every reload drops the provisioners in flight, which are retried (provision-batch.ts).
   it("1000 tenants from a file through 2 worker processes: all active, provisioned, creds connect, ≤ 10 reloads", VERSION_DEPENDENT, async () => {
     const { r, up, redis, env } = await jobsRoot();
+    const R = { root: realpathSync(r.root) }; // every series the worker serves names its root (docs/metrics.md)
     const names = tenantNames(1000);
     const file = join(r.root, "..", "tenants.txt");
     writeFileSync(file, `# 1000 tenants\n${names.join("\n")}\n`);
@@ -44,8 +45,8 @@ describe("bulk onboarding through the queue", () => {
     const health = await w2.ready();
     const before = reloadCount(r.layout);
     const idle = await scrape(health);
-    expect(promValue(idle, "cotal_jobs_processed_total", { type: "space-add", outcome: "added" })).toBeUndefined();
-    expect(promValue(idle, "cotal_reloads_total")).toBe(0);
+    expect(promValue(idle, "cotal_jobs_processed_total", { ...R, type: "space-add", outcome: "added" })).toBeUndefined();
+    expect(promValue(idle, "cotal_reloads_total", R)).toBe(0);
 
     const t0 = performance.now();
     const add = await r.cotal(["space", "add", "--from", file, "--queue", "--json"], { env, timeoutMs: 150_000 });
@@ -80,17 +81,17 @@ describe("bulk onboarding through the queue", () => {
     expect((await fetch(`${health}/healthz`)).status).toBe(200);
     // prom-client's exposition, parsed: w2's own share of the work moved its series
     const busy = await scrape(health);
-    const w2Added = promValue(busy, "cotal_jobs_processed_total", { type: "space-add", outcome: "added" }) ?? 0;
+    const w2Added = promValue(busy, "cotal_jobs_processed_total", { ...R, type: "space-add", outcome: "added" }) ?? 0;
     expect(w2Added).toBeGreaterThan(0);
     expect(w2Added).toBeLessThanOrEqual(1000);
-    expect(promValue(busy, "cotal_batch_size_sum")).toBeGreaterThanOrEqual(w2Added);
-    expect(promValue(busy, "cotal_batch_size_count")).toBeGreaterThan(0);
-    expect(promValue(busy, "cotal_saga_step_seconds_count", { step: "reload-proof" })).toBeGreaterThan(0);
-    expect(promValue(busy, "cotal_reloads_total")).toBeGreaterThan(0);
-    expect(promValue(busy, "cotal_inventory_generation")).toBeGreaterThan(0);
-    expect(promValue(busy, "cotal_inventory_applied_generation")).toBeGreaterThan(0);
-    expect(promValue(busy, "cotal_inventory_applied_generation")).toBeLessThanOrEqual(promValue(busy, "cotal_inventory_generation") ?? 0);
-    expect(promValue(busy, "cotal_jobs_active", { type: "space-add" })).toBe(0);
+    expect(promValue(busy, "cotal_batch_size_sum", R)).toBeGreaterThanOrEqual(w2Added);
+    expect(promValue(busy, "cotal_batch_size_count", R)).toBeGreaterThan(0);
+    expect(promValue(busy, "cotal_saga_step_seconds_count", { ...R, step: "reload-proof" })).toBeGreaterThan(0);
+    expect(promValue(busy, "cotal_reloads_total", R)).toBeGreaterThan(0);
+    expect(promValue(busy, "cotal_inventory_generation", R)).toBeGreaterThan(0);
+    expect(promValue(busy, "cotal_inventory_applied_generation", R)).toBeGreaterThan(0);
+    expect(promValue(busy, "cotal_inventory_applied_generation", R)).toBeLessThanOrEqual(promValue(busy, "cotal_inventory_generation", R) ?? 0);
+    expect(promValue(busy, "cotal_jobs_active", { ...R, type: "space-add" })).toBe(0);
     expect(busy.get("process_resident_memory_bytes")?.type).toBe("gauge");
 
     // graceful SIGTERM drain: both exit 0
@@ -189,6 +190,7 @@ describe("bulk onboarding through the queue", () => {
 
   it("worker logs are JSON lines with no seed, even from a job whose payload carries one", async () => {
     const { r, redis, env } = await jobsRoot();
+    const R = { root: realpathSync(r.root) };
     // A seed-shaped token (S + U + base32) in a payload: the root-mismatch refusal quotes the root,
     // so without the scrubber it would reach the worker's failure log line.
     const seed = `SU${"B".repeat(56)}`;
@@ -201,8 +203,8 @@ describe("bulk onboarding through the queue", () => {
     expect(add.code, add.stderr).toBe(0);
     await until("the seed job to fail", async () => /job-failed/.test(w.log()));
     const metrics = await scrape(health);
-    expect(promValue(metrics, "cotal_jobs_processed_total", { type: "space-add", outcome: "added" })).toBe(2);
-    expect(promValue(metrics, "cotal_jobs_failed_total", { type: "space-add", final: "true" })).toBe(1);
+    expect(promValue(metrics, "cotal_jobs_processed_total", { ...R, type: "space-add", outcome: "added" })).toBe(2);
+    expect(promValue(metrics, "cotal_jobs_failed_total", { ...R, type: "space-add", final: "true" })).toBe(1);
     expect(await w.stop()).toBe(0);
 
     const log = w.log();

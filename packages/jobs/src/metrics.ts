@@ -15,7 +15,7 @@ export class WorkerMetrics {
   private readonly registers = [this.registry];
   /**
    * The series labelled by root (docs/metrics.md, "The root label"): the root exporter's and the
-   * saga counters, rendered after the worker's own. The older worker series keep their labels.
+   * saga counters, rendered after the worker's own (which get the same label once the root is known).
    */
   readonly rootRegistry = new Registry();
   private readonly rootRegisters = [this.rootRegistry];
@@ -74,6 +74,8 @@ export class WorkerMetrics {
    * state), each with the `root` label, as the saga counters get it.
    */
   exportRoot(root: string, opts: Omit<RootExporterOptions, "registry" | "backupSeries">): SnapshotCache<RootSnapshot> {
+    // Every series the worker serves names its root, its own and the process's too (docs/metrics.md "The root label").
+    this.registry.setDefaultLabels({ root });
     this.rootRegistry.setDefaultLabels({ root });
     // This worker keeps its own backup series (kept across a Redis blip, moved by its own runs).
     return exportRoot({ ...opts, registry: this.rootRegistry, backupSeries: false }).cache;

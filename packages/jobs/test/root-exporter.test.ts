@@ -179,6 +179,7 @@ describe("the worker's saga counters and its root series", () => {
     expect(promValue(after, "cotal_saga_conflicts_total", { ...R, op: "batch" })).toBe(1);
     expect(promValue(after, "cotal_provision_retries_total", R)).toBe(1);
     expect(promValue(after, "cotal_tenants", { ...R, state: "active" }), "the root series beside the worker's own").toBe(1);
-    expect(promValue(after, "cotal_reloads_total"), "the worker's own series keep their labels").toBe(0);
+    expect(promValue(after, "cotal_reloads_total", R), "the worker's own series carry the root label too").toBe(0);
+    expect(promValue(after, "cotal_reloads_total"), "no unlabelled copy").toBeUndefined();
   });
 });
