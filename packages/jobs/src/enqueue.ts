@@ -37,8 +37,11 @@ export function openQueue(type: JobType, rootKey: string, redisUrl: string): Que
   return q;
 }
 
-/** A revocation's id names what it revokes: two revocations in one space are two jobs, a repeat is the same one. */
+/** A revocation's id names what it revokes: two revocations in one space are two jobs, a repeat is the same one. A key rotation's names its --finish or --keep-old. */
 export function jobIdSuffix(p: object): string | undefined {
+  const k = p as { finish?: boolean; keepOld?: number };
+  if (k.finish) return "finish";
+  if (k.keepOld !== undefined) return `keep-old-${k.keepOld}`;
   const r = p as { user?: string; key?: string; before?: number };
   if (r.user === undefined && r.key === undefined) return undefined;
   return [r.user !== undefined ? `user-${r.user}` : `key-${r.key ?? ""}`, ...(r.before !== undefined ? [`before-${r.before}`] : [])].join(".");

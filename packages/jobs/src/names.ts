@@ -1,11 +1,11 @@
 import { leaseKeyFor, RootLayout } from "@cotal/core";
 
 /** Every job type cotal knows (reconcile stays interactive: it needs an operator's decision). */
-export const JOB_TYPES = ["space-add", "space-rm", "space-backup", "space-restore", "space-revoke"] as const;
+export const JOB_TYPES = ["space-add", "space-rm", "space-backup", "space-restore", "space-revoke", "space-rotate-key"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 /** The job types a worker processes today. */
-export const PROCESSED_TYPES = ["space-add", "space-rm", "space-backup", "space-restore", "space-revoke"] as const satisfies readonly JobType[];
+export const PROCESSED_TYPES = ["space-add", "space-rm", "space-backup", "space-restore", "space-revoke", "space-rotate-key"] as const satisfies readonly JobType[];
 
 /** BullMQ key prefix: cotal's keys stay apart from other BullMQ users of the same Redis. */
 export const QUEUE_PREFIX = "cotal";

@@ -28,11 +28,17 @@ export const spaceRevokePayload = z
   .refine((p) => (p.user === undefined) !== (p.key === undefined), { message: "name exactly one of user and key", path: ["user"] })
   .refine((p) => !p.force || p.key !== undefined, { message: "force goes with key only", path: ["force"] });
 
+/** `space rotate-key`: `keepOld` (seconds) keeps the old key until a later `finish`; one of them at most. */
+export const spaceRotateKeyPayload = z
+  .strictObject({ root: rootPath, name: spaceName, keepOld: z.number().int().positive().optional(), finish: z.boolean().optional() })
+  .refine((p) => !(p.finish && p.keepOld !== undefined), { message: "keepOld starts a rotation and finish ends one: name one of them", path: ["finish"] });
+
 export type SpaceAddPayload = z.infer<typeof spaceAddPayload>;
 export type SpaceRmPayload = z.infer<typeof spaceRmPayload>;
 export type SpaceBackupPayload = z.infer<typeof spaceBackupPayload>;
 export type SpaceRestorePayload = z.infer<typeof spaceRestorePayload>;
 export type SpaceRevokePayload = z.infer<typeof spaceRevokePayload>;
+export type SpaceRotateKeyPayload = z.infer<typeof spaceRotateKeyPayload>;
 
 export const PAYLOADS = {
   "space-add": spaceAddPayload,
@@ -40,6 +46,7 @@ export const PAYLOADS = {
   "space-backup": spaceBackupPayload,
   "space-restore": spaceRestorePayload,
   "space-revoke": spaceRevokePayload,
+  "space-rotate-key": spaceRotateKeyPayload,
 } as const satisfies Record<JobType, z.ZodType>;
 
 export interface PayloadOf {
@@ -48,6 +55,7 @@ export interface PayloadOf {
   "space-backup": SpaceBackupPayload;
   "space-restore": SpaceRestorePayload;
   "space-revoke": SpaceRevokePayload;
+  "space-rotate-key": SpaceRotateKeyPayload;
 }
 
 /** Validates one payload; a refusal names the job type and every issue. */

@@ -1,6 +1,6 @@
 import { existsSync, realpathSync } from "node:fs";
 import type { Server } from "node:http";
-import { describeError, RootLayout, CotalError, spaceRevoke, spaceRm } from "@cotal/core";
+import { describeError, RootLayout, CotalError, spaceRevoke, spaceRm, spaceRotateKey } from "@cotal/core";
 import { type Guards } from "@cotal/core/light";
 import { renderRerun } from "@cotal/core/errors";
 import { quiescedCount } from "@cotal/core/backup";
@@ -124,6 +124,7 @@ export class CotalWorker {
     w.consume("space-backup", 1, (job, token) => w.processBackup(job, token));
     w.consume("space-restore", 1, (job, token) => w.processRestore(job, token));
     w.consume("space-revoke", 1, (job, token) => w.processRevoke(job, token));
+    w.consume("space-rotate-key", 1, (job, token) => w.processRotateKey(job, token));
     // Before serving: a restarted worker exports each tenant's last successful backup, not nothing.
     await w.syncBackupMetric();
     w.syncTimer = setInterval(() => void w.syncBackupMetric(), BACKUP_METRIC_SYNC_MS).unref();
@@ -325,6 +326,26 @@ export class CotalWorker {
       return { space: r.space, outcome: r.outcome, generation: r.generation, revoked: r.revoked.map((c) => c.publicKey) };
     } catch (err) {
       throw await this.failure("space-revoke", job, token, err);
+    }
+  }
+
+  private async processRotateKey(job: Job, token?: string): Promise<{ space: string; outcome: string; generation: number; newKey?: string }> {
+    try {
+      const p = parsePayload("space-rotate-key", splitJobData(job.data).payload);
+      this.checkRoot(p.root);
+      const r = await spaceRotateKey({
+        root: p.root,
+        name: p.name,
+        ...(p.keepOld !== undefined ? { keepOldSeconds: p.keepOld } : {}),
+        ...(p.finish ? { finish: true } : {}),
+        lockWaitMs: this.opts.lockWaitMs,
+        onTiming: (step, ms) => this.metrics.stepSeconds.observe({ step }, ms / 1000),
+        ...this.metrics.sagaHooks,
+        ...(this.opts.guards ? { guards: this.opts.guards } : {}),
+      });
+      return { space: r.space, outcome: r.outcome, generation: r.generation, ...(r.newKey ? { newKey: r.newKey } : {}) };
+    } catch (err) {
+      throw await this.failure("space-rotate-key", job, token, err);
     }
   }
 

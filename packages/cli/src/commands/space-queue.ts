@@ -128,8 +128,8 @@ export function addsWithoutEffect(names: string[], list: Pick<SpaceListReport, "
  */
 export async function queuedSingle(
   root: string,
-  type: "space-rm" | "space-restore" | "space-revoke",
-  item: { name: string; from?: string; rebindAccount?: boolean; replace?: boolean; yes?: boolean; user?: string; key?: string; before?: number; force?: boolean },
+  type: "space-rm" | "space-restore" | "space-revoke" | "space-rotate-key",
+  item: { name: string; from?: string; rebindAccount?: boolean; replace?: boolean; yes?: boolean; user?: string; key?: string; before?: number; force?: boolean; keepOld?: number; finish?: boolean },
   flags: QueuedAddFlags,
   confirm: () => Promise<boolean>,
 ): Promise<void> {

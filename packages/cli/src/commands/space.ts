@@ -8,6 +8,7 @@ import { err, json, out } from "../output.js";
 import { readTenantsFile } from "../tenants-file.js";
 import { registerSpaceInfo } from "./space-info.js";
 import { registerSpaceRevoke, registerSpaceUsers } from "./space-revoke.js";
+import { registerSpaceRotateKey } from "./space-rotate-key.js";
 import { QUOTA_FLAGS, quotaFromFlags, type QuotaFlagValues } from "../quota-flags.js";
 import { rerunWith, usageError } from "@cotal/core/errors";
 import { printRemovedSchedules, queuedSingle, queuedSpaceAdd, unscheduleRemoved } from "./space-queue.js";
@@ -54,6 +55,7 @@ export function registerSpace(program: Command): void {
   registerSpaceList(space);
   registerSpaceCreds(space);
   registerSpaceRevoke(space);
+  registerSpaceRotateKey(space);
   registerSpaceUsers(space);
 }
 

@@ -40,6 +40,10 @@ async function printStatus(s: StatusReport): Promise<void> {
     out(`restore: space ${s.restoreUnfinished.space} is lifted but its restore from ${s.restoreUnfinished.from} is unfinished (its --replace deleted the old streams)`);
     out(`  next: ${s.restoreUnfinished.next}`);
   }
+  for (const k of s.keyRotations ?? []) {
+    out(`key rotation: space ${k.space} ${k.stage === "keeping-old" ? `keeps its old signing key ${k.oldKey} until ${k.keepOldUntil ?? "--finish"} (the new one, ${k.newKey}, signs)` : `was interrupted (${k.stage}; started ${k.startedAt})`}`);
+    out(`  next: ${k.next}`);
+  }
   for (const c of s.corrupt) out(`  CORRUPT ${c.path}: ${c.reason}`);
   for (const k of s.configOnly) out(`  server.conf preloads ${k}, which no record on disk vouches for`);
   if (s.lock === "corrupt") out("lock:    unreadable lock file");

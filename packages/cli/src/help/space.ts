@@ -1,6 +1,6 @@
 import type { HelpTable } from "./types.js";
 
-/** The per-space verbs: space add, rm, limits, list, info, creds, revoke, users (docs/commands/space.md). */
+/** The per-space verbs: space add, rm, limits, list, info, creds, revoke, rotate-key, users (docs/commands/space.md). */
 export const SPACE_HELP: HelpTable = {
   "space add": {
     summary: "add spaces: one generation and one proven reload for the whole batch",
@@ -48,6 +48,15 @@ export const SPACE_HELP: HelpTable = {
       "cotal --root /srv/cotal space revoke alpha --user app --queue",
     ],
     errors: ["invalid-space-name", "invalid-argument", "root-missing", "space-not-found", "user-not-found", "journal-blocked", "lock-held", "conflict", "lease-held", "broker-not-running", "reload-unproven", "redis-unreachable", "job-failed", "job-lost"],
+  },
+  "space rotate-key": {
+    summary: "rotate a space's signing key: users of the old key refused once it is removed",
+    examples: [
+      "cotal space rotate-key alpha",
+      "cotal space rotate-key alpha --keep-old 24h   # later: cotal space rotate-key alpha --finish",
+      "cotal --root /srv/cotal space rotate-key alpha --queue",
+    ],
+    errors: ["invalid-space-name", "invalid-argument", "root-missing", "space-not-found", "journal-blocked", "lock-held", "conflict", "lease-held", "broker-not-running", "reload-unproven", "redis-unreachable", "job-failed", "job-lost"],
   },
   "space users": {
     summary: "every cred minted for a space: user, key, issued, expiry, revoked or not",
