@@ -272,7 +272,7 @@ class Mutation {
     return new LeaseKeeper(this.env.store, lease);
   }
 
-  /** SIGHUP, the proof from the log written after it, then this connection's reconnect. */
+  /** The reload (the RELOAD request on 2.10+, else SIGHUP; saga/reload.ts), its proof, then this connection's reconnect. */
   async reload(pending?: PendingMutation | null): Promise<ReloadVerdict> {
     const reloader = this.env.reloader;
     if (!reloader) throw new CotalError("broker-not-running", "a reload needs the running broker", { next: "cotal up --detach" });
