@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { chromium, type Browser, type Locator, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { harnessTeardown, repoRoot } from "@cotal/harness";
-import { READ_ONLY_REFUSAL, type TenantPageData } from "@cotal/dashboard";
+import { READ_ONLY_REFUSAL, queueMenuName, type TenantPageData } from "@cotal/dashboard";
 import { JOB_TYPES, openQueue, rootKeyFor } from "@cotal/jobs";
 import { FAILPOINT_EXIT_CODE, type SpaceListReport } from "@cotal/core";
 import { startDashboard, type LiveDashboard } from "../fixtures/dashboard.js";
@@ -155,10 +155,20 @@ describe("cotal dashboard in headless Chromium", () => {
 
     const data0 = await tenantsJson();
     const queueName = data0.queues.reachable ? data0.queues.queues.find((q) => q.type === "space-add")?.queue : undefined;
-    expect(queueName).toBeTruthy();
+    expect(queueName).toMatch(/^space-add\.root_[0-9a-f]+$/); // Redis keeps the workers' name
+    const hash = (queueName ?? "").slice("space-add.".length);
     await page.goto(`${dash?.url}/queues`);
-    await page.getByText(/^cotal space-add \(root \//).first().waitFor({ timeout: 15_000 });
-    await page.goto(`${dash?.url}/queues/queue/${encodeURIComponent(queueName ?? "")}?status=waiting`);
+    await page.getByText(`space add (root ${r.root})`).first().waitFor({ timeout: 15_000 });
+    // Bull Board's side menu, its cards and a queue's header: the verb, readable, never the root's hash
+    const menu = page.locator('nav a[href*="/queues/queue/"]');
+    expect(await menu.allTextContents()).toEqual(JOB_TYPES.map((t) => `space ${t.slice("space-".length)}`)); // the verbs as the CLI spells them
+    expect(await menu.first().getAttribute("href")).toBe("/queues/queue/space%20add");
+    expect(await page.locator("nav").first().innerText()).not.toContain(hash);
+    expect(await page.getByText(/\(root \//).allTextContents()).toEqual(expect.arrayContaining(JOB_TYPES.map((t) => `space ${t.slice("space-".length)} (root ${r.root})`)));
+    await menu.first().click();
+    await page.waitForURL(/\/queues\/queue\/space%20add/);
+    expect(await page.locator("h1").first().textContent()).toBe(`space add (root ${r.root})`);
+    await page.goto(`${dash?.url}/queues/queue/${encodeURIComponent(queueMenuName("space-add"))}?status=waiting`);
     await page.getByText(/gamma/).first().waitFor({ timeout: 15_000 });
     await page.screenshot({ path: join(SHOTS, "dashboard-bull-board.png"), fullPage: true });
 
@@ -195,7 +205,7 @@ describe("cotal dashboard in headless Chromium", () => {
     const data = await tenantsJson();
     expect(data.queues.reachable).toBe(true);
     const named = new Map(data.queues.reachable ? data.queues.queues.map((q) => [q.type, q.queue]) : []);
-    const rmQueue = named.get("space-rm") ?? "";
+    const rmQueue = queueMenuName("space-rm"); // the board's name of it; Redis's is named.get("space-rm")
     const before = await queueSnapshot(named);
     const jobId = Object.values(before).flatMap((q) => q.jobs.map((j) => j.id))[0] ?? "1"; // a real job where one exists
     const api = `${dash?.url}/queues/api`;
@@ -226,7 +236,7 @@ describe("cotal dashboard in headless Chromium", () => {
     const read = await send(`${api}/queues`, "GET", { origin });
     expect(read.status).toBe(200);
     const board = JSON.parse(read.body) as { queues: { name: string; readOnlyMode: boolean }[] };
-    expect(board.queues.map((x) => [x.name, x.readOnlyMode]).sort()).toEqual([...named.values()].map((n) => [n, true]).sort());
+    expect(board.queues.map((x) => [x.name, x.readOnlyMode]).sort()).toEqual([...named.keys()].map((t) => [queueMenuName(t), true]).sort());
     expect((await send(`${api}/queues`, "HEAD", {})).status).toBe(200);
 
     expect(await queueSnapshot(named)).toEqual(before);
@@ -243,7 +253,7 @@ describe("cotal dashboard in headless Chromium", () => {
       await until("the unsafe dashboard's board to reach Redis", async () => (await send(`${unsafeDash.url}/queues/api/queues`, "GET", {})).status === 200, 15_000, 100);
       const before = await rm.getJobCounts();
       // a space that does not exist and a delay: the running worker must not act on what this cell adds
-      const res = await send(`${unsafeDash.url}/queues/api/queues/${encodeURIComponent(rm.name)}/add`, "POST", { origin: new URL(unsafeDash.url).origin }, { name: "space-rm", data: { name: "ghost" }, options: { delay: 3_600_000 } });
+      const res = await send(`${unsafeDash.url}/queues/api/queues/${encodeURIComponent(queueMenuName("space-rm"))}/add`, "POST", { origin: new URL(unsafeDash.url).origin }, { name: "space-rm", data: { name: "ghost" }, options: { delay: 3_600_000 } });
       expect(res.status, res.body).toBe(200);
       const id = (JSON.parse(res.body) as { job: { id: string } }).job.id;
       expect((await rm.getJob(id))?.data).toEqual({ name: "ghost" });
@@ -266,17 +276,28 @@ describe("cotal dashboard in headless Chromium", () => {
       expect(await p.evaluate(() => (globalThis as unknown as { document: { body: { scrollWidth: number } } }).document.body.scrollWidth)).toBeLessThanOrEqual(390);
     };
     try {
+      // the creds ledger: a cred with an expiry, one with none, one revoked (before the failing schedule holds beta)
+      const mint = async (args: string[]): Promise<{ publicKey: string; expiresAt?: string }> => {
+        const res = await r.cotal(["space", "creds", "beta", ...args, "--json"], { env });
+        expect(res.code, res.stderr).toBe(0);
+        return JSON.parse(res.stdout) as { publicKey: string; expiresAt?: string };
+      };
+      const app = await mint(["--user", "app", "--expires", "2h"]);
+      const ci = await mint(["--user", "ci", "--admin"]);
+      const gone = await mint(["--user", "gone", "--expires", "30d"]);
+      const revoked = await r.cotal(["space", "revoke", "beta", "--user", "gone"], { env });
+      expect(revoked.code, revoked.stderr).toBe(0);
+      const expires = app.expiresAt;
+      expect(expires).toMatch(/^\d{4}-.*Z$/);
+
       // a schedule whose directory became a file: its runs fail (the worker of the first cell runs them)
       const out = join(r.root, "..", "bk-beta");
       mkdirSync(out, { recursive: true });
       const sched = await r.cotal(["space", "backup", "beta", "--queue", "--every", "2s", "--keep", "1", "--out", out], { env });
       expect(sched.code, sched.stderr).toBe(0);
-      rmSync(out, { recursive: true });
+      // moved away in one step: the first run may be writing into it already (rmdir would race it)
+      renameSync(out, `${out}.moved`);
       writeFileSync(out, "not a directory");
-      const minted = await r.cotal(["space", "creds", "beta", "--user", "app", "--expires", "2h"], { env });
-      expect(minted.code, minted.stderr).toBe(0);
-      const expires = /expires (\S+?)\)/.exec(minted.stdout)?.[1];
-      expect(expires).toMatch(/^\d{4}-.*Z$/);
 
       // the overview: clean in green; the tenant's row links to its own page
       await p.goto(`${base}/tenants?refresh=0`);
@@ -294,14 +315,29 @@ describe("cotal dashboard in headless Chromium", () => {
       expect(await p.locator("#connections").textContent()).toMatch(/^\d+ of \d+$/);
       expect(await p.locator("#streams tr[data-stream]").evaluateAll((rows) => rows.map((x) => x.getAttribute("data-stream")))).toEqual(["KV_cotal_presence_beta", "KV_cotal_state_beta", "cotal_events_beta"]);
       expect(await p.locator('#streams tr[data-stream="KV_cotal_state_beta"] td').nth(2).textContent()).toMatch(/^\d+(\.\d)? (B|KiB)$/);
-      expect(await p.locator('#creds tr[data-user="app"] td').nth(2).textContent()).toBe(expires);
-      expect(await p.locator('#creds tr[data-user="app"] td').nth(3).textContent()).toBe("valid");
+      // the ledger's rows: user, key (short), issued, expires (flagged), role, permissions, state, file
+      const cred = (key: string) => p.locator(`#creds tr[data-key="${key}"]`);
+      const cells = async (key: string) => (await cred(key).locator("td").allTextContents()).map((t) => t.trim());
+      const [, appKey, , appExpires, appRole, appPerms, appState, appFile] = await cells(app.publicKey);
+      expect(appKey).toBe(`${app.publicKey.slice(0, 8)}…${app.publicKey.slice(-8)}`);
+      expect(appExpires).toBe(`${expires} expires soon`); // two hours: within the week
+      expect([appRole, appState]).toEqual(["user", "active"]);
+      expect(appPerms).toMatch(/^user: no stream admin; pub all subjects; sub all subjects$/);
+      expect(appFile).toMatch(/\/users\/app\.creds$/);
+      expect(await cred(ci.publicKey).getAttribute("data-expiry")).toBe("never");
+      expect((await cells(ci.publicKey)).slice(3, 5)).toEqual(["never: NO EXPIRY", "admin"]);
+      expect(await colorOf(cred(ci.publicKey).locator("td.expiry"))).toBe("rgb(170, 68, 0)");
+      expect(await cred(gone.publicKey).getAttribute("data-state")).toBe("revoked");
+      expect((await cells(gone.publicKey))[6]).toMatch(/^revoked at \d{4}-\S+Z$/);
+      expect(await colorOf(cred(gone.publicKey).locator("td.cred-state"))).toBe("rgb(204, 0, 0)");
+      expect(await cred(app.publicKey).locator("td.cred-state").textContent()).toBe("active"); // the control: not every row is revoked
+      expect(await p.locator("#ledger-summary").textContent()).toMatch(/cred\(s\): \d+ active, 1 revoked/);
       const backups = (await p.locator("#backups").textContent()) ?? "";
       // which [io] depends on where the run was when its directory went (the first run starts at once)
       expect(backups).toMatch(/last run FAILED \d{4}-\S+: \[io\] [^\n]*bk-beta[^\n]*next: /);
       expect(backups).not.toContain("none recorded");
       expect(await p.locator("#touching #nothing-holds").count()).toBe(1);
-      expect(await p.content()).not.toMatch(/SU[A-Z2-7]{50,}/); // creds shown, never a seed
+      expect(await p.content()).not.toMatch(/S[OAUNCPX][A-Z2-7]{55}/); // creds shown, never a seed
       await shot("tenant-1400.png");
       const unsched = await r.cotal(["jobs", "unschedule", "beta"], { env });
       expect(unsched.code, unsched.stderr).toBe(0);
@@ -359,13 +395,16 @@ describe("cotal dashboard in headless Chromium", () => {
       // Bull Board: queues by verb and root, the failed runs without a stack, and its link back
       await p.setViewportSize({ width: 1400, height: 900 });
       await p.goto(`${base}/queues`);
-      await p.getByText(/^cotal space-backup \(root \//).first().waitFor({ timeout: 15_000 });
-      const data = await tenantsJson();
-      const backupQueue = data.queues.reachable ? data.queues.queues.find((q) => q.type === "space-backup")?.queue : undefined;
-      await p.goto(`${base}/queues/queue/${encodeURIComponent(backupQueue ?? "")}?status=failed`);
+      await p.getByText(`space backup (root ${r.root})`).first().waitFor({ timeout: 15_000 });
+      const backupQueue = queueMenuName("space-backup");
+      // from the tenants page's queue row to that queue's failed jobs on the board
+      await p.goto(`${base}/tenants?refresh=0`);
+      await p.locator('#queues tr[data-queue="space-backup"] a').click();
+      await p.waitForURL(/\/queues\/queue\/space%20backup\?status=failed$/);
+      expect(await p.locator("h1").first().textContent()).toBe(`space backup (root ${r.root})`);
       await p.getByText(/\[io\] .*bk-beta/).first().waitFor({ timeout: 15_000 });
       expect(await p.locator("body").innerText()).not.toMatch(/\n\s*at \S+.*:\d+:\d+/);
-      const api = (await (await fetch(`${base}/queues/api/queues?activeQueue=${encodeURIComponent(backupQueue ?? "")}&status=failed`)).json()) as { queues: { name: string; jobs: { failedReason?: string; stacktrace: string[] }[] }[] };
+      const api = (await (await fetch(`${base}/queues/api/queues?activeQueue=${encodeURIComponent(backupQueue)}&status=failed`)).json()) as { queues: { name: string; jobs: { failedReason?: string; stacktrace: string[] }[] }[] };
       const failedJobs = api.queues.find((q) => q.name === backupQueue)?.jobs ?? [];
       expect(failedJobs.length).toBeGreaterThan(0); // the control: the failures are there, with their reason
       expect(failedJobs.map((j) => [Boolean(j.failedReason), j.stacktrace])).toEqual(failedJobs.map(() => [true, []]));

@@ -2,7 +2,16 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RootLayout, CotalError, limitsQuota, percentOf, quotaLimits, spaceCredsFiles, spaceEntry, spaceInfoFrom, usageRows, type AccountRecord, type SpaceQuota, type SpaceUsage, type StatusReport } from "../src/internal.js";
+import { RootLayout, CotalError, EXPIRING_SOON_MS, credExpiry, limitsQuota, percentOf, permissionsSummary, quotaLimits, shortKey, spaceCredsFiles, spaceEntry, spaceInfoFrom, spaceInfoUsers, usageRows, type AccountRecord, type SpaceQuota, type SpaceUsage, type StatusReport } from "../src/internal.js";
+import { mintSpaceCreds } from "../src/ops/creds.js";
+import { loadSpaceAccount } from "../src/root/account-store.js";
+import { loadBrokerTrust } from "../src/root/broker-store.js";
+import { runMutation } from "../src/saga/mutation.js";
+import { decodeJwt, mintUserCreds } from "../src/trust/index.js";
+import { resignUserRevocations } from "../src/trust/user-revocations.js";
+import { memorySaga, type MemorySaga } from "../src/testing/index.js";
+import { GUARDS_ON } from "../src/guards.js";
+import { add } from "./saga-memory-helpers.js";
 
 const QUOTA: SpaceQuota = { disk: 8 * 1024 ** 2, mem: 4 * 1024 ** 2, streams: 16, consumers: -1, conns: 10, subs: 10_000, payload: 1024 ** 2, leafnodes: 0 };
 const USAGE: SpaceUsage = { disk: 2 * 1024 ** 2, mem: 0, streams: 3, consumers: 7, conns: 1, subs: 4 };
@@ -102,5 +111,74 @@ describe("space info: creds files under the root", () => {
       { user: "zed", path: layout.userCredsFile("alpha", "zed"), kind: "user" },
       { user: "sys.observer", path: layout.sysCredsFile("alpha", "observer"), kind: "sys-observer" },
     ]);
+  });
+});
+
+describe("space info: the creds ledger (issue 33, `space users` on the info page)", () => {
+  let m: MemorySaga | undefined;
+  afterEach(() => m?.close());
+  const HOUR = 3600;
+
+  it("each cred with its expiry weighed, role, permissions, revoked with when, its file; unknown ones listed; never a seed", async () => {
+    m = memorySaga();
+    await runMutation(m.env, add("beta"));
+    const root = m.root.layout.root;
+    const alice = mintSpaceCreds({ root, space: "beta", user: "alice" }); // no expiry
+    const bob = mintSpaceCreds({ root, space: "beta", user: "bob", admin: true, expiresInSeconds: HOUR });
+    const carol = mintSpaceCreds({ root, space: "beta", user: "carol", expiresInSeconds: 30 * 24 * HOUR, allowPub: ["orders.>"], allowSub: ["orders.>", "audit.*"] });
+    const erin = mintSpaceCreds({ root, space: "beta", user: "erin", expiresInSeconds: 3 * 24 * HOUR });
+    const dave = mintSpaceCreds({ root, space: "beta", user: "dave", expiresInSeconds: 90 * 24 * HOUR });
+    const rec = loadSpaceAccount(m.root.layout, "beta") as AccountRecord;
+    const legacy = mintUserCreds(rec, { name: "beta/legacy" }); // written before the ledger: only its file
+    writeFileSync(m.root.layout.userCredsFile("beta", "legacy"), legacy.creds, { mode: 0o600 });
+    const revokedAt = decodeJwt(legacy.jwt).iat + 5;
+    const to = resignUserRevocations(loadBrokerTrust(m.root.layout).operator, rec.jwt, { [dave.publicKey]: revokedAt }).jwt;
+    await runMutation(m.env, { op: "revoke", verb: "space revoke", revokeChange: { space: "beta", from: rec.jwt, to } });
+
+    const u = spaceInfoUsers(root, "beta", GUARDS_ON, Date.now() + 2 * HOUR * 1000); // bob's hour is over
+    if (!u.read) throw new Error(u.reason);
+    const row = (name: string) => u.rows.find((r) => r.user === name);
+    expect(u.rows.map((r) => [r.user, r.publicKey, r.state, r.expiry, r.admin, r.source === "ledger"])).toEqual([
+      ["alice", alice.publicKey, "active", "never", false, true],
+      ["bob", bob.publicKey, "expired", "expired", true, true],
+      ["carol", carol.publicKey, "active", "ok", false, true],
+      ["erin", erin.publicKey, "active", "soon", false, true],
+      ["dave", dave.publicKey, "revoked", "ok", false, true],
+      ["legacy", legacy.publicKey, "active", "never", true, false], // minted with no deny list: the full API, so admin
+    ]);
+    expect(row("dave")?.revokedAt).toBe(new Date(revokedAt * 1000).toISOString());
+    expect(row("alice")?.revokedAt).toBeUndefined();
+    expect(row("legacy")?.source).toBe("unknown (minted before the ledger)");
+    expect(row("carol")?.path).toBe(carol.path);
+    expect(row("carol")?.keyShort).toBe(`${carol.publicKey.slice(0, 8)}…${carol.publicKey.slice(-8)}`);
+    expect(row("carol")?.permissionsSummary).toBe("user: no stream admin; pub only orders.>; sub only orders.>, audit.*");
+    expect(row("bob")?.permissionsSummary).toBe("admin: full JetStream API; pub all subjects; sub all subjects");
+    expect(u.summary).toBe("6 cred(s): 4 active, 1 revoked, 1 expired (1 minted before the ledger)");
+    // never a seed: not the minted ones, not any nkeys seed at all
+    const text = JSON.stringify(u);
+    expect(text).not.toContain(legacy.seed);
+    expect(text).not.toMatch(/S[OAUNCPX][A-Z2-7]{55}/);
+  });
+
+  it("a space with no record on disk reads why, not a failure", async () => {
+    m = memorySaga();
+    await runMutation(m.env, add("beta"));
+    expect(spaceInfoUsers(m.root.layout.root, "gamma")).toEqual({ read: false, reason: "no account record on disk (kv-only)" });
+    const empty = spaceInfoUsers(m.root.layout.root, "beta");
+    expect(empty).toMatchObject({ read: true, rows: [], unreadable: 0 });
+  });
+
+  it("expiry: never, expired at the instant, soon within seven days, ok beyond (pure)", () => {
+    const now = Date.parse("2030-01-01T00:00:00Z");
+    expect(credExpiry(undefined, now)).toBe("never");
+    expect(credExpiry("2030-01-01T00:00:00Z", now)).toBe("expired");
+    expect(credExpiry(new Date(now + EXPIRING_SOON_MS).toISOString(), now)).toBe("soon");
+    expect(credExpiry(new Date(now + EXPIRING_SOON_MS + 1000).toISOString(), now)).toBe("ok");
+  });
+
+  it("permissions in a line: long lists cut, other denies named (pure)", () => {
+    expect(permissionsSummary({ admin: false, permissions: { pub: { allow: ["a", "b", "c", "d", "e"], deny: ["$JS.API.STREAM.CREATE.>", "x.>"] }, sub: { deny: ["y"] } } })).toBe("user: no stream admin; pub only a, b, c and 2 more; sub all subjects; pub denied x.>; sub denied y");
+    expect(permissionsSummary({ admin: false, permissions: {} })).toBe("user; pub all subjects; sub all subjects");
+    expect(shortKey("UABC")).toBe("UABC");
   });
 });

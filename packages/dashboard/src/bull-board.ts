@@ -8,6 +8,7 @@ import { type Guards } from "@cotal/core/light";
 import { Queue } from "bullmq";
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { Redis } from "ioredis";
+import { queueDisplayName, queueMenuName } from "./board-names.js";
 
 /**
  * One long-lived client for every queue of the board: it keeps reconnecting, so the dashboard
@@ -42,9 +43,21 @@ export function boardError(err: Error): ControllerHandlerReturnType {
   return { status: 500, body: { error: "ERRORS.INTERNAL_SERVER_ERROR", message: redactSeeds(err.message) } };
 }
 
-/** The queue's name on the board: the verb and the root it serves, not the hashed key (kept as its description). */
-export function queueDisplayName(type: string, root: string): string {
-  return `cotal ${type} (root ${root})`;
+/**
+ * BullMQ's adapter under a readable name. Bull Board keys a queue, builds its side menu and its
+ * `/queue/<name>` routes from `getName()` (api/dist/queuesApi.js, ui's menu tree), which is the
+ * Redis name `space-add.<root hash>` by default; the adapter reads Redis through the Queue object
+ * itself, so the name workers and enqueuers use (packages/jobs names.ts) is unchanged.
+ */
+export class NamedQueueAdapter extends BullMQAdapter {
+  readonly #name: string;
+  constructor(queue: Queue, name: string, options: ConstructorParameters<typeof BullMQAdapter>[1]) {
+    super(queue, options);
+    this.#name = name;
+  }
+  override getName(): string {
+    return this.#name;
+  }
 }
 
 /** Renders the board's page through {@link localOnly} and sets the CSP on everything the board answers. */
@@ -54,6 +67,11 @@ function localPage(_req: Request, res: Response, next: NextFunction): void {
   res.render = ((view: string, options?: object) =>
     render(view, options ?? {}, (err: Error | null, page?: string) => (err ? next(err) : void res.type("html").send(localOnly(page ?? ""))))) as typeof res.render;
   next();
+}
+
+/** The board's adapter per queue: named by its verb (menu, URL), titled with the root, read-only unless the ablation switch says otherwise. */
+export function boardAdapters(queues: readonly { type: string; q: Queue }[], root: string, readOnlyMode: boolean): NamedQueueAdapter[] {
+  return queues.map(({ type, q }) => new NamedQueueAdapter(q, queueMenuName(type), { readOnlyMode, displayName: queueDisplayName(type, root), description: `Redis keys ${QUEUE_PREFIX}:${q.name}:*` }));
 }
 
 /**
@@ -73,7 +91,7 @@ export function bullBoardFor(opts: { root: string; redisUrl: string; basePath: s
   const adapter = new ExpressAdapter().setBasePath(opts.basePath);
   const readOnlyMode = !opts.guards.DASHBOARD_WRITES; // only the ablation switch lifts it
   createBullBoard({
-    queues: queues.map(({ type, q }) => new BullMQAdapter(q, { readOnlyMode, displayName: queueDisplayName(type, opts.root), description: `${QUEUE_PREFIX}:${q.name}` })),
+    queues: boardAdapters(queues, opts.root, readOnlyMode),
     serverAdapter: adapter,
     options: {
       uiConfig: { boardTitle: "cotal queues", hideDocsLink: true, miscLinks: [{ text: "Tenants (cotal)", url: opts.tenantsHref ?? "../tenants" }], environment: { label: readOnlyMode ? "read-only" : "WRITES ON (test switch)", color: readOnlyMode ? "#444" : "#c00" } },

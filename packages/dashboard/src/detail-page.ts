@@ -1,6 +1,7 @@
 import { type UsageRow } from "@cotal/core";
 import { formatBytes } from "@cotal/core/light";
 import { backupCell } from "./backup-cell.js";
+import { boardQueueHref } from "./board-names.js";
 import { html, type Html } from "./html.js";
 import { factHtml } from "./root-facts.js";
 import { rootVerdict, spaceSeverity } from "./severity.js";
@@ -40,13 +41,41 @@ ${d.streams.map((s) => html`<tr data-stream="${s.name}"><td class="mono">${s.kin
 </section>`;
 }
 
-function credsBlock(d: TenantDetail): Html {
-  return html`<section id="creds"><h2>Creds minted (${d.creds.length})</h2>
-${d.creds.length === 0 ? html`<p class="muted">none under the root (files written with <code>space creds --out</code> are not tracked)</p>` : html`<div class="scroll"><table><thead><tr><th>user</th><th>minted</th><th>expires</th><th>status</th><th>file</th></tr></thead><tbody>
-${d.creds.map((c) => html`<tr data-user="${c.user}"><td>${c.user}${c.kind === "sys-observer" ? html` <span class="muted">($SYS observer)</span>` : ""}</td><td>${c.issuedAt ?? "—"}</td><td>${c.status === "unreadable" ? "—" : (c.expiresAt ?? "never")}</td>
-<td class="${c.status === "valid" ? "sev-ok" : "sev-block"}">${c.status}${c.error ? `: ${c.error}` : ""}</td><td class="mono">${c.path}</td></tr>`)}
+type LedgerRow = Extract<TenantDetail["info"]["users"], { read: true }>["rows"][number];
+
+/** What a cred's expiry cell says beside the time: no expiry is flagged (revoking is the only way back), so are expired and near ones. */
+const EXPIRY_FLAG: Record<LedgerRow["expiry"], string> = { never: "never: NO EXPIRY", expired: "EXPIRED", soon: "expires soon", ok: "" };
+const EXPIRY_SEVERITY: Record<LedgerRow["expiry"], string> = { never: "warn", expired: "block", soon: "warn", ok: "ok" };
+
+function ledgerRow(u: LedgerRow): Html {
+  const unknown = u.source !== "ledger";
+  return html`<tr data-user="${u.user}" data-key="${u.publicKey}" data-state="${u.state}" data-expiry="${u.expiry}" data-source="${unknown ? "unknown" : "ledger"}">
+<td>${u.user}${unknown ? html` <span class="sev-warn unknown">unknown: minted before the ledger</span>` : ""}</td><td class="mono" title="${u.publicKey}">${u.keyShort}</td><td>${u.issuedAt}</td>
+<td class="expiry sev-${EXPIRY_SEVERITY[u.expiry]}">${u.expiry === "never" ? EXPIRY_FLAG.never : html`${u.expiresAt ?? ""}${u.expiry === "ok" ? "" : html` <b>${EXPIRY_FLAG[u.expiry]}</b>`}`}</td>
+<td>${u.admin ? "admin" : "user"}</td><td class="perms">${u.permissionsSummary}</td>
+<td class="cred-state sev-${u.state === "active" ? "ok" : "block"}">${u.state}${u.revokedAt ? ` at ${u.revokedAt}` : ""}</td>
+<td class="mono">${u.path}${u.onDisk ? "" : html` <span class="muted">(replaced or gone)</span>`}</td></tr>`;
+}
+
+/** The creds ledger (`cotal space users NAME`): every cred minted, the unknown ones too, never a seed. */
+function ledgerBlock(d: TenantDetail): Html {
+  const u = d.info.users;
+  if (!u.read) return html`<section id="creds"><h2>Creds minted</h2><p class="warn" id="ledger-not-read">ledger: not read: ${u.reason}</p></section>`;
+  return html`<section id="creds"><h2>Creds minted (${u.rows.length})</h2><p class="muted" id="ledger-summary">${u.summary}; as <code>cotal space users ${d.info.space}</code> lists them</p>
+${u.unreadable > 0 ? html`<p class="warn">${u.unreadable} ledger line(s) unreadable</p>` : ""}
+${u.rows.length === 0 ? html`<p class="muted" id="no-creds">no cred minted yet</p>` : html`<div class="scroll"><table><thead><tr><th>user</th><th>key</th><th>issued</th><th>expires</th><th>role</th><th>permissions</th><th>state</th><th>file</th></tr></thead><tbody>
+${u.rows.map(ledgerRow)}
 </tbody></table></div>`}
 </section>`;
+}
+
+/** Creds files under the root the ledger does not list ($SYS observer): minted and expiry read from the file. */
+function otherCredsBlock(d: TenantDetail): Html {
+  if (d.creds.length === 0) return html``;
+  return html`<section id="creds-files"><h2>Other creds files (${d.creds.length})</h2><div class="scroll"><table><thead><tr><th>user</th><th>minted</th><th>expires</th><th>status</th><th>file</th></tr></thead><tbody>
+${d.creds.map((c) => html`<tr data-user="${c.user}"><td>${c.user}${c.kind === "sys-observer" ? html` <span class="muted">($SYS observer)</span>` : ""}</td><td>${c.issuedAt ?? "—"}</td><td>${c.status === "unreadable" ? "—" : (c.expiresAt ?? "never")}</td>
+<td class="${c.status === "valid" ? "sev-ok" : "sev-block"}">${c.status}${c.error ? `: ${c.error}` : ""}</td><td class="mono">${c.path}</td></tr>`)}
+</tbody></table></div></section>`;
 }
 
 function jobsBlock(j: SpaceJobsSection): Html {
@@ -54,7 +83,7 @@ function jobsBlock(j: SpaceJobsSection): Html {
   return html`<section id="backups"><h2>Backups and jobs</h2>
 ${j.schedules.length === 0 ? html`<p class="muted" id="no-schedule">no backup schedule (<code>cotal space backup NAME --queue --every 1d --out DIR</code>)</p>` : j.schedules.map((s) => html`<div class="backup" data-schedule="${s.schedulerId}"><b>${s.cadence}</b>${s.out ? html` into <span class="mono">${s.out}</span>` : ""}${s.keep !== null ? `, keep ${s.keep}` : ""}<br>
 ${backupCell({ lastBackup: s.lastSuccess ? { artifact: s.lastSuccess.artifact, bytes: s.lastSuccess.bytes, finishedAt: s.lastSuccess.at } : null, backupSchedule: { every: s.cadence.replace(/^cron /, ""), next: s.next, lastRun: s.lastRun } })}</div>`)}
-${failedLines(j.failed).map((f) => html`<p class="sev-block failed-job">FAILED ${f.type} job${f.count > 1 ? ` ×${f.count}` : ` ${f.id}`}${f.failedAt ? `, last at ${f.failedAt}` : ""} after ${f.attemptsMade} attempt(s): ${f.reason}</p>`)}
+${failedLines(j.failed).map((f) => html`<p class="sev-block failed-job">FAILED <a href="../${boardQueueHref(f.type, "failed")}">${f.type}</a> job${f.count > 1 ? ` ×${f.count}` : ` ${f.id}`}${f.failedAt ? `, last at ${f.failedAt}` : ""} after ${f.attemptsMade} attempt(s): ${f.reason}</p>`)}
 <p><a href="../queues">all jobs in Bull Board</a></p></section>`;
 }
 
@@ -81,7 +110,8 @@ export function renderTenantDetail(d: TenantDetail, refresh = DEFAULT_REFRESH): 
 ${holdsBlock(d)}
 ${usageBlock(d)}
 ${streamsBlock(d)}
-${credsBlock(d)}
+${ledgerBlock(d)}
+${otherCredsBlock(d)}
 ${jobsBlock(d.jobs)}`;
   return shell({ title: `cotal: ${i.space}`, refresh, refreshOff: `${encodeURIComponent(i.space)}?refresh=0`, refreshOn: encodeURIComponent(i.space), up: "../" }, body);
 }

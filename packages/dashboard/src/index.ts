@@ -7,6 +7,7 @@ export { readTenantDetail, touchesOf, type SpaceFailedJob, type SpaceJobsSection
 export { renderTenantPage, tenantHref } from "./tenant-page.js";
 export { renderTenantDetail } from "./detail-page.js";
 export { rootVerdict, spaceSeverity, type RootVerdict, type Severity } from "./severity.js";
-export { BOARD_CSP, localOnly, queueDisplayName } from "./bull-board.js";
+export { BOARD_CSP, localOnly } from "./bull-board.js";
+export { boardQueueHref, queueDisplayName, queueMenuName } from "./board-names.js";
 export { DEFAULT_REFRESH, PAGE_SIZES, pageHref, pageOfSpaces, parseRefresh, parseSpaceQuery, type SpacePage, type SpaceQuery } from "./paging.js";
 export { DEFAULT_DASHBOARD_PORT, PAGE_CSP, assertServable, startDashboard, type Dashboard, type DashboardOptions } from "./server.js";

@@ -20,7 +20,7 @@ export interface TenantDetail {
   rootWhy: string;
   /** The root's way out when its state is not clean (status `next`, the root named). */
   rootNext?: string;
-  /** The creds files `info` lists, decoded: minted and expiry (never a seed). */
+  /** The creds files `info` lists that its ledger (`info.users`) does not name (the $SYS observer), decoded: minted and expiry (never a seed). */
   creds: CredsView[];
   /** Its streams and KV buckets with their size in the store. */
   streams: StoredStream[];
@@ -55,6 +55,12 @@ export function touchesOf(s: StatusReport, name: string): Fact[] {
   return out;
 }
 
+/** Pure: the creds files the ledger's rows do not already show (the ledger lists every user file, known or not). */
+export function filesOutsideLedger(info: Pick<SpaceInfo, "creds" | "users">): SpaceInfo["creds"] {
+  const shown = new Set(info.users.read ? info.users.rows.map((u) => u.path) : []);
+  return info.creds.filter((c) => !shown.has(c.path));
+}
+
 async function jobsOf(root: string, redisUrl: string, name: string): Promise<SpaceJobsSection> {
   try {
     const js = await jobsStatus({ root, redisUrl, failedLimit: 50 });
@@ -82,7 +88,7 @@ export async function readTenantDetail(opts: { root: string; redisUrl: string; n
     info,
     rootWhy: s.why,
     ...(s.next ? { rootNext: s.next } : {}),
-    creds: readCredsViews(info.creds),
+    creds: readCredsViews(filesOutsideLedger(info)),
     streams: info.publicKey ? storedStreams(new RootLayout(info.root), info.publicKey) : [],
     touching: touchesOf(s, info.space),
     jobs,

@@ -1,5 +1,6 @@
 import { formatBytes, QUOTA_FIELDS, type SpaceQuota } from "@cotal/core/light";
 import { backupCell } from "./backup-cell.js";
+import { boardQueueHref } from "./board-names.js";
 import { Html, html } from "./html.js";
 import { factHtml, journalFact, lockFact, pendingFact } from "./root-facts.js";
 import { rootVerdict, spaceSeverity } from "./severity.js";
@@ -52,7 +53,7 @@ function queuesBlock(q: QueuesSection): Html {
   const states = ["waiting", "active", "delayed", "completed", "failed"] as const;
   return html`<section id="queues"><h2>Queues <a href="queues">(Bull Board)</a></h2><p class="muted">Redis ${q.redis}</p>
 <div class="scroll"><table><thead><tr><th>queue</th><th>workers</th>${states.map((s) => html`<th>${s}</th>`)}</tr></thead><tbody>
-${q.queues.map((x) => html`<tr data-queue="${x.type}"><td>${x.type}</td><td>${x.workers}</td>${states.map((s) => html`<td>${x.counts[s]}</td>`)}</tr>`)}
+${q.queues.map((x) => html`<tr data-queue="${x.type}"><td><a href="${boardQueueHref(x.type, x.counts.failed > 0 ? "failed" : undefined)}">${x.type}</a></td><td>${x.workers}</td>${states.map((s) => html`<td>${x.counts[s]}</td>`)}</tr>`)}
 </tbody></table></div>
 ${failedLines(q.queues.flatMap((x) => x.failed.map((f) => ({ ...f, type: x.type })))).map((f) => html`<p class="warn failed-job">FAILED ${f.type} ${f.space ?? f.id}${f.count > 1 ? ` ×${f.count}` : ""} after ${f.attemptsMade} attempt(s)${f.failedAt ? `, last at ${f.failedAt}` : ""}: ${f.reason}</p>`)}
 </section>`;

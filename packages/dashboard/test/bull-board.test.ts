@@ -2,7 +2,10 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BOARD_CSP, boardError, localOnly, queueDisplayName, scrubBody } from "../src/bull-board.js";
+import type { Queue } from "bullmq";
+import { JOB_TYPES, queueNameFor } from "@cotal/jobs";
+import { boardQueueHref, queueDisplayName, queueMenuName } from "../src/board-names.js";
+import { BOARD_CSP, boardAdapters, boardError, localOnly, scrubBody } from "../src/bull-board.js";
 
 // Bull Board's own page template, as the installed version ships it
 const require = createRequire(import.meta.url);
@@ -34,7 +37,24 @@ describe("Bull Board as the dashboard serves it", () => {
     expect(JSON.stringify(boardError(err))).not.toContain("at ");
   });
 
-  it("names a queue by its verb and root, not by the root's hash", () => {
-    expect(queueDisplayName("space-add", "/srv/cotal")).toBe("cotal space-add (root /srv/cotal)");
+  it("names a queue by its verb and root, not by the root's hash, and links to its page", () => {
+    expect(queueMenuName("space-backup")).toBe("space backup");
+    expect(queueMenuName("space-rotate-key")).toBe("space rotate-key");
+    expect(queueDisplayName("space-add", "/srv/cotal")).toBe("space add (root /srv/cotal)");
+    expect(boardQueueHref("space-rm", "failed")).toBe("queues/queue/space%20rm?status=failed");
+    expect(boardQueueHref("space-add")).toBe("queues/queue/space%20add");
+  });
+
+  it("keys each queue by its readable name (Bull Board's menu, header and routes) while the adapter reads the Redis name", () => {
+    const hash = "ab".repeat(32);
+    // a BullMQ queue as the adapter checks it (its name and its library's version), no Redis needed
+    const queues = JOB_TYPES.map((type) => ({ type, q: { name: queueNameFor(type, hash), metaValues: { version: "bullmq:6" } } as unknown as Queue }));
+    const adapters = boardAdapters(queues, "/srv/cotal", true);
+    expect(adapters.map((a) => a.getName()).slice(0, 5)).toEqual(["space add", "space rm", "space backup", "space restore", "space revoke"]);
+    expect(adapters.map((a) => a.getName())).toEqual(JOB_TYPES.map((t) => `space ${t.slice("space-".length)}`)); // as the CLI spells the verb
+    expect(adapters.map((a) => a.getDisplayName())).toEqual(JOB_TYPES.map((t) => `${t.replace("-", " ")} (root /srv/cotal)`));
+    expect(adapters.map((a) => a.getQueueName())).toEqual(JOB_TYPES.map((t) => `${t}.${hash}`)); // Redis keeps the workers' names
+    for (const a of adapters) expect([a.getName(), a.getDisplayName()].join(" ")).not.toContain(hash);
+    expect(adapters.every((a) => a.readOnlyMode && !a.allowRetries)).toBe(true);
   });
 });

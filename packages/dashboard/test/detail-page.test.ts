@@ -5,6 +5,20 @@ import type { TenantDetail } from "../src/tenant-detail.js";
 const EVIL = `<img src=x onerror="alert(1)">`;
 const failedRun = { at: "t9", outcome: "failed" as const, jobId: "j", artifact: null, bytes: null, reason: "x", error: { code: "io", message: `/b/${EVIL} is not a directory`, next: "cotal --root /r space backup alpha --out /b.1 --every 2s --queue" } };
 
+type User = Extract<TenantDetail["info"]["users"], { read: true }>["rows"][number];
+const KEY = (c: string) => `U${c.repeat(55)}`;
+const user = (name: string, c: string, over: Partial<User>): User => ({
+  user: name, publicKey: KEY(c), keyShort: `U${c.repeat(7)}…${c.repeat(8)}`, iat: 0, issuedAt: "2030-01-01T00:00:00.000Z", admin: false, permissions: {},
+  path: `/r/space.x/users/${name}.creds`, state: "active", source: "ledger", onDisk: true, expiry: "ok", expiresAt: "2030-03-01T00:00:00.000Z", permissionsSummary: "user: no stream admin; pub all subjects; sub all subjects", ...over,
+});
+const USERS: User[] = [
+  user("app", "A", { expiresAt: "2030-01-01T02:00:00.000Z", expiry: "soon" }),
+  user("ci", "C", { expiresAt: undefined, expiry: "never", admin: true, permissionsSummary: "admin: full JetStream API; pub all subjects; sub all subjects" }),
+  user("bob", "B", { state: "revoked", revokedAt: "2030-01-01T01:00:00.000Z", onDisk: false }),
+  user("old", "D", { state: "expired", expiry: "expired", expiresAt: "2029-01-02T00:00:00.000Z" }),
+  user(`legacy${EVIL}`, "E", { source: "unknown (minted before the ledger)", expiresAt: undefined, expiry: "never" }),
+];
+
 function detail(over: Partial<TenantDetail> = {}): TenantDetail {
   return {
     readAt: "2030-01-01T00:00:00.000Z",
@@ -24,13 +38,10 @@ function detail(over: Partial<TenantDetail> = {}): TenantDetail {
       ],
       usage: { read: true, readAt: "t1" },
       creds: [],
+      users: { read: true, summary: "5 cred(s): 2 active, 1 revoked, 1 expired (1 minted before the ledger)", unreadable: 0, rows: USERS },
     },
     rootWhy: "generation 2, proven and committed",
-    creds: [
-      { user: "app", kind: "user", path: "/r/space.x/users/app.creds", issuedAt: "2030-01-01T00:00:00.000Z", expiresAt: "2030-01-01T02:00:00.000Z", status: "valid" },
-      { user: "old", kind: "user", path: "/r/space.x/users/old.creds", issuedAt: "2029-01-01T00:00:00.000Z", expiresAt: "2029-01-02T00:00:00.000Z", status: "expired" },
-      { user: "sys.observer", kind: "sys-observer", path: "/r/space.x/sys.observer.creds", issuedAt: "2029-01-01T00:00:00.000Z", expiresAt: null, status: "valid" },
-    ],
+    creds: [{ user: "sys.observer", kind: "sys-observer", path: "/r/space.x/sys.observer.creds", issuedAt: "2029-01-01T00:00:00.000Z", expiresAt: null, status: "valid" }],
     streams: [
       { name: "KV_cotal_state_alpha", kind: "kv", bytes: 2048 },
       { name: "cotal_events_alpha", kind: "stream", bytes: 1024 ** 2 },
@@ -57,14 +68,27 @@ describe("a tenant's own page", () => {
     expect(page).toMatch(/<td>disk<\/td><td>—<\/td>/);
   });
 
-  it("lists streams and KV buckets with their size, and the creds with minted, expiry and status, never a seed", () => {
+  it("lists streams and KV buckets with their size, and the files the ledger does not name with minted and expiry", () => {
     const page = renderTenantDetail(detail());
     expect(page).toMatch(/data-stream="KV_cotal_state_alpha"><td class="mono">cotal_state_alpha<\/td><td>KV bucket<\/td><td>2 KiB<\/td>/);
     expect(page).toMatch(/data-stream="cotal_events_alpha"><td class="mono">cotal_events_alpha<\/td><td>stream<\/td><td>1 MiB<\/td>/);
-    expect(page).toMatch(/data-user="app"><td>app<\/td><td>2030-01-01T00:00:00.000Z<\/td><td>2030-01-01T02:00:00.000Z<\/td>\s*<td class="sev-ok">valid<\/td>/);
-    expect(page).toMatch(/data-user="old">.*<td class="sev-block">expired<\/td>/s);
-    expect(page).toMatch(/data-user="sys.observer">.*<td>never<\/td>/s);
-    expect(page).not.toMatch(/SU[A-Z2-7]{50,}/);
+    expect(page).toMatch(/<section id="creds-files">.*data-user="sys.observer"><td>sys.observer <span class="muted">\(\$SYS observer\)<\/span><\/td><td>2029-01-01T00:00:00.000Z<\/td><td>never<\/td>/s);
+    expect(renderTenantDetail(detail({ creds: [] }))).not.toContain('id="creds-files"');
+  });
+
+  it("shows the creds ledger: key (short, whole in its title), issued, expiry flagged, role, permissions, revoked with when, file; unknown ones listed", () => {
+    const page = renderTenantDetail(detail());
+    const row = (key: string) => new RegExp(`<tr [^>]*data-key="${key}"[^>]*>(.*?)</tr>`, "s").exec(page)?.[1] ?? "";
+    expect(page).toContain('id="ledger-summary">5 cred(s): 2 active, 1 revoked, 1 expired (1 minted before the ledger); as <code>cotal space users alpha</code>');
+    expect(page).toMatch(/<tr data-user="app" data-key="UA{55}" data-state="active" data-expiry="soon" data-source="ledger">/);
+    expect(row(KEY("A"))).toMatch(/<td class="mono" title="UA{55}">UAAAAAAA…AAAAAAAA<\/td><td>2030-01-01T00:00:00.000Z<\/td>\s*<td class="expiry sev-warn">2030-01-01T02:00:00.000Z <b>expires soon<\/b><\/td>\s*<td>user<\/td><td class="perms">user: no stream admin; pub all subjects; sub all subjects<\/td>\s*<td class="cred-state sev-ok">active<\/td>\s*<td class="mono">\/r\/space.x\/users\/app.creds<\/td>/);
+    expect(row(KEY("C"))).toMatch(/<td class="expiry sev-warn">never: NO EXPIRY<\/td>\s*<td>admin<\/td><td class="perms">admin: full JetStream API/);
+    expect(row(KEY("B"))).toMatch(/<td class="cred-state sev-block">revoked at 2030-01-01T01:00:00.000Z<\/td>\s*<td class="mono">\/r\/space.x\/users\/bob.creds <span class="muted">\(replaced or gone\)<\/span>/);
+    expect(row(KEY("D"))).toMatch(/<td class="expiry sev-block">2029-01-02T00:00:00.000Z <b>EXPIRED<\/b><\/td>.*<td class="cred-state sev-block">expired<\/td>/s);
+    expect(page).toMatch(/data-key="UE{55}" data-state="active" data-expiry="never" data-source="unknown">\s*<td>legacy&lt;img src=x onerror=&quot;alert\(1\)&quot;&gt; <span class="sev-warn unknown">unknown: minted before the ledger<\/span>/);
+    expect(page).not.toMatch(/S[OAUNCPX][A-Z2-7]{55}/); // keys shown, never a seed
+    const none = renderTenantDetail(detail({ info: { ...detail().info, users: { read: false, reason: "no account record on disk (kv-only)" } } }));
+    expect(none).toContain('id="ledger-not-read">ledger: not read: no account record on disk (kv-only)<');
   });
 
   it("a failed scheduled backup shows the failure with its next, never 'none recorded'; repeated job failures are one line with a count", () => {
@@ -73,7 +97,7 @@ describe("a tenant's own page", () => {
     expect(page).toContain("next: <code>cotal --root /r space backup alpha --out /b.1 --every 2s --queue</code>");
     expect(page).not.toContain("none recorded");
     expect(page.match(/class="sev-block failed-job"/g)?.length).toBe(1);
-    expect(page).toContain("FAILED space-backup job ×3, last at t1 after 1 attempt(s): [io] not a directory");
+    expect(page).toContain('FAILED <a href="../queues/queue/space%20backup?status=failed">space-backup</a> job ×3, last at t1 after 1 attempt(s): [io] not a directory');
   });
 
   it("names what holds it in its colour with its next, and the blocked root with the core's next", () => {

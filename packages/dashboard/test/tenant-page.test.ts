@@ -104,6 +104,9 @@ describe("tenant page", () => {
     expect(renderTenantPage(data())).toContain('id="redis-unreachable"');
     const up = renderTenantPage(data({ queues: { reachable: true, redis: "redis://127.0.0.1:6379", queues: [{ type: "space-add", queue: "space-add.root_x", processed: true, counts: { waiting: 3, active: 1, delayed: 0, prioritized: 0, "waiting-children": 0, completed: 0, failed: 0 }, workers: 2, failed: [] }] } }));
     expect(up).not.toContain('id="redis-unreachable"');
-    expect(up).toMatch(/data-queue="space-add"><td>space-add<\/td><td>2<\/td><td>3<\/td><td>1<\/td>/);
+    expect(up).toMatch(/data-queue="space-add"><td><a href="queues\/queue\/space%20add">space-add<\/a><\/td><td>2<\/td><td>3<\/td><td>1<\/td>/);
+    // a queue with failures links to Bull Board's failed tab of that queue, by its readable name
+    const failing = renderTenantPage(data({ queues: { reachable: true, redis: "r", queues: [{ type: "space-backup", queue: "space-backup.root_x", processed: true, counts: { waiting: 0, active: 0, delayed: 0, prioritized: 0, "waiting-children": 0, completed: 0, failed: 2 }, workers: 1, failed: [] }] } }));
+    expect(failing).toContain('<a href="queues/queue/space%20backup?status=failed">space-backup</a>');
   });
 });

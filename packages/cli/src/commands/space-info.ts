@@ -10,8 +10,9 @@ export type BackupsSection =
   | { reachable: true; redis: string; schedules: Omit<BackupScheduleEntry, "space" | "schedulerId">[] }
   | { reachable: false; redis: string; error: string };
 
-/** `ledger`: the creds ledger's count line (`space users` lists it), absent when the space has no record. */
-export type SpaceInfoDocument = SpaceInfo & { backups: BackupsSection; ledger?: string };
+export type SpaceInfoDocument = SpaceInfo & { backups: BackupsSection };
+
+type InfoUser = Extract<SpaceInfo["users"], { read: true }>["rows"][number];
 
 /** One reader of the schedules (@cotal/jobs listSchedules, as `jobs schedules`); Redis down is a line, not a refusal. */
 async function backupsOf(root: string, space: string): Promise<BackupsSection> {
@@ -49,6 +50,26 @@ function backupLines(b: BackupsSection): string[] {
   });
 }
 
+/** The expiry cell: `never (no expiry)` flagged, and an expired or near one said so (core's credExpiry). */
+function expiryCell(u: InfoUser): string {
+  if (u.expiry === "never") return "never (NO EXPIRY)";
+  return `${u.expiresAt ?? "-"}${u.expiry === "expired" ? " (EXPIRED)" : u.expiry === "soon" ? " (expires soon)" : ""}`;
+}
+
+function stateCell(u: InfoUser): string {
+  const state = u.revokedAt ? `revoked (${u.revokedAt})` : u.state;
+  return u.source === "ledger" ? state : `${state}, unknown (minted before the ledger)`;
+}
+
+/** The creds ledger as a table (`space users`, with expiry weighed, permissions and short keys), or why it is absent. */
+function ledgerLines(d: SpaceInfoDocument): string[] {
+  const u = d.users;
+  if (!u.read) return [`  ledger: not read: ${u.reason}`];
+  if (u.rows.length === 0) return ["  no cred minted yet"];
+  const rows = u.rows.map((x) => [x.user, x.keyShort, x.issuedAt, expiryCell(x), x.admin ? "admin" : "user", stateCell(x), x.permissionsSummary, `${x.path}${x.onDisk ? "" : " (replaced or gone)"}`]);
+  return [`  ${u.summary}`, ...table([["USER", "KEY", "ISSUED", "EXPIRES", "ROLE", "STATE", "PERMISSIONS", "FILE"], ...rows]), ...(u.unreadable > 0 ? [`  (${u.unreadable} ledger line(s) unreadable)`] : [])];
+}
+
 /** The human page of `space info`; pure, so the unit test pins it. */
 export function renderSpaceInfo(d: SpaceInfoDocument): string[] {
   const head = table([
@@ -60,7 +81,10 @@ export function renderSpaceInfo(d: SpaceInfoDocument): string[] {
     ["Broker:", d.broker.running ? `running ${d.broker.url ?? ""}`.trimEnd() : "not running"],
   ]);
   const limits = table([["", "Used", "Limit", "Use"], ...d.limits.map((r) => [r.field, cell(r.field, r.used), cell(r.field, r.limit), r.percent === null ? "" : `${r.percent.toFixed(1)}%`])]);
-  const creds = d.creds.length === 0 ? ["  none under the root"] : table(d.creds.map((c) => [c.user, c.path]));
+  // the ledger names the user creds; the files list adds what it cannot (the $SYS observer)
+  const listed = new Set(d.users.read ? d.users.rows.map((u) => u.path) : []);
+  const others = d.creds.filter((c) => !listed.has(c.path));
+  const creds = others.length === 0 ? [] : ["", "Other creds files:", ...table(others.map((c) => [c.user, c.path]))];
   return [
     `Space information for ${d.space}`,
     "",
@@ -70,35 +94,24 @@ export function renderSpaceInfo(d: SpaceInfoDocument): string[] {
     ...limits,
     ...(d.usage.read ? [] : [`  usage: ${d.usage.reason}`]),
     "",
-    "Creds files:",
+    `Creds (the ledger, as cotal space users ${d.space} lists it):`,
+    ...ledgerLines(d),
     ...creds,
-    ...(d.ledger ? [`  ledger: ${d.ledger} (cotal space users ${d.space})`] : []),
     "",
     "Backups:",
     ...backupLines(d.backups),
   ];
 }
 
-/** The ledger's count line; undefined when the space has no record on disk (info never fails on it). */
-async function ledgerLine(root: string, space: string, cmd: Command): Promise<string | undefined> {
-  const { spaceUsers, usersSummary } = await import("@cotal/core");
-  try {
-    return usersSummary(spaceUsers(root, space, guardsOf(cmd)));
-  } catch {
-    return undefined;
-  }
-}
-
 export function registerSpaceInfo(space: Command): void {
   space
     .command("info <name>")
-    .description("one space: state, limits against usage, creds files, backup schedule, account key (read-only, no lock)")
+    .description("one space: state, limits against usage, its creds ledger, backup schedule, account key (read-only, no lock)")
     .option("--json", "print the result as JSON")
     .action(async (name: string, flags: { json?: boolean }, cmd: Command) => {
       const { spaceInfo } = await import("@cotal/core");
       const info = await spaceInfo({ root: rootOf(cmd), name, guards: guardsOf(cmd) });
-      const ledger = await ledgerLine(info.root, info.space, cmd);
-      const doc: SpaceInfoDocument = { ...info, backups: await backupsOf(info.root, info.space), ...(ledger ? { ledger } : {}) };
+      const doc: SpaceInfoDocument = { ...info, backups: await backupsOf(info.root, info.space) };
       if (flags.json) return json(doc);
       for (const l of renderSpaceInfo(doc)) out(l);
     });

@@ -1,6 +1,6 @@
 /**
- * `cotal space info <name>`: one space's state, quota against usage, creds files and account key.
- * Read-only: no lock, no journal, no write; the state is space-list's, the quota the record's.
+ * `cotal space info <name>`: one space's state, quota against usage, creds ledger, creds files and
+ * account key. Read-only: no lock, no journal, no write; the state is space-list's, the quota the record's.
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -15,8 +15,11 @@ import { loadSpaceAccount } from "../root/account-store.js";
 import { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { QUOTA_FIELDS, limitsQuota, type SpaceQuota } from "../trust/limits.js";
+import { STREAM_ADMIN_SUBJECTS } from "../trust/permissions.js";
+import type { LedgerEntry } from "../root/creds-ledger.js";
 import { answeringUrls } from "../verb/session.js";
 import { spaceListFrom, type SpaceListEntry, type SpaceState } from "./space-list.js";
+import { spaceUsers, usersSummary, type SpaceUserRow } from "./space-users.js";
 import { status, type StatusReport } from "./status.js";
 
 /** What the server counts against a space's quota now; `subs` is null when CONNZ did not answer. */
@@ -43,6 +46,23 @@ export interface SpaceCredsFile {
   kind: "user" | "sys-observer";
 }
 
+/** Within this long of its expiry a cred reads `soon` (docs/commands/space.md "space info"): time to mint its successor. */
+export const EXPIRING_SOON_MS = 7 * 24 * 3600 * 1000;
+
+/** A cred's expiry as an operator weighs it: `never` (revoking is the only way to take it back), `expired`, `soon`, `ok`. */
+export type CredExpiry = "never" | "expired" | "soon" | "ok";
+
+/** One row of the creds ledger as `space info` and the tenant page show it: `space users`' row, its expiry weighed and its permissions in a line. */
+export interface SpaceInfoUser extends SpaceUserRow {
+  expiry: CredExpiry;
+  permissionsSummary: string;
+  /** The public key's head and tail (`UDXU4RCS…M7NLCNF4`) for a table; `publicKey` is whole. */
+  keyShort: string;
+}
+
+/** The creds ledger (`space users`), or why it was not read (no account record on disk). */
+export type SpaceInfoUsers = { read: true; summary: string; rows: SpaceInfoUser[]; unreadable: number } | { read: false; reason: string };
+
 export interface SpaceInfo {
   space: string;
   root: string;
@@ -57,6 +77,8 @@ export interface SpaceInfo {
   /** `read` false: why usage is not shown (the broker is stopped, the tenant refused our user ...). */
   usage: { read: true; readAt: string } | { read: false; reason: string };
   creds: SpaceCredsFile[];
+  /** Every cred minted for the space (the ledger's, then the unknown files'), never a seed. */
+  users: SpaceInfoUsers;
 }
 
 /** The fields the server reports use of; payload and leafnodes are limits only. */
@@ -89,6 +111,51 @@ export function spaceCredsFiles(layout: RootLayout, space: string): SpaceCredsFi
   const users = names.map((n): SpaceCredsFile => ({ user: n.slice(0, -".creds".length), path: join(dir, n), kind: "user" }));
   const observer = layout.sysCredsFile(space, "observer");
   return existsSync(observer) ? [...users, { user: "sys.observer", path: observer, kind: "sys-observer" }] : users;
+}
+
+/** Pure: how near a cred is to its expiry at `now`. */
+export function credExpiry(expiresAt: string | undefined, now: number): CredExpiry {
+  if (expiresAt === undefined) return "never";
+  const left = Date.parse(expiresAt) - now;
+  return left <= 0 ? "expired" : left <= EXPIRING_SOON_MS ? "soon" : "ok";
+}
+
+const listed = (subjects: readonly string[]): string => (subjects.length <= 3 ? subjects.join(", ") : `${subjects.slice(0, 3).join(", ")} and ${subjects.length - 3} more`);
+
+/**
+ * Pure: a cred's permissions in one line: admin or the default user's denied stream-admin API
+ * (trust/permissions.ts), then any narrowing `space creds --allow-pub/--allow-sub` signed into it.
+ */
+export function permissionsSummary(e: Pick<LedgerEntry, "admin" | "permissions">): string {
+  const { pub, sub } = e.permissions;
+  const otherDenies = (pub?.deny ?? []).filter((d) => !STREAM_ADMIN_SUBJECTS.includes(d));
+  const streamAdminDenied = (pub?.deny ?? []).some((d) => STREAM_ADMIN_SUBJECTS.includes(d));
+  const parts = [e.admin ? "admin: full JetStream API" : streamAdminDenied ? "user: no stream admin" : "user"];
+  parts.push(pub?.allow?.length ? `pub only ${listed(pub.allow)}` : "pub all subjects");
+  parts.push(sub?.allow?.length ? `sub only ${listed(sub.allow)}` : "sub all subjects");
+  if (otherDenies.length > 0) parts.push(`pub denied ${listed(otherDenies)}`);
+  if (sub?.deny?.length) parts.push(`sub denied ${listed(sub.deny)}`);
+  return parts.join("; ");
+}
+
+/** Pure: a public key cut to its first and last eight characters. */
+export function shortKey(key: string): string {
+  return key.length > 20 ? `${key.slice(0, 8)}…${key.slice(-8)}` : key;
+}
+
+/** Pure: `space users`' rows with their expiry weighed and permissions summed up. */
+export function infoUsers(rows: readonly SpaceUserRow[], now: number): SpaceInfoUser[] {
+  return rows.map((r) => ({ ...r, expiry: credExpiry(r.expiresAt, now), permissionsSummary: permissionsSummary(r), keyShort: shortKey(r.publicKey) }));
+}
+
+/** The ledger section of the document; a space without a record on disk (kv-only) has none, which is a line, not a failure. */
+export function spaceInfoUsers(root: string, name: string, guards: Guards = GUARDS_ON, now = Date.now()): SpaceInfoUsers {
+  try {
+    const r = spaceUsers(root, name, guards, now);
+    return { read: true, summary: usersSummary(r), rows: infoUsers(r.users, now), unreadable: r.unreadable };
+  } catch (err) {
+    return { read: false, reason: (err as { code?: string }).code === "space-not-found" ? "no account record on disk (kv-only)" : (err as Error).message };
+  }
 }
 
 interface ConnzReply {
@@ -143,7 +210,7 @@ export function spaceEntry(s: StatusReport, name: string): SpaceListEntry {
 }
 
 /** The info document from what was read: `usage` is the counts, or why there are none. Pure. */
-export function spaceInfoFrom(s: StatusReport, entry: SpaceListEntry, rec: AccountRecord | undefined, usage: SpaceUsage | string, creds: SpaceCredsFile[], readAt = new Date()): SpaceInfo {
+export function spaceInfoFrom(s: StatusReport, entry: SpaceListEntry, rec: AccountRecord | undefined, usage: SpaceUsage | string, creds: SpaceCredsFile[], readAt = new Date(), users: SpaceInfoUsers = { read: false, reason: "not read" }): SpaceInfo {
   const used = typeof usage === "string" ? null : usage;
   return {
     space: entry.name,
@@ -156,6 +223,7 @@ export function spaceInfoFrom(s: StatusReport, entry: SpaceListEntry, rec: Accou
     limits: usageRows(rec ? limitsQuota(rec.limits) : null, used),
     usage: typeof usage === "string" ? { read: false, reason: usage } : { read: true, readAt: readAt.toISOString() },
     creds,
+    users,
   };
 }
 
@@ -178,5 +246,6 @@ export async function spaceInfo(opts: SpaceInfoOptions): Promise<SpaceInfo> {
       usage = `not read: ${(err as Error).message}`;
     }
   }
-  return spaceInfoFrom(s, entry, rec, usage, spaceCredsFiles(layout, name));
+  const readAt = new Date();
+  return spaceInfoFrom(s, entry, rec, usage, spaceCredsFiles(layout, name), readAt, spaceInfoUsers(s.root, name, guards, readAt.getTime()));
 }
