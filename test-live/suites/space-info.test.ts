@@ -1,3 +1,5 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { Kvm } from "@nats-io/kv";
 import { harnessTeardown } from "@cotal/harness";
@@ -24,7 +26,22 @@ interface InfoDoc {
   limits: Row[];
   usage: { read: boolean; reason?: string };
   creds: { user: string; path: string }[];
+  users: { read: boolean; reason?: string; summary?: string; rows?: UserRow[] };
   backups: { reachable: boolean; error?: string };
+}
+interface UserRow {
+  user: string;
+  publicKey: string;
+  keyShort: string;
+  issuedAt: string;
+  expiresAt?: string;
+  expiry: string;
+  admin: boolean;
+  permissionsSummary: string;
+  state: string;
+  revokedAt?: string;
+  source: string;
+  path: string;
 }
 
 afterEach(disposeLiveRoots);
@@ -73,5 +90,35 @@ describe("space info", () => {
     expect(row(stopped, "conns")).toMatchObject({ limit: 12, used: null });
     expect(row(stopped, "disk")).toMatchObject({ limit: 8 * 1024 ** 2, used: null });
     expect(ok(await r.cotal(["space", "info", "beta"])).stdout).toContain("usage: broker not running");
+  }, 60_000);
+
+  it("the creds ledger in space info: expiry weighed, role, permissions, revoked with when, file; a cred minted before the ledger listed as unknown; no seed", async () => {
+    const r = await trackedRoot("cotal-info-");
+    await upJson(r, ["--space", "beta"]);
+    const mint = async (args: string[]): Promise<{ publicKey: string; path: string }> => parseJson<{ publicKey: string; path: string }>(ok(await r.cotal(["space", "creds", "beta", ...args, "--json"])));
+    // a cred from before the ledger: its line taken out of the ledger, its file kept
+    const old = await mint(["--user", "old", "--expires", "1h"]);
+    const ledger = join(dirname(dirname(old.path)), "creds-ledger.jsonl");
+    writeFileSync(ledger, readFileSync(ledger, "utf8").split("\n").filter((l) => !l.includes(old.publicKey)).join("\n"));
+    const ci = await mint(["--user", "ci", "--admin"]);
+    const gone = await mint(["--user", "gone", "--expires", "30d", "--allow-sub", "orders.>"]);
+    ok(await r.cotal(["space", "revoke", "beta", "--user", "gone"]));
+
+    const res = ok(await r.cotal(["space", "info", "beta", "--json"]));
+    expect(res.stdout).not.toMatch(/S[OAUNCPX][A-Z2-7]{55}/); // keys, never a seed
+    const d = parseJson<InfoDoc>(res);
+    expect(d.users.read).toBe(true);
+    const row = (key: string) => d.users.rows?.find((u) => u.publicKey === key);
+    expect(row(ci.publicKey)).toMatchObject({ user: "ci", admin: true, expiry: "never", state: "active", source: "ledger", path: ci.path, keyShort: `${ci.publicKey.slice(0, 8)}…${ci.publicKey.slice(-8)}` });
+    expect(row(ci.publicKey)?.expiresAt).toBeUndefined();
+    expect(row(gone.publicKey)).toMatchObject({ user: "gone", admin: false, expiry: "ok", state: "revoked", source: "ledger", permissionsSummary: "user: no stream admin; pub all subjects; sub only orders.>" });
+    expect(Date.parse(row(gone.publicKey)?.revokedAt ?? "")).toBeGreaterThan(0);
+    expect(row(old.publicKey)).toMatchObject({ user: "old", expiry: "soon", state: "active", source: "unknown (minted before the ledger)", path: old.path });
+    expect(d.users.summary).toMatch(/revoked.*\(\d+ minted before the ledger\)$/);
+
+    const human = ok(await r.cotal(["space", "info", "beta"])).stdout;
+    expect(human).toMatch(/^ {2}ci +U\S+…\S+ +\S+ +never \(NO EXPIRY\) +admin +active /m);
+    expect(human).toMatch(/^ {2}gone +.* user +revoked \(\d{4}-\S+Z\) +user: no stream admin/m);
+    expect(human).toMatch(/^ {2}old +.* \(expires soon\) +user +active, unknown \(minted before the ledger\) /m);
   }, 60_000);
 });
