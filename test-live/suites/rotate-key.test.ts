@@ -9,6 +9,8 @@ import { AppClient } from "../fixtures/app-client.js";
 import { runPrinted } from "../fixtures/printed.js";
 import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker } from "../fixtures/jobs.js";
 import { VERSION_DEPENDENT } from "../fixtures/tags.js";
+import { liveServer } from "../fixtures/server-version.js";
+import { until } from "../fixtures/until.js";
 
 // Issue 33, "Rotate a space's signing key": `space rotate-key` adds a new signing key to the space's
 // account JWT (proven), re-signs cotal's own creds with it, then removes the old key (proven): a cred
@@ -73,20 +75,21 @@ describe("space rotate-key", () => {
       expect(rot.code, rot.stderr).toBe(0);
       const result = parseJson<SpaceRotateKeyResult>(rot);
       expect(result).toMatchObject({ outcome: "rotated", changes: 2, oldKey: old.key });
-      expect(signing(r, "alpha")).toEqual({ key: result.newKey, listed: [result.newKey] });
       await sleep(1_500);
       const report = await poller.stop();
       console.log(`space rotate-key on nats-server ${up.serverVersion}: the old key's poller made ${report.total} attempts, ${report.successesBetween(0, returnedAt, "within")} admitted before the verb returned, ${report.failuresBetween(returnedAt, Number.POSITIVE_INFINITY)} refused after`);
       expect(report.successesBetween(0, returnedAt, "within")).toBeGreaterThan(0);
       expect(report.successesBetween(returnedAt, Number.POSITIVE_INFINITY, "within"), JSON.stringify(report.errors)).toBe(0);
       expect(report.failuresBetween(returnedAt, Number.POSITIVE_INFINITY)).toBeGreaterThan(0);
+      expect(signing(r, "alpha")).toEqual({ key: result.newKey, listed: [result.newKey] });
       // a cred minted after the rotation, and cotal's own re-signed cred of alice under the root, connect
       expect(await publishes(up.url, await credsText(r, "alpha", "bob"))).toBe(true);
       expect(await connects(up.url, readFileSync(r.layout.userCredsFile("alpha", "alice"), "utf8"))).toBe(true);
+      // beta keeps writing its KV: never dropped where the reload keeps JWT clients; on an older server
+      // the reload's documented drop (docs/ci.md) reconnects by itself and the writes resume
       const putsBefore = beta.report.kvPuts;
-      await sleep(200);
-      expect(beta.report.kvPuts).toBeGreaterThan(putsBefore);
-      expect(beta.report.kvFailures).toEqual([]);
+      await until("beta's KV puts resume", () => beta.report.kvPuts > putsBefore + 3, 10_000);
+      if (liveServer.reloadKeepsJwtClients) expect([beta.report.kvFailures, beta.report.disconnects]).toEqual([[], []]);
       expect(beta.report.closed).toBe(false);
       expect((await statusOf(r)).keyRotations).toEqual([]);
     } finally {
