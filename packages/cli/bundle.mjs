@@ -4,44 +4,62 @@
 // Packages that read their own files at run time or start worker threads (BullMQ, pino's transports, Bull
 // Board's UI, express) stay external: they load only in the verbs that need them, resolved from this
 // package's own dependencies. `--help` and `--version` load no verb: the commands import the core in their
-// actions (test/bundle.test.ts checks the entry's static imports).
-import { chmod, rename, rm } from "node:fs/promises";
+// actions (test/bundle.test.ts checks the bundle's import graph).
+//
+// Two outputs in one folder (issue 35): `cotal.js`, bin.ts alone as CommonJS (the folder's package.json
+// says so), which answers `--version` and the bare `--help` from quick-answers.json without starting
+// Node's ES module loader, and otherwise imports `run.mjs`, the CLI proper, an ES module like its chunks.
+import { chmod, rename, rm, writeFile } from "node:fs/promises";
 import { rolldown } from "rolldown";
+import { buildProgram } from "./dist/program.js";
+import { renderQuickAnswers } from "./dist/quick-answer.js";
 
 export const EXTERNAL = /^(bullmq|ioredis|express|pino|pino-pretty|prom-client|@bull-board\/[^/]+)(\/|$)/;
+const dist = (f) => new URL(`./dist/${f}`, import.meta.url).pathname;
 const out = new URL("./dist/bundle", import.meta.url).pathname;
 // Written beside, then swapped in: a failed build leaves the last good bundle in place, never none.
 const next = `${out}.next-${process.pid}`;
+const comments = { legal: true, annotation: false, jsdoc: false }; // less to scan at each start; the source maps keep them
+
+/** The CLI proper: run.mjs and the chunks it and the verbs' actions import. */
+async function writeRun() {
+  const bundle = await rolldown({ input: { run: dist("run.js") }, platform: "node", external: (id) => id.startsWith("node:") || EXTERNAL.test(id), logLevel: "warn" });
+  await bundle.write({
+    dir: next,
+    format: "esm",
+    entryFileNames: "[name].mjs",
+    chunkFileNames: "chunk-[name]-[hash].mjs",
+    sourcemap: true,
+    // Two chunks carry nearly everything: `start`, what run.mjs imports statically (commander, the
+    // commands' registration, the help tables, @cotal/core/light and ./errors), and `core`, the rest of
+    // @cotal/core with nats.js, which an action imports when its verb runs. Left to itself rolldown cuts
+    // the core into ~20 shared chunks, and each file Node resolves and links cost a verb more than it saved.
+    codeSplitting: {
+      groups: [
+        { name: "start", tags: ["$initial"], priority: 2 },
+        { name: "core", test: /[\\/]core[\\/]dist[\\/]/, priority: 1 },
+      ],
+    },
+    comments,
+  });
+  await bundle.close();
+}
+
+/** cotal.js: bin.ts and its quick answers, CommonJS; its one import, of the CLI proper, stays an import() of run.mjs. */
+async function writeEntry() {
+  const runEntry = { name: "cotal-run-entry", resolveId: (id) => (id === "./run.js" ? { id: "./run.mjs", external: true } : null) };
+  const bundle = await rolldown({ input: { cotal: dist("bin.js") }, platform: "node", external: (id) => id.startsWith("node:"), plugins: [runEntry], logLevel: "warn" });
+  await bundle.write({ dir: next, format: "cjs", entryFileNames: "[name].js", sourcemap: true, comments, codeSplitting: false });
+  await bundle.close();
+  await writeFile(`${next}/package.json`, `${JSON.stringify({ type: "commonjs" })}\n`);
+  // `cotal --version` and `cotal --help`, as the program prints them, for the entry to answer alone (src/quick-answer.ts)
+  await writeFile(`${next}/quick-answers.json`, `${JSON.stringify(renderQuickAnswers(buildProgram()))}\n`);
+  // the bin is run directly (the `cotal` link on PATH, infra/install-cli.sh): executable, as npm would make it
+  await chmod(`${next}/cotal.js`, 0o755);
+}
 
 await rm(next, { recursive: true, force: true });
-const bundle = await rolldown({
-  input: { cotal: new URL("./dist/bin.js", import.meta.url).pathname },
-  platform: "node",
-  external: (id) => id.startsWith("node:") || EXTERNAL.test(id),
-  logLevel: "warn",
-});
-await bundle.write({
-  dir: next,
-  format: "esm",
-  entryFileNames: "[name].js",
-  chunkFileNames: "chunk-[name]-[hash].js",
-  sourcemap: true,
-  // Two chunks carry nearly everything (issue 35): `start`, what the entry imports statically (commander,
-  // the commands' registration, the help tables, @cotal/core/light and ./errors), and `core`, the rest of
-  // @cotal/core with nats.js, which an action imports when its verb runs. Left to itself rolldown cuts the
-  // core into ~20 shared chunks, and each file Node resolves and links cost a verb more than it saved.
-  // bin.js stays alone in cotal.js: its top-level await runs the verb, so a chunk the verb imports must
-  // never import it back (Node would wait for ever and exit 13).
-  codeSplitting: {
-    groups: [
-      { name: "start", tags: ["$initial"], test: (id) => !/[\\/]cli[\\/]dist[\\/]bin\.js$/.test(id), priority: 2 },
-      { name: "core", test: /[\\/]core[\\/]dist[\\/]/, priority: 1 },
-    ],
-  },
-  comments: { legal: true, annotation: false, jsdoc: false }, // less to scan at each start; the source maps keep them
-});
-await bundle.close();
-// the bin is run directly (the `cotal` link on PATH, infra/install-cli.sh): executable, as npm would make it
-await chmod(`${next}/cotal.js`, 0o755);
+await writeRun();
+await writeEntry();
 await rm(out, { recursive: true, force: true });
 await rename(next, out);

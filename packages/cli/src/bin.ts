@@ -1,29 +1,73 @@
 #!/usr/bin/env node
-import module from "node:module";
-import { guardsFromEnv, sagaLimitsFromEnv } from "@cotal/core/light";
-import { exitFlushed } from "./exit.js";
-import { main } from "./program.js";
-
-// Node >= 22.1 keeps V8's compiled code between runs, so the core a verb imports is not compiled anew each
-// time (issue 35); Node 20 has no such call and runs as before.
-(module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+import { fstatSync, readFileSync, writeSync } from "node:fs";
+import { quickAnswer, stdoutHelpWidth, type QuickAnswers } from "./quick-answer.js";
 
 // `cotal status | head` closes the pipe early: that is the reader's choice, not an error.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on("error", (err: NodeJS.ErrnoException) => {
-    if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
-    throw err;
-  });
+function exitQuietlyOnEpipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (err: NodeJS.ErrnoException) => {
+      if (err.code === "EPIPE") process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
 }
 
-// The CLI's entry builds the guards (docs/ablation.md: COTAL_TEST_UNSAFE_<NAME>=1, test-only) and the saga's
-// test knobs (COTAL_SAGA_MAX_ATTEMPTS, COTAL_LEASE_WAIT_MS) and hands them down; the core never reads the environment for them.
-const guards = guardsFromEnv(process.env);
-const code = await main(process.argv.slice(2), { guards, saga: sagaLimitsFromEnv(process.env) });
-// A finished verb exits now, whatever handle a library left open: a connection to a stopped (SIGSTOP)
-// server would otherwise keep the process alive for ever after its refusal was printed (issue #28,
-// finding 3; docs/refusals.md, "Bounded time"). Long-running verbs (worker, dashboard, foreground up)
-// return from main only when they are done; what they printed still reaches the reader (exit.ts).
-// The test-only switch (docs/ablation.md) keeps the old way: exit when the event loop drains, if ever.
-if (guards.LINGER_AFTER_VERB) process.exitCode = code;
-else await exitFlushed(code);
+/** The bundle's build-time answers (bundle.mjs); none beside an unbundled dist/bin.js, which then runs the full CLI. */
+function quickAnswers(): QuickAnswers | undefined {
+  try {
+    return JSON.parse(readFileSync(new URL("./quick-answers.json", import.meta.url), "utf8")) as QuickAnswers;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A quick answer for `argv`, written to stdout; false when the full CLI must run. A pipe or a file (not a
+ * character device) is never a TTY, so it gets commander's width for them (80) and the text goes straight
+ * to fd 1: building `process.stdout` would load Node's streams, ~3 ms of a ~70 ms start. A terminal gets
+ * its own width from `process.stdout`, as commander reads it.
+ */
+function answeredQuickly(argv: readonly string[]): boolean {
+  const answers = argv.length === 1 ? quickAnswers() : undefined;
+  if (!answers) return false;
+  let terminal: boolean;
+  try {
+    terminal = fstatSync(1).isCharacterDevice();
+  } catch {
+    return false; // no stdout at all: the full CLI reports as it always has
+  }
+  const text = quickAnswer(argv, terminal ? stdoutHelpWidth(process.stdout) : 80, answers);
+  if (text === undefined) return false;
+  if (terminal) {
+    exitQuietlyOnEpipe();
+    process.stdout.write(text);
+  } else writeAll(text);
+  return true;
+}
+
+function writeAll(text: string): void {
+  const buf = Buffer.from(text);
+  let off = 0;
+  try {
+    while (off < buf.length) off += writeSync(1, buf, off);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EPIPE") return; // the reader left: exit 0, as below
+    if (code !== "EAGAIN") throw e;
+    // a full non-blocking pipe: the stream queues the rest and exits once it is written
+    exitQuietlyOnEpipe();
+    process.stdout.write(buf.subarray(off));
+  }
+}
+
+const argv = process.argv.slice(2);
+// `cotal --version` and `cotal --help` are answered before commander and the command tree load (issue 35:
+// they cost ~20 ms over node's own ~70 ms start); the text is the program's own, rendered at build time.
+if (!answeredQuickly(argv)) {
+  exitQuietlyOnEpipe();
+  // Node >= 22.1 keeps V8's compiled code between runs, so the core a verb imports is not compiled anew each
+  // time; Node 20 has no such call and runs as before.
+  (process.getBuiltinModule("node:module") as { enableCompileCache?: () => unknown }).enableCompileCache?.();
+  // no top-level await: the bundle's entry is CommonJS (bundle.mjs); a rejection still ends the process
+  void import("./run.js").then(({ run }) => run(argv));
+}

@@ -3,10 +3,12 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { buildProgram } from "../src/program.js";
+import { quickAnswer, type QuickAnswers } from "../src/quick-answer.js";
 
 // The installed `cotal` is one rolldown bundle (bundle.mjs; docs/development.md, "The CLI bundle").
 const BUNDLE = fileURLToPath(new URL("../dist/bundle/", import.meta.url));
-const chunks = () => readdirSync(BUNDLE).filter((f) => f.endsWith(".js"));
+const chunks = () => readdirSync(BUNDLE).filter((f) => /\.m?js$/.test(f));
 const text = () => chunks().map((f) => readFileSync(join(BUNDLE, f), "utf8")).join("\n");
 
 /** The chunks a chunk imports statically (`import … from "./x.js"`, `export … from`), not its `import("./x.js")`. */
@@ -14,7 +16,7 @@ function staticImports(code: string): string[] {
   return [...code.matchAll(/^(?:import|export)\b[^;'"]*?(?:\bfrom\s*)?["'](\.\/[^"']+)["']/gm)].map((m) => (m[1] as string).slice(2));
 }
 
-/** Every chunk Node loads before `cotal.js` runs a line: the entry and its static imports, transitively. */
+/** Every chunk Node loads for a command the entry does not answer alone: run.mjs and its static imports, transitively. */
 function startChunks(): string[] {
   const seen = new Set<string>();
   const walk = (f: string): void => {
@@ -22,7 +24,7 @@ function startChunks(): string[] {
     seen.add(f);
     for (const dep of staticImports(readFileSync(join(BUNDLE, f), "utf8"))) walk(dep);
   };
-  walk("cotal.js");
+  walk("run.mjs");
   return [...seen];
 }
 
@@ -55,10 +57,31 @@ describe("the CLI bundle", () => {
     }
   });
 
-  it("only the entry awaits at top level and no chunk imports it: a verb importing a chunk that waits on the verb would never settle (exit 13)", () => {
+  it("no chunk awaits at top level and none imports the entry: a verb importing a chunk that waits on the verb would never settle (exit 13)", () => {
     const topLevelAwait = /^(?![\s/*])(?!.*\bfunction\b)(?!.*=>).*\bawait\b/m; // rolldown indents all but the top level; no comment lines
-    expect(chunks().filter((f) => topLevelAwait.test(readFileSync(join(BUNDLE, f), "utf8")))).toEqual(["cotal.js"]);
+    expect(chunks().filter((f) => topLevelAwait.test(readFileSync(join(BUNDLE, f), "utf8")))).toEqual([]);
     expect(chunks().filter((f) => staticImports(readFileSync(join(BUNDLE, f), "utf8")).includes("cotal.js"))).toEqual([]);
+  });
+
+  it("the entry is CommonJS that requires only Node's built-ins and imports run.mjs when it does not answer alone: --version and --help start no module loader, commander or command tree (issue 35)", () => {
+    const entry = readFileSync(join(BUNDLE, "cotal.js"), "utf8");
+    expect(JSON.parse(readFileSync(join(BUNDLE, "package.json"), "utf8")), "the folder makes cotal.js CommonJS").toEqual({ type: "commonjs" });
+    expect([...entry.matchAll(/\brequire\("([^"]+)"\)/g)].map((m) => m[1]).filter((id) => !id?.startsWith("node:") && id !== "url")).toEqual([]);
+    expect([...entry.matchAll(/\bimport\("([^"]+)"\)/g)].map((m) => m[1])).toEqual(["./run.mjs"]);
+    expect(modulesIn(["cotal.js"])).toEqual(["dist/quick-answer.js", "dist/bin.js"]);
+  });
+
+  it("answers --version, -V, --help and -h with the program's own text, through a pipe and on terminals of any width", () => {
+    const entry = join(BUNDLE, "cotal.js");
+    const program = buildProgram();
+    for (const flag of ["--version", "-V"]) expect(execFileSync(process.execPath, [entry, flag], { encoding: "utf8" })).toBe(`${program.version()}\n`);
+    program.configureOutput({ getOutHelpWidth: () => 80 }); // not a TTY: commander's 80 columns
+    for (const flag of ["--help", "-h"]) expect(execFileSync(process.execPath, [entry, flag], { encoding: "utf8" })).toBe(program.helpInformation());
+    const answers = JSON.parse(readFileSync(join(BUNDLE, "quick-answers.json"), "utf8")) as QuickAnswers;
+    for (const width of [0, 20, 40, 64, 79, 80, 81, 100, 120, 145, 146, 200, 399, 400, 401, 1000]) {
+      program.configureOutput({ getOutHelpWidth: () => width });
+      expect(quickAnswer(["--help"], width, answers), `${width} columns`).toBe(program.helpInformation());
+    }
   });
 
   it("starts as an executable script and answers --help", () => {
