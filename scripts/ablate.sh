@@ -33,6 +33,7 @@ ROWS=(
   "UNLIMITED_TENANTS|quotas|A is refused at its quota|per-space quotas and the authority reserve"
   "KEEP_LIMITS_RECORD|quotas|crash after the record is re-signed|space limits rollback restores the record"
   "SKIP_REVOCATION|revoke|never connects after the verb returns|space revoke signs the revocation into the account JWT"
+  "SKIP_SIGNING_KEY_REMOVAL|rotate-key|never connects after the verb returns|space rotate-key removes the old signing key, so every user it signed is refused"
   "STALE_RECORD_VIEW|quotas|raises a full tenant's quota|the render re-reads the record its own claim re-signs, and takes the verb's inventory view only at the revision it was read after"
   "RENDER_SETTINGS_MAX|quotas|is kept by live renders|a running broker keeps its booted JetStream max"
   "DASHBOARD_ANY_HOST|dashboard|refuses a non-loopback host|the dashboard binds loopback only unless --allow-remote"
