@@ -70,11 +70,14 @@ describe("space rotate-key", () => {
     const poller = new CredentialPoller({ url: up.url, creds: alice, concurrency: 4, maxDurationMs: 60_000, name: "rotate-alice" }).start();
     try {
       await poller.waitForAttempt((x) => x.ok, { timeoutMs: 5_000 }); // positive control: the old key's cred connects before
+      const aliceLive = await connectCreds(up.url, alice); // a connection of the old key held through the verb
+      const aliceClosed = aliceLive.closed().then(() => monotonicMs());
       const rot = await r.cotal(["space", "rotate-key", "alpha", "--json"], { timeoutMs: 60_000 });
       const returnedAt = monotonicMs();
       expect(rot.code, rot.stderr).toBe(0);
       const result = parseJson<SpaceRotateKeyResult>(rot);
       expect(result).toMatchObject({ outcome: "rotated", changes: 2, oldKey: old.key });
+      expect(await Promise.race([aliceClosed, sleep(3_000).then(() => "open")]), "the old key's live connection is closed by the server").not.toBe("open");
       await sleep(1_500);
       const report = await poller.stop();
       console.log(`space rotate-key on nats-server ${up.serverVersion}: the old key's poller made ${report.total} attempts, ${report.successesBetween(0, returnedAt, "within")} admitted before the verb returned, ${report.failuresBetween(returnedAt, Number.POSITIVE_INFINITY)} refused after`);
