@@ -127,6 +127,8 @@ export interface Guards {
   readonly DOWN_WITHOUT_STOP_INTENT: boolean;
   /** `space revoke` re-signs the space's account without the revocation it claims to add (the revoked cred keeps connecting). */
   readonly SKIP_REVOCATION: boolean;
+  /** A cluster node's `cluster {}` renders without route TLS and route authorization: any process that reaches a route port joins. */
+  readonly ROUTES_WITHOUT_AUTH: boolean;
   /** `space rotate-key`'s second change re-signs the space's account with the old signing key left in (users of the old key keep connecting). */
   readonly SKIP_SIGNING_KEY_REMOVAL: boolean;
 }
@@ -196,6 +198,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   UP_SKIP_PORT_CHECK: false,
   DOWN_WITHOUT_STOP_INTENT: false,
   SKIP_REVOCATION: false,
+  ROUTES_WITHOUT_AUTH: false,
   SKIP_SIGNING_KEY_REMOVAL: false,
 });
 

@@ -7,6 +7,7 @@ import type { AccountRecord } from "../root/records.js";
 import { loadSettings, maxPayloadOf, type RootSettings } from "../root/settings.js";
 import { configDigest, serverConfig, type RenderOptions } from "../render/server-config.js";
 import { clusterOf, routesFor } from "../root/cluster-settings.js";
+import { nodeRouteSecurity } from "../root/route-security.js";
 import { natsServerVersion } from "./binary.js";
 import { brokerState } from "./runtime.js";
 import { serverFeatures, type ServerFeatures } from "./server-features.js";
@@ -77,7 +78,7 @@ export function renderNode(layout: RootLayout, node: string, spaces: AccountReco
     storeDir: layout.nodeStoreDir(node),
     logFile: layout.nodeLogFile(node),
     pidFile: layout.nodePidFile(node),
-    cluster: { name: cluster.name, port: self.clusterPort, routes: routesFor(cluster, settings.host, node), ...(self.testRoutePort !== undefined ? { advertisePort: self.testRoutePort } : {}) },
+    cluster: { name: cluster.name, port: self.clusterPort, routes: routesFor(cluster, settings.host, node), ...(self.testRoutePort !== undefined ? { advertisePort: self.testRoutePort } : {}), ...nodeRouteSecurity(layout, cluster, node, guards) },
     ...(opts.maintenance && held.length === 0 ? { maintenance: true } : {}),
     ...sharedOptions(layout, settings, loadAuthorityAccount(layout), guards),
   });

@@ -13,6 +13,7 @@ import { settleProvisioning } from "../provision/owed.js";
 import { accountInventory, certainInventory } from "../root/account-store.js";
 import { clusterOf, newClusterSettings, tenantReplicasOf, CLUSTER_MAX, CLUSTER_MIN, type ClusterSettings } from "../root/cluster-settings.js";
 import { createRootTrust } from "../root/create-root.js";
+import { createRouteSecurity } from "../root/route-security.js";
 import type { RootLayout } from "../root/layout.js";
 import { DEFAULT_HOST, DEFAULT_PORT, loadSettings, saveSettings, type RootSettings } from "../root/settings.js";
 import { applyConfig, writeUnservedConfig } from "../saga/apply.js";
@@ -82,13 +83,16 @@ async function createClusterRoot(layout: RootLayout, size: number, opts: Cluster
   const first = opts.port ?? DEFAULT_PORT;
   const free = (await freePorts(2 * size, host)).filter((p) => p !== first).slice(0, 2 * size - 1);
   const serverName = `cotal-${randomBytes(4).toString("hex")}`;
+  const cluster = newClusterSettings(serverName, [first, ...free.slice(0, size - 1)], free.slice(size - 1));
+  // Every new cluster root routes over mutual TLS with route auth (docs/cluster.md "Route TLS and auth").
+  const security = await createRouteSecurity(layout, cluster, () => host);
   const settings: RootSettings = {
     format: "cotal.settings/1",
     host,
     port: first,
     serverName,
     createdAt: new Date().toISOString(),
-    cluster: { ...newClusterSettings(serverName, [first, ...free.slice(0, size - 1)], free.slice(size - 1)), ...(opts.tenantReplicas !== undefined ? { tenantReplicas: opts.tenantReplicas } : {}) },
+    cluster: { ...cluster, ...(opts.tenantReplicas !== undefined ? { tenantReplicas: opts.tenantReplicas } : {}), ...security },
   };
   saveSettings(layout, settings);
   createRootTrust(layout, opts.space ?? "default", { multiSpace: true });

@@ -64,6 +64,10 @@ export interface ClusterBlock {
   routes: readonly string[];
   /** Test-only (ClusterNodeSettings.testRoutePort): the route port this node advertises instead of `port`; absent, no `advertise` line. */
   advertisePort?: number;
+  /** Mutual TLS on every route (`tls { … verify: true }`): this node's certificate and key, and the CA every node's is signed by. */
+  tls?: { certFile: string; keyFile: string; caFile: string };
+  /** Route authorization: the user and password every route must present; the rendered route URLs carry them. */
+  auth?: { user: string; password: string };
 }
 
 function refuse(message: string, details?: Record<string, unknown>): never {
@@ -148,19 +152,35 @@ export function serverConfig(broker: RenderBroker, spaces: readonly RenderAccoun
   return `${lines.join("\n")}\n`;
 }
 
+const ROUTE_USER = /^[a-z0-9][a-z0-9-]{0,31}$/;
+const ROUTE_PASSWORD = /^[0-9a-f]{32,128}$/;
+
 function clusterLines(c: ClusterBlock, host: string): string[] {
   if (!Number.isInteger(c.port) || c.port < 1 || c.port > 65535) refuse(`invalid cluster port ${c.port}`);
   if (c.advertisePort !== undefined && (!Number.isInteger(c.advertisePort) || c.advertisePort < 1 || c.advertisePort > 65535)) refuse(`invalid cluster advertise port ${c.advertisePort}`);
   if (c.routes.length === 0) refuse("a cluster node needs at least one route");
   const routes = [...new Set(c.routes)].sort();
   if (routes.length !== c.routes.length) refuse("a cluster node's routes repeat");
+  // The credentials go into every route URL: only URL-safe ones, so the render never needs escaping.
+  if (c.auth && (!ROUTE_USER.test(c.auth.user) || !ROUTE_PASSWORD.test(c.auth.password))) refuse("the route user or password is malformed");
+  const withAuth = (url: string): string => {
+    if (!c.auth) return url;
+    const m = /^nats-route:\/\/([^@/]+)$/.exec(url);
+    if (!m) refuse(`route URL ${JSON.stringify(url)} is not nats-route://host:port`);
+    return `nats-route://${c.auth.user}:${c.auth.password}@${m[1]}`;
+  };
   return [
     "cluster {",
     `  name: ${confString(c.name, "cluster name")}`,
     `  listen: ${confString(`${host}:${c.port}`, "cluster listen address")}`,
     ...(c.advertisePort !== undefined ? [`  advertise: ${confString(`${host}:${c.advertisePort}`, "cluster advertise address")}`] : []),
+    // Routes verify their peer's certificate both ways (docs/cluster.md "Route TLS and auth").
+    ...(c.tls
+      ? ["  tls {", `    cert_file: ${confString(c.tls.certFile, "route certificate")}`, `    key_file: ${confString(c.tls.keyFile, "route key")}`, `    ca_file: ${confString(c.tls.caFile, "route CA")}`, "    verify: true", "    timeout: 5", "  }"]
+      : []),
+    ...(c.auth ? ["  authorization {", `    user: ${confString(c.auth.user, "route user")}`, `    password: ${confString(c.auth.password, "route password")}`, "    timeout: 5", "  }"] : []),
     "  routes: [",
-    ...routes.map((r) => `    ${confString(r, "route URL")}`),
+    ...routes.map((r) => `    ${confString(withAuth(r), "route URL")}`),
     "  ]",
     "}",
   ];

@@ -1,5 +1,6 @@
 import { RERUN, CotalError } from "../errors.js";
 import type { RootLayout } from "./layout.js";
+import { routeSecurityProblem, type RouteAuth, type RouteTls } from "./route-security.js";
 
 /** One node of a cluster root: its `server_name` (also its directory under `nodes/`) and its two listeners. */
 export interface ClusterNodeSettings {
@@ -25,6 +26,13 @@ export interface ClusterSettings {
   nodes: ClusterNodeSettings[];
   /** Replicas of every tenant's own streams and buckets (absent: 1; provision/template.ts), fixed at creation. */
   tenantReplicas?: number;
+  /**
+   * Mutual TLS on every route (root/route-security.ts, docs/cluster.md "Route TLS and auth"): cotal's own
+   * CA made at creation, or the operator's files. Absent on a root made before route TLS: plain routes.
+   */
+  routeTls?: RouteTls;
+  /** Route authorization: the user every node's routes present (its password in `<root>/routes/route-auth.json`). Absent on older roots. */
+  routeAuth?: RouteAuth;
 }
 
 /** The sizes `cotal up --cluster N` takes: JetStream's R3 needs three nodes; five is the most a loopback root makes sense with. */
@@ -49,7 +57,7 @@ export function clusterOf(layout: RootLayout, s: { cluster?: unknown } | undefin
   if (c === undefined) return undefined;
   const bad = (why: string): never => {
     throw new CotalError("corrupt-record", `${layout.settingsFile}: cluster ${why}`, {
-      next: `repair "cluster" in ${layout.settingsFile} (name, replicas, nodes [{name, port, clusterPort}]) from a backup, then: ${RERUN}`,
+      next: `repair "cluster" in ${layout.settingsFile} (name, replicas, nodes [{name, port, clusterPort}], routeTls, routeAuth: docs/cluster.md) from a backup, then: ${RERUN}`,
     });
   };
   if (typeof c !== "object" || c === null) return bad("is not an object");
@@ -68,6 +76,8 @@ export function clusterOf(layout: RootLayout, s: { cluster?: unknown } | undefin
     if (n.testRoutePort !== undefined && (!validPort(n.testRoutePort) || ports.has(n.testRoutePort as number))) return bad(`node ${n.name} has a malformed or repeated testRoutePort`);
     if (n.testRoutePort !== undefined) ports.add(n.testRoutePort as number);
   }
+  const security = routeSecurityProblem(c as Record<string, unknown>, [...names]);
+  if (security !== undefined) return bad(security);
   return c as ClusterSettings;
 }
 
