@@ -258,6 +258,15 @@ describe("cotal dashboard in headless Chromium", () => {
       const id = (JSON.parse(res.body) as { job: { id: string } }).job.id;
       expect((await rm.getJob(id))?.data).toEqual({ name: "ghost" });
       expect(await rm.getJobCounts()).toEqual({ ...before, delayed: (before.delayed ?? 0) + 1 });
+      // the same delayed job in the browser: the unsafe board offers its actions, the dashboard's board none
+      const actions = async (base: string): Promise<string[]> => {
+        await page.goto(`${base}/queues/queue/${encodeURIComponent(queueMenuName("space-rm"))}?status=delayed`);
+        await page.getByText(/ghost/).first().waitFor({ timeout: 15_000 });
+        const names = await page.getByRole("button").evaluateAll((els) => els.map((e) => (e.textContent ?? "").trim() || (e.getAttribute("aria-label") ?? "")));
+        return names.filter((n) => /\b(retry|clean|promote|duplicate|delete|remove|pause|resume|empty|obliterate|add)\b/i.test(n));
+      };
+      expect(await actions(unsafeDash.url)).not.toEqual([]); // the control: with writes on, Bull Board shows them
+      expect(await actions(dash?.url ?? "")).toEqual([]);
       await rm.remove(id);
     } finally {
       await rm.close();
