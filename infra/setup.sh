@@ -41,6 +41,7 @@ fi
 if command -v go >/dev/null 2>&1; then
   QUIET=1 bash infra/nats-server.sh install || echo "setup: building the pinned nats-server releases failed (above); only Debian's nats-server is usable" >&2
   QUIET=1 bash infra/credpoll.sh install || echo "setup: building the Go credential poller failed (above); the harness polls from Node" >&2
+  QUIET=1 bash infra/nsc.sh install || echo "setup: building nsc failed (above); the onboarding bench skips its nsc arm" >&2
 fi
 
 # `cotal` (and natscli's `nats`, when none is installed) on PATH, the way `npm install -g` puts a
