@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { renderTenantDetail, usageCell } from "../src/detail-page.js";
-import type { TenantDetail } from "../src/tenant-detail.js";
+import { filesOutsideLedger, type TenantDetail } from "../src/tenant-detail.js";
 
 const EVIL = `<img src=x onerror="alert(1)">`;
 const failedRun = { at: "t9", outcome: "failed" as const, jobId: "j", artifact: null, bytes: null, reason: "x", error: { code: "io", message: `/b/${EVIL} is not a directory`, next: "cotal --root /r space backup alpha --out /b.1 --every 2s --queue" } };
@@ -119,5 +119,14 @@ describe("a tenant's own page", () => {
     expect(page).not.toContain("http-equiv");
     expect(renderTenantDetail(detail())).toContain('<meta http-equiv="refresh" content="5">');
     expect(renderTenantDetail(detail({ jobs: { reachable: false, redis: "r", error: "down" } }))).toContain('id="redis-unreachable">Redis is unreachable: down<');
+  });
+
+  it("the files section keeps only what the ledger does not show: the $SYS observer, or every file when the ledger is not read", () => {
+    const creds = [
+      { user: "app", kind: "user" as const, path: "/r/space.x/users/app.creds" },
+      { user: "sys.observer", kind: "sys-observer" as const, path: "/r/space.x/sys.observer.creds" },
+    ];
+    expect(filesOutsideLedger({ creds, users: detail().info.users })).toEqual([creds[1]]);
+    expect(filesOutsideLedger({ creds, users: { read: false, reason: "kv-only" } })).toEqual(creds);
   });
 });
