@@ -53,8 +53,8 @@ export const SPACE_HELP: HelpTable = {
     summary: "rotate a space's signing key: users of the old key refused once it is removed",
     examples: [
       "cotal space rotate-key alpha",
-      "cotal space rotate-key alpha --keep-old 24h   # later: cotal space rotate-key alpha --finish",
-      "cotal --root /srv/cotal space rotate-key alpha --queue",
+      "cotal space rotate-key alpha --keep-old 24h",
+      "cotal --root /srv/cotal space rotate-key alpha --finish",
     ],
     errors: ["invalid-space-name", "invalid-argument", "root-missing", "space-not-found", "journal-blocked", "lock-held", "conflict", "lease-held", "broker-not-running", "reload-unproven", "redis-unreachable", "job-failed", "job-lost"],
   },
