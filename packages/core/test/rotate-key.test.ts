@@ -11,7 +11,7 @@ import { mintSpaceCreds } from "../src/ops/creds.js";
 import { rotateKey, rotationNext, rotationStage } from "../src/ops/space-rotate-key.js";
 import { keyRotationsOf } from "../src/ops/rotate-key-status.js";
 import { parseInventoryRecord, type InventoryRecord } from "../src/inventory/record.js";
-import { accountInventory, loadSpaceAccount } from "../src/root/account-store.js";
+import { accountInventory, deleteSpaceAccount, loadSpaceAccount } from "../src/root/account-store.js";
 import { loadBrokerTrust } from "../src/root/broker-store.js";
 import { keyRotationFile, parseKeyRotation, readKeyRotation } from "../src/root/key-rotation.js";
 import type { AccountRecord } from "../src/root/records.js";
@@ -136,6 +136,22 @@ describe("op rotate-key through the saga (in memory)", () => {
     s = await withBeta();
     await expect(rotateKey(s.env, "gamma", {})).rejects.toMatchObject({ code: "space-not-found" });
     expect(readKeyRotation(s.root.layout, "gamma")).toBeUndefined();
+  });
+
+  it("a rotation staged for an account since replaced (the space removed and added again) is discarded, not finished against the new one", async () => {
+    s = await withBeta();
+    const kept = await rotateKey(s.env, "beta", { keepOldSeconds: 60 });
+    const staged = readKeyRotation(s.root.layout, "beta");
+    await runMutation(s.env, { op: "remove", removes: ["beta"], verb: "space rm beta" });
+    deleteSpaceAccount(s.root.layout, "beta"); // what space rm reaps after its commit
+    await runMutation(s.env, add("beta"));
+    const fresh = account(s);
+    expect(staged?.newKey).toBe(kept.newKey);
+    expect(keyRotationsOf(s.root.layout, accountInventory(s.root.layout).spaces)).toEqual([]);
+    const r = await rotateKey(s.env, "beta", {});
+    expect(r).toMatchObject({ outcome: "rotated", oldKey: fresh.signingKey, continued: false });
+    expect(r.newKey).not.toBe(kept.newKey);
+    expect(accountSigningKeys(account(s).jwt)).toEqual([r.newKey]);
   });
 
   it("SKIP_SIGNING_KEY_REMOVAL (the live cell's positive control): the second change leaves the old key in", async () => {

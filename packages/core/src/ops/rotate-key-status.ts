@@ -6,7 +6,7 @@
 import type { AccountRecord } from "../root/records.js";
 import { listKeyRotations } from "../root/key-rotation.js";
 import type { RootLayout } from "../root/layout.js";
-import { rotationNext, rotationStage, type RotationStage } from "./space-rotate-key.js";
+import { rotationNext, rotationStage, staleRotation, type RotationStage } from "./space-rotate-key.js";
 
 export interface KeyRotationStatus {
   space: string;
@@ -20,12 +20,12 @@ export interface KeyRotationStatus {
   next: string;
 }
 
-/** Pure over the records given: a rotation of a space with no record (removed since) is not listed. */
+/** Pure over the records given: a rotation of a space with no record, or of an account since replaced (staleRotation), is not listed. */
 export function keyRotationsOf(layout: RootLayout, spaces: readonly AccountRecord[]): KeyRotationStatus[] {
   const byName = new Map(spaces.map((s) => [s.name, s]));
   return listKeyRotations(layout).flatMap((r) => {
     const rec = byName.get(r.space);
-    if (!rec) return [];
+    if (!rec || staleRotation(r, rec.jwt)) return [];
     const stage = rotationStage(r, rec);
     return [{ space: r.space, stage, oldKey: r.oldKey, newKey: r.newKey, startedAt: r.startedAt, ...(r.keepOldUntil ? { keepOldUntil: r.keepOldUntil } : {}), interrupted: stage !== "keeping-old", next: rotationNext(r.space, stage) }];
   });

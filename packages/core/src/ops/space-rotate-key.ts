@@ -65,6 +65,15 @@ export interface SpaceRotateKeyResult {
 /** Where a rotation stands, read from its staged file and the account record (pure; status names it). */
 export type RotationStage = "adding" | "re-minting" | "keeping-old" | "removing" | "removed";
 
+/**
+ * A staged rotation whose keys the account JWT lists neither of belongs to another account (the space
+ * removed and added again since): it is discarded, never finished against the new account. Pure.
+ */
+export function staleRotation(r: KeyRotation, jwt: string): boolean {
+  const keys = accountSigningKeys(jwt);
+  return !keys.includes(r.oldKey) && !keys.includes(r.newKey);
+}
+
 export function rotationStage(r: KeyRotation, rec: Pick<AccountRecord, "jwt" | "signingKey">): RotationStage {
   const keys = accountSigningKeys(rec.jwt);
   if (!keys.includes(r.newKey)) return "adding";
@@ -152,7 +161,9 @@ export async function rotateKey(env: SagaEnv, name: string, opts: Pick<SpaceRota
   const base = settled.base ?? decided;
   const records = settled.resumed || !view ? undefined : view;
   const { rec } = resignSource(layout, name, base);
-  const staged = readKeyRotation(layout, name);
+  const found = readKeyRotation(layout, name);
+  if (found && staleRotation(found, rec.jwt)) clearKeyRotation(layout, name);
+  const staged = found && !staleRotation(found, rec.jwt) ? found : undefined;
   const generation0 = base?.record.generation ?? 0;
   if (!staged && opts.finish) return { space: name, outcome: "noop", generation: generation0, changes: 0, reloads: 0, reminted: [], continued: false, resumed: settled.resumed };
   const rotation = staged ?? stageRotation(layout, name, rec, opts.keepOldSeconds);
