@@ -6,12 +6,16 @@
  *   (c) the peer: nats-server with the `full` resolver receiving the same account JWTs (cotal's default
  *       quota as limits, so JetStream is enabled the same way) over $SYS.REQ.CLAIMS.UPDATE, then the
  *       same provisioning (provisionSpace, same pool width) and the same creds check
+ * The peer runs with cotal's JetStream durability (issue 35): `sync_interval: always` where cotal's broker
+ * has it (2.10.0 on), nats-server's default where it has not. `--peer-sync default` runs it with
+ * nats-server's default instead (the unfair peer of earlier runs), `--peer-sync same,default` both.
  * --runs R repeats the group-commit, peer and queue arms R times back to back, the order rotated
  * from run to run, and prints each run's wall ratios: group ÷ peer (target ≤ 1.0×) and queue ÷
  * group (target ≤ 1.15×).
  *
- *   node packages/bench/dist/onboarding.js [--n 1000] [--per-tenant 100] [--runs 1] [--skip queue,per-tenant,peer]
+ *   node packages/bench/dist/onboarding.js [--n 1000] [--per-tenant 100] [--runs 1] [--skip queue,per-tenant,peer] [--peer-sync same|default|same,default]
  */
+import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { SurvivorWatcher } from "@cotal/harness";
 import { createLogger, enqueueJobs, trackJobs, CotalWorker, workerConfig } from "@cotal/jobs";
@@ -25,7 +29,7 @@ import { onCleanup, runBench, runCleanup } from "./lib/cleanup.js";
 import { names, reloadCount, spaceCreds, startCotalRoot } from "./lib/cotal-root.js";
 import { writeResult } from "./lib/out.js";
 import { startRedis } from "./lib/redis.js";
-import { startPeerBroker } from "./lib/peer-broker.js";
+import { cotalSyncsAlways, jetStreamSyncNote, startPeerBroker } from "./lib/peer-broker.js";
 import { median, round, table } from "./lib/stats.js";
 
 const args = parseArgs();
@@ -35,6 +39,10 @@ const perTenantCap = Math.min(N, args.int("per-tenant", 100));
 const PEER_PROVISION_CONCURRENCY = PROVISION_CONCURRENCY;
 const runs = args.int("runs", 1);
 const skip = new Set(args.str("skip", "").split(",").filter(Boolean));
+const peerSync = new Set(args.str("peer-sync", "same").split(",").filter(Boolean));
+for (const v of peerSync) if (v !== "same" && v !== "default") throw new Error(`--peer-sync takes same, default or same,default (got ${v})`);
+/** cotal's broker's JetStream sync on this server, which the fair peer copies. */
+const COTAL_SYNC_ALWAYS = cotalSyncsAlways();
 /** The queue arm's worker settings; absent flags keep the worker's own defaults (WORKER_DEFAULTS). */
 const flag = (name: string): number | undefined => (args.int(name, -1) === -1 ? undefined : args.int(name, -1));
 const [qConcurrency, qBatch, qWait] = [flag("queue-concurrency"), flag("queue-batch"), flag("queue-wait-ms")];
@@ -95,6 +103,9 @@ async function cotalGroupCommit(): Promise<Arm> {
   const t2 = performance.now();
   await watcher.stop();
   if (res.added.length !== N || res.provisioned.length !== N) throw new Error(`group commit added ${res.added.length}, provisioned ${res.provisioned.length}`);
+  // what the peer is made to match: read back from the config cotal rendered, not assumed
+  const syncAlways = readFileSync(br.layout.serverConf, "utf8").includes("sync_interval: always");
+  if (syncAlways !== COTAL_SYNC_ALWAYS) throw new Error(`cotal's server.conf has sync_interval always: ${syncAlways}, expected ${COTAL_SYNC_ALWAYS} for this nats-server`);
   return {
     arm: "cotal: group commit (one spaceAdd)",
     tenants: N,
@@ -105,7 +116,10 @@ async function cotalGroupCommit(): Promise<Arm> {
     reloads: reloadCount(br.layout) - reloads0,
     survivorDisconnects: watcher.count("disconnect"),
     survivorMaxGapMs: round(watcher.maxReconnectGapMs()),
-    notes: [`saga steps (ms): ${Object.entries(steps).map(([k, v]) => `${k} ${round(v ?? 0)}`).join(", ")}`],
+    notes: [
+      `saga steps (ms): ${Object.entries(steps).map(([k, v]) => `${k} ${round(v ?? 0)}`).join(", ")}`,
+      `fsyncs: ${jetStreamSyncNote(syncAlways)}; cotal's own files (each space's record and seeds, the rendered config, the journal) written atomically and fsynced`,
+    ],
   };
 }
 
@@ -207,8 +221,8 @@ async function cotalPerTenant(): Promise<Arm> {
   };
 }
 
-async function peerFullResolver(): Promise<Arm> {
-  const { broker: peer, preloaded, push } = await startPeerBroker("peer-full");
+async function peerFullResolver(syncAlways: boolean): Promise<Arm> {
+  const { broker: peer, preloaded, push } = await startPeerBroker("peer-full", { syncAlways });
   const watcher = await SurvivorWatcher.start({ url: peer.url, creds: mintUserCreds(preloaded, { name: "survivor" }).creds });
   onCleanup("stop the survivor watcher", () => watcher.stop());
   const list = names("p", 0, N);
@@ -225,7 +239,7 @@ async function peerFullResolver(): Promise<Arm> {
   await watcher.stop();
   const log = await peer.logs();
   return {
-    arm: "peer: full resolver + $SYS.REQ.CLAIMS.UPDATE",
+    arm: `peer: full resolver + $SYS.REQ.CLAIMS.UPDATE${syncAlways === COTAL_SYNC_ALWAYS ? "" : ` (${syncAlways ? "sync always" : "nats-server's default sync"}, not cotal's)`}`,
     tenants: N,
     wallMs: t3 - t0,
     trustMs: t1 - t0,
@@ -234,8 +248,28 @@ async function peerFullResolver(): Promise<Arm> {
     reloads: log.split("\n").filter((l) => l.includes("Reloaded server configuration")).length,
     survivorDisconnects: watcher.count("disconnect"),
     survivorMaxGapMs: round(watcher.maxReconnectGapMs()),
-    notes: [`${window} claim updates in flight; account JWTs with cotal's default quota; provisioning through mapPool(${PEER_PROVISION_CONCURRENCY}), cotal's pool bound`],
+    notes: [
+      `${window} claim updates in flight; account JWTs with cotal's default quota; provisioning through mapPool(${PEER_PROVISION_CONCURRENCY}), cotal's pool bound`,
+      `fsyncs: ${jetStreamSyncNote(syncAlways)}; the resolver's JWT files are written without fsync (nats-server has no setting for it)`,
+    ],
   };
+}
+
+type Pair = { run: number; order: string; group: Arm; peer: Arm };
+
+const pairRatios = (pairs: readonly Pair[]) =>
+  pairs.map((p) => ({
+    run: p.run,
+    order: p.order,
+    wall: round(p.group.wallMs / p.peer.wallMs, 3),
+    trust: p.group.trustMs !== null && p.peer.trustMs !== null ? round(p.group.trustMs / p.peer.trustMs, 3) : null,
+    provisioning: p.group.provisionMs !== null && p.peer.provisionMs !== null ? round(p.group.provisionMs / p.peer.provisionMs, 3) : null,
+  }));
+
+function printRatios(title: string, ratios: ReturnType<typeof pairRatios>): void {
+  if (ratios.length === 0) return;
+  console.log(`\n${title}`);
+  console.log(table(["run", "order", "wall", "trust phase", "provisioning"], ratios.map((r) => [r.run, r.order, `${r.wall}×`, `${r.trust ?? "n/a"}×`, `${r.provisioning ?? "n/a"}×`])));
 }
 
 await runBench(async () => {
@@ -251,10 +285,21 @@ await runBench(async () => {
   };
   // Group commit, peer and queue back to back in every run, the order rotated from run to run (a
   // disk that slows after a burst penalises whoever goes second): each ratio pairs arms of one run.
-  const pairs: { run: number; order: string; group: Arm; peer: Arm }[] = [];
+  const pairs: Pair[] = [];
+  const defaultPairs: Pair[] = [];
   const queuePairs: { run: number; order: string; group: Arm; queue: Arm }[] = [];
-  const byKey = { group: cotalGroupCommit, peer: peerFullResolver, queue: cotalQueue } as const;
-  const keys = (["group", "peer", "queue"] as const).filter((k) => !skip.has(k));
+  const byKey = {
+    group: cotalGroupCommit,
+    // the fair peer: cotal's JetStream sync; "peer-default": nats-server's default, when asked for
+    peer: () => peerFullResolver(COTAL_SYNC_ALWAYS),
+    "peer-default": () => peerFullResolver(false),
+    queue: cotalQueue,
+  } as const;
+  const wanted = (k: keyof typeof byKey): boolean =>
+    k === "peer" ? !skip.has("peer") && (peerSync.has("same") || !COTAL_SYNC_ALWAYS) : k === "peer-default" ? !skip.has("peer") && peerSync.has("default") && COTAL_SYNC_ALWAYS : !skip.has(k);
+  const keys = (["group", "peer", "peer-default", "queue"] as const).filter(wanted);
+  const peerNotes = keys.flatMap((k) => (k === "peer" ? [`peer: ${jetStreamSyncNote(COTAL_SYNC_ALWAYS)}`] : k === "peer-default" ? [`peer-default: ${jetStreamSyncNote(false)}`] : []));
+  console.log(`durability: cotal's broker ${jetStreamSyncNote(COTAL_SYNC_ALWAYS)}${peerNotes.map((n) => `; ${n}`).join("")}`);
   for (let r = 0; r < runs; r++) {
     const order = keys.map((_, i) => keys[(i + r) % keys.length] as (typeof keys)[number]);
     const label = ` (run ${r + 1}/${runs})`;
@@ -262,6 +307,8 @@ await runBench(async () => {
     for (const k of order) got[k] = await run(k, byKey[k], label);
     const before = (a: string, b: string) => `${order.indexOf(a as never) < order.indexOf(b as never) ? a : b} first`;
     if (got.group && got.peer) pairs.push({ run: r + 1, order: before("group", "peer"), group: got.group, peer: got.peer });
+    const unfair = got["peer-default"];
+    if (got.group && unfair) defaultPairs.push({ run: r + 1, order: before("group", "peer-default"), group: got.group, peer: unfair });
     if (got.group && got.queue) queuePairs.push({ run: r + 1, order: before("group", "queue"), group: got.group, queue: got.queue });
   }
   await run("per-tenant", cotalPerTenant);
@@ -277,17 +324,9 @@ await runBench(async () => {
     ),
   );
   for (const a of arms) for (const n of [...a.notes, ...(a.extrapolated ? [a.extrapolated.how] : [])]) console.log(`  ${a.arm}: ${n}`);
-  const ratios = pairs.map((p) => ({
-    run: p.run,
-    order: p.order,
-    wall: round(p.group.wallMs / p.peer.wallMs, 3),
-    trust: p.group.trustMs !== null && p.peer.trustMs !== null ? round(p.group.trustMs / p.peer.trustMs, 3) : null,
-    provisioning: p.group.provisionMs !== null && p.peer.provisionMs !== null ? round(p.group.provisionMs / p.peer.provisionMs, 3) : null,
-  }));
-  if (ratios.length > 0) {
-    console.log("\ncotal group commit ÷ peer, each pair back to back");
-    console.log(table(["run", "order", "wall", "trust phase", "provisioning"], ratios.map((r) => [r.run, r.order, `${r.wall}×`, `${r.trust ?? "n/a"}×`, `${r.provisioning ?? "n/a"}×`])));
-  }
+  const ratios = pairRatios(pairs);
+  printRatios("cotal group commit ÷ peer (same JetStream sync), each pair back to back", ratios);
+  printRatios("cotal group commit ÷ peer with nats-server's default sync, each pair back to back", pairRatios(defaultPairs));
 
   const queueRatios = queuePairs.map((p) => ({ run: p.run, order: p.order, wall: round(p.queue.wallMs / p.group.wallMs, 3) }));
   if (queueRatios.length > 0) {
@@ -301,11 +340,12 @@ await runBench(async () => {
   const trustRatio = ratios.length > 0 ? median(ratios.flatMap((r) => (r.trust === null ? [] : [r.trust]))) : undefined;
   const targets = {
     onboardingWall: best !== undefined ? { target: `≤ 10 s for ${N}`, value: round(best), met: best <= 10_000 } : "not measured",
-    wallVsPeer: wallRatio !== undefined ? { target: "cotal end to end ≤ 1.0× the peer (median of the pairs)", value: wallRatio, met: wallRatio <= 1 } : "not measured",
+    wallVsPeer: wallRatio !== undefined ? { target: "cotal end to end ≤ 1.0× the peer (issue 15; median of the pairs)", value: wallRatio, met: wallRatio <= 1 } : "not measured",
+    wallVsFairPeer: wallRatio !== undefined ? { target: "cotal end to end ≤ 1.2× the peer with the same JetStream sync (issue 35; median of the pairs)", value: wallRatio, met: wallRatio <= 1.2 } : "not measured",
     trustVsPeer: trustRatio !== undefined ? { target: "cotal trust ≤ 2× peer (median of the pairs)", value: trustRatio, met: trustRatio <= 2 } : "not measured",
     reloads: group[0] ? { target: "≤ 10", value: group[0].reloads, met: group[0].reloads <= 10 } : "not measured",
     queueVsGroup: queueRatios.length > 0 ? { target: "queue ≤ 1.15× the direct batch (median of the pairs)", value: median(queueRatios.map((r) => r.wall)), met: median(queueRatios.map((r) => r.wall)) <= 1.15 } : "not measured",
   };
   console.log(`\ntargets: ${JSON.stringify(targets)}`);
-  console.log(`wrote ${writeResult("onboarding", { n: N, perTenantCap, runs, arms, ratios, queueRatios, targets })}`);
+  console.log(`wrote ${writeResult("onboarding", { n: N, perTenantCap, runs, cotalSyncAlways: COTAL_SYNC_ALWAYS, peerSync: [...peerSync], arms, ratios, defaultSyncRatios: pairRatios(defaultPairs), queueRatios, targets })}`);
 });

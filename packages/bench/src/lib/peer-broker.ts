@@ -1,7 +1,8 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { ProcessBackend, tempRoot, type ProcessBroker } from "@cotal/harness";
-import { connectWithCreds } from "@cotal/core/broker";
+import { connectWithCreds, serverFeatures } from "@cotal/core/broker";
+import { natsServerBinary, natsServerVersion } from "@cotal/core/server-process";
 import { DEFAULT_JETSTREAM_BUDGET, DEFAULT_SPACE_QUOTA } from "@cotal/core/provision";
 import { toAccountRecord, type AccountRecord } from "@cotal/core/root";
 import { createAccountTrust, createBrokerTrust, mintSystemUserCreds, quotaLimits, type AccountLimits, type BrokerTrust } from "@cotal/core/trust";
@@ -10,8 +11,31 @@ import { onCleanup } from "./cleanup.js";
 /** The limits cotal's spaceAdd signs into a new space's JWT by default (no --max-* flags). */
 export const DEFAULT_LIMITS: AccountLimits = quotaLimits(DEFAULT_SPACE_QUOTA);
 
+/**
+ * Whether cotal's broker on this machine's nats-server (the one `up` and the peers start) gets
+ * `jetstream { sync_interval: always }`: from 2.10.0, where the option exists (render/server-config.ts).
+ */
+export function cotalSyncsAlways(): boolean {
+  return serverFeatures(natsServerVersion(natsServerBinary())).syncAlways;
+}
+
+/**
+ * What a broker fsyncs, for the bench's notes. nats-server writes a full resolver's JWT files without
+ * fsync (DirJWTStore: os.WriteFile) and has no setting for it; cotal fsyncs each record it writes.
+ */
+export function jetStreamSyncNote(syncAlways: boolean): string {
+  return syncAlways ? "JetStream: sync_interval always (every store write fsynced)" : "JetStream: nats-server's default sync (fsync every 2 min)";
+}
+
+/** A full-resolver broker's durability settings. */
+export interface PeerOptions {
+  /** `jetstream { sync_interval: always }`; the fair peer takes cotal's setting (cotalSyncsAlways). */
+  syncAlways: boolean;
+}
+
 export interface PeerBroker {
   broker: ProcessBroker;
+  syncAlways: boolean;
   trust: BrokerTrust;
   /** An account preloaded at start (the survivor of onboarding). */
   preloaded: AccountRecord;
@@ -23,7 +47,7 @@ export interface PeerBroker {
  * nats-server with `resolver: { type: full }`: trust changes are $SYS.REQ.CLAIMS.UPDATE requests,
  * no config file, no reload (the full-resolver peer of BENCHMARKS.md).
  */
-export async function startPeerBroker(name: string): Promise<PeerBroker> {
+export async function startPeerBroker(name: string, opts: PeerOptions): Promise<PeerBroker> {
   const trust = createBrokerTrust({ name, retainSystemSigningSeed: true });
   const jwtDir = await tempRoot(`cotal-bench-${name}-jwt-`);
   onCleanup(`remove ${jwtDir.path}`, () => jwtDir.cleanup());
@@ -34,7 +58,7 @@ export async function startPeerBroker(name: string): Promise<PeerBroker> {
     "listen: {{HOST}}:{{PORT}}",
     // cotal's default server-wide max: each account's quota is reserved against it, and the dynamic
     // max (a share of the free disk) runs out near 900 tenants of 64 MiB here.
-    `jetstream { store_dir: "{{STORE_DIR}}", max_file_store: ${DEFAULT_JETSTREAM_BUDGET.maxFileStore}, max_memory_store: ${DEFAULT_JETSTREAM_BUDGET.maxMemoryStore} }`,
+    `jetstream { store_dir: "{{STORE_DIR}}", max_file_store: ${DEFAULT_JETSTREAM_BUDGET.maxFileStore}, max_memory_store: ${DEFAULT_JETSTREAM_BUDGET.maxMemoryStore}${opts.syncAlways ? ", sync_interval: always" : ""} }`,
     `operator: "${trust.operator.jwt}"`,
     `system_account: ${trust.system.publicKey}`,
     `resolver: { type: full, dir: "${join(jwtDir.path, "jwt")}", allow_delete: false }`,
@@ -65,5 +89,5 @@ export async function startPeerBroker(name: string): Promise<PeerBroker> {
     await Promise.all(Array.from({ length: Math.min(window, names.length) }, worker));
     return accounts;
   };
-  return { broker, trust, preloaded, push };
+  return { broker, syncAlways: opts.syncAlways, trust, preloaded, push };
 }
