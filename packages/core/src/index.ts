@@ -31,7 +31,7 @@ export { spaceUsages, type SpaceUsageRow } from "./ops/space-usages.js";
 export { mintSpaceCreds } from "./ops/creds.js";
 export { spaceRevoke, type SpaceRevokeResult } from "./ops/space-revoke.js";
 export { spaceRotateKey, type SpaceRotateKeyResult } from "./ops/space-rotate-key.js";
-export { spaceUsers, usersSummary, type SpaceUsersReport } from "./ops/space-users.js";
+export { spaceUsers, type SpaceUsersReport } from "./ops/space-users.js";
 export { UNLIMITED_JETSTREAM } from "./trust/limits.js";
 export type { SagaPhase, SagaTiming } from "./saga/steps.js";
 export type { MutationResult } from "./saga/mutation.js";
