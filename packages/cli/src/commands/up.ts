@@ -19,6 +19,7 @@ interface UpFlags {
   detach?: boolean;
   cluster?: string;
   tenantReplicas?: string;
+  nodeHosts?: string;
   json?: boolean;
 }
 
@@ -61,6 +62,7 @@ export function registerUp(program: Command): void {
     .option("--detach", "start nats-server in the background and return")
     .option("--cluster <n>", "a new root as an N-node cluster on loopback (3-5; routes, JetStream and R3 inventory; needs --detach; docs/cluster.md)")
     .option("--tenant-replicas <n>", "with --cluster on a new root: every space's own streams and buckets R1 or R3; a single broker is always 1 (default: 1)")
+    .option("--node-hosts <a,b,c>", "with --cluster on a new root: each node's host, in order (its listen address; a node on another host is started there by `cotal node run`; default: every node on --host)")
     .option("--json", "print the result as JSON")
     .action(async (flags: UpFlags, cmd: Command) => {
       const { rotateSys, up } = await import("@cotal/core");
@@ -84,6 +86,7 @@ export function registerUp(program: Command): void {
         ...(flags.singleSpace ? { singleSpace: true } : {}),
         ...(flags.cluster !== undefined ? { cluster: parseClusterSize(flags.cluster) } : {}),
         ...(flags.tenantReplicas !== undefined ? { tenantReplicas: parseReplicas(flags.tenantReplicas) } : {}),
+        ...(flags.nodeHosts !== undefined ? { nodeHosts: flags.nodeHosts.split(",") } : {}),
         onProgress: (m) => {
           if (log) log.info({ event: "progress" }, m);
           else if (!flags.json && process.stderr.isTTY) err(`… ${m}`);

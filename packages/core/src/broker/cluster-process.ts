@@ -28,7 +28,7 @@ export async function startNodes(layout: RootLayout, host: string, nodes: readon
       node,
       server,
       offset,
-      rt: { name: node.name, owner: ownerOf(server.pid, hostname()), url: `nats://${host}:${node.port}`, port: node.port, clusterPort: node.clusterPort, configPath: layout.nodeServerConf(node.name), logFile: layout.nodeLogFile(node.name) },
+      rt: { name: node.name, owner: ownerOf(server.pid, hostname()), url: `nats://${node.host ?? host}:${node.port}`, port: node.port, clusterPort: node.clusterPort, configPath: layout.nodeServerConf(node.name), logFile: layout.nodeLogFile(node.name) },
     });
   }
   onSpawned(started.map((s) => s.rt));

@@ -72,7 +72,7 @@ export function renderNode(layout: RootLayout, node: string, spaces: AccountReco
   const guards = opts.guards ?? GUARDS_ON;
   const held = opts.maintenance && !guards.CLUSTER_BOOT_BARE ? heldSpaces(layout) : [];
   const text = serverConfig(loadBrokerTrust(layout), opts.maintenance ? held : spaces, {
-    host: settings.host,
+    host: self.host ?? settings.host,
     port: self.port,
     serverName: self.name,
     storeDir: layout.nodeStoreDir(node),

@@ -1,5 +1,6 @@
 import { type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
+import { networkInterfaces } from "node:os";
 import { randomBytes } from "node:crypto";
 import { RERUN, CotalError } from "../errors.js";
 import { waitForMetaLeader } from "../broker/cluster-process.js";
@@ -11,7 +12,7 @@ import { type ProvisionResult } from "../provision/provision-space.js";
 import { provisionSpaces } from "../provision/provision-batch.js";
 import { settleProvisioning } from "../provision/owed.js";
 import { accountInventory, certainInventory } from "../root/account-store.js";
-import { clusterOf, newClusterSettings, tenantReplicasOf, CLUSTER_MAX, CLUSTER_MIN, type ClusterSettings } from "../root/cluster-settings.js";
+import { clusterOf, newClusterSettings, nodeHost, tenantReplicasOf, validNodeHost, CLUSTER_MAX, CLUSTER_MIN, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
 import { createRootTrust } from "../root/create-root.js";
 import { createRouteSecurity } from "../root/route-security.js";
 import type { RootLayout } from "../root/layout.js";
@@ -43,6 +44,32 @@ export interface ClusterBootOptions extends BootOptions {
   tenantReplicas?: number;
   /** A journaled `space rm` still standing (up.ts): that space's record may outlive its listing, so it is no divergence. */
   removing?: string;
+  /**
+   * A new cluster root only: each node's host (its listen address, where the others dial it), one per
+   * node in order. Absent: every node on `host` (127.0.0.1). A node whose host is not this machine's is
+   * started by `cotal node run` on its own host (docs/cluster.md "A cluster across hosts").
+   */
+  nodeHosts?: readonly string[];
+}
+
+/** Validates `--node-hosts` against the cluster size before anything is written. */
+export function validNodeHosts(hosts: readonly string[] | undefined, size: number | undefined): readonly string[] | undefined {
+  if (hosts === undefined) return undefined;
+  const next = `cotal up --cluster ${size ?? 3} --node-hosts 10.0.0.1,10.0.0.2,10.0.0.3 --detach`;
+  if (size === undefined) throw new CotalError("invalid-argument", "--node-hosts applies only to a new cluster root (with --cluster N): a root's hosts are fixed at creation", { next });
+  if (hosts.length !== size) throw new CotalError("invalid-argument", `--node-hosts names ${hosts.length} host${hosts.length === 1 ? "" : "s"} for a ${size}-node cluster: one per node, in order`, { next });
+  const bad = hosts.find((h) => !validNodeHost(h));
+  if (bad !== undefined) throw new CotalError("invalid-argument", `invalid node host ${JSON.stringify(bad)}: expected an IPv4 address or a lower-case DNS name`, { next });
+  return hosts;
+}
+
+/** Is `host` an address of this machine (or network namespace), so `up` can start a node listening on it? */
+export function isLocalHost(host: string, addresses: readonly string[] = localAddresses()): boolean {
+  return host === "localhost" || host.startsWith("127.") || addresses.includes(host);
+}
+
+function localAddresses(): string[] {
+  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address));
 }
 
 /** Validates `--cluster N` before anything is written (docs/cluster.md). */
@@ -83,9 +110,9 @@ async function createClusterRoot(layout: RootLayout, size: number, opts: Cluster
   const first = opts.port ?? DEFAULT_PORT;
   const free = (await freePorts(2 * size, host)).filter((p) => p !== first).slice(0, 2 * size - 1);
   const serverName = `cotal-${randomBytes(4).toString("hex")}`;
-  const cluster = newClusterSettings(serverName, [first, ...free.slice(0, size - 1)], free.slice(size - 1));
+  const cluster = newClusterSettings(serverName, [first, ...free.slice(0, size - 1)], free.slice(size - 1), opts.nodeHosts);
   // Every new cluster root routes over mutual TLS with route auth (docs/cluster.md "Route TLS and auth").
-  const security = await createRouteSecurity(layout, cluster, () => host);
+  const security = await createRouteSecurity(layout, cluster, (name) => nodeHost(cluster.nodes.find((n) => n.name === name) ?? {}, host));
   const settings: RootSettings = {
     format: "cotal.settings/1",
     host,
@@ -111,6 +138,7 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
   let created = false;
   if (!existsSync(layout.brokerFile)) {
     if (opts.cluster === undefined) throw new CotalError("invalid-argument", "not a cluster root", { next: "cotal up" });
+    validNodeHosts(opts.nodeHosts, opts.cluster);
     progress(`creating cluster root ${layout.root} (${opts.cluster} nodes)`);
     await createClusterRoot(layout, opts.cluster, opts);
     created = true;
@@ -120,6 +148,7 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
   if (!settings || !cluster) {
     throw new CotalError("invalid-argument", `${layout.root} is a single-broker root; --cluster applies only to a new root`, { next: "cotal up --root <new dir> --cluster 3 --detach" });
   }
+  if (!created && opts.nodeHosts !== undefined) validNodeHosts(opts.nodeHosts, undefined);
   if (opts.cluster !== undefined && opts.cluster !== cluster.nodes.length) {
     throw new CotalError("invalid-argument", `${layout.root} is a ${cluster.nodes.length}-node cluster, not ${opts.cluster}; its nodes are fixed at creation`, { next: `cotal up --root ${layout.root} --detach` });
   }
@@ -177,11 +206,25 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
  */
 async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: ClusterSettings, created: boolean, progress: (m: string) => void, guards: Guards): Promise<NodeRuntime[]> {
   const { prior, alive } = liveNodesOrRefuse(layout, guards);
-  const toStart = cluster.nodes.filter((n) => !alive.has(n.name));
+  // A node on another host is its own `cotal node run`'s to start: `up` starts only the local ones.
+  const down = cluster.nodes.filter((n) => !alive.has(n.name));
+  const toStart = down.filter((n) => isLocalHost(nodeHost(n, settings.host)));
   const firstList = created ? certainInventory(layout, guards) : [];
   if (created) writeUnservedConfig(layout.serverConf, renderList(layout, firstList.map((s) => s.name), guards).text);
   if (toStart.length > 0) progress(`starting ${toStart.length === cluster.nodes.length ? "every node" : `node${toStart.length > 1 ? "s" : ""} ${toStart.map((n) => n.name).join(", ")}`}${created ? "" : " with every tenant held (none admitted)"}`);
-  return startClusterNodes(layout, settings, cluster, toStart, { list: firstList, maintenance: !created, alive, prior, guards });
+  const nodes = await startClusterNodes(layout, settings, cluster, toStart, { list: firstList, maintenance: !created, alive, prior, guards });
+  const remote = down.filter((n) => !toStart.includes(n));
+  if (remote.length > 0) refuseRemoteDown(layout, settings.host, remote);
+  return nodes;
+}
+
+/** Nodes on other hosts that do not run: `up` cannot start them; each host's agent does (docs/cluster.md "A cluster across hosts"). */
+function refuseRemoteDown(layout: RootLayout, rootHost: string, remote: readonly ClusterNodeSettings[]): never {
+  const root = shellWord(layout.root);
+  throw new CotalError("broker-not-running", `node${remote.length > 1 ? "s" : ""} ${remote.map((n) => `${n.name} (host ${nodeHost(n, rootHost)})`).join(", ")} not running, and not on this host: each is started by cotal node run on its own host`, {
+    next: `cotal --root ${root} up --detach   # once ${remote.map((n) => `\`cotal --root ${root} node run --node ${n.name}\` runs on ${nodeHost(n, rootHost)}`).join(" and ")}`,
+    details: { nodes: remote.map((n) => ({ name: n.name, host: nodeHost(n, rootHost) })) },
+  });
 }
 
 /**

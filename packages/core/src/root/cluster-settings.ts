@@ -1,3 +1,4 @@
+import { isIPv4 } from "node:net";
 import { RERUN, CotalError } from "../errors.js";
 import type { RootLayout } from "./layout.js";
 import { routeSecurityProblem, type RouteAuth, type RouteTls } from "./route-security.js";
@@ -9,6 +10,11 @@ export interface ClusterNodeSettings {
   port: number;
   /** Route listener (`cluster { listen }`). */
   clusterPort: number;
+  /**
+   * The address this node listens on and the others dial it at: its host (docs/cluster.md "A cluster
+   * across hosts"). Absent: the root's `host` (127.0.0.1), every node on one machine as before.
+   */
+  host?: string;
   /**
    * Test-only, absent outside the partition cells (test-live/fixtures/route-proxy.ts): the port the
    * other nodes dial for this node's routes, and that it advertises, a forwarder in front of
@@ -45,9 +51,23 @@ function validPort(p: unknown): boolean {
   return Number.isInteger(p) && (p as number) >= 1 && (p as number) <= 65535;
 }
 
-/** The cluster a new root is created with: node i is `<serverName>-n<i>`, its ports the ones handed in. */
-export function newClusterSettings(serverName: string, clientPorts: readonly number[], clusterPorts: readonly number[]): ClusterSettings {
-  const nodes = clientPorts.map((port, i) => ({ name: `${serverName}-n${i + 1}`, port, clusterPort: clusterPorts[i] as number }));
+/** A lower-case DNS name: what a node's `host` may be besides an IPv4 address (it is rendered into listen and route URLs). */
+const DNS_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** Is `h` a host a node may name: an IPv4 address, or a lower-case DNS name that is not a malformed address? */
+export function validNodeHost(h: unknown): h is string {
+  if (typeof h !== "string") return false;
+  return /^[\d.]+$/.test(h) ? isIPv4(h) : DNS_NAME.test(h);
+}
+
+/** The address node `n` listens on and is dialled at: its own host, else the root's. */
+export function nodeHost(n: Pick<ClusterNodeSettings, "host">, rootHost: string): string {
+  return n.host ?? rootHost;
+}
+
+/** The cluster a new root is created with: node i is `<serverName>-n<i>`, its ports (and hosts, if given) the ones handed in. */
+export function newClusterSettings(serverName: string, clientPorts: readonly number[], clusterPorts: readonly number[], hosts?: readonly string[]): ClusterSettings {
+  const nodes = clientPorts.map((port, i) => ({ name: `${serverName}-n${i + 1}`, port, clusterPort: clusterPorts[i] as number, ...(hosts?.[i] !== undefined ? { host: hosts[i] as string } : {}) }));
   return { name: serverName, replicas: Math.min(3, nodes.length), nodes };
 }
 
@@ -75,15 +95,16 @@ export function clusterOf(layout: RootLayout, s: { cluster?: unknown } | undefin
     ports.add(n.port as number).add(n.clusterPort as number);
     if (n.testRoutePort !== undefined && (!validPort(n.testRoutePort) || ports.has(n.testRoutePort as number))) return bad(`node ${n.name} has a malformed or repeated testRoutePort`);
     if (n.testRoutePort !== undefined) ports.add(n.testRoutePort as number);
+    if (n.host !== undefined && !validNodeHost(n.host)) return bad(`node ${n.name} has a host that is not an IPv4 address or a DNS name`);
   }
   const security = routeSecurityProblem(c as Record<string, unknown>, [...names]);
   if (security !== undefined) return bad(security);
   return c as ClusterSettings;
 }
 
-/** Pure: the route URLs node `self` dials, every other node's route listener (or its test-only forwarder), sorted. */
+/** Pure: the route URLs node `self` dials, every other node's route listener on its host (or its test-only forwarder), sorted. */
 export function routesFor(cluster: ClusterSettings, host: string, self: string): string[] {
-  return cluster.nodes.filter((n) => n.name !== self).map((n) => `nats-route://${host}:${n.testRoutePort ?? n.clusterPort}`).sort();
+  return cluster.nodes.filter((n) => n.name !== self).map((n) => `nats-route://${nodeHost(n, host)}:${n.testRoutePort ?? n.clusterPort}`).sort();
 }
 
 /** The replicas a root's tenant streams get: the cluster's `tenantReplicas`, else 1 (a single broker is always 1). */
