@@ -20,6 +20,7 @@ const SMALL: [string, string[]][] = [
   ["validation", ["--tenants", "500", "--runs", "2"]],
   ["read-verbs", ["--tenants", "100,500", "--runs", "2", "--trust-only"]],
   ["cluster-onboarding", ["--n", "100", "--batch", "50"]],
+  ["nsc", ["--n", "10"]], // nsc waits 1 s per account it pushes: keep it small
 ];
 
 let failed = 0;
