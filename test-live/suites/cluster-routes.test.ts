@@ -12,6 +12,7 @@ import { client, sleep } from "../fixtures/isolation.js";
 import { credsText } from "../fixtures/tenants.js";
 import { serverIdOf } from "../fixtures/route-proxy.js";
 import { until } from "../fixtures/until.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 
 // Route TLS and auth (docs/cluster.md "Route TLS and auth"): a cluster root's routes are mutual TLS
 // against the root's own CA and carry its route password, so a nats-server that is not a node cannot
@@ -87,7 +88,8 @@ afterAll(async () => {
   await disposeClusterRoot(r);
 });
 
-describe("cluster routes: mutual TLS and route auth", () => {
+// Version-tagged: the route TLS handshake and its log lines are the server's (and its Go's) own.
+describe("cluster routes: mutual TLS and route auth", VERSION_DEPENDENT, () => {
   it("positive control: the nodes route to each other over TLS and a tenant's client works across nodes", async () => {
     const root = r as LiveRoot;
     const nodes = up.nodes ?? [];
