@@ -6,9 +6,10 @@
 // package's own dependencies. `--help` and `--version` load no verb: the commands import the core in their
 // actions (test/bundle.test.ts checks the bundle's import graph).
 //
-// Two outputs in one folder (issue 35): `cotal.js`, bin.ts alone as CommonJS (the folder's package.json
-// says so), which answers `--version` and the bare `--help` from quick-answers.json without starting
-// Node's ES module loader, and otherwise imports `run.mjs`, the CLI proper, an ES module like its chunks.
+// Two outputs in one folder, all CommonJS (issue 35): `cotal.js`, bin.ts alone (the folder's package.json
+// says .js is CommonJS), which answers `--version` and the bare `--help` from quick-answers.json without
+// loading the CLI, and otherwise requires `run.cjs`, the CLI proper, whose chunks it compiles with V8's
+// cached code of earlier runs (src/code-cache.ts: Node 20 keeps no compiled code for ES modules).
 import { chmod, rename, rm, writeFile } from "node:fs/promises";
 import { rolldown } from "rolldown";
 import { buildProgram } from "./dist/program.js";
@@ -21,16 +22,18 @@ const out = new URL("./dist/bundle", import.meta.url).pathname;
 const next = `${out}.next-${process.pid}`;
 const comments = { legal: true, annotation: false, jsdoc: false }; // less to scan at each start; the source maps keep them
 
-/** The CLI proper: run.mjs and the chunks it and the verbs' actions import. */
+/** The CLI proper: run.cjs and the chunks it and the verbs' actions load. */
 async function writeRun() {
   const bundle = await rolldown({ input: { run: dist("run.js") }, platform: "node", external: (id) => id.startsWith("node:") || EXTERNAL.test(id), logLevel: "warn" });
   await bundle.write({
     dir: next,
-    format: "esm",
-    entryFileNames: "[name].mjs",
-    chunkFileNames: "chunk-[name]-[hash].mjs",
+    format: "cjs",
+    // `import("node:fs/promises")` becomes a require: a script V8 compiles from cached data has no dynamic-import callback
+    dynamicImportInCjs: false,
+    entryFileNames: "[name].cjs",
+    chunkFileNames: "chunk-[name]-[hash].cjs",
     sourcemap: true,
-    // Two chunks carry nearly everything: `start`, what run.mjs imports statically (commander, the
+    // Two chunks carry nearly everything: `start`, what run.cjs requires at once (commander, the
     // commands' registration, the help tables, @cotal/core/light and ./errors), and `core`, the rest of
     // @cotal/core with nats.js, which an action imports when its verb runs. Left to itself rolldown cuts
     // the core into ~20 shared chunks, and each file Node resolves and links cost a verb more than it saved.
@@ -45,10 +48,9 @@ async function writeRun() {
   await bundle.close();
 }
 
-/** cotal.js: bin.ts and its quick answers, CommonJS; its one import, of the CLI proper, stays an import() of run.mjs. */
+/** cotal.js: bin.ts, its quick answers and the code cache; it requires run.cjs by a path rolldown does not follow. */
 async function writeEntry() {
-  const runEntry = { name: "cotal-run-entry", resolveId: (id) => (id === "./run.js" ? { id: "./run.mjs", external: true } : null) };
-  const bundle = await rolldown({ input: { cotal: dist("bin.js") }, platform: "node", external: (id) => id.startsWith("node:"), plugins: [runEntry], logLevel: "warn" });
+  const bundle = await rolldown({ input: { cotal: dist("bin.js") }, platform: "node", external: (id) => id.startsWith("node:"), logLevel: "warn" });
   await bundle.write({ dir: next, format: "cjs", entryFileNames: "[name].js", sourcemap: true, comments, codeSplitting: false });
   await bundle.close();
   await writeFile(`${next}/package.json`, `${JSON.stringify({ type: "commonjs" })}\n`);

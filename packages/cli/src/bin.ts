@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 import { fstatSync, readFileSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { codeCacheDir, compileWithCodeCache } from "./code-cache.js";
 import { quickAnswer, stdoutHelpWidth, type QuickAnswers } from "./quick-answer.js";
 
 // `cotal status | head` closes the pipe early: that is the reader's choice, not an error.
@@ -65,9 +69,12 @@ const argv = process.argv.slice(2);
 // they cost ~20 ms over node's own ~70 ms start); the text is the program's own, rendered at build time.
 if (!answeredQuickly(argv)) {
   exitQuietlyOnEpipe();
-  // Node >= 22.1 keeps V8's compiled code between runs, so the core a verb imports is not compiled anew each
-  // time; Node 20 has no such call and runs as before.
-  (process.getBuiltinModule("node:module") as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-  // no top-level await: the bundle's entry is CommonJS (bundle.mjs); a rejection still ends the process
-  void import("./run.js").then(({ run }) => run(argv));
+  // The CLI proper, CommonJS (bundle.mjs), its chunks compiled with V8's cached code of earlier runs
+  // (code-cache.ts; Node >= 22.1 would do this itself with module.enableCompileCache).
+  const here = dirname(fileURLToPath(import.meta.url));
+  const cacheDir = codeCacheDir();
+  if (cacheDir) compileWithCodeCache(here, cacheDir);
+  const { run } = createRequire(import.meta.url)("./run.cjs") as typeof import("./run.js");
+  // a rejection still ends the process, as an uncaught error
+  void run(argv);
 }

@@ -3,8 +3,8 @@ import { exitFlushed } from "./exit.js";
 import { main } from "./program.js";
 
 /**
- * The full CLI, which bin.ts imports for everything its quick answers do not cover: commander, the command
- * tree, and a verb's own modules when its action runs.
+ * The full CLI, which bin.ts requires (the bundle's run.cjs) for everything its quick answers do not
+ * cover: commander, the command tree, and a verb's own modules when its action runs.
  */
 export async function run(argv: string[]): Promise<void> {
   // The CLI's entry builds the guards (docs/ablation.md: COTAL_TEST_UNSAFE_<NAME>=1, test-only) and the saga's
