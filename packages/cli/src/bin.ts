@@ -16,7 +16,7 @@ function exitQuietlyOnEpipe(): void {
   }
 }
 
-/** The bundle's build-time answers (bundle.mjs); none beside an unbundled dist/bin.js, which then runs the full CLI. */
+/** The bundle's build-time answers (bundle.mjs writes them beside cotal.js); unreadable ones leave every command to the full CLI. */
 function quickAnswers(): QuickAnswers | undefined {
   try {
     return JSON.parse(readFileSync(new URL("./quick-answers.json", import.meta.url), "utf8")) as QuickAnswers;
@@ -56,7 +56,7 @@ function writeAll(text: string): void {
     while (off < buf.length) off += writeSync(1, buf, off);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === "EPIPE") return; // the reader left: exit 0, as below
+    if (code === "EPIPE") return; // the reader left: exit 0, as exitQuietlyOnEpipe does
     if (code !== "EAGAIN") throw e;
     // a full non-blocking pipe: the stream queues the rest and exits once it is written
     exitQuietlyOnEpipe();
