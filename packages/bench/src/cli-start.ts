@@ -6,7 +6,9 @@
  * probe (lib/first-io-probe.ts), which reports its CPU time and, for `status`, the verb's own start: process
  * start to its first read under the root, against plain `node` reading the same file. `node -e 0 (no probe)`
  * shows what the probe itself costs. `--baseline-cli` adds the cotal arms for another build (an older
- * bundle), so a before/after pair comes from one run.
+ * bundle), so a before/after pair comes from one run. The CLI compiles its chunks from V8's cached code of
+ * an earlier run (packages/cli/src/code-cache.ts), which the warm-up writes; `status, no code cache`
+ * (NODE_DISABLE_COMPILE_CACHE=1) shows a verb's first run after a build.
  *
  *   node packages/bench/dist/cli-start.js [--runs 20] [--cli packages/cli/dist/bundle/cotal.js] [--baseline-cli <other cotal.js>]
  */
@@ -31,6 +33,8 @@ const PROBE = fileURLToPath(new URL("./lib/first-io-probe.js", import.meta.url))
 interface Arm {
   label: string;
   argv: string[];
+  /** Extra environment (the no-code-cache arm). */
+  env?: Record<string, string>;
   /** Behind the probe: its CPU time and first read are read, its wall time is not quoted. */
   probed: boolean;
 }
@@ -46,7 +50,7 @@ interface Sample {
 function runOnce(arm: Arm, root: string): Sample {
   const argv = arm.probed ? ["--import", PROBE, ...arm.argv] : arm.argv;
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, argv, { encoding: "utf8", env: { ...process.env, COTAL_BENCH_PROBE_ROOT: root }, maxBuffer: 1 << 24 });
+  const r = spawnSync(process.execPath, argv, { encoding: "utf8", env: { ...process.env, ...arm.env, COTAL_BENCH_PROBE_ROOT: root }, maxBuffer: 1 << 24 });
   const wall = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.error) throw r.error;
   const line = (kind: string): number[] => (r.stderr.split("\n").find((l) => l.startsWith(`${kind} `)) ?? "").split(" ").slice(1).map(Number);
@@ -57,9 +61,9 @@ function runOnce(arm: Arm, root: string): Sample {
 }
 
 /** A command as two arms: bare (its wall time) and behind the probe (its CPU time, its first read). */
-const pair = (label: string, argv: string[]): [Arm, Arm] => [
-  { label, argv, probed: false },
-  { label: `${label} [probe]`, argv, probed: true },
+const pair = (label: string, argv: string[], env?: Record<string, string>): [Arm, Arm] => [
+  { label, argv, probed: false, ...(env ? { env } : {}) },
+  { label: `${label} [probe]`, argv, probed: true, ...(env ? { env } : {}) },
 ];
 
 interface Row {
@@ -102,11 +106,11 @@ await runBench(async () => {
   await down({ root }); // a stopped root: status reads its files and asks no broker
   const [node, nodeProbed] = pair("node -e 0", ["-e", "0"]);
   const nodeRead: Arm = { label: "node reading a root file [probe]", argv: ["-e", `require("node:fs").readFileSync(${JSON.stringify(layout.brokerFile)})`], probed: true };
-  const cotal = COMMANDS(cli, root).map(([what, argv]) => pair(`cotal ${what}`, argv));
+  const cotal = [...COMMANDS(cli, root).map(([what, argv]) => pair(`cotal ${what}`, argv)), pair("cotal status (stopped root), no code cache", [cli, "--root", root, "status"], { NODE_DISABLE_COMPILE_CACHE: "1" })];
   const baseline = baselineCli ? COMMANDS(baselineCli, root).map(([what, argv]) => pair(`baseline ${what}`, argv)) : [];
   const all = [node, nodeProbed, nodeRead, ...cotal.flat(), ...baseline.flat()];
   const samples = new Map<string, Sample[]>(all.map((a) => [a.label, []]));
-  for (const a of all) runOnce(a, root); // one warm-up each: the page cache, not the code, is what it warms
+  for (const a of all) runOnce(a, root); // one warm-up each: the page cache and the CLI's V8 code cache
   for (let i = 0; i < runs; i++) {
     for (let k = 0; k < all.length; k++) {
       const a = all[(i + k) % all.length] as Arm;
@@ -119,7 +123,7 @@ await runBench(async () => {
     set.forEach(([bare, probed], i) => {
       const [bBare, bProbed] = k === 0 ? (baseline[i] ?? []) : [];
       rows.push(row(bare.label, "wall", of(bare, "wall") ?? [], of(node, "wall"), of(bBare, "wall")), row(probed.label, "cpu", of(probed, "cpu") ?? [], of(nodeProbed, "cpu"), of(bProbed, "cpu")));
-      if (bare.label.endsWith("status (stopped root)")) {
+      if (bare.label.includes("status (stopped root)")) {
         rows.push(
           row(probed.label, "start to first read, wall", of(probed, "readWall") ?? [], of(nodeRead, "readWall"), of(bProbed, "readWall")),
           row(probed.label, "start to first read, cpu", of(probed, "readCpu") ?? [], of(nodeRead, "readCpu"), of(bProbed, "readCpu")),
