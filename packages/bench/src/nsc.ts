@@ -74,9 +74,8 @@ async function pushAll(nsc: (...a: string[]) => Promise<string>, url: string, no
     notes.push(`nsc push -A: ${round(performance.now() - p0)} ms`);
   } catch (e) {
     const lines = (e as Error).message.split("\n").map((l) => l.trim()).filter(Boolean);
-    const pushed = lines.filter((l) => /\[ OK \] pushed/.test(l)).length;
-    const why = lines.filter((l) => !l.includes("[ OK ]") && /err|expir|fail|timeout|authori/i.test(l)).slice(0, 2).join(" / ");
-    notes.push(`nsc push -A failed after ${round(performance.now() - p0)} ms (counted), ${pushed} account(s) pushed: ${why || lines.slice(-1).join("")}`);
+    const why = lines.filter((l) => !l.includes("[ OK ]") && !l.startsWith("nsc ") && /err|expir|timeout|authori/i.test(l)).slice(0, 2).join(" / ");
+    notes.push(`nsc push -A failed after ${round(performance.now() - p0)} ms (counted): ${why || lines.slice(-1).join("")}`);
     const p1 = performance.now();
     await nsc("push", "--all", "--account-jwt-server-url", url, "--system-user", "sys");
     notes.push(`nsc push -A --system-user sys: ${round(performance.now() - p1)} ms`);

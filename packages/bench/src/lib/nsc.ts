@@ -59,7 +59,8 @@ export async function startNscBroker(bin: string, name: string, opts: { syncAlwa
       return stdout + stderr;
     } catch (e) {
       const err = e as { stdout?: string; stderr?: string; message: string };
-      throw new Error(`nsc ${args.join(" ")}: ${err.message}\n${err.stdout ?? ""}${err.stderr ?? ""}`.slice(0, 4000));
+      // the end of nsc's output holds its error: keep that, not the first lines of a long push log
+      throw new Error(`nsc ${args.join(" ")} failed: ${`${err.stdout ?? ""}${err.stderr ?? ""}`.slice(-4000)}`);
     }
   };
   await nsc("add", "operator", "--generate-signing-key", "--sys", "--name", name);
