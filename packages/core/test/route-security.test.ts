@@ -64,10 +64,11 @@ describe("a node's cluster block with route TLS and auth", () => {
   });
 
   it("refuses a malformed route user, password or route URL", () => {
-    for (const auth of [{ user: "Bad User", password: PW }, { user: "u", password: "short" }, { user: "u", password: `${PW}"x` }]) {
+    for (const auth of [{ user: "Bad User", password: PW }, { user: "route user", password: PW }, { user: "u", password: "short" }, { user: "u", password: `${PW}"x` }, { user: "u", password: `x"${PW}` }]) {
       expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, auth } })).code).toBe("render-refused");
     }
     expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, routes: ["nats-route://a:b@127.0.0.1:1"] } })).code).toBe("render-refused");
+    expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, routes: ["tls://nats-route://127.0.0.1:1"] } })).message).toContain("is not nats-route://host:port");
     expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, tls: { ...block.tls, keyFile: 'k"\nx' } } })).code).toBe("render-refused");
   });
 });
