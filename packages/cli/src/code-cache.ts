@@ -34,11 +34,15 @@ export function codeCacheDir(env: NodeJS.ProcessEnv = process.env, uid: number |
 }
 
 /**
- * A chunk's cache file: its name without the build's hash, so a rebuilt chunk replaces its old entry. The
+ * A chunk's cache file: the CRC-32 of its bundle's directory (two checkouts never share an entry), then
+ * its name without the build's hash, so a rebuilt chunk replaces its old entry instead of piling up. The
  * file starts with the CRC-32 of the source it was made from: V8 checks only the source's length, so a
  * rebuilt run.cjs naming other chunks (same length) would otherwise run its old code.
  */
-export const cacheFileOf = (cacheDir: string, chunk: string): string => join(cacheDir, `${basename(chunk).replace(/-[A-Za-z0-9_-]{8}(\.cjs)$/, "$1")}.v8`);
+export function cacheFileOf(cacheDir: string, chunk: string): string {
+  const bundle = crc32(dirname(chunk)).toString(16).padStart(8, "0");
+  return join(cacheDir, `${bundle}-${basename(chunk).replace(/-[A-Za-z0-9_-]{8}(\.cjs)$/, "$1")}.v8`);
+}
 
 type Compile = (this: NodeJS.Module, content: string, filename: string) => unknown;
 const Module = NodeModule as unknown as { prototype: { _compile: Compile }; wrap(code: string): string };

@@ -1,14 +1,16 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { crc32 } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { cacheFileOf, codeCacheDir } from "../src/code-cache.js";
 
 // V8's compiled code of the bundle's chunks, kept between runs (issue 35): cached data is code, so only a
 // directory of this user's closed to others is used, and a cache V8 rejects only costs a compile.
 const BIN = fileURLToPath(new URL("../dist/bundle/cotal.js", import.meta.url));
+const BUNDLE_DIR = dirname(BIN);
 const uid = process.getuid?.() ?? 0;
 const scratch: string[] = [];
 const tmp = (): string => {
@@ -35,10 +37,13 @@ describe("the CLI's V8 code cache", () => {
     expect(codeCacheDir({}, uid + 1, tmp()), "a directory that is not the user's").toBeUndefined();
   });
 
-  it("keys each chunk by its name without the build's hash, so a rebuild replaces its entry", () => {
-    expect(cacheFileOf("/c", "/b/chunk-core-FEucueJU.cjs")).toBe("/c/chunk-core.cjs.v8");
-    expect(cacheFileOf("/c", "/b/chunk-rolldown-runtime-C-fzZZTt.cjs")).toBe("/c/chunk-rolldown-runtime.cjs.v8");
-    expect(cacheFileOf("/c", "/b/run.cjs")).toBe("/c/run.cjs.v8");
+  it("keys each chunk by its bundle's directory and its name without the build's hash: a rebuild replaces its entry, another checkout has its own", () => {
+    const b = crc32("/b").toString(16).padStart(8, "0");
+    expect(cacheFileOf("/c", "/b/chunk-core-FEucueJU.cjs")).toBe(`/c/${b}-chunk-core.cjs.v8`);
+    expect(cacheFileOf("/c", "/b/chunk-core-Zq0_x-9A.cjs"), "the next build's core chunk").toBe(`/c/${b}-chunk-core.cjs.v8`);
+    expect(cacheFileOf("/c", "/b/chunk-rolldown-runtime-C-fzZZTt.cjs")).toBe(`/c/${b}-chunk-rolldown-runtime.cjs.v8`);
+    expect(cacheFileOf("/c", "/b/run.cjs")).toBe(`/c/${b}-run.cjs.v8`);
+    expect(cacheFileOf("/c", "/other-checkout/run.cjs")).not.toBe(cacheFileOf("/c", "/b/run.cjs"));
   });
 
   it("never runs a cache made for other source of the same length (V8 checks only the length): a rebuilt chunk runs its new code", () => {
@@ -64,13 +69,15 @@ describe("the CLI's V8 code cache", () => {
     expect(first.status).toBe(5); // root-missing
     const dir = join(t, `cotal-v8-cache-${uid}`, `${process.version}-${process.arch}`);
     const files = readdirSync(dir);
-    expect(files).toEqual(expect.arrayContaining(["run.cjs.v8", "chunk-start.cjs.v8"]));
+    const entryOf = (chunk: string): string => basename(cacheFileOf(dir, join(BUNDLE_DIR, chunk)));
+    const start = readdirSync(BUNDLE_DIR).find((f) => /^chunk-start-.*\.cjs$/.test(f)) as string;
+    expect(files).toEqual(expect.arrayContaining([entryOf("run.cjs"), entryOf(start)]));
     for (const f of files) expect(statSync(join(dir, f)).mode & 0o777, f).toBe(0o600);
     const second = run();
     expect([second.status, second.stdout, second.stderr]).toEqual([first.status, first.stdout, first.stderr]);
-    writeFileSync(join(dir, "chunk-start.cjs.v8"), "not V8's data");
+    writeFileSync(join(dir, entryOf(start)), "not V8's data");
     const third = run();
     expect([third.status, third.stdout, third.stderr]).toEqual([first.status, first.stdout, first.stderr]);
-    expect(statSync(join(dir, "chunk-start.cjs.v8")).size, "rewritten after V8 rejected it").toBeGreaterThan(1000);
+    expect(statSync(join(dir, entryOf(start))).size, "rewritten after V8 rejected it").toBeGreaterThan(1000);
   });
 });
