@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Chaos: per verb (add rm reconcile rotate-sys cut backup backup-online backup-quiesce restore restore-online
-# restore-replace revoke), SIGKILL cotal or nats-server at a
+# restore-replace revoke rotate-key), SIGKILL cotal or nats-server at a
 # random moment of the verb's measured duration, recover by following only the printed `next:` lines,
 # and assert the root converged (test-live/chaos/README.md). Deterministic with CHAOS_SEED.
 # Usage: scripts/chaos.sh [runs per verb, default 3] [verb…]   Exits 1 on any failed run.

@@ -262,7 +262,7 @@ export async function runOnce(sc: Scenario, run: number, seed: number, calibrate
       const rejection = rep.attempts.filter((a) => !a.ok && a.startedAt >= verbStart && AUTH_REJECTED.test(a.error ?? "")).reduce<number | undefined>((m, a) => (m === undefined ? a.endedAt : Math.min(m, a.endedAt)), undefined);
       let windowStart = committedAt;
       let from = committedAt !== undefined ? committedHow : "never committed";
-      if (rejection !== undefined && (windowStart === undefined || rejection < windowStart)) {
+      if (rejection !== undefined && !sc.refusalNotFinal && (windowStart === undefined || rejection < windowStart)) {
         windowStart = rejection;
         from = "the server's first Authorization Violation for the cred";
       }

@@ -66,6 +66,12 @@ export interface Scenario {
    * longer names the space). Until then, only the cred's own exit 0 or first refusal starts the window.
    */
   cutCommitted?(ctx: RunCtx, st: Status): boolean;
+  /**
+   * The server's first refusal of the cred does not start the window: the verb changes the account
+   * twice and nats-server may refuse a new connection once while it applies the first change
+   * (FINDINGS.md, "A refusal while an account JWT is applied").
+   */
+  refusalNotFinal?: boolean;
   /** A space whose cred is polled throughout and must never connect (never admitted). */
   neverAdmitted?(ctx: RunCtx): string | undefined;
   /** Spaces whose creds must connect once converged (besides every space the KV lists). */
@@ -341,12 +347,14 @@ function userKeyOf(creds: string): string {
   return (JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString("utf8")) as { sub: string }).sub;
 }
 
-/** The revocations alpha's account JWT on disk carries (its record: what the next render takes). */
-function alphaRevocations(root: string): Record<string, number> {
-  const rec = JSON.parse(readFileSync(join(root, "auth", `account.${hex("alpha")}.json`), "utf8")) as { jwt: string };
-  const claims = JSON.parse(Buffer.from(rec.jwt.split(".")[1] ?? "", "base64url").toString("utf8")) as { nats?: { revocations?: Record<string, number> } };
-  return claims.nats?.revocations ?? {};
+/** alpha's account record on disk (what the next render takes): its signing key and its JWT's claims. */
+function alphaAccount(root: string): { signingKey: string; nats: { revocations?: Record<string, number>; signing_keys?: (string | { key: string })[] } } {
+  const rec = JSON.parse(readFileSync(join(root, "auth", `account.${hex("alpha")}.json`), "utf8")) as { jwt: string; signingKey: string };
+  const claims = JSON.parse(Buffer.from(rec.jwt.split(".")[1] ?? "", "base64url").toString("utf8")) as { nats?: { revocations?: Record<string, number>; signing_keys?: (string | { key: string })[] } };
+  return { signingKey: rec.signingKey, nats: claims.nats ?? {} };
 }
+
+const alphaRevocations = (root: string): Record<string, number> => alphaAccount(root).nats.revocations ?? {};
 
 const converged = (st: Status): boolean => !!st.inventory && st.inventory.generation === st.inventory.appliedGeneration && !st.inventory.pending;
 
@@ -377,6 +385,40 @@ const revoke: Scenario = {
   intent: () => [["space", "revoke", "alpha", "--user", "alice"]],
 };
 
+/** alpha's JWT still lists `key` among its signing keys. */
+const alphaSigns = (root: string, key: string): boolean => (alphaAccount(root).nats.signing_keys ?? []).some((k) => (typeof k === "string" ? k : k.key) === key);
+
+/**
+ * `space rotate-key` (issue 33): alpha's signing key is replaced. Whatever the cut, a cred of the old
+ * key, polled from the verb's start, never connects again once refused (or once the verb exited 0);
+ * at the end the old key is gone from the JWT, cotal's own cred of alice (re-signed under the root)
+ * connects, and space w is untouched.
+ */
+const rotateKey: Scenario = {
+  verb: "rotate-key",
+  removed: "alice",
+  refusalNotFinal: true,
+  async setup(d, ctx) {
+    await seedAlpha(d, ctx);
+    await d.ok("setup", ["space", "add", "w"]);
+    ctx.creds.alice = await credsOf(d, "alpha", "setup", "alice"); // the text as minted: signed by the old key
+    ctx.facts.oldKey = alphaAccount(ctx.root).signingKey;
+  },
+  argv: () => ["space", "rotate-key", "alpha"],
+  cutCommitted: (ctx, st) => converged(st) && !alphaSigns(ctx.root, String(ctx.facts.oldKey)),
+  mustServe: () => ["alpha", "w"],
+  async endState(_d, ctx) {
+    if (alphaSigns(ctx.root, String(ctx.facts.oldKey))) return "alpha's JWT still lists the old signing key";
+    const err = await connectError(ctx.url, ctx.creds.alice ?? "");
+    if (!err || !/authorization violation/i.test(err)) return `the old key's cred is not refused: ${err ?? "it connects"}`;
+    const moved = readFileSync(join(ctx.root, `space.${hex("alpha")}`, "users", "alice.creds"), "utf8");
+    const again = await connectError(ctx.url, moved);
+    return again ? `cotal's own cred of alice, re-signed under the root, does not connect: ${again}` : undefined;
+  },
+  invariant: (d, ctx) => alphaIntact(d, ctx),
+  intent: () => [["space", "rotate-key", "alpha"]],
+};
+
 const BETA_LATER = 500;
 
 /** The online `--replace --yes` over beta's own streams (the same account: no flag), beta holding more than the artifact. */
@@ -403,4 +445,4 @@ const restoreReplace: Scenario = {
   intent: (ctx) => [restoreReplace.argv(ctx)],
 };
 
-export const SCENARIOS: readonly Scenario[] = [batchAdd, rm, reconcile, rotateSys, cut, backup, backupOnline, backupQuiesce, restore, restoreOnline, restoreReplace, revoke];
+export const SCENARIOS: readonly Scenario[] = [batchAdd, rm, reconcile, rotateSys, cut, backup, backupOnline, backupQuiesce, restore, restoreOnline, restoreReplace, revoke, rotateKey];
