@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { CredentialPoller, harnessTeardown, monotonicMs } from "@cotal/harness";
 import type { SpaceRotateKeyResult, StatusReport } from "@cotal/core";
@@ -141,5 +142,17 @@ describe("space rotate-key", () => {
     expect(fin.code, fin.stderr).toBe(0);
     expect(await connects(up.url, carol)).toBe(false);
     expect((await statusOf(r)).next).toBeUndefined();
+  });
+
+  it("space rm of a space with a rotation staged deletes the staged file (it holds the new signing seed)", { timeout: 40_000 }, async () => {
+    const { r } = await upRoot();
+    expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+    expect((await r.cotal(["space", "rotate-key", "beta", "--keep-old", "1h"])).code).toBe(0);
+    const staged = join(r.layout.brokerSecretsDir, "key-rotations", `${Buffer.from("beta").toString("hex")}.json`);
+    expect(existsSync(staged)).toBe(true); // positive control: the seed is on disk while the old key is kept
+    const rm = await r.cotal(["space", "rm", "beta", "--yes", "--json"]);
+    expect(rm.code, rm.stderr).toBe(0);
+    expect(parseJson<{ reaped: string[] }>(rm).reaped).toContain(staged);
+    expect(existsSync(staged)).toBe(false);
   });
 });

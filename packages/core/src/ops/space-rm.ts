@@ -27,6 +27,7 @@ import { renderList } from "../saga/render-list.js";
 import { openOfflineSession, unresponsiveBroker, type Session, type SessionHooks } from "../verb/session.js";
 import { refuseOfflineOnCluster } from "../verb/cluster-offline.js";
 import { withLiveVerb, withVerb, type VerbContext } from "../verb/verb.js";
+import { clearKeyRotation, keyRotationFile } from "../root/key-rotation.js";
 
 export interface SpaceRmOptions extends SessionHooks {
   root: string;
@@ -70,6 +71,8 @@ function reapSpaceMaterial(layout: RootLayout, space: string): { reaped: string[
   for (const [path, fn] of [
     [layout.accountFile(space), () => deleteSpaceAccount(layout, space)],
     [layout.spaceDir(space), () => rmSync(layout.spaceDir(space), { recursive: true, force: true })],
+    // a rotation staged for the removed account holds its new signing seed (docs/commands/space.md)
+    [keyRotationFile(layout, space), () => clearKeyRotation(layout, space)],
   ] as const) {
     try {
       fn();
