@@ -102,11 +102,11 @@ describe("space rotate-key", () => {
     }
   });
 
-  it("kill -9 at each stage of a rotation: status names the state and its printed next: lines converge", { timeout: 120_000 }, async () => {
+  it("kill -9 at each step of a rotation: status names the state and its printed next: lines converge", { timeout: 120_000 }, async () => {
     const { r, up } = await upRoot();
-    // One kill per stage (staged key, between the two changes, after the re-mint, inside the second
-    // change); the core's unit cell kills at all 16 steps (packages/core/test/rotate-key.test.ts).
-    const POINTS = ["rotate-key-staged", "rotate-key-added", "rotate-key-reminted", "after-claim#2"];
+    // Each of the verb's own steps and a point inside each proven change; the core's unit cell kills at
+    // all 16 points of both sagas in memory (packages/core/test/rotate-key.test.ts).
+    const POINTS = ["rotate-key-staged", "after-rename#1", "rotate-key-added", "rotate-key-signer", "rotate-key-reminted", "after-claim#2", "after-commit#2"];
     for (const point of POINTS) {
       const before = signing(r, "alpha");
       const oldCreds = await credsText(r, "alpha", "app");
