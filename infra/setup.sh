@@ -15,6 +15,11 @@ if ! command -v redis-server >/dev/null 2>&1; then missing+=(redis-server); fi
 if [ ! -x /usr/bin/chromium ]; then missing+=(chromium); fi
 # A Compose client validates infra/docker/compose.yml (`config` needs no engine); Debian's is 1.29.
 if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1; then missing+=(docker-compose); fi
+# openssl makes a cluster root's route CA and certificates (docs/cluster.md); ip (iproute2) the simulated
+# hosts (infra/hosts.sh); systemd-analyze checks the units (infra/systemd; systemd-analyze verify).
+if ! command -v openssl >/dev/null 2>&1; then missing+=(openssl); fi
+if ! command -v ip >/dev/null 2>&1; then missing+=(iproute2); fi
+if ! command -v systemd-analyze >/dev/null 2>&1; then missing+=(systemd); fi
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing ${missing[*]} from Debian" >&2
   as_root apt-get update -qq
