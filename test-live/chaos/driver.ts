@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { natsServerBinary } from "@cotal/core/server-process";
 import { monotonicMs, runCotal, spawnCotal, type CotalResult } from "@cotal/harness";
 import { serversOf, sigkill, waitGone, type ServerProc } from "./procs.js";
 
@@ -30,12 +30,12 @@ export interface KillRecord {
   mono: number;
 }
 
-// Every cotal child gets the Debian 2.9.10 server, whatever the caller's environment says.
-/** CHAOS_NATS_SERVER_BIN, else NATS_SERVER_BIN, else Debian's nats-server wherever it is installed. */
+/**
+ * CHAOS_NATS_SERVER_BIN, else the server cotal itself would run (NATS_SERVER_BIN, else the newest
+ * release the set-up built, else the distribution's: docs/server-versions.md), handed to every child.
+ */
 export function chaosServerBin(): string {
-  const explicit = process.env.CHAOS_NATS_SERVER_BIN ?? process.env.NATS_SERVER_BIN;
-  if (explicit) return explicit;
-  return ["/usr/bin/nats-server", "/usr/sbin/nats-server"].find((p) => existsSync(p)) ?? "nats-server";
+  return process.env.CHAOS_NATS_SERVER_BIN ?? natsServerBinary();
 }
 
 const ENV = { NATS_SERVER_BIN: chaosServerBin() };
