@@ -104,7 +104,9 @@ describe("cotal metrics", () => {
       await scrapeUntil(url, "cotal_tenant_streams", beta, streams + 1);
 
       // connections: three more with the tenant's cred are counted, and uncounted once closed
-      const conns = promValue(await scrape(url), "cotal_tenant_connections", beta) ?? -1;
+      // the baseline: nc alone (the admin's close may be counted a moment late; the usage reader is not counted)
+      const conns = 1;
+      await scrapeUntil(url, "cotal_tenant_connections", beta, conns);
       const more = await Promise.all([1, 2, 3].map(() => connectCreds(up.url, app)));
       try {
         await scrapeUntil(url, "cotal_tenant_connections", beta, conns + 3);
