@@ -74,7 +74,7 @@ ROWS=(
   "NO_BROKER_ADOPT|printed-exits|truncated run/broker.json|up adopts a running broker whose run/broker.json is unreadable (no restart)"
   "UP_SKIP_PORT_CHECK|up-listener|a taken port|up refuses a taken port before it creates a root or starts a server, naming the holder"
   "DOWN_WITHOUT_STOP_INTENT|systemd-broker|cotal down --preserve-state|cotal down names the foreground broker it stops, so the up serving it exits 0 and nothing restarts it|<2.11.0"
-  "CLUSTER_BOOT_BARE|cluster-restart|restart: |a restarted cluster node boots with every tenant held, so JetStream keeps its tenants' streams assigned and writable"
+  "CLUSTER_BOOT_BARE|cluster-restart|restart: down then up, tenant streams R1|a restarted cluster node boots with every tenant held, so JetStream keeps its tenants' streams assigned and writable"
   "ROUTES_WITHOUT_AUTH|cluster-routes|a stranger server is refused|a cluster's routes are mutual TLS with route auth: a server that is not a node cannot join"
 )
 
