@@ -342,6 +342,7 @@ async function nodesOf(layout: RootLayout, rt: BrokerRuntime | undefined, invent
     Object.fromEntries(listed.map((n) => [n.name, digestOf(readTextIfExists(layout.nodeServerConf(n.name)))])),
     Object.fromEntries(listed.map((n) => [n.name, readNodeAgentState(layout, n.name)])),
     // Each running node's JetStream against its store: a node that does not serve its tenant streams is not clean (#28).
-    { streams: await nodeStreamChecks(layout, listed, inventory, rt?.serverVersion), root: layout.root, ...(reach ? { reach: Object.fromEntries(reach.map((r) => [r.name, r])) } : {}) },
+    // A node this host did not reach is not asked again (it would cost the bound twice).
+    { streams: await nodeStreamChecks(layout, listed.filter((n) => reach?.find((r) => r.name === n.name)?.reachable !== false), inventory, rt?.serverVersion), root: layout.root, ...(reach ? { reach: Object.fromEntries(reach.map((r) => [r.name, r])) } : {}) },
   );
 }
