@@ -203,7 +203,7 @@ function diskFacts(layout: RootLayout) {
 async function inventoryOf(layout: RootLayout, st: ReturnType<typeof brokerState>, authority: AccountRecord | string | undefined, guards: Guards): Promise<{ record: StatusReport["inventory"]; error?: string; reach?: NodeReach[]; through?: string }> {
   const rt = st.runtime;
   const listed = listedNodes(layout, rt);
-  const reach = listed && typeof authority === "object" ? await reachNodes(listed.filter((n) => !n.owner || !pidStopped(n.owner.pid)), authorityProbe(authority)) : undefined;
+  const reach = listed && typeof authority === "object" ? await reachListed(listed, authority) : undefined;
   const ranked = reach ? rankNodes(reach, guards).filter((r) => r.reachable) : undefined;
   const urls = !rt ? [] : ranked && st.running ? ranked.map((r) => r.url) : st.running ? answeringUrls(rt) : (rt.nodes ?? []).filter((n) => nodeAlive(n) && !pidStopped(n.owner.pid)).map((n) => n.url);
   const via = { ...(reach ? { reach } : {}), ...(ranked?.[0] && urls.length > 0 ? { through: ranked[0].name } : {}) };
@@ -223,6 +223,13 @@ export function reachedFirst(s: Pick<StatusReport, "broker">, urls: readonly str
     return n?.name === s.broker.through ? 0 : n?.reachable === false ? 2 : 1;
   };
   return [...urls].sort((a, b) => rank(a) - rank(b));
+}
+
+/** Every listed node asked at once; a stopped (SIGSTOP) one is unreachable without waiting on it. */
+async function reachListed(listed: readonly (NodeRuntime | UnrecordedNode)[], authority: AccountRecord): Promise<NodeReach[]> {
+  const stopped = (n: NodeRuntime | UnrecordedNode): boolean => n.owner !== undefined && pidStopped(n.owner.pid);
+  const asked = await reachNodes(listed.filter((n) => !stopped(n)), authorityProbe(authority));
+  return listed.map((n) => asked.find((r) => r.name === n.name) ?? { name: n.name, url: n.url, reachable: false, jetstream: null, why: `pid ${n.owner?.pid} is stopped (SIGSTOP): it holds its port and answers nothing`, ms: 0 });
 }
 
 /** A cluster root's nodes: as run/broker.json records them, else (a stopped root) from settings.json; undefined on a single broker. */
