@@ -40,6 +40,8 @@ export interface Session {
 
 export interface LiveSession extends Session {
   runtime: BrokerRuntime;
+  /** A cluster's nodes that did not answer, or whose JetStream could not read the record, when the session chose its node. */
+  unanswered?: string[];
 }
 
 export interface SessionHooks {
@@ -71,15 +73,15 @@ export async function openLiveSession(layout: RootLayout, verb: string, hooks: S
   const authority = loadAuthorityAccount(layout);
   const connect = (urls: readonly string[]): Promise<AuthorityStore> => AuthorityStore.connect(urls, authority, { name: `cotal ${verb}`, guards: hooks.guards });
   try {
-    const { store, runtime } = st.runtime.nodes ? await throughAnyNode(st.runtime, authority, connect, hooks.guards) : await throughBroker(st.runtime, connect);
-    return { url: runtime.url, runtime, store, envWith: envFor(layout, store, hooks, runtime), close: () => store.close() };
+    const { store, runtime, unanswered } = st.runtime.nodes ? await throughAnyNode(st.runtime, authority, connect, hooks.guards) : await throughBroker(st.runtime, connect);
+    return { url: runtime.url, runtime, store, ...(unanswered ? { unanswered } : {}), envWith: envFor(layout, store, hooks, runtime), close: () => store.close() };
   } catch (err) {
     throw unresponsiveBroker(st.runtime, err) ?? err;
   }
 }
 
 /** One broker: its own URL (a stopped process answers nothing: refused with its way out). */
-async function throughBroker(runtime: BrokerRuntime, connect: (urls: readonly string[]) => Promise<AuthorityStore>): Promise<{ store: AuthorityStore; runtime: BrokerRuntime }> {
+async function throughBroker(runtime: BrokerRuntime, connect: (urls: readonly string[]) => Promise<AuthorityStore>): Promise<{ store: AuthorityStore; runtime: BrokerRuntime; unanswered?: undefined }> {
   const urls = answeringUrls(runtime);
   if (urls.length === 0) throw unresponsiveBroker(runtime, undefined) ?? new CotalError("broker-unreachable", `the broker at ${runtime.url} cannot answer`, { next: "cotal status" });
   return { store: await connect(urls), runtime };
@@ -93,7 +95,7 @@ async function throughBroker(runtime: BrokerRuntime, connect: (urls: readonly st
  * be electing leaders for the R3 buckets: an `inventory-unreachable` asks every node again, for up
  * to ELECTION_WAIT_MS.
  */
-async function throughAnyNode(runtime: BrokerRuntime, authority: AccountRecord, connect: (urls: readonly string[]) => Promise<AuthorityStore>, guards: Guards): Promise<{ store: AuthorityStore; runtime: BrokerRuntime }> {
+async function throughAnyNode(runtime: BrokerRuntime, authority: AccountRecord, connect: (urls: readonly string[]) => Promise<AuthorityStore>, guards: Guards): Promise<{ store: AuthorityStore; runtime: BrokerRuntime; unanswered: string[] }> {
   const nodes = runtime.nodes ?? [];
   let electing = false;
   return retryWhile(
@@ -105,7 +107,8 @@ async function throughAnyNode(runtime: BrokerRuntime, authority: AccountRecord, 
       if (!chosen) throw new CotalError("broker-unreachable", `no node of this cluster answered within ${NODE_ANSWER_MS} ms: ${reach.map((r) => `${r.name} (${r.url}): ${r.why ?? "?"}`).join("; ") || "every node is stopped"}`, { next: "cotal status   # each node as this host reaches it" });
       const store = await connect(ranked.map((r) => r.url));
       const node = nodes.find((n) => n.name === chosen.name) as NodeRuntime;
-      return { store, runtime: throughNode(runtime, node) };
+      const unanswered = nodes.filter((n) => reach.find((r) => r.name === n.name)?.jetstream !== true).map((n) => n.name);
+      return { store, runtime: throughNode(runtime, node), unanswered };
     },
     { transient: (err) => electing && isCotalError(err, "inventory-unreachable"), forMs: ELECTION_WAIT_MS, pauseMs: 500 },
   );
