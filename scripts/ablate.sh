@@ -76,6 +76,7 @@ ROWS=(
   "DOWN_WITHOUT_STOP_INTENT|systemd-broker|cotal down --preserve-state|cotal down names the foreground broker it stops, so the up serving it exits 0 and nothing restarts it|<2.11.0"
   "CLUSTER_BOOT_BARE|cluster-restart|restart: down then up, tenant streams R1|a restarted cluster node boots with every tenant held, so JetStream keeps its tenants' streams assigned and writable"
   "ROUTES_WITHOUT_AUTH|cluster-routes|a stranger server is refused|a cluster's routes are mutual TLS with route auth: a server that is not a node cannot join"
+  "VERBS_FIRST_NODE_ONLY|cluster-any-node|kill -9 of node 1|a cluster root's verbs go through whichever node answers, not node 1 alone"
 )
 
 want=("$@")

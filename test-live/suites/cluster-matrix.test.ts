@@ -304,14 +304,21 @@ describe("a partition by cut routes", VERSION_DEPENDENT, () => {
         expect(nodesOf(st).map((n) => n.appliedGeneration)).toEqual([4, 4, 4]);
         expect(await crosses(n2.url, n3.url, dflt, 1_000), "the cut held through the removal").toBe(false);
 
-        // (b) A writer whose connection is on node 3, the minority side: run/broker.json pointed at node 3.
+        // (b) run/broker.json names node 3, the minority side, first: a verb still asks every node and goes
+        // through one whose JetStream reads the record (docs/cluster.md "Verbs through any node").
         const rt = readRuntime(r.layout);
         const n3rt = rt?.nodes?.[2];
         if (!rt || !n3rt) throw new Error("no runtime for node 3");
         const original = readFileSync(r.layout.runtimeFile);
-        writeFileSync(r.layout.runtimeFile, JSON.stringify({ ...rt, owner: n3rt.owner, url: n3rt.url, port: n3rt.port, configPath: n3rt.configPath, logFile: n3rt.logFile }), { mode: 0o600 });
+        const onTop = { ...rt, owner: n3rt.owner, url: n3rt.url, port: n3rt.port, configPath: n3rt.configPath, logFile: n3rt.logFile };
         let minority;
         try {
+          writeFileSync(r.layout.runtimeFile, JSON.stringify(onTop), { mode: 0o600 });
+          const through = await untilStatus(r, (s) => s.inventory !== null, 30_000);
+          m.notes.push(`status with node 3 first: through ${through.broker.through}; node 3 ${JSON.stringify(nodesOf(through)[2]?.reach)}`);
+          expect([n1.name, n2.name]).toContain(through.broker.through);
+          // A control host that reaches node 3 alone (run/broker.json lists only it) cannot read the R3 record there.
+          writeFileSync(r.layout.runtimeFile, JSON.stringify({ ...onTop, nodes: [n3rt] }), { mode: 0o600 });
           minority = await r.cotal(["space", "rm", "gamma", "--yes"], { timeoutMs: 60_000 });
         } finally {
           writeFileSync(r.layout.runtimeFile, original, { mode: 0o600 });

@@ -131,6 +131,8 @@ export interface Guards {
   readonly ROUTES_WITHOUT_AUTH: boolean;
   /** `space rotate-key`'s second change re-signs the space's account with the old signing key left in (users of the old key keep connecting). */
   readonly SKIP_SIGNING_KEY_REMOVAL: boolean;
+  /** A cluster root's verbs and `status` go through node 1 alone, as before #34: with node 1 down the cluster counts as stopped. */
+  readonly VERBS_FIRST_NODE_ONLY: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -200,6 +202,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   SKIP_REVOCATION: false,
   ROUTES_WITHOUT_AUTH: false,
   SKIP_SIGNING_KEY_REMOVAL: false,
+  VERBS_FIRST_NODE_ONLY: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

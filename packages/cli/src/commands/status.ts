@@ -8,10 +8,11 @@ async function printStatus(s: StatusReport): Promise<void> {
   out(`root:    ${s.root}`);
   out(`state:   ${s.state} — ${s.why}`);
   const b = s.broker;
-  out(b.running ? `broker:  running, pid ${b.pid}, ${b.url}, nats-server ${b.serverVersion}, since ${b.startedAt}` : `broker:  stopped${b.staleRuntime ? " (a stale runtime record was left by a crash)" : ""}`);
+  out(b.running ? `broker:  running, pid ${b.pid}, ${b.url}, nats-server ${b.serverVersion}, since ${b.startedAt}${b.through ? `, through ${b.through}` : ""}` : `broker:  stopped${b.staleRuntime ? " (a stale runtime record was left by a crash)" : ""}`);
   for (const n of b.nodes ?? []) {
     const proof = n.appliedGeneration === null ? "no proof recorded" : `proven generation ${n.appliedGeneration}`;
-    out(`  node:  ${n.name}  ${n.running ? `running, pid ${n.pid}` : "not running"}  ${n.url}  ${proof}${n.behind ? " (behind)" : ""}${n.stillAdmits.length > 0 ? `  still admits ${n.stillAdmits.join(", ")}` : ""}${n.state === "still admits" || n.state === "behind" ? "" : `  [${n.state}${n.state === "clean" || n.state === "stopped" ? "" : `: ${n.why}`}]`}`);
+    out(`  node:  ${n.name}  ${n.running ? `running, pid ${n.pid}` : "not running"}  ${n.url}  ${proof}${n.behind ? " (behind)" : ""}${n.stillAdmits.length > 0 ? `  still admits ${n.stillAdmits.join(", ")}` : ""}${n.state === "still admits" || n.state === "behind" ? "" : `  [${n.state}${n.state === "clean" || n.state === "stopped" || n.state === "UNREACHABLE" ? "" : `: ${n.why}`}]`}`);
+    if (n.reach) out(`    reached: ${reachLine(n.reachable === true, n.reach)}`); // as the control host sees it (docs/cluster.md "Verbs through any node")
     if (n.next) out(`    next: ${n.next}`); // a node's own way out (STREAMS UNSERVED), the root named
     const a = n.agent;
     if (a) out(`    agent: ${a.running ? `pid ${a.pid}` : `pid ${a.pid} gone`}: ${a.state}${a.generation !== undefined ? ` generation ${a.generation}` : ""}${a.reason ? `: ${a.reason}` : ""} (${a.at})${a.next ? `\n      next: ${a.next}` : ""}`);
@@ -51,6 +52,11 @@ async function printStatus(s: StatusReport): Promise<void> {
   const owed = s.provisioningOwed ?? [];
   if (owed.length > 0) out(`provisioning: may be incomplete for ${owed.length > 5 ? `${owed.slice(0, 5).join(", ")} and ${owed.length - 5} more` : owed.join(", ")} (a verb stopped after trusting them)`);
   if (s.next) out(`next:    ${s.next}`); // the headline state's way out, the root named (ops/status.ts)
+}
+
+function reachLine(reachable: boolean, r: { jetstream: boolean | null; ms: number; why?: string }): string {
+  if (!reachable) return `no (${r.why ?? "no answer"})`;
+  return r.jetstream ? `yes, in ${r.ms} ms` : `yes, in ${r.ms} ms, but ${r.why ?? "its JetStream cannot read the record"}`;
 }
 
 export function registerStatus(program: Command): void {

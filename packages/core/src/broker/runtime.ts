@@ -17,7 +17,7 @@ export interface BrokerRuntime {
   startedAt: string;
   /**
    * A cluster root only (docs/cluster.md): every node's process. The fields above then describe the
-   * first node, the one verbs connect through.
+   * first node as written; `brokerState` and the verbs' session put the node they go through on top.
    */
   nodes?: NodeRuntime[];
 }
@@ -72,11 +72,23 @@ function servesConfig(pid: number, configPath: string): boolean {
 
 export type BrokerState = { running: true; runtime: BrokerRuntime } | { running: false; runtime?: BrokerRuntime; stale: boolean };
 
-export function brokerState(layout: RootLayout): BrokerState {
+/**
+ * Is the root's broker running? A cluster runs while any recorded node does (docs/cluster.md "Verbs
+ * through any node"): with node 1 down its runtime comes back through the first live node, whose
+ * fields are then on top. `firstNodeOnly` (the VERBS_FIRST_NODE_ONLY switch) asks node 1 alone.
+ */
+export function brokerState(layout: RootLayout, opts: { firstNodeOnly?: boolean } = {}): BrokerState {
   const rt = readRuntime(layout);
   if (!rt) return { running: false, stale: false };
   if (ownerStatus(rt.owner) === "alive" && servesConfig(rt.owner.pid, rt.configPath)) return { running: true, runtime: rt };
+  const live = opts.firstNodeOnly ? undefined : rt.nodes?.find(nodeAlive);
+  if (live) return { running: true, runtime: throughNode(rt, live) };
   return { running: false, runtime: rt, stale: true };
+}
+
+/** A cluster's runtime with `node`'s fields on top: the node a verb goes through (its url, pid, config). */
+export function throughNode(rt: BrokerRuntime, node: NodeRuntime): BrokerRuntime {
+  return { ...rt, owner: node.owner, url: node.url, port: node.port, configPath: node.configPath, logFile: node.logFile };
 }
 
 export function ownerOf(pid: number, host: string): ProcessOwner {

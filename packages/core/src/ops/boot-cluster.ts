@@ -9,7 +9,7 @@ import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "..
 import type { AuthorityStore, VersionedRecord } from "../inventory/authority-store.js";
 import { diffLists, seedRecord, type InventoryRecord, type NodeProof } from "../inventory/record.js";
 import { type ProvisionResult } from "../provision/provision-space.js";
-import { provisionSpaces } from "../provision/provision-batch.js";
+import { CLUSTER_REJOIN_MS, provisionSpaces } from "../provision/provision-batch.js";
 import { settleProvisioning } from "../provision/owed.js";
 import { accountInventory, certainInventory } from "../root/account-store.js";
 import { clusterOf, newClusterSettings, nodeHost, tenantReplicasOf, validNodeHost, CLUSTER_MAX, CLUSTER_MIN, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
@@ -83,8 +83,6 @@ export function validClusterSize(n: number | undefined, detach: boolean, singleS
   return n;
 }
 
-/** How long `up` keeps re-trying a space's provisioning while a returning node rejoins JetStream. */
-const PROVISION_REJOIN_MS = 30_000;
 
 
 /** The node count of a cluster root, or undefined on a single-broker (or not yet made) root. */
@@ -176,7 +174,7 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
   const broker = loadBrokerTrust(layout);
   // Right after a node returns the meta group may still be electing or catching it up, and every
   // JetStream call times out: provisioning keeps re-trying for a bounded while.
-  const provisioned: ProvisionResult[] = await provisionSpaces(layout, broker, runtime, inv, { onProvision: opts.onProvision, replicas: tenantReplicasOf(cluster), retryForMs: PROVISION_REJOIN_MS, guards });
+  const provisioned: ProvisionResult[] = await provisionSpaces(layout, broker, runtime, inv, { onProvision: opts.onProvision, replicas: tenantReplicasOf(cluster), retryForMs: CLUSTER_REJOIN_MS, guards });
   settleProvisioning(layout);
   const names = record.spaces;
   const space = opts.space ?? (names.includes("default") ? "default" : names[0]) ?? "default";

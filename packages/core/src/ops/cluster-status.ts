@@ -5,6 +5,7 @@ import { pidAlive, pidStopped } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
 import type { NodeAgentState } from "../root/node-state.js";
 import { nodesNotProven } from "../saga/partial-proofs.js";
+import type { NodeReach } from "../verb/reach.js";
 import { checkNodeStreams, describeProblems, tenantAccounts, type StreamCheck, type StreamProblem } from "./node-streams.js";
 
 /** One cluster node as `cotal status` shows it: its process, and its own proof from the record. */
@@ -30,7 +31,14 @@ export interface NodeStatus {
   agent?: { state: NodeAgentState["state"]; running: boolean; pid: number; at: string; generation?: number; reason?: string; next?: string };
   /** Tenant streams this node stores or lists but does not serve (not running, unassigned, no leader): only when checked (`nodeStreamChecks`). */
   streams?: StreamProblem[];
-  /** This node's own derived state (`nodeState`): a cluster's top-level state is read through node 1 alone. */
+  /**
+   * Did the control host reach it (docs/cluster.md "Verbs through any node": its client URL within
+   * NODE_ANSWER_MS)? null: not asked (no authority record to ask with).
+   */
+  reachable: boolean | null;
+  /** How: in how long, whether its JetStream read the record (a minority node does not), and why not. */
+  reach?: { jetstream: boolean | null; ms: number; why?: string };
+  /** This node's own derived state (`nodeState`): a cluster's top-level state is read through the node status went through. */
   state: NodeState;
   why: string;
   /** The way out of a state this node alone is in (STREAMS UNSERVED), the root named. */
@@ -38,7 +46,7 @@ export interface NodeStatus {
 }
 
 /** A node's state, in the words of the single broker's where one fits (docs/vocabulary.md). */
-export type NodeState = "stopped" | "unknown" | "still admits" | "behind" | "UNPROVEN RELOAD" | "STREAMS UNSERVED" | "clean";
+export type NodeState = "stopped" | "UNREACHABLE" | "unknown" | "still admits" | "behind" | "UNPROVEN RELOAD" | "STREAMS UNSERVED" | "clean";
 
 export interface NodeStateInput {
   running: boolean;
@@ -50,11 +58,14 @@ export interface NodeStateInput {
   onDiskDigest: string | undefined;
   /** Its tenant streams as its JetStream reports them (undefined: not checked). */
   streams?: StreamCheck;
+  /** Whether the control host reached it, and why not (undefined: not asked). */
+  reach?: { reachable: boolean; why?: string };
 }
 
 /** Pure: one node's state, most dangerous first, from its process, its proof and its config on disk. */
 export function nodeState(i: NodeStateInput): { state: NodeState; why: string } {
   if (!i.running) return { state: "stopped", why: "not running: it admits nobody; `cotal up` restarts it with every tenant held (none admitted), then applies the committed record" };
+  if (i.reach && !i.reach.reachable) return { state: "UNREACHABLE", why: `its process runs, but it did not answer this host: ${i.reach.why ?? "no answer"}` };
   if (!i.record) return { state: "unknown", why: "the record could not be read" };
   if (i.stillAdmits.length > 0) return { state: "still admits", why: `has not proven the removal of ${i.stillAdmits.join(", ")} (generation ${i.record.pending?.generation ?? "?"})` };
   if (!i.proof) return { state: "behind", why: "no proof recorded" };
@@ -72,6 +83,8 @@ export type UnrecordedNode = Pick<NodeRuntime, "name" | "url" | "port" | "cluste
 export interface LiveNodeFacts {
   streams?: Readonly<Record<string, StreamCheck | undefined>>;
   root?: string;
+  /** Each node as the control host reached it (verb/reach.ts `reachNodes`). */
+  reach?: Readonly<Record<string, NodeReach | undefined>>;
 }
 
 /** Pure but for the liveness read of each recorded pid: the nodes, in the record's order. `digests`: each node's server.conf on disk. */
@@ -90,7 +103,8 @@ export function clusterNodesStatus(
     const stillAdmits = unproven.has(n.name) ? [...removes] : [];
     const a = agents[n.name];
     const streams = running ? live.streams?.[n.name] : undefined;
-    const own = nodeState({ running, record, proof, stillAdmits, onDiskDigest: digests[n.name], ...(streams ? { streams } : {}) });
+    const r = live.reach?.[n.name];
+    const own = nodeState({ running, record, proof, stillAdmits, onDiskDigest: digests[n.name], ...(streams ? { streams } : {}), ...(r ? { reach: r } : {}) });
     return {
       name: n.name,
       pid: n.owner?.pid ?? null,
@@ -102,6 +116,8 @@ export function clusterNodesStatus(
       configDigest: proof?.configDigest ?? null,
       behind: record ? (proof?.appliedGeneration ?? 0) < record.generation : null,
       stillAdmits,
+      reachable: r ? r.reachable : null,
+      ...(r ? { reach: { jetstream: r.jetstream, ms: r.ms, ...(r.why ? { why: r.why } : {}) } } : {}),
       ...(streams && "problems" in streams && streams.problems.length > 0 ? { streams: streams.problems } : {}),
       ...own,
       ...(own.state === "STREAMS UNSERVED" ? { next: unservedNext(live.root, n.name) } : {}),

@@ -3,7 +3,7 @@ import { CotalError } from "../errors.js";
 import { assertSpaceName } from "../names.js";
 import { listedOrClaimed } from "../inventory/record.js";
 import type { ProvisionResult } from "../provision/provision-space.js";
-import { provisionSpaces } from "../provision/provision-batch.js";
+import { CLUSTER_REJOIN_MS, provisionSpaces } from "../provision/provision-batch.js";
 import { clusterOf, tenantReplicasOf } from "../root/cluster-settings.js";
 import { loadSettings } from "../root/settings.js";
 import { loadSpaceAccount } from "../root/account-store.js";
@@ -130,7 +130,7 @@ export async function spaceAdd(opts: SpaceAddOptions): Promise<SpaceAddResult> {
     await failpoint("add-provisioning");
     // Each space is its own account, so provisioning is independent: a paced pool, creds batched (provision/provision-batch.ts).
     const records = names.map((n) => loadSpaceAccount(layout, n)).filter((r): r is NonNullable<typeof r> => r !== undefined);
-    const provisioned = await provisionSpaces(layout, broker, session.runtime, records, { onProvision: opts.onProvision, onNotice: opts.onNotice, onRetry: opts.onProvisionRetry, replicas: tenantReplicasOf(clusterOf(layout, loadSettings(layout))), guards });
+    const provisioned = await provisionSpaces(layout, broker, session.runtime, records, { onProvision: opts.onProvision, onNotice: opts.onNotice, onRetry: opts.onProvisionRetry, ...(session.unanswered && session.unanswered.length > 0 ? { retryForMs: CLUSTER_REJOIN_MS } : {}), replicas: tenantReplicasOf(clusterOf(layout, loadSettings(layout))), guards });
     settleOwed(owed);
     return { ...result, requested: names, provisioned };
   });

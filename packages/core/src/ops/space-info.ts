@@ -20,7 +20,7 @@ import type { LedgerEntry } from "../root/creds-ledger.js";
 import { answeringUrls } from "../verb/session.js";
 import { spaceListFrom, type SpaceListEntry, type SpaceState } from "./space-list.js";
 import { spaceUsers, usersSummary, type SpaceUserRow } from "./space-users.js";
-import { status, type StatusReport } from "./status.js";
+import { reachedFirst, status, type StatusReport } from "./status.js";
 
 /** What the server counts against a space's quota now; `subs` is null when CONNZ did not answer. */
 export interface SpaceUsage {
@@ -241,7 +241,7 @@ export async function spaceInfo(opts: SpaceInfoOptions): Promise<SpaceInfo> {
   else if (!s.broker.running || !runtime) usage = "broker not running";
   else {
     try {
-      usage = await (opts.readUsage ?? readSpaceUsage)(answeringUrls(runtime), rec);
+      usage = await (opts.readUsage ?? readSpaceUsage)(reachedFirst(s, answeringUrls(runtime)), rec);
     } catch (err) {
       usage = `not read: ${(err as Error).message}`;
     }

@@ -13,7 +13,7 @@ import { limitsQuota, type SpaceQuota } from "../trust/limits.js";
 import { answeringUrls } from "../verb/session.js";
 import { readSpaceUsage, type SpaceUsage } from "./space-info.js";
 import { spaceListFrom, type SpaceState } from "./space-list.js";
-import { status, type StatusReport } from "./status.js";
+import { reachedFirst, status, type StatusReport } from "./status.js";
 
 export interface SpaceUsageRow {
   space: string;
@@ -47,7 +47,7 @@ export async function spaceUsages(opts: SpaceUsagesOptions): Promise<SpaceUsages
   const s = await status({ root: opts.root, guards: opts.guards ?? GUARDS_ON });
   const layout = new RootLayout(s.root);
   const runtime = s.exists ? brokerState(layout).runtime : undefined;
-  const urls = s.broker.running && runtime ? answeringUrls(runtime) : [];
+  const urls = s.broker.running && runtime ? reachedFirst(s, answeringUrls(runtime)) : [];
   const read = opts.readUsage ?? readSpaceUsage;
   const unread: SpaceUsagesReport["unread"] = [];
   const spaces = await mapPool(spaceListFrom(s).spaces, opts.concurrency ?? 8, async (e): Promise<SpaceUsageRow> => {

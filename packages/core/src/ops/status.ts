@@ -1,6 +1,6 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
-import { brokerState, nodeAlive, type BrokerRuntime } from "../broker/runtime.js";
+import { brokerState, nodeAlive, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { serversOfRoot, type RootServer } from "../broker/server-scan.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
 import { diffLists, type InventoryRecord } from "../inventory/record.js";
@@ -19,7 +19,8 @@ import { quiescedOnDisk } from "../backup/quiesce.js";
 import { readProvisioningOwed } from "../provision/owed.js";
 import { configPicture } from "../render/config-picture.js";
 import { deriveState, type DerivedState } from "./derive-state.js";
-import { clusterNodesStatus, nodeStreamChecks, type NodeStatus } from "./cluster-status.js";
+import { clusterNodesStatus, nodeStreamChecks, type NodeStatus, type UnrecordedNode } from "./cluster-status.js";
+import { authorityProbe, NODE_ANSWER_MS, rankNodes, reachNodes, type NodeReach } from "../verb/reach.js";
 import { answeringUrls } from "../verb/session.js";
 import { pidStopped } from "../lock/process-identity.js";
 import { readNodeAgentState } from "../root/node-state.js";
@@ -52,6 +53,8 @@ export interface StatusReport {
     strays: RootServer[];
     /** A cluster root only: every node, its process and its own proof (ops/cluster-status.ts). */
     nodes?: NodeStatus[];
+    /** A cluster root only: the node status read the record through (the first that answered, preferring one whose JetStream reads it). */
+    through?: string;
   };
   operator?: string;
   multiSpace?: boolean;
@@ -193,18 +196,53 @@ function diskFacts(layout: RootLayout) {
 }
 
 /**
- * The KV record through the broker, or why not: through any node that answers (a stopped process is
- * skipped, and a cluster whose first node is down still has the record on the others, R3).
+ * The KV record through the broker, or why not. On a cluster root every node is asked first
+ * (docs/cluster.md "Verbs through any node", NODE_ANSWER_MS) and the record read through the ranked
+ * nodes that answered: a node down, cut or without a quorum is skipped; `through` names the first.
  */
-async function inventoryOf(st: ReturnType<typeof brokerState>, authority: AccountRecord | string | undefined, guards: Guards): Promise<{ record: StatusReport["inventory"]; error?: string }> {
+async function inventoryOf(layout: RootLayout, st: ReturnType<typeof brokerState>, authority: AccountRecord | string | undefined, guards: Guards): Promise<{ record: StatusReport["inventory"]; error?: string; reach?: NodeReach[]; through?: string }> {
   const rt = st.runtime;
-  const urls = !rt ? [] : st.running ? answeringUrls(rt) : (rt.nodes ?? []).filter((n) => nodeAlive(n) && !pidStopped(n.owner.pid)).map((n) => n.url);
+  const listed = listedNodes(layout, rt);
+  const reach = listed && typeof authority === "object" ? await reachListed(listed, authority) : undefined;
+  const ranked = reach ? rankNodes(reach, guards).filter((r) => r.reachable) : undefined;
+  const urls = !rt ? [] : ranked && st.running ? ranked.map((r) => r.url) : st.running ? answeringUrls(rt) : (rt.nodes ?? []).filter((n) => nodeAlive(n) && !pidStopped(n.owner.pid)).map((n) => n.url);
+  const via = { ...(reach ? { reach } : {}), ...(ranked?.[0] && urls.length > 0 ? { through: ranked[0].name } : {}) };
   if (urls.length > 0 && typeof authority === "object") {
     const r = await readInventory(urls, authority, guards);
-    return { record: r.record ?? null, ...(r.error ? { error: r.error } : {}) };
+    return { record: r.record ?? null, ...(r.error ? { error: r.error } : {}), ...via };
   }
-  if (st.running) return { record: null, error: "no server of this root can answer (stopped)" };
-  return { record: null, error: "the broker is down; the inventory lives in its store" };
+  if (st.running) return { record: null, error: reach ? `no node of this root answered within ${NODE_ANSWER_MS} ms` : "no server of this root can answer (stopped)", ...via };
+  return { record: null, error: "the broker is down; the inventory lives in its store", ...via };
+}
+
+/** A read-only verb's URLs in the order status reached the nodes (the node it went through first, unreachable ones last). */
+export function reachedFirst(s: Pick<StatusReport, "broker">, urls: readonly string[]): string[] {
+  const nodes = s.broker.nodes ?? [];
+  const rank = (u: string): number => {
+    const n = nodes.find((x) => x.url === u);
+    return n?.name === s.broker.through ? 0 : n?.reachable === false ? 2 : 1;
+  };
+  return [...urls].sort((a, b) => rank(a) - rank(b));
+}
+
+/** Every listed node asked at once; a stopped (SIGSTOP) one is unreachable without waiting on it. */
+async function reachListed(listed: readonly (NodeRuntime | UnrecordedNode)[], authority: AccountRecord): Promise<NodeReach[]> {
+  const stopped = (n: NodeRuntime | UnrecordedNode): boolean => n.owner !== undefined && pidStopped(n.owner.pid);
+  const asked = await reachNodes(listed.filter((n) => !stopped(n)), authorityProbe(authority));
+  return listed.map((n) => asked.find((r) => r.name === n.name) ?? { name: n.name, url: n.url, reachable: false, jetstream: null, why: `pid ${n.owner?.pid} is stopped (SIGSTOP): it holds its port and answers nothing`, ms: 0 });
+}
+
+/** A cluster root's nodes: as run/broker.json records them, else (a stopped root) from settings.json; undefined on a single broker. */
+function listedNodes(layout: RootLayout, rt: BrokerRuntime | undefined): (NodeRuntime | UnrecordedNode)[] | undefined {
+  if (rt?.nodes) return rt.nodes;
+  const settings = settingsOf(layout);
+  let cluster: ReturnType<typeof clusterOf> | undefined;
+  try {
+    cluster = clusterOf(layout, settings);
+  } catch {
+    cluster = undefined;
+  }
+  return cluster?.nodes.map((n) => ({ name: n.name, url: `nats://${n.host ?? settings?.host ?? "127.0.0.1"}:${n.port}`, port: n.port, clusterPort: n.clusterPort }));
 }
 
 /** Reads everything without taking the lock or changing a byte: safe to run any time. */
@@ -214,13 +252,13 @@ export async function status(opts: { root: string; guards?: Guards }): Promise<S
   if (!existsSync(layout.root)) {
     return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, provisioningOwed: [], lock: null, quiesced: [], keyRotations: [] };
   }
-  const st = brokerState(layout);
+  const st = brokerState(layout, { firstNodeOnly: guards.VERBS_FIRST_NODE_ONLY });
   const rt = st.runtime;
   const { inv, brokerRec, authority, corrupt, conf, picture } = diskFacts(layout);
   const preloaded = new Set(picture.preloadedNames);
   const configOnly = picture.unknownKeys;
 
-  const { record: inventory, error: inventoryError } = await inventoryOf(st, authority, guards);
+  const { record: inventory, error: inventoryError, reach, through } = await inventoryOf(layout, st, authority, guards);
 
   const diskNames = inv.spaces.map((s) => s.name);
   const inKv = inventory ? new Set(inventory.spaces) : undefined; // a Set: 10,000 tenants, no O(n²)
@@ -238,7 +276,7 @@ export async function status(opts: { root: string; guards?: Guards }): Promise<S
   const stoppedPids = rt && st.running && answeringUrls(rt).length === 0 ? [...new Set([rt.owner.pid, ...(rt.nodes ?? []).map((n) => n.owner.pid)])] : [];
   const unreachable = stoppedPids.length > 0 ? `the nats-server of this root (pid ${stoppedPids.join(", ")}) is stopped (SIGSTOP): it holds its port and answers nothing` : undefined;
   const digest = conf ? configDigest(conf) : undefined;
-  const nodes = await nodesOf(layout, rt, inventory);
+  const nodes = await nodesOf(layout, rt, inventory, reach);
   const derived = deriveState({
     exists: true,
     corrupt: corrupt.length,
@@ -267,6 +305,7 @@ export async function status(opts: { root: string; guards?: Guards }): Promise<S
       staleRuntime: !st.running && st.stale,
       strays,
       ...(nodes ? { nodes } : {}),
+      ...(through ? { through } : {}),
     },
     ...(typeof brokerRec === "object" ? { operator: brokerRec.operator.publicKey, multiSpace: brokerRec.multiSpace } : {}),
     spaces,
@@ -301,15 +340,8 @@ function settingsOf(layout: RootLayout): ReturnType<typeof loadSettings> | undef
 }
 
 /** Every node of a cluster root with its own state; a stopped cluster root has no runtime record, so its nodes come from settings.json. */
-async function nodesOf(layout: RootLayout, rt: BrokerRuntime | undefined, inventory: StatusReport["inventory"]): Promise<NodeStatus[] | undefined> {
-  const settings = settingsOf(layout);
-  let cluster: ReturnType<typeof clusterOf> | undefined;
-  try {
-    cluster = clusterOf(layout, settings);
-  } catch {
-    cluster = undefined;
-  }
-  const listed = rt?.nodes ?? cluster?.nodes.map((n) => ({ name: n.name, url: `nats://${settings?.host ?? "127.0.0.1"}:${n.port}`, port: n.port, clusterPort: n.clusterPort }));
+async function nodesOf(layout: RootLayout, rt: BrokerRuntime | undefined, inventory: StatusReport["inventory"], reach: NodeReach[] | undefined): Promise<NodeStatus[] | undefined> {
+  const listed = listedNodes(layout, rt);
   if (!listed) return undefined;
   return clusterNodesStatus(
     listed,
@@ -317,6 +349,7 @@ async function nodesOf(layout: RootLayout, rt: BrokerRuntime | undefined, invent
     Object.fromEntries(listed.map((n) => [n.name, digestOf(readTextIfExists(layout.nodeServerConf(n.name)))])),
     Object.fromEntries(listed.map((n) => [n.name, readNodeAgentState(layout, n.name)])),
     // Each running node's JetStream against its store: a node that does not serve its tenant streams is not clean (#28).
-    { streams: await nodeStreamChecks(layout, listed, inventory, rt?.serverVersion), root: layout.root },
+    // A node this host did not reach is not asked again (it would cost the bound twice).
+    { streams: await nodeStreamChecks(layout, listed.filter((n) => reach?.find((r) => r.name === n.name)?.reachable !== false), inventory, rt?.serverVersion), root: layout.root, ...(reach ? { reach: Object.fromEntries(reach.map((r) => [r.name, r])) } : {}) },
   );
 }

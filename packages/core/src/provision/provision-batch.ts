@@ -79,6 +79,13 @@ export interface ProvisionSpacesOptions {
 }
 
 /**
+ * How long provisioning keeps re-trying while a cluster's JetStream re-elects or a node rejoins: `up`
+ * after a node returned, and `space add` when a node did not answer (docs/cluster.md "Adds with a node
+ * down": right after a node dies the meta group elects a new leader and JetStream calls time out).
+ */
+export const CLUSTER_REJOIN_MS = 30_000;
+
+/**
  * Provisioning is idempotent, and once `space add` released its lock the next writer's reload can drop
  * the provisioner's connection (every JWT client, before 2.14.8) mid-request: such a failure is retried,
  * twice at once, or every second until `retryForMs` ran out (a cluster node rejoining JetStream).

@@ -5,7 +5,8 @@ import { RERUN, CotalError, isCotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
 import { pidStopped } from "../lock/process-identity.js";
 import { adoptableBroker } from "../broker/adopt.js";
-import { brokerState, type BrokerRuntime } from "../broker/runtime.js";
+import { brokerState, throughNode, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { authorityProbe, chooseNode, NODE_ANSWER_MS, rankNodes, reachNodes } from "./reach.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
@@ -39,6 +40,8 @@ export interface Session {
 
 export interface LiveSession extends Session {
   runtime: BrokerRuntime;
+  /** A cluster's nodes that did not answer, or whose JetStream could not read the record, when the session chose its node. */
+  unanswered?: string[];
 }
 
 export interface SessionHooks {
@@ -58,7 +61,7 @@ export interface SessionHooks {
 
 /** A saga environment on the running broker. A mutation that cannot reach the KV refuses; it never falls back to disk. */
 export async function openLiveSession(layout: RootLayout, verb: string, hooks: SessionHooks & { guards: Guards }): Promise<LiveSession> {
-  const st = brokerState(layout);
+  const st = brokerState(layout, { firstNodeOnly: hooks.guards.VERBS_FIRST_NODE_ONLY });
   if (!st.running) {
     // A running broker whose run/broker.json is unreadable: `up` adopts it with no restart (broker/adopt.ts).
     const orphan = adoptableBroker(layout, hooks.guards);
@@ -67,26 +70,51 @@ export async function openLiveSession(layout: RootLayout, verb: string, hooks: S
       next: `cotal up --detach${layout.root === undefined ? "" : ` --root ${layout.root}`} && ${RERUN}`,
     });
   }
-  // A cluster is reached through any node that answers (node 1 first); a stopped process is left out.
-  const urls = answeringUrls(st.runtime);
-  if (urls.length === 0) throw unresponsiveBroker(st.runtime, undefined) ?? new CotalError("broker-unreachable", `no node of ${layout.root} can answer`, { next: "cotal status" });
-  let store: AuthorityStore;
-  // With a node stopped, the others may be electing new leaders for the R3 buckets: give them that long.
-  const electing = urls.length < new Set([st.runtime.url, ...(st.runtime.nodes ?? []).map((n) => n.url)]).size;
+  const authority = loadAuthorityAccount(layout);
+  const connect = (urls: readonly string[]): Promise<AuthorityStore> => AuthorityStore.connect(urls, authority, { name: `cotal ${verb}`, guards: hooks.guards });
   try {
-    store = await retryWhile(() => AuthorityStore.connect(urls, loadAuthorityAccount(layout), { name: `cotal ${verb}`, guards: hooks.guards }), {
-      transient: (err) => electing && isCotalError(err) && err.code === "inventory-unreachable",
-      forMs: ELECTION_WAIT_MS,
-      pauseMs: 500,
-    });
+    const { store, runtime, unanswered } = st.runtime.nodes ? await throughAnyNode(st.runtime, authority, connect, hooks.guards) : await throughBroker(st.runtime, connect);
+    return { url: runtime.url, runtime, store, ...(unanswered ? { unanswered } : {}), envWith: envFor(layout, store, hooks, runtime), close: () => store.close() };
   } catch (err) {
     throw unresponsiveBroker(st.runtime, err) ?? err;
   }
-  const url = urls[0] as string;
-  return { url, runtime: st.runtime, store, envWith: envFor(layout, store, hooks, st.runtime), close: () => store.close() };
 }
 
-/** The client URLs of the root's servers whose process is not stopped: node 1 (the runtime's own) first. */
+/** One broker: its own URL (a stopped process answers nothing: refused with its way out). */
+async function throughBroker(runtime: BrokerRuntime, connect: (urls: readonly string[]) => Promise<AuthorityStore>): Promise<{ store: AuthorityStore; runtime: BrokerRuntime; unanswered?: undefined }> {
+  const urls = answeringUrls(runtime);
+  if (urls.length === 0) throw unresponsiveBroker(runtime, undefined) ?? new CotalError("broker-unreachable", `the broker at ${runtime.url} cannot answer`, { next: "cotal status" });
+  return { store: await connect(urls), runtime };
+}
+
+/**
+ * A cluster (docs/cluster.md "Verbs through any node"): every node asked at once (NODE_ANSWER_MS),
+ * the store connected through the ranked list (nats.js takes them in order, and moves on across a
+ * reload), the runtime returned with the first ranked node on top, which provisioning and the
+ * usage checks then use. While some node does not answer or cannot read the record, the others may
+ * be electing leaders for the R3 buckets: an `inventory-unreachable` asks every node again, for up
+ * to ELECTION_WAIT_MS.
+ */
+async function throughAnyNode(runtime: BrokerRuntime, authority: AccountRecord, connect: (urls: readonly string[]) => Promise<AuthorityStore>, guards: Guards): Promise<{ store: AuthorityStore; runtime: BrokerRuntime; unanswered: string[] }> {
+  const nodes = runtime.nodes ?? [];
+  let electing = false;
+  return retryWhile(
+    async () => {
+      const reach = await reachNodes(nodes.filter((n) => !pidStopped(n.owner.pid)), authorityProbe(authority));
+      electing = reach.length < nodes.length || reach.some((r) => r.jetstream !== true);
+      const ranked = rankNodes(reach, guards);
+      const chosen = chooseNode(reach, guards);
+      if (!chosen) throw new CotalError("broker-unreachable", `no node of this cluster answered within ${NODE_ANSWER_MS} ms: ${reach.map((r) => `${r.name} (${r.url}): ${r.why ?? "?"}`).join("; ") || "every node is stopped"}`, { next: "cotal status   # each node as this host reaches it" });
+      const store = await connect(ranked.map((r) => r.url));
+      const node = nodes.find((n) => n.name === chosen.name) as NodeRuntime;
+      const unanswered = nodes.filter((n) => reach.find((r) => r.name === n.name)?.jetstream !== true).map((n) => n.name);
+      return { store, runtime: throughNode(runtime, node), unanswered };
+    },
+    { transient: (err) => electing && isCotalError(err, "inventory-unreachable"), forMs: ELECTION_WAIT_MS, pauseMs: 500 },
+  );
+}
+
+/** The client URLs of the root's servers whose process is not stopped: the runtime's own (the node it goes through) first. */
 export function answeringUrls(runtime: BrokerRuntime): string[] {
   const all = [{ url: runtime.url, pid: runtime.owner.pid }, ...(runtime.nodes ?? []).map((n) => ({ url: n.url, pid: n.owner.pid }))];
   return [...new Set(all.filter((n) => !pidStopped(n.pid)).map((n) => n.url))];
