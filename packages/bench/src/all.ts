@@ -21,6 +21,7 @@ const SMALL: [string, string[]][] = [
   ["read-verbs", ["--tenants", "100,500", "--runs", "2", "--trust-only"]],
   ["cluster-onboarding", ["--n", "100", "--batch", "50"]],
   ["nsc", ["--n", "10"]], // nsc waits 1 s per account it pushes: keep it small
+  ["one-add", ["--tenants", "100", "--runs", "2"]],
 ];
 
 let failed = 0;

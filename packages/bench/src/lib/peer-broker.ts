@@ -31,6 +31,8 @@ export function jetStreamSyncNote(syncAlways: boolean): string {
 export interface PeerOptions {
   /** `jetstream { sync_interval: always }`; the fair peer takes cotal's setting (cotalSyncsAlways). */
   syncAlways: boolean;
+  /** `allow_delete: true` in the resolver, so $SYS.REQ.CLAIMS.DELETE works (one-add.ts's removal). */
+  allowDelete?: boolean;
 }
 
 export interface PeerBroker {
@@ -41,6 +43,8 @@ export interface PeerBroker {
   preloaded: AccountRecord;
   /** Mints each account (cotal's default limits) and pushes its JWT over $SYS.REQ.CLAIMS.UPDATE, `window` in flight. */
   push(names: readonly string[], window?: number): Promise<AccountRecord[]>;
+  /** A fresh system user's creds (for a scripted peer in its own process). */
+  sysCreds(): string;
 }
 
 /**
@@ -61,7 +65,7 @@ export async function startPeerBroker(name: string, opts: PeerOptions): Promise<
     `jetstream { store_dir: "{{STORE_DIR}}", max_file_store: ${DEFAULT_JETSTREAM_BUDGET.maxFileStore}, max_memory_store: ${DEFAULT_JETSTREAM_BUDGET.maxMemoryStore}${opts.syncAlways ? ", sync_interval: always" : ""} }`,
     `operator: "${trust.operator.jwt}"`,
     `system_account: ${trust.system.publicKey}`,
-    `resolver: { type: full, dir: "${join(jwtDir.path, "jwt")}", allow_delete: false }`,
+    `resolver: { type: full, dir: "${join(jwtDir.path, "jwt")}", allow_delete: ${opts.allowDelete === true} }`,
     "resolver_preload: {",
     `  ${trust.system.publicKey}: "${trust.system.jwt}"`,
     `  ${preloaded.publicKey}: "${preloaded.jwt}"`,
@@ -89,5 +93,5 @@ export async function startPeerBroker(name: string, opts: PeerOptions): Promise<
     await Promise.all(Array.from({ length: Math.min(window, names.length) }, worker));
     return accounts;
   };
-  return { broker, syncAlways: opts.syncAlways, trust, preloaded, push };
+  return { broker, syncAlways: opts.syncAlways, trust, preloaded, push, sysCreds: () => mintSystemUserCreds(trust.system, { name: "peer-one" }).creds };
 }
