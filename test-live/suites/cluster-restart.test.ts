@@ -74,7 +74,8 @@ async function expectTenantWritable(url: string, creds: string): Promise<void> {
 }
 
 function expectAllClean(st: StatusReport): void {
-  expect(nodesOf(st).map((n) => [n.name, n.state, n.streams ?? []]), st.why).toEqual(nodesOf(st).map((n) => [n.name, "clean", []]));
+  const seen = JSON.stringify(nodesOf(st).map((n) => ({ node: n.name, state: n.state, streams: n.streams ?? [] })));
+  expect(nodesOf(st).map((n) => [n.name, n.state, n.streams ?? []]), `${st.why}; ${seen}`).toEqual(nodesOf(st).map((n) => [n.name, "clean", []]));
   expect(st.state, st.why).toBe("clean");
 }
 

@@ -206,7 +206,9 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
       expect(st.broker.running).toBe(true);
       expect(st.broker.through).toBe(up.nodes?.[1]?.name);
       expect(nodesOf(st).map((n) => n.state)).toEqual(["stopped", st.inventory ? "clean" : "unknown", "stopped"]);
-      expect(st.why).toContain(`${n1.name} stopped, ${n3.name} stopped`);
+      // Node 2 reads "unknown" between them when the R3 record has no quorum to be read through it.
+      expect(st.why).toContain(`${n1.name} stopped`);
+      expect(st.why).toContain(`${n3.name} stopped`);
       // The way out `status` prints: up restarts both and applies the committed record on each.
       // While the restarted nodes rejoin, JetStream may answer "temporarily unavailable" (retriable): `up` again until it answers.
       await until("up past the rejoin", async () => {

@@ -6,7 +6,7 @@ import type { RootLayout } from "../root/layout.js";
 import type { NodeAgentState } from "../root/node-state.js";
 import { nodesNotProven } from "../saga/partial-proofs.js";
 import type { NodeReach } from "../verb/reach.js";
-import { checkNodeStreams, describeProblems, tenantAccounts, type StreamCheck, type StreamProblem } from "./node-streams.js";
+import { checkNodeStreams, describeProblems, tenantAccounts, waitStreamsServed, type StreamCheck, type StreamProblem } from "./node-streams.js";
 
 /** One cluster node as `cotal status` shows it: its process, and its own proof from the record. */
 export interface NodeStatus {
@@ -140,5 +140,13 @@ export async function nodeStreamChecks(layout: RootLayout, nodes: readonly (Node
   const tenants = tenantAccounts(layout, record.spaces);
   // A stopped (SIGSTOP) node answers nothing: status names it UNREACHABLE without waiting on it.
   const running = nodes.filter((n): n is NodeRuntime => n.owner !== undefined && nodeAlive(n as NodeRuntime) && !pidStopped(n.owner.pid));
-  return Object.fromEntries(await Promise.all(running.map(async (n) => [n.name, await checkNodeStreams(layout, n, tenants, serverVersion, 3_000)] as const)));
+  const first: Record<string, StreamCheck> = Object.fromEntries(await Promise.all(running.map(async (n) => [n.name, await checkNodeStreams(layout, n, tenants, serverVersion, 3_000)] as const)));
+  // A problem seen once may be a leader election or a stream being created: judged again for a few
+  // seconds before status calls it unserved (docs/cluster.md "Restarts").
+  const suspects = running.filter((n) => { const c = first[n.name]; return c !== undefined && "problems" in c && c.problems.length > 0; });
+  if (suspects.length === 0) return first;
+  return { ...first, ...(await waitStreamsServed(layout, suspects, tenants, serverVersion, STREAMS_SETTLE_MS)) };
 }
+
+/** How long status re-reads a node whose tenant streams looked unserved: an R3 election takes a few seconds. */
+const STREAMS_SETTLE_MS = 5_000;

@@ -82,8 +82,9 @@ export interface ProvisionSpacesOptions {
  * How long provisioning keeps re-trying while a cluster's JetStream re-elects or a node rejoins: `up`
  * after a node returned, and `space add` when a node did not answer (docs/cluster.md "Adds with a node
  * down": right after a node dies the meta group elects a new leader and JetStream calls time out).
+ * 30 s was once not enough on a loaded 2-core CI machine running two clusters: six attempts timed out.
  */
-export const CLUSTER_REJOIN_MS = 30_000;
+export const CLUSTER_REJOIN_MS = 60_000;
 
 /**
  * Provisioning is idempotent, and once `space add` released its lock the next writer's reload can drop
