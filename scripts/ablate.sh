@@ -50,7 +50,7 @@ ROWS=(
   "LIMITS_BELOW_USAGE|restore-online|space limits refuses a disk quota below|space limits refuses a disk or stream quota below what the tenant stores (unless --force)"
   "STATUS_IGNORES_BLOCKS|status-blocked|a removal cut after its streams were deleted|status names a standing journal entry or a dead lock holder as what blocks the root, never clean"
   "RM_SKIP_RENDER_CHECK|rm-prechecks|another tenant's record missing|space rm checks the config without the space renders before it deletes any stream"
-  "LINGER_AFTER_VERB|stopped-server|verbs go through the nodes that answer|a finished verb exits at once, whatever a library left open (a connection to a stopped server)"
+  "LINGER_AFTER_VERB|stopped-server|a stopped Redis|a finished verb exits at once, whatever a library left open (a socket to a stopped Redis)"
   "CLUSTER_COMMIT_UNPROVEN|cluster|kill -9 of node 3|a cluster root commits only what every member node proved"
   "CLONE_WHOLE_STORE|backup-roundtrip|clone holds only the tenant|an offline backup/restore clones only the tenant's account directory"
   "IGNORE_RESTORE_RECEIPT|jobs-schedule|answers from its receipt|a re-delivered queued restore answers from its receipt, never restores twice"
@@ -77,6 +77,7 @@ ROWS=(
   "CLUSTER_BOOT_BARE|cluster-restart|restart: down then up, tenant streams R1|a restarted cluster node boots with every tenant held, so JetStream keeps its tenants' streams assigned and writable"
   "ROUTES_WITHOUT_AUTH|cluster-routes|a stranger server is refused|a cluster's routes are mutual TLS with route auth: a server that is not a node cannot join"
   "VERBS_FIRST_NODE_ONLY|cluster-any-node|kill -9 of node 1|a cluster root's verbs go through whichever node answers, not node 1 alone"
+  "REMOTE_NODE_BY_SIGNAL|cluster-hosts|partition by a cut link|a node on another host is reloaded only by a request to it: cut off, it proves nothing and a removal refuses cluster-unproven"
 )
 
 want=("$@")

@@ -8,6 +8,7 @@ import { liveServer } from "../fixtures/server-version.js";
 import { connectCreds } from "../fixtures/nats.js";
 import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker } from "../fixtures/jobs.js";
 import { VERSION_DEPENDENT } from "../fixtures/tags.js";
+import { sleep } from "../fixtures/isolation.js";
 
 // Issue 33, "Revoke a user": `space revoke` re-signs the space's account with a revocation of alice's
 // key, proven by the server; alice's cred, polled from before the verb, never connects after it
@@ -22,7 +23,6 @@ afterAll(async () => {
   await harnessTeardown();
 });
 
-const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 
 /** A tenant's long-lived client with nats.js's default reconnect options, publishing every 20 ms. */
 async function publisher(url: string, creds: string): Promise<{ nc: NatsConnection; drops: () => number; published: (since: number) => number; stop: () => Promise<void> }> {

@@ -12,6 +12,7 @@ import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker } from "../fix
 import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 import { liveServer } from "../fixtures/server-version.js";
 import { until } from "../fixtures/until.js";
+import { sleep } from "../fixtures/isolation.js";
 
 // Issue 33, "Rotate a space's signing key": `space rotate-key` adds a new signing key to the space's
 // account JWT (proven), re-signs cotal's own creds with it, then removes the old key (proven): a cred
@@ -28,7 +29,6 @@ afterAll(async () => {
   await harnessTeardown();
 });
 
-const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 
 /** The space's account record on disk: the key it signs users with, and the keys its JWT lists. */
 function signing(r: LiveRoot, space: string): { key: string; listed: string[] } {

@@ -7,6 +7,7 @@ import { connects, credsText, disposeLiveRoots, statusOf, upRoot } from "../fixt
 import { until } from "../fixtures/until.js";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { disposeClusterRoot, upClusterRoot } from "../fixtures/cluster-root.js";
+import { startRedis } from "../fixtures/jobs.js";
 
 // Issue #28 finding 3: a stopped (SIGSTOP) nats-server holds its port and answers nothing. Every verb
 // ends within its documented bound (docs/refusals.md, "Bounded time"): at once when it finds the
@@ -123,5 +124,63 @@ describe("a cluster whose node 1 is stopped", () => {
     expect((await statusOf(r)).state).toBe("clean");
     const nodes = (up.nodes ?? []).map((n) => n.url);
     for (const url of nodes) expect(await connects(url, await credsText(r, "gamma")), url).toBe(true);
+  });
+});
+
+/** The CLI with REDIS_URL set: its exit code, stderr, and how long it ran after printing `marker` (undefined: never printed). */
+function timedRun(r: LiveRoot, argv: string[], redisUrl: string, marker: string): Promise<{ code: number | null; stderr: string; totalMs: number; lingerMs: number | undefined }> {
+  const t0 = Date.now();
+  const child = spawnCotal(argv, { root: r.root, env: { REDIS_URL: redisUrl } });
+  child.stdin?.end();
+  let stderr = "";
+  let printedAt: number | undefined;
+  child.stderr?.setEncoding("utf8").on("data", (s: string) => {
+    stderr += s;
+    if (printedAt === undefined && stderr.includes(marker)) printedAt = Date.now();
+  });
+  child.stdout?.resume();
+  const kill = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  return new Promise((res) =>
+    child.on("close", (code) => {
+      clearTimeout(kill);
+      const end = Date.now();
+      res({ code, stderr, totalMs: end - t0, lingerMs: printedAt === undefined ? undefined : end - printedAt });
+    }),
+  );
+}
+
+describe("a stopped Redis", () => {
+  // A stopped Redis accepts the TCP connect and answers nothing: ioredis's connectTimeout does not cover
+  // its ready check or PING, so the probe is bounded by cotal (jobs/src/connection.ts, probeRedis). Red
+  // with LINGER_AFTER_VERB: the refused verb then stays alive ~4 s on the probe's half-closed socket.
+  it("jobs status, jobs schedules and space add --queue refuse redis-unreachable within 6 s and exit as soon as they print it", async () => {
+    const { r } = await upRoot();
+    const redis = await startRedis();
+    let pid: number | undefined;
+    try {
+      const before = await r.cotal(["jobs", "status"], { env: { REDIS_URL: redis.url } });
+      expect(before.code, before.stderr).toBe(0); // positive control: the same verb answers a running Redis
+      pid = Number(/process_id:(\d+)/.exec(await redis.cli("info", "server"))?.[1]);
+      expect(pid).toBeGreaterThan(0);
+      stop(pid);
+      for (const argv of [["jobs", "status"], ["jobs", "schedules"], ["space", "add", "gamma", "--queue"]]) {
+        const t = await timedRun(r, argv, redis.url, "[redis-unreachable]");
+        expect(t.code, `${argv.join(" ")}: ${t.stderr}`).toBe(6);
+        expect(t.stderr).toMatch(/no answer within 3000 ms/);
+        expect(t.stderr).toMatch(/\n {2}next: /);
+        expect(t.lingerMs, `${argv.join(" ")} stayed alive after printing its refusal`).toBeLessThan(1_500);
+        expect(t.totalMs, argv.join(" ")).toBeLessThan(6_000);
+      }
+      process.kill(pid, "SIGCONT");
+      stopped.splice(stopped.indexOf(pid), 1);
+      const after = await r.cotal(["jobs", "status"], { env: { REDIS_URL: redis.url } });
+      expect(after.code, after.stderr).toBe(0);
+    } finally {
+      if (pid !== undefined && stopped.includes(pid)) {
+        process.kill(pid, "SIGCONT");
+        stopped.splice(stopped.indexOf(pid), 1);
+      }
+      await redis.stop();
+    }
   });
 });

@@ -133,6 +133,8 @@ export interface Guards {
   readonly SKIP_SIGNING_KEY_REMOVAL: boolean;
   /** A cluster root's verbs and `status` go through node 1 alone, as before #34: with node 1 down the cluster counts as stopped. */
   readonly VERBS_FIRST_NODE_ONLY: boolean;
+  /** A node on another host (its URL's address is not this host's) is reloaded as a local one: by SIGHUP to its recorded pid when it does not answer, proven from its log. */
+  readonly REMOTE_NODE_BY_SIGNAL: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -203,6 +205,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   ROUTES_WITHOUT_AUTH: false,
   SKIP_SIGNING_KEY_REMOVAL: false,
   VERBS_FIRST_NODE_ONLY: false,
+  REMOTE_NODE_BY_SIGNAL: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

@@ -3,7 +3,8 @@ import { renderNode } from "../src/broker/render-root.js";
 import { clusterOf, newClusterSettings, nodeHost, routesFor, validNodeHost } from "../src/root/cluster-settings.js";
 import { RootLayout } from "../src/root/layout.js";
 import { loadSettings, saveSettings } from "../src/root/settings.js";
-import { isLocalHost, validNodeHosts } from "../src/ops/boot-cluster.js";
+import { isLocalHost } from "../src/broker/runtime.js";
+import { validNodeHosts } from "../src/ops/boot-cluster.js";
 import { createTempRoot } from "../src/testing/index.js";
 import { refusalOf } from "./fixtures/records.js";
 
@@ -51,6 +52,8 @@ describe("--node-hosts and the local rule", () => {
   it("up starts a node only when its host is this machine's", () => {
     expect(isLocalHost("127.0.0.1", [])).toBe(true);
     expect(isLocalHost("localhost", [])).toBe(true);
+    expect(isLocalHost("0.0.0.0", [])).toBe(true); // a wildcard listener is this machine
+    expect(isLocalHost("::1", [])).toBe(true);
     expect(isLocalHost("10.99.0.1", ["127.0.0.1", "10.99.0.1"])).toBe(true);
     expect(isLocalHost("10.99.0.2", ["127.0.0.1", "10.99.0.1"])).toBe(false);
   });

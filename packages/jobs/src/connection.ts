@@ -47,12 +47,18 @@ export async function probeRedis(url: string, timeoutMs = 3_000): Promise<void> 
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: timeoutMs, retryStrategy: () => null, enableOfflineQueue: false });
   let cause: unknown; // ioredis rejects with "Connection is closed"; the socket error says why
   client.on("error", (e: unknown) => (cause ??= e));
+  // connectTimeout covers the TCP connect only: a stopped (SIGSTOP) Redis accepts it and never answers
+  // the ready check or the PING, so the whole probe is bounded here (docs/refusals.md "Bounded time").
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms (a stopped or overloaded Redis)`)), timeoutMs);
+  });
   try {
-    await client.connect();
-    await client.ping();
+    await Promise.race([client.connect().then(() => client.ping()), late]);
   } catch (err) {
     throw redisUnreachable(url, cause ?? err);
   } finally {
+    clearTimeout(timer);
     client.disconnect();
   }
 }

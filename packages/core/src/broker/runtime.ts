@@ -1,4 +1,5 @@
 import { readFileSync, rmSync } from "node:fs";
+import { networkInterfaces } from "node:os";
 import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists, writeJsonAtomic } from "../root/secret-files.js";
 import { ownerStatus, processStartTicks, type ProcessOwner } from "../lock/process-identity.js";
@@ -31,6 +32,30 @@ export interface NodeRuntime {
   clusterPort: number;
   configPath: string;
   logFile: string;
+}
+
+/**
+ * The host a node's clients reach it on: its own URL's, not the root's (`BrokerRuntime.host` is node
+ * 1's). On hosts of their own (docs/cluster.md "A cluster across hosts") each node listens on its address.
+ */
+export function nodeClientHost(node: Pick<NodeRuntime, "url">, fallback: string): string {
+  try {
+    return new URL(node.url).hostname.replace(/^\[(.*)\]$/, "$1") || fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/**
+ * Is `host` an address of this machine (or network namespace), so `up` can start a node listening on
+ * it and a reload may signal it? A wildcard listen address (0.0.0.0, ::) is this machine too.
+ */
+export function isLocalHost(host: string, addresses: readonly string[] = localAddresses()): boolean {
+  return host === "localhost" || host.startsWith("127.") || host === "0.0.0.0" || host === "::" || host === "::1" || addresses.includes(host);
+}
+
+function localAddresses(): string[] {
+  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address));
 }
 
 /** Is this node's recorded process alive and reading its own config (pids get recycled)? */

@@ -1,11 +1,10 @@
 import { type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
-import { networkInterfaces } from "node:os";
 import { randomBytes } from "node:crypto";
 import { RERUN, CotalError } from "../errors.js";
 import { waitForMetaLeader } from "../broker/cluster-process.js";
 import { freePorts } from "../broker/free-port.js";
-import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { isLocalHost, nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import type { AuthorityStore, VersionedRecord } from "../inventory/authority-store.js";
 import { diffLists, seedRecord, type InventoryRecord, type NodeProof } from "../inventory/record.js";
 import { type ProvisionResult } from "../provision/provision-space.js";
@@ -61,15 +60,6 @@ export function validNodeHosts(hosts: readonly string[] | undefined, size: numbe
   const bad = hosts.find((h) => !validNodeHost(h));
   if (bad !== undefined) throw new CotalError("invalid-argument", `invalid node host ${JSON.stringify(bad)}: expected an IPv4 address or a lower-case DNS name`, { next });
   return hosts;
-}
-
-/** Is `host` an address of this machine (or network namespace), so `up` can start a node listening on it? */
-export function isLocalHost(host: string, addresses: readonly string[] = localAddresses()): boolean {
-  return host === "localhost" || host.startsWith("127.") || addresses.includes(host);
-}
-
-function localAddresses(): string[] {
-  return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address));
 }
 
 /** Validates `--cluster N` before anything is written (docs/cluster.md). */

@@ -5,7 +5,7 @@ import { createConnection } from "node:net";
 import { RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { renderNode } from "../broker/render-root.js";
-import { nodeAlive, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { isLocalHost, nodeAlive, nodeClientHost, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import type { NodeProof } from "../inventory/record.js";
 import { configDigest } from "../render/server-config.js";
 import { configPicture } from "../render/config-picture.js";
@@ -176,8 +176,12 @@ async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: Node
   delete nodeRuntime.nodes;
   // A node that sends no INFO (stopped, partitioned) is signalled, not asked: a NATS client whose
   // connect times out keeps its socket (and this process) alive; the signal path needs no socket.
-  const answers = await sendsInfo(node.port, runtime.host, INFO_PROBE_MS);
-  return reloadAndProve(nodeRuntime, { ...(answers ? { layout } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), guards });
+  // A node on another host is never signalled: it is asked, or it proves nothing (docs/cluster.md "Partition by a cut link").
+  const host = nodeClientHost(node, runtime.host);
+  const remote = !isLocalHost(host) && !guards.REMOTE_NODE_BY_SIGNAL;
+  const answers = await sendsInfo(node.port, host, INFO_PROBE_MS);
+  if (remote && !answers) return { outcome: "unproven", via: "request", logTail: `node ${node.name} on host ${host} sent no INFO on ${host}:${node.port} within ${INFO_PROBE_MS} ms (cut off or down); a node on another host is asked, never signalled`, ms: Date.now() - t0 };
+  return reloadAndProve(nodeRuntime, { ...(answers ? { layout } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), guards, ...(remote ? { remote } : {}) });
 }
 
 const INFO_PROBE_MS = 2_000;

@@ -44,6 +44,11 @@ export interface ReloadOptions {
   layout?: RootLayout;
   /** The verb's guards (RELOAD_BY_SIGNAL, LOG_FROM_START; docs/ablation.md). */
   guards?: Guards;
+  /**
+   * The server runs on another host: only a request to it may reload it. A SIGHUP to its recorded pid
+   * would reach whatever runs under that pid here, so a request that cannot connect proves nothing.
+   */
+  remote?: boolean;
 }
 
 /** How long the log may lag behind a reply that already said "reloaded" (the server writes the line first). */
@@ -61,7 +66,8 @@ export async function reloadAndProve(runtime: BrokerRuntime, opts: ReloadOptions
   const guards = opts.guards ?? GUARDS_ON;
   // RELOAD_BY_SIGNAL: the RELOAD-reply cells' control, every reload goes by SIGHUP and the log alone.
   const system = features.reloadRequest && opts.layout && !guards.RELOAD_BY_SIGNAL ? retainedSystem(opts.layout) : undefined;
-  if (system) return reloadByRequest(runtime, system, features, opts.timeoutMs ?? 10_000, guards);
+  if (system) return reloadByRequest(runtime, system, features, opts.timeoutMs ?? 10_000, guards, opts.remote === true);
+  if (opts.remote) return { outcome: "unproven", via: "request", logTail: `${runtime.url} is on another host and cannot be asked to reload (${features.reloadRequest ? "no system signing seed or no answer" : `nats-server ${runtime.serverVersion} has no reload request`}); a signal from here would not reach it`, ms: 0 };
   return reloadBySignal(runtime, features, opts.timeoutMs ?? 10_000, guards);
 }
 
@@ -88,12 +94,13 @@ async function reloadBySignal(runtime: BrokerRuntime, features: ServerFeatures, 
   return { outcome: "reloaded", via: "signal", line: seen.line, ms, ...(digest ? { serverConfigDigest: digest } : {}), ...extra };
 }
 
-async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["system"], features: ServerFeatures, timeoutMs: number, guards: Guards): Promise<ReloadVerdict> {
+async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["system"], features: ServerFeatures, timeoutMs: number, guards: Guards, remote = false): Promise<ReloadVerdict> {
   const t0 = Date.now();
   let client: SystemClient;
   try {
     client = await SystemClient.connect(runtime.url, system, { timeoutMs: Math.min(timeoutMs, 5_000) });
   } catch (err) {
+    if (remote) return { outcome: "unproven", via: "request", logTail: `no system connection to ${runtime.url} on another host (${(err as Error).message}): it was not asked to reload`, ms: Date.now() - t0 };
     // Nothing was asked yet, so the signal path is safe: it proves the reload from the log alone.
     return reloadBySignal(runtime, features, timeoutMs, guards, [`no system connection (${(err as Error).message}); reloaded by SIGHUP`]);
   }
