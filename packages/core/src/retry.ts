@@ -9,6 +9,22 @@ export interface RetryOptions {
 }
 
 /**
+ * `p`, or a rejection with `message` once `ms` passed, whichever comes first; the timer never outlives
+ * the race. For a peer that accepts and never answers (a stopped server), which no client timeout covers.
+ */
+export async function within<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Runs `step` until it returns, re-trying while it fails with a transient error and the window is
  * open; the last error is thrown. `step` must be safe to repeat (a read, a lease acquire, a connect).
  */

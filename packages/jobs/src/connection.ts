@@ -1,6 +1,7 @@
 import type { ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
 import { CotalError } from "@cotal/core/errors";
+import { within } from "@cotal/core/light";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
 
@@ -49,16 +50,11 @@ export async function probeRedis(url: string, timeoutMs = 3_000): Promise<void> 
   client.on("error", (e: unknown) => (cause ??= e));
   // connectTimeout covers the TCP connect only: a stopped (SIGSTOP) Redis accepts it and never answers
   // the ready check or the PING, so the whole probe is bounded here (docs/refusals.md "Bounded time").
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms (a stopped or overloaded Redis)`)), timeoutMs);
-  });
   try {
-    await Promise.race([client.connect().then(() => client.ping()), late]);
+    await within(client.connect().then(() => client.ping()), timeoutMs, `no answer within ${timeoutMs} ms (a stopped or overloaded Redis)`);
   } catch (err) {
     throw redisUnreachable(url, cause ?? err);
   } finally {
-    clearTimeout(timer);
     client.disconnect();
   }
 }

@@ -1,5 +1,5 @@
 import { spaceUsages, type SpaceUsageRow } from "@cotal/core";
-import { type Guards } from "@cotal/core/light";
+import { type Guards, within } from "@cotal/core/light";
 import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import { JOB_TYPES, QUEUE_PREFIX, queueNameFor, rootKeyFor, type JobType } from "./names.js";
@@ -75,9 +75,7 @@ function boundedRound(inner: RedisRound): RedisRound {
         () => (pending = undefined),
         () => (pending = undefined),
       );
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis did not answer within ${REDIS_ROUND_MS} ms`)), REDIS_ROUND_MS)));
-      return Promise.race([round, late]).finally(() => clearTimeout(timer));
+      return within(round, REDIS_ROUND_MS, `Redis did not answer within ${REDIS_ROUND_MS} ms`);
     },
     close: () => inner.close(),
   };

@@ -1,3 +1,5 @@
+import { within } from "@cotal/core/light";
+
 /**
  * What a scrape reads from the root, the broker and Redis, bounded (docs/metrics.md, "Scrape cost"):
  * a snapshot younger than `maxAgeMs` is served as it is; otherwise one read starts (never two at
@@ -45,16 +47,13 @@ export class SnapshotCache<T> {
 
   private async refresh(): Promise<void> {
     const startedAt = this.now();
-    let timer: ReturnType<typeof setTimeout> | undefined;
     const limitMs = this.opts.readTimeoutMs ?? 60_000;
     // A read that hangs (a broker or Redis that accepts and never answers) must not hold every later scrape.
-    const gaveUp = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`snapshot read still running after ${limitMs} ms`)), limitMs)));
     try {
-      this.last = { at: startedAt, value: await Promise.race([this.opts.read(), gaveUp]) };
+      this.last = { at: startedAt, value: await within(this.opts.read(), limitMs, `snapshot read still running after ${limitMs} ms`) };
     } catch (err) {
       this.opts.onError?.(err);
     } finally {
-      clearTimeout(timer);
       this.inFlight = undefined;
     }
   }

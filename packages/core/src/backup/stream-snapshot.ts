@@ -4,6 +4,7 @@ import { closeSync, fdatasync, fsyncSync, openSync, readSync, writeSync } from "
 import { createInbox, NoRespondersError, RequestError, type Msg, type NatsConnection } from "@nats-io/transport-node";
 import { RERUN, CotalError, isCotalError } from "../errors.js";
 import { FailpointError, failpoint } from "../failpoints.js";
+import { retryWhile } from "../retry.js";
 
 /** The JetStream stream config and state as the server reports them (kept verbatim in the manifest). */
 export interface StreamState {
@@ -239,17 +240,8 @@ export const RESTORE_INTEREST_MS = 5_000;
 const noResponders = (err: unknown): boolean => err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders());
 
 /** The first chunk, sent again while nobody listens yet (a chunk that met no responders reached no server). */
-async function firstChunk(nc: NatsConnection, subject: string, data: Uint8Array): Promise<Msg> {
-  const deadline = Date.now() + RESTORE_INTEREST_MS;
-  for (;;) {
-    try {
-      return await nc.request(subject, data, { timeout: API_TIMEOUT_MS });
-    } catch (err) {
-      if (!noResponders(err) || Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
+const firstChunk = (nc: NatsConnection, subject: string, data: Uint8Array): Promise<Msg> =>
+  retryWhile(() => nc.request(subject, data, { timeout: API_TIMEOUT_MS }), { transient: noResponders, forMs: RESTORE_INTEREST_MS, pauseMs: 100 });
 
 /**
  * `$JS.API.STREAM.RESTORE.<stream>`: the reply names a deliver subject; each chunk is a request
@@ -278,18 +270,18 @@ export async function restoreStream(nc: NatsConnection, file: string, manifest: 
     failure ??= new CotalError("snapshot-failed", `restore of ${stream}: a chunk was not acknowledged (${(err as Error).message})`, { next: RERUN, cause: err });
   };
   const pending: Promise<void>[] = [];
-  let sent = false;
+  let first = true;
   const fd = openSync(file, "r");
   try {
     while (!failure) {
       const buf = Buffer.allocUnsafe(chunkSize); // its own buffer: the chunks in flight must not be overwritten
       const n = readSync(fd, buf, 0, chunkSize, null);
       if (n === 0) break;
-      const first = !sent;
-      sent = true;
-      pending.push((first ? firstChunk(nc, resp.deliver_subject, buf.subarray(0, n)) : nc.request(resp.deliver_subject, buf.subarray(0, n), { timeout: API_TIMEOUT_MS })).then(acked(n), lost));
+      const chunk = buf.subarray(0, n);
+      pending.push((first ? firstChunk(nc, resp.deliver_subject, chunk) : nc.request(resp.deliver_subject, chunk, { timeout: API_TIMEOUT_MS })).then(acked(n), lost));
       // The first chunk goes alone: once it is acked, the deliver subject's interest is known here.
       if (first || pending.length >= window) await pending.shift();
+      first = false;
     }
     await Promise.all(pending);
   } finally {

@@ -3,3 +3,4 @@ export { GUARDS_ON, guardsFromEnv, sagaLimitsFromEnv, type GuardSwitch, type Gua
 export { SPACE_NAME_RULE, assertSpaceName, isValidSpaceName } from "../names.js";
 export { resolveRoot } from "../root/layout.js";
 export { QUOTA_FIELDS, formatBytes, parseQuota, type SpaceQuota } from "../trust/limits.js";
+export { within } from "../retry.js";

@@ -5,7 +5,7 @@ import { createConnection } from "node:net";
 import { RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { renderNode } from "../broker/render-root.js";
-import { isLocalHost, nodeAlive, nodeClientHost, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { isLocalHost, nodeAlive, nodeClientHost, throughNode, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import type { NodeProof } from "../inventory/record.js";
 import { configDigest } from "../render/server-config.js";
 import { configPicture } from "../render/config-picture.js";
@@ -172,7 +172,7 @@ export async function applyToNode<P>(layout: RootLayout, runtime: BrokerRuntime,
 async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, timeoutMs: number | undefined, guards: Guards): Promise<ReloadVerdict> {
   const t0 = Date.now();
   if (!nodeAlive(node)) return { outcome: "unproven", via: "signal", logTail: `node ${node.name} (pid ${node.owner.pid}) is not running`, ms: Date.now() - t0 };
-  const nodeRuntime: BrokerRuntime = { ...runtime, owner: node.owner, url: node.url, port: node.port, configPath: node.configPath, logFile: node.logFile };
+  const nodeRuntime = throughNode(runtime, node);
   delete nodeRuntime.nodes;
   // A node that sends no INFO (stopped, partitioned) is signalled, not asked: a NATS client whose
   // connect times out keeps its socket (and this process) alive; the signal path needs no socket.

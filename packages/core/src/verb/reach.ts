@@ -1,4 +1,5 @@
 import { type Guards } from "../guards.js";
+import { within } from "../retry.js";
 import { connectAsAccount } from "../broker/connect.js";
 import { INVENTORY_BUCKET } from "../inventory/authority-store.js";
 import type { AccountRecord } from "../root/records.js";
@@ -34,17 +35,11 @@ export async function reachNodes(nodes: readonly { name: string; url: string }[]
   return Promise.all(
     nodes.map(async (n): Promise<NodeReach> => {
       const t0 = Date.now();
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${boundMs} ms`)), boundMs + 250);
-      });
       try {
-        const r = await Promise.race([probe(n.url, boundMs), late]);
+        const r = await within(probe(n.url, boundMs), boundMs + 250, `no answer within ${boundMs} ms`);
         return { name: n.name, url: n.url, reachable: true, jetstream: r.jetstream, ...(r.why ? { why: r.why } : {}), ms: Date.now() - t0 };
       } catch (err) {
         return { name: n.name, url: n.url, reachable: false, jetstream: null, why: (err as Error).message, ms: Date.now() - t0 };
-      } finally {
-        clearTimeout(timer);
       }
     }),
   );
