@@ -1,8 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { connect, credsAuthenticator } from "@nats-io/transport-node";
-import { jetstreamManager } from "@nats-io/jetstream";
 import { harnessTeardown } from "@cotal/harness";
-import type { SpaceListReport, StatusReport, UpResult } from "@cotal/core";
+import type { SpaceListReport, StatusReport } from "@cotal/core";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { AppClient } from "../fixtures/app-client.js";
 import { alive, disposeClusterRoots, nodesOf, upCluster } from "../fixtures/cluster.js";
@@ -14,7 +12,7 @@ import { until } from "../fixtures/until.js";
 // `status` still answers, names node 1 unreachable and goes through another node; `space add beta`
 // commits through another node with node 1 left behind; `space list` shows beta; the printed
 // `cotal up --detach` brings node 1 back and every node is clean. A tenant's application (nats.js,
-// default options, every node's URL) writes its KV throughout and never closes for good. Red with
+// default options, every node's URL) writes an R3 KV bucket of its own throughout and never closes for good. Red with
 // COTAL_TEST_UNSAFE_VERBS_FIRST_NODE_ONLY=1 (verbs through node 1 alone: the add refuses
 // broker-not-running while node 1 is down).
 
@@ -26,30 +24,13 @@ afterEach(async () => {
 afterAll(harnessTeardown);
 
 const CELL_MS = 300_000;
-// Eight: R1 placement is the meta leader's choice, and four once all landed on node 1 in CI (each lands there about a third of the time).
-const CANDIDATES = ["alpha", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota"];
 
-/** The node that leads `space`'s KV stream (R1: the one node that hosts it). */
-async function kvHost(url: string, creds: string, space: string): Promise<string> {
-  const nc = await connect({ servers: url, authenticator: credsAuthenticator(new TextEncoder().encode(creds)), name: "any-node-cell" });
-  try {
-    return (await (await jetstreamManager(nc)).streams.info(`KV_cotal_state_${space}`)).cluster?.leader ?? "";
-  } finally {
-    await nc.close();
-  }
-}
-
-/** A tenant whose KV bucket lives off node 1 (R1 streams: its writes go on while node 1 is down), and its app cred. */
-async function survivingTenant(r: LiveRoot, up: UpResult): Promise<{ space: string; creds: string }> {
-  const add = await r.cotal(["space", "add", ...CANDIDATES], { timeoutMs: 90_000 });
-  expect(add.code, add.stderr).toBe(0);
-  const n1 = up.nodes?.[0]?.name;
-  for (const space of CANDIDATES) {
-    const creds = await credsText(r, space, "app");
-    if ((await kvHost(up.nodes?.[1]?.url as string, creds, space)) !== n1) return { space, creds };
-  }
-  throw new Error(`every candidate's KV bucket landed on ${n1}`);
-}
+/**
+ * The surviving tenant's application writes a KV bucket of its own at R3, so its writes go on once the
+ * bucket has a leader on node 2 or 3. Its space's R1 bucket would not do: the meta leader places an R1
+ * stream on the node with the most free store, and a CI run saw eight in a row land on node 1.
+ */
+const APP_BUCKET = { name: "app-r3", replicas: 3 };
 
 async function spaceNames(r: LiveRoot): Promise<string[]> {
   const res = await r.cotal(["space", "list", "--json"], { timeoutMs: 30_000 });
@@ -64,8 +45,10 @@ describe("verbs through any node (docs/cluster.md)", () => {
     const { r, up } = await upCluster();
     const nodes = up.nodes ?? [];
     const [n1, n2, n3] = nodes.map((n) => n.name);
-    const tenant = await survivingTenant(r, up);
-    const app = await AppClient.start(nodes.map((n) => n.url), tenant.creds, tenant.space, { kvOnly: true, name: "any-node-app" });
+    const add0 = await r.cotal(["space", "add", "alpha"], { timeoutMs: 90_000 });
+    expect(add0.code, add0.stderr).toBe(0);
+    const tenant = { space: "alpha", creds: await credsText(r, "alpha", "app") };
+    const app = await AppClient.start(nodes.map((n) => n.url), tenant.creds, tenant.space, { kvOnly: true, name: "any-node-app", ownBucket: APP_BUCKET });
     apps.push(app);
     await app.writable();
 

@@ -68,7 +68,9 @@ describe("cotal node run", () => {
       // Node 3 answered in maintenance and refused beta (its first accepted connections), and admitted it only after the apply began.
       const refusedInMaintenance = report.attempts.filter((x) => !x.ok && x.startedAt >= started.at && x.endedAt <= applying.at && /maximum account active connections|authori/i.test(x.error ?? "")); // held: limits.conn 0 (broker/node-hold.ts)
       expect(refusedInMaintenance.length, JSON.stringify(report.errors)).toBeGreaterThan(0);
-      expect(report.successesBetween(0, applying.at, "overlapping"), a.text()).toBe(0);
+      // "within": an attempt that began before the agent stamped `applying` may be admitted by the reload
+      // that follows the stamp (a loaded CI run saw one); only an admission wholly before it is a breach.
+      expect(report.successesBetween(0, applying.at, "within"), a.text()).toBe(0);
       expect(report.successes).toBeGreaterThan(0);
       expect(await connects(n3.url, await credsText(r, "default"))).toBe(true);
       expect(a.child.exitCode).toBeNull(); // still watching

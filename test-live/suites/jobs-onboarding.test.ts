@@ -1,12 +1,13 @@
 import { readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { harnessTeardown, parsePromText, promValue, type PromFamily } from "@cotal/harness";
+import { freePort, harnessTeardown, parsePromText, promValue, type PromFamily } from "@cotal/harness";
 import { openQueue, queueNameFor, rootKeyFor, type JobsStatusReport } from "@cotal/jobs";
 import { mintSpaceCreds, type SpaceListReport, type StatusReport } from "@cotal/core";
 import { reloadCount } from "../fixtures/broker-log.js";
 import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker, tenantNames, type LiveRedis, type LiveWorker } from "../fixtures/jobs.js";
 import { until } from "../fixtures/until.js";
+import { runPrinted } from "../fixtures/printed.js";
 import { parseJson, type LiveRoot } from "../fixtures/live-root.js";
 import { connects } from "../fixtures/tenants.js";
 import { VERSION_DEPENDENT } from "../fixtures/tags.js";
@@ -220,15 +221,26 @@ describe("bulk onboarding through the queue", () => {
     expect(log).not.toMatch(/S[UAO][A-Z2-7]{50,}/);
   });
 
-  it("without Redis, --queue and jobs verbs refuse with a next step; verbs without --queue still work", async () => {
+  it("without Redis, --queue and jobs verbs refuse with a next step that runs as printed; verbs without --queue still work", async () => {
     const { r } = await jobsRoot();
-    const env = { REDIS_URL: "redis://127.0.0.1:1" };
-    const q = await r.cotal(["space", "add", "delta", "--queue"], { env });
+    const port = await freePort();
+    const env = { REDIS_URL: `redis://127.0.0.1:${port}` };
+    const q = await r.cotal(["space", "add", "delta", "--queue", "--no-wait"], { env });
     expect(q.code).toBe(6);
     expect(q.stderr).toMatch(/cannot reach Redis.*\[redis-unreachable\]/);
-    expect(q.stderr).toMatch(/next: bash infra\/redis.sh start/);
     expect((await r.cotal(["jobs", "status", "--json"], { env })).code).toBe(6);
     const direct = await r.cotal(["space", "add", "delta"], { env });
     expect(direct.code, direct.stderr).toBe(0);
+    // The printed way out, verbatim from `/`: Redis on the URL's port; then the refused command goes through.
+    const next = /next: (.*)/.exec(q.stderr)?.[1] ?? "";
+    expect(next).toMatch(new RegExp(`^REDIS_PORT=${port} bash /\\S+/infra/redis.sh start`));
+    try {
+      const started = await runPrinted(next);
+      expect(started.code, started.stderr).toBe(0);
+      const again = await r.cotal(["space", "add", "delta", "--queue", "--no-wait"], { env }); // the refused command, as it was
+      expect(again.code, again.stderr).toBe(0);
+    } finally {
+      await runPrinted(next.replace(/ start\b.*$/, " stop"));
+    }
   });
 });

@@ -77,7 +77,7 @@ export const ERROR_TABLE: { readonly [C in ErrorCode]: ErrorEntry } = {
   "cut-required": { exit: EXIT.broker, retriable: false, next: "cotal down --preserve-state" },
   "snapshot-failed": { exit: EXIT.broker, retriable: false },
   "port-in-use": { exit: EXIT.broker, retriable: false },
-  "redis-unreachable": { exit: EXIT.broker, retriable: true, next: "bash infra/redis.sh start   # or point REDIS_URL at a running Redis" },
+  "redis-unreachable": { exit: EXIT.broker, retriable: true, next: "bash infra/redis.sh start   # the refusal prints the script's absolute path and the URL's port; or point REDIS_URL at a running Redis" },
   // the saga's own refusals: the record, the disk and the server disagree, or a decision is owed
   "reload-unproven": { exit: EXIT.unproven, retriable: true, next: RERUN },
   "cluster-unproven": { exit: EXIT.unproven, retriable: false, next: `cotal up && ${THE_COMMAND}   # up restarts a stopped node` },

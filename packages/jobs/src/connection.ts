@@ -1,6 +1,9 @@
 import type { ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
-import { CotalError } from "@cotal/core/errors";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { CotalError, shellWord } from "@cotal/core/errors";
 import { within } from "@cotal/core/light";
 
 export const DEFAULT_REDIS_URL = "redis://127.0.0.1:6379";
@@ -22,9 +25,39 @@ export function redactRedisUrl(url: string): string {
   }
 }
 
+/** The checkout's infra/redis.sh above `from` (the module's directory), if this cotal runs from one. */
+export function findRedisScript(from: string = dirname(fileURLToPath(import.meta.url))): string | undefined {
+  for (let dir = from, up = 0; up < 8; dir = dirname(dir), up++) {
+    const script = join(dir, "infra", "redis.sh");
+    if (existsSync(script)) return script;
+    if (dirname(dir) === dir) break;
+  }
+  return undefined;
+}
+
+/**
+ * The way out of `redis-unreachable`, runnable as printed from any directory (docs/refusals.md): a
+ * loopback URL starts Redis on its port with the checkout's script (absolute path), or Debian's
+ * redis-server when no checkout is near; any other host can only be asked whether it answers.
+ */
+export function redisNext(url: string, script: string = findRedisScript() ?? ""): string {
+  let host = "127.0.0.1";
+  let port = "6379";
+  try {
+    const u = new URL(url);
+    host = u.hostname.replace(/^\[|\]$/g, "") || host;
+    port = u.port || port;
+  } catch {
+    return "unset REDIS_URL   # it must look like redis://host:port; unset, cotal uses redis://127.0.0.1:6379";
+  }
+  if (!/^(127\.\d+\.\d+\.\d+|localhost|::1)$/.test(host)) return `redis-cli -h ${shellWord(host)} -p ${port} ping   # that Redis must answer PONG, or point REDIS_URL at one that does`;
+  if (script) return `REDIS_PORT=${port} bash ${shellWord(script)} start   # or point REDIS_URL at a running Redis`;
+  return `redis-server --bind 127.0.0.1 --port ${port} --dir /tmp --daemonize yes   # or point REDIS_URL at a running Redis`;
+}
+
 export function redisUnreachable(url: string, cause: unknown): CotalError {
   return new CotalError("redis-unreachable", `cannot reach Redis at ${redactRedisUrl(url)}: ${(cause as Error)?.message ?? String(cause)}`, {
-    next: "bash infra/redis.sh start   # or point REDIS_URL at a running Redis (redis://host:port)",
+    next: redisNext(url),
     details: { url: redactRedisUrl(url) },
     cause,
   });
