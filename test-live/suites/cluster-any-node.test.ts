@@ -12,7 +12,7 @@ import { until } from "../fixtures/until.js";
 // `status` still answers, names node 1 unreachable and goes through another node; `space add beta`
 // commits through another node with node 1 left behind; `space list` shows beta; the printed
 // `cotal up --detach` brings node 1 back and every node is clean. A tenant's application (nats.js,
-// default options, every node's URL) writes an R3 KV bucket of its own throughout and never closes for good. Red with
+// default options, every node's URL) writes its R3 KV bucket throughout and never closes for good. Red with
 // COTAL_TEST_UNSAFE_VERBS_FIRST_NODE_ONLY=1 (verbs through node 1 alone: the add refuses
 // broker-not-running while node 1 is down).
 
@@ -26,11 +26,11 @@ afterAll(harnessTeardown);
 const CELL_MS = 300_000;
 
 /**
- * The surviving tenant's application writes a KV bucket of its own at R3, so its writes go on once the
- * bucket has a leader on node 2 or 3. Its space's R1 bucket would not do: the meta leader places an R1
- * stream on the node with the most free store, and a CI run saw eight in a row land on node 1.
+ * Tenant streams at R3, so the surviving tenant's KV bucket has replicas on nodes 2 and 3 and its
+ * writes go on once they elect. At R1 the meta leader places a stream on the node with the most free
+ * store, and a CI run saw eight buckets in a row land on node 1.
  */
-const APP_BUCKET = { name: "app-r3", replicas: 3 };
+const TENANT_REPLICAS = ["--tenant-replicas", "3"];
 
 async function spaceNames(r: LiveRoot): Promise<string[]> {
   const res = await r.cotal(["space", "list", "--json"], { timeoutMs: 30_000 });
@@ -42,13 +42,13 @@ const reachOf = (st: StatusReport): [string, boolean | null][] => nodesOf(st).ma
 
 describe("verbs through any node (docs/cluster.md)", () => {
   it("kill -9 of node 1: status names it unreachable and goes through another node, space add beta commits with node 1 behind, up brings it back", async () => {
-    const { r, up } = await upCluster();
+    const { r, up } = await upCluster(TENANT_REPLICAS);
     const nodes = up.nodes ?? [];
     const [n1, n2, n3] = nodes.map((n) => n.name);
     const add0 = await r.cotal(["space", "add", "alpha"], { timeoutMs: 90_000 });
     expect(add0.code, add0.stderr).toBe(0);
     const tenant = { space: "alpha", creds: await credsText(r, "alpha", "app") };
-    const app = await AppClient.start(nodes.map((n) => n.url), tenant.creds, tenant.space, { kvOnly: true, name: "any-node-app", ownBucket: APP_BUCKET });
+    const app = await AppClient.start(nodes.map((n) => n.url), tenant.creds, tenant.space, { kvOnly: true, name: "any-node-app" });
     apps.push(app);
     await app.writable();
 
