@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cotalCliPath, repoRoot, type CotalResult } from "@cotal/harness";
@@ -9,6 +9,9 @@ import { killServersUnder } from "../fixtures/processes.js";
 import { until } from "../fixtures/until.js";
 import { sleep } from "../fixtures/isolation.js";
 import { refusedWith, runPrinted } from "../fixtures/printed.js";
+import { SpawnedAppClient } from "../fixtures/spawned-app.js";
+import { barrierReached, releaseBarrier } from "../fixtures/barrier.js";
+import { spaceTemplate } from "@cotal/core/provision";
 
 // A cluster on three simulated hosts (docs/cluster.md "A cluster across hosts"): network namespaces
 // from infra/hosts.sh, one node on each at 10.99.0.<i>, started by `cotal node run` inside its own
@@ -24,6 +27,8 @@ if (!canNetns) console.log("[cluster-hosts] skipped: needs root and `ip netns`")
 
 const children: ChildProcess[] = [];
 let r: LiveRoot | undefined;
+/** The surviving tenant's applications, inside the hosts for the whole file (see hostCluster). */
+const apps: SpawnedAppClient[] = [];
 
 function hosts(...args: string[]): void {
   const res = spawnSync("bash", [SCRIPT, ...args], { env: hostsEnv, encoding: "utf8", timeout: 30_000 });
@@ -31,11 +36,11 @@ function hosts(...args: string[]): void {
 }
 
 /** `cotal <args>` run inside host `h` (1-3), to completion. */
-function onHost(h: number, args: string[], timeoutMs = 90_000): Promise<CotalResult> {
+function onHost(h: number, args: string[], timeoutMs = 90_000, env: Record<string, string> = {}): Promise<CotalResult> {
   const root = (r as LiveRoot).root;
   const t0 = Date.now();
   let timedOut = false;
-  const child = spawn("bash", [SCRIPT, "exec", String(h), process.execPath, cotalCliPath(), "--root", root, ...args], { env: hostsEnv });
+  const child = spawn("bash", [SCRIPT, "exec", String(h), process.execPath, cotalCliPath(), "--root", root, ...args], { env: { ...hostsEnv, ...env } });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
@@ -67,6 +72,7 @@ function attemptsOf(text: string): Attempt[] {
 }
 
 afterAll(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.stop()));
   for (const c of children) c.kill("SIGTERM");
   await sleep(300);
   for (const c of children) c.kill("SIGKILL");
@@ -114,23 +120,33 @@ function hostCluster(): Promise<HostCluster> {
     const res = JSON.parse(up.stdout) as UpResult;
     expect((res.nodes ?? []).map((n) => n.url)).toEqual(nodes.map((n) => `nats://${n.host}:${n.port}`));
     for (const n of nodes) expect(readFileSync((r as LiveRoot).layout.nodeServerConf(n.name), "utf8")).toContain(`listen: "${n.host}:${n.port}"`);
+    // The surviving tenant: alpha's applications run inside hosts 1 and 2 (nats-py there, nats.js here),
+    // each given every node's URL, and write and read alpha's R3 KV through every cell of the file.
+    const urls = nodes.map((n) => `nats://${n.host}:${n.port}`);
+    const alpha = readFileSync(await addWithCred("alpha", "app"), "utf8");
+    const scratch = join(dirname((r as LiveRoot).root), "apps");
+    mkdirSync(scratch, { recursive: true, mode: 0o700 });
+    const via = (h: number) => ["env", `COTAL_HOSTS_PREFIX=${PREFIX}`, "bash", SCRIPT, "exec", String(h)];
+    apps.push(await SpawnedAppClient.start(urls, alpha, join(scratch, "alpha-py.creds"), "alpha", { client: "nats-py", via: via(1) }));
+    apps.push(await SpawnedAppClient.start(urls, alpha, join(scratch, "alpha-js.creds"), "alpha", { client: "nats.js", via: via(2) }));
+    await appsKeepWriting("start");
     return { nodes, agents };
   })();
   return cluster;
 }
 
 /** `space add <space>` on the control host, then its cred (`--user u`) as a file every host reads. */
-async function addWithCred(space: string): Promise<string> {
+async function addWithCred(space: string, user = "u"): Promise<string> {
   const add = await onHost(1, ["space", "add", space]);
   expect(add.code, add.stderr).toBe(0);
-  const credsRes = await onHost(1, ["space", "creds", space, "--user", "u", "--json"]);
+  const credsRes = await onHost(1, ["space", "creds", space, "--user", user, "--json"]);
   expect(credsRes.code, credsRes.stderr).toBe(0);
   return (JSON.parse(credsRes.stdout) as { path: string }).path;
 }
 
 /** One poller on each host, each asking its own host's node, until every host admitted the cred once (the positive control). */
-async function pollEveryHost(c: HostCluster, credsFile: string): Promise<{ child: ChildProcess; out: () => string }[]> {
-  const pollers = c.nodes.map((n, i) => startOnHost(i + 1, [process.execPath, join(repoRoot(), "test-live", "fixtures", "host-poller.mjs"), `nats://${n.host}:${n.port}`, credsFile, "2"]));
+async function pollEveryHost(c: HostCluster, credsFile: string, publish: string[] = []): Promise<{ child: ChildProcess; out: () => string }[]> {
+  const pollers = c.nodes.map((n, i) => startOnHost(i + 1, [process.execPath, join(repoRoot(), "test-live", "fixtures", "host-poller.mjs"), `nats://${n.host}:${n.port}`, credsFile, "2", ...publish]));
   await until("admitted on every host (the positive control)", async () => (pollers.every((p) => attemptsOf(p.out()).some((a) => a.ok)) ? true : undefined), 30_000, 200).catch((e: Error) => {
     throw new Error(`${e.message}: ${pollers.map((p) => p.out().split("\n").slice(-3).join(" | ")).join(" || ")}`);
   });
@@ -145,10 +161,22 @@ async function noneAdmittedAfter(pollers: { child: ChildProcess; out: () => stri
   for (const [i, p] of pollers.entries()) {
     const attempts = attemptsOf(p.out());
     const after = attempts.filter((a) => a.at >= done);
-    console.log(`[cluster-hosts] ${label}: host ${i + 1}: ${attempts.length} attempts, ${attempts.filter((a) => a.ok).length} admitted, ${after.length} after the removal (${after[0]?.why ?? "-"})`);
-    expect(after.length, `host ${i + 1} polled after the removal was reported done`).toBeGreaterThan(0);
-    expect(after.filter((a) => a.ok).length, `host ${i + 1}: admitted after the removal was reported done`).toBe(0);
+    console.log(`[cluster-hosts] ${label}: host ${i + 1}: ${attempts.length} attempts, ${attempts.filter((a) => a.ok).length} admitted, ${after.length} after the verb (${after[0]?.why ?? "-"})`);
+    expect(after.length, `host ${i + 1} polled after the verb was reported done`).toBeGreaterThan(0);
+    expect(after.filter((a) => a.ok).length, `host ${i + 1}: admitted after the verb was reported done`).toBe(0);
   }
+}
+
+/**
+ * The surviving tenant's view after `label`: each application wrote and read its KV (and published)
+ * again within 30 s, and neither closed for good. A cell's verb never concerns alpha.
+ */
+async function appsKeepWriting(label: string): Promise<void> {
+  for (const app of apps) {
+    await app.writable(30_000);
+    expect(app.report.closed, `${label}: an application of alpha closed for good`).toBe(false);
+  }
+  console.log(`[cluster-hosts] alpha after ${label}: ${apps.map((a, i) => `${i === 0 ? "nats-py" : "nats.js"} ${a.report.kvPuts} KV writes, ${a.report.kvFailures.length} failed, ${a.report.disconnects.length} disconnects`).join("; ")}`);
 }
 
 async function expectAllClean(): Promise<void> {
@@ -167,15 +195,21 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     await noneAdmittedAfter(pollers, done, "beta");
     // Every node proved the last generation; the agents followed.
     await expectAllClean();
+    await appsKeepWriting("space rm beta");
   });
 
   it.each([
-    ["space rm", "gamma", ["space", "rm", "gamma", "--yes"]],
-    ["space revoke", "delta", ["space", "revoke", "delta", "--user", "u"]],
-  ])("partition by a cut link: host 3 cut off, then %s: refused cluster-unproven naming node 3, never reported done; after heal the printed next completes it and no host admits the cred again", async (_verb, space, argv) => {
+    ["before", "space rm", "gamma", ["space", "rm", "gamma", "--yes"]],
+    ["before", "space revoke", "delta", ["space", "revoke", "delta", "--user", "u"]],
+    ["during", "space rm", "eta", ["space", "rm", "eta", "--yes"]],
+  ])("partition by a cut link: host 3 cut off %s %s: refused cluster-unproven naming node 3, never reported done; after heal the printed next completes it and no host admits the cred again", async (when, _verb, space, argv) => {
     const c = await hostCluster();
     const n3 = c.nodes[2]?.name as string;
     const pollers = await pollEveryHost(c, await addWithCred(space));
+    // "during": the verb parks right after node 1 proved its claim (nodes are reloaded in order), and the link is cut there
+    const gate = join(dirname((r as LiveRoot).root), `gate-cut-${space}-${Date.now()}`);
+    const running = when === "during" ? onHost(1, argv, 180_000, { COTAL_FAILPOINT: `after-node-proof#1:barrier:${gate}:2` }) : undefined;
+    if (running) await barrierReached(gate, "the verb parked after node 1's proof", 60_000);
     hosts("cut", "3");
     let healed = false;
     try {
@@ -183,7 +217,8 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
       const seen = await onHost(1, ["status", "--json"]);
       const reach = (JSON.parse(seen.stdout) as { broker: { nodes?: { name: string; reachable?: boolean | null }[] } }).broker.nodes?.map((n) => n.reachable);
       expect(reach, seen.stdout.slice(0, 2_000)).toEqual([true, true, false]);
-      let res = await onHost(1, argv, 180_000);
+      if (running) releaseBarrier(gate);
+      let res = running ? await running : await onHost(1, argv, 180_000);
       // If node 3 led the meta group, JetStream may time out until nodes 1 and 2 elect another leader:
       // that refusal (before any trust changes) is re-run as printed.
       for (let step = 0; res.code === 6 && /\[broker-unreachable\]/.test(res.stderr) && step < 3; step++) {
@@ -215,8 +250,77 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
       expect(last.code, `${line}\n${last.stdout}\n${last.stderr}`).toBe(0);
       await noneAdmittedAfter(pollers, Date.now(), `${space}, after the heal`);
       await expectAllClean();
+      // alpha's applications run on hosts 1 and 2, the majority: they write through the cut and the heal
+      await appsKeepWriting(`the cut ${when} ${_verb} and the heal`);
     } finally {
       if (!healed) hosts("heal", "3");
     }
+  });
+  it("limits across the hosts: a 2 KiB publish by kappa goes through on every host, then `space limits kappa --max-payload 1K` and no host takes one", async () => {
+    const c = await hostCluster();
+    const subject = (spaceTemplate("kappa").streams[0]?.subjects[0] ?? "").replace(">", "probe");
+    const pollers = await pollEveryHost(c, await addWithCred("kappa"), [subject, "2048"]); // positive control: 2 KiB under the default 1 MiB
+    const lim = await onHost(1, ["space", "limits", "kappa", "--max-payload", "1K"]);
+    const done = Date.now();
+    expect(lim.code, lim.stderr).toBe(0);
+    await noneAdmittedAfter(pollers, done, "kappa's 2 KiB publish under --max-payload 1K");
+    await expectAllClean();
+    await appsKeepWriting("space limits kappa");
+  });
+
+  it("backup and restore across the hosts: zeta's data, backed up live through the control host, restored over zeta with --replace; alpha writes throughout", async () => {
+    const c = await hostCluster();
+    const zetaCreds = readFileSync(await addWithCred("zeta", "app"), "utf8");
+    const scratch = join(dirname((r as LiveRoot).root), "apps");
+    const urls = c.nodes.map((n) => `nats://${n.host}:${n.port}`);
+    const via = ["env", `COTAL_HOSTS_PREFIX=${PREFIX}`, "bash", SCRIPT, "exec", "3"];
+    // zeta's own application (on host 3) writes some data, then stops: what the backup must carry
+    const zetaApp = await SpawnedAppClient.start(urls, zetaCreds, join(scratch, "zeta.creds"), "zeta", { client: "nats.js", via });
+    await until("zeta's application wrote 20 KV values", () => (zetaApp.report.kvPuts >= 20 ? true : undefined), 30_000, 100);
+    const wrote = await zetaApp.stop();
+    const usage = async (): Promise<number> => {
+      const info = await onHost(1, ["space", "info", "zeta", "--json"]);
+      expect(info.code, info.stderr).toBe(0);
+      const report = JSON.parse(info.stdout) as { usage: { read: boolean; reason?: string }; limits: { field: string; used: number | null }[] };
+      expect(report.usage.read, report.usage.reason).toBe(true);
+      return report.limits.find((l) => l.field === "disk")?.used ?? 0;
+    };
+    const before = await usage();
+    expect(before, "zeta stores what its application wrote").toBeGreaterThan(0);
+    const out = join(dirname((r as LiveRoot).root), "zeta-backup");
+    const backup = await onHost(1, ["space", "backup", "zeta", "--out", out]);
+    expect(backup.code, backup.stderr).toBe(0);
+    const verify = await onHost(1, ["backup", "verify", out]);
+    expect(verify.code, verify.stderr).toBe(0);
+    const restore = await onHost(1, ["space", "restore", "zeta", "--from", out, "--replace", "--yes"], 180_000);
+    expect(restore.code, `${restore.stdout}\n${restore.stderr}`).toBe(0);
+    const after = await usage();
+    console.log(`[cluster-hosts] zeta: ${wrote.published} published, ${wrote.kvPuts} KV writes; ${before} bytes before the backup, ${after} after the restore`);
+    expect(after, "the restore brought back what zeta stored").toBeGreaterThanOrEqual(before);
+    await expectAllClean();
+    await appsKeepWriting("space backup zeta and space restore zeta --replace");
+  });
+
+  it("a node restart across the hosts: kill -9 of node 2, its agent brings it back held then applied; omega, removed before, is never admitted on any host", async () => {
+    const c = await hostCluster();
+    const pollers = await pollEveryHost(c, await addWithCred("omega"));
+    const rm = await onHost(1, ["space", "rm", "omega", "--yes"]);
+    const done = Date.now();
+    expect(rm.code, rm.stderr).toBe(0);
+    const rt = JSON.parse(readFileSync((r as LiveRoot).layout.runtimeFile, "utf8")) as { nodes?: { name: string; owner: { pid: number } }[] };
+    const n2 = rt.nodes?.find((n) => n.name === c.nodes[1]?.name);
+    expect(n2?.owner.pid).toBeGreaterThan(0);
+    const agentSaid = c.agents[1]?.out().length ?? 0;
+    process.kill(n2?.owner.pid as number, "SIGKILL");
+    // host 2's agent restarts its node (every tenant held) and applies the record; the control host's status sees it clean
+    await until("node 2 restarted held, then applied, by its agent", () => (/not running; starting it with every tenant held[\s\S]*applying \(/.test(c.agents[1]?.out().slice(agentSaid) ?? "") ? true : undefined), 90_000, 250).catch((e: Error) => {
+      throw new Error(`${e.message}: agent 2 said:\n${c.agents[1]?.out().slice(agentSaid)}`);
+    });
+    await until("every node clean", async () => {
+      const st = JSON.parse((await onHost(1, ["status", "--json"])).stdout) as { broker: { nodes?: { state?: string }[] } };
+      return (st.broker.nodes ?? []).every((n) => n.state === "clean") ? true : undefined;
+    }, 60_000, 1_000);
+    await noneAdmittedAfter(pollers, done, "omega, through node 2's restart");
+    await appsKeepWriting("kill -9 of node 2 and its restart");
   });
 });

@@ -324,10 +324,18 @@ describe("a partition by cut routes", VERSION_DEPENDENT, () => {
           writeFileSync(r.layout.runtimeFile, original, { mode: 0o600 });
         }
         m.notes.push(`rm through node 3 (minority): exit ${minority.code}: ${minority.stderr.split("\n")[0]}`);
-        expect(minority.code, minority.stderr).toBe(6);
         // The record read fails there (2.9, 2.14), or, where a replica answers the read (2.15.3), the stream
-        // deletion that follows times out: either way a retriable refusal before any trust change.
-        expect(minority.stderr).toMatch(/\[(inventory-unreachable|broker-unreachable)\]/);
+        // deletion that follows times out: either way a retriable refusal before any trust change. Or node 3,
+        // cut off while it led the R3 record, still answers as its leader for a few seconds (its Raft steps
+        // down only once it misses its quorum long enough; seen on 2.9.10): it hands out the record as it was
+        // before the cut, which still lists beta, whose account the removal reaped from disk, and the
+        // removal's pre-check refuses to render without it (render-refused, exit 3), before its journal.
+        // Each is a refusal before anything is written; what follows checks that nothing was committed.
+        const stale = minority.code === 3 && /space beta is in the claimed list but its record is missing on disk.*\[render-refused\]/.test(minority.stderr);
+        if (!stale) {
+          expect(minority.code, minority.stderr).toBe(6);
+          expect(minority.stderr).toMatch(/\[(inventory-unreachable|broker-unreachable)\]/);
+        }
         expect(minority.stderr).toMatch(/next: \S/);
         const after = await untilStatus(r, (s) => s.inventory !== null, 30_000);
         expect(after.inventory?.spaces).toEqual(["default", "gamma"]);

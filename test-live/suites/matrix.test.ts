@@ -49,10 +49,14 @@ describe("R1: two concurrent adds", VERSION_DEPENDENT, () => {
       const { r, up } = await upRoot();
       const env = { COTAL_FAILPOINT: `after-read:barrier:${barrierDir(r, "r1c")}:2`, COTAL_TEST_UNSAFE_DISABLE_CAS: "1" };
       const [b, g] = await Promise.all([r.cotal(["space", "add", "beta"], { env }), r.cotal(["space", "add", "gamma"], { env })]);
-      expect([b.code, g.code]).toEqual([0, 0]);
       const spaces = (await statusOf(r)).inventory?.spaces ?? [];
       expect(spaces.length).toBe(2);
       const lost = ["beta", "gamma"].find((s) => !spaces.includes(s)) as string;
+      // The winner exits 0. The loser committed too (nothing stopped it) and exits 0, or 6 when the winner's
+      // reload dropped its account before it provisioned its streams (seen on a loaded 2.9.10 run).
+      const [won, lostRun] = lost === "beta" ? [g, b] : [b, g];
+      expect(won.code, won.stderr).toBe(0);
+      if (lostRun.code !== 0) expect([lostRun.code, lostRun.stderr]).toEqual([6, expect.stringMatching(new RegExp(`provisioning space ${lost} failed`))]);
       const err = await connectCreds(up.url, await credsText(r, lost)).then(
         async (nc) => (await nc.close(), "connected"),
         (e: Error) => e.message,

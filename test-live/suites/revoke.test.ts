@@ -9,6 +9,7 @@ import { connectCreds } from "../fixtures/nats.js";
 import { disposeJobsFixtures, jobsFixtures, jobsRoot, startWorker } from "../fixtures/jobs.js";
 import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 import { sleep } from "../fixtures/isolation.js";
+import { until } from "../fixtures/until.js";
 
 // Issue 33, "Revoke a user": `space revoke` re-signs the space's account with a revocation of alice's
 // key, proven by the server; alice's cred, polled from before the verb, never connects after it
@@ -58,7 +59,7 @@ async function publisher(url: string, creds: string): Promise<{ nc: NatsConnecti
 }
 
 describe("space revoke", () => {
-  it("alice's cred never connects after the verb returns; bob keeps publishing; space beta untouched", { ...VERSION_DEPENDENT, timeout: 30_000 }, async () => {
+  it("alice's cred never connects after the verb returns; bob keeps publishing; space beta untouched", { ...VERSION_DEPENDENT, timeout: 60_000 }, async () => {
     const { r, up } = await upRoot();
     expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
     const alice = await credsText(r, "alpha", "alice");
@@ -85,9 +86,9 @@ describe("space revoke", () => {
       expect(report.successesBetween(returnedAt, Number.POSITIVE_INFINITY, "within"), JSON.stringify(report.errors)).toBe(0);
       expect(report.failuresBetween(returnedAt, Number.POSITIVE_INFINITY)).toBeGreaterThan(0);
       // bob: still publishing after the revocation; on a server whose reload keeps JWT clients, never dropped
+      // On a server whose reload drops JWT clients (2.9.10) bob may still be in nats.js's reconnect wait (2 s by default, and again after a refused try).
       const since = monotonicMs();
-      await sleep(300);
-      expect(bob.published(since), "bob publishes after the revocation").toBeGreaterThan(0);
+      await until("bob publishes after the revocation", () => (bob.published(since) > 0 ? true : undefined), liveServer.reloadKeepsJwtClients ? 2_000 : 10_000, 50);
       if (liveServer.reloadKeepsJwtClients) expect(bob.drops()).toBe(0);
       expect(await connects(up.url, carol)).toBe(true);
       expect(await connects(up.url, bobCreds)).toBe(true);

@@ -8,7 +8,7 @@ import { startAgent, type RunningAgent } from "../fixtures/node-agent.js";
 import { ok } from "../fixtures/space-data.js";
 import { credsText, statusOf } from "../fixtures/tenants.js";
 import { AppClient } from "../fixtures/app-client.js";
-import { PyAppClient } from "../fixtures/py-client.js";
+import { SpawnedAppClient } from "../fixtures/spawned-app.js";
 import { eyeTable, throughSteps, type EyeRow, type Interruption, type TenantApp } from "../fixtures/tenants-eye.js";
 import { until } from "../fixtures/until.js";
 
@@ -60,7 +60,7 @@ describe("a tenant's applications through every verb on a cluster of three", () 
     const creds = await credsText(r, "alpha", "app");
     const jsApp = await AppClient.start(urls, creds, "alpha");
     apps.push(jsApp);
-    const pyApp = await PyAppClient.start(urls.filter((u) => portOf(u) !== portOf(jsApp.server())), creds, join(scratch, "alpha-py.creds"), "alpha");
+    const pyApp = await SpawnedAppClient.start(urls.filter((u) => portOf(u) !== portOf(jsApp.server())), creds, join(scratch, "alpha-py.creds"), "alpha");
     apps.push(pyApp);
     const tenant: Record<string, TenantApp> = { "nats.js": jsApp, "nats-py": pyApp };
     const siblingArtifact = join(scratch, "beta.bak");
