@@ -4,7 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { harnessTeardown } from "@cotal/harness";
 import type { StatusReport, UpResult } from "@cotal/core";
 import { loadBrokerTrust, loadSpaceAccount } from "@cotal/core/root";
-import { templateStreamNames } from "@cotal/core/provision";
+import { spaceTemplate, templateStreamNames } from "@cotal/core/provision";
+import { Kvm } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { connectCreds } from "../fixtures/nats.js";
 import { parseJson, snapshotTree, type LiveRoot } from "../fixtures/live-root.js";
 import { cell } from "../fixtures/matrix.js";
 import { ok, seedSpace, spaceFacts, upJson } from "../fixtures/space-data.js";
@@ -59,6 +62,30 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
       const st = await statusOf(r);
       expect(nodesOf(st).map((n) => [n.appliedGeneration, n.state])).toEqual([[generation, "clean"], [generation, "clean"], [generation, "clean"]]);
       expect(await connects(up.url, beta)).toBe(true);
+    }));
+
+  it("space info: a tenant's connections are summed over every node (one on node 2 and one on node 3 count two); its KV write shows as disk", () =>
+    cell("cluster verbs: space info sums every node", async () => {
+      const usage = async (): Promise<Record<string, number | null>> => {
+        const info = parseJson<{ usage: { read: boolean; reason?: string }; limits: { field: string; used: number | null }[] }>(ok(await r.cotal(["space", "info", "beta", "--json"], { timeoutMs: 30_000 })));
+        expect(info.usage.read, info.usage.reason).toBe(true);
+        return Object.fromEntries(info.limits.map((l) => [l.field, l.used]));
+      };
+      const before = await usage();
+      const [, n2, n3] = up.nodes ?? [];
+      const ncs = [await connectCreds(n2?.url as string, beta), await connectCreds(n3?.url as string, beta)];
+      try {
+        const kv = await new Kvm(ncs[1] as NatsConnection).open(spaceTemplate("beta").buckets[0]?.bucket as string);
+        await kv.put("info.k", new TextEncoder().encode("x".repeat(512)));
+        // CONNZ reaches every node in its own time: read until both connections are counted (a node left out counts one)
+        const after = await until("both connections counted", async () => {
+          const u = await usage();
+          return (u.conns ?? 0) - (before.conns ?? 0) === 2 ? u : undefined;
+        }, 15_000, 500);
+        expect(after.disk ?? 0).toBeGreaterThan(before.disk ?? 0);
+      } finally {
+        await Promise.all(ncs.map((nc) => nc.close()));
+      }
     }));
 
   it("broker reconcile: the report is clean on the cluster; --adopt-disk --yes runs through the saga on every node", () =>
