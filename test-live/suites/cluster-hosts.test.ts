@@ -210,8 +210,10 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     const gate = join(dirname((r as LiveRoot).root), `gate-cut-${space}-${Date.now()}`);
     const running = when === "during" ? onHost(1, argv, 180_000, { COTAL_FAILPOINT: `after-node-proof#1:barrier:${gate}:2` }) : undefined;
     if (running) await barrierReached(gate, "the verb parked after node 1's proof", 60_000);
+    const agentSaid = c.agents[2]?.out().length ?? 0;
     hosts("cut", "3");
     let healed = false;
+    let converged = false;
     try {
       // Control: the cut is real; host 1 does not reach node 3.
       const seen = await onHost(1, ["status", "--json"]);
@@ -234,7 +236,12 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
       expect(res.stderr).toMatch(/a node on another host is asked, never signalled/);
       // Not done, and each side says so as it is: nodes 1 and 2 refuse the cred, node 3 (not reached) still admits it.
       await until("nodes 1 and 2 refuse the cred", async () => (pollers.slice(0, 2).every((p) => attemptsOf(p.out()).some((a) => a.at > at && !a.ok)) ? true : undefined), 15_000, 200);
-      expect(attemptsOf(pollers[2]?.out() ?? "").filter((a) => a.at > at && a.ok).length, "host 3 keeps admitting the cred while cut (not done)").toBeGreaterThan(0);
+      // Node 3 keeps admitting it as it did before the verb, unless its own agent, which cannot reach a
+      // quorum and sees its R3 tenant streams unserved, restarted it with every tenant held (safer still:
+      // docs/cluster.md "Partition by a cut link"). Either way it was not told the verb is done.
+      await until("host 3 polled after the verb", async () => (attemptsOf(pollers[2]?.out() ?? "").some((a) => a.at > at + 500) ? true : undefined), 15_000, 200);
+      const heldByItsAgent = /with every tenant held/.test(c.agents[2]?.out().slice(agentSaid) ?? "");
+      if (!heldByItsAgent) expect(attemptsOf(pollers[2]?.out() ?? "").filter((a) => a.at > at && a.ok).length, "host 3 keeps admitting the cred while cut (not done)").toBeGreaterThan(0);
       hosts("heal", "3");
       healed = true;
       // The printed next, verbatim, on the control host, until it exits 0 (the chaos rule: only printed lines).
@@ -248,12 +255,15 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
         last = await runPrinted(line, { COTAL_HOSTS_PREFIX: PREFIX }, 240_000, ["bash", SCRIPT, "exec", "1"]);
       }
       expect(last.code, `${line}\n${last.stdout}\n${last.stderr}`).toBe(0);
+      converged = true;
       await noneAdmittedAfter(pollers, Date.now(), `${space}, after the heal`);
       await expectAllClean();
       // alpha's applications run on hosts 1 and 2, the majority: they write through the cut and the heal
       await appsKeepWriting(`the cut ${when} ${_verb} and the heal`);
     } finally {
       if (!healed) hosts("heal", "3");
+      // A cell that failed before its verb converged finishes it, so the file's later cells start on a clean root.
+      for (let step = 0; !converged && step < 3; step++) converged = (await onHost(1, argv, 180_000)).code === 0;
     }
   });
   it("limits across the hosts: a 2 KiB publish by kappa goes through on every host, then `space limits kappa --max-payload 1K` and no host takes one", async () => {
@@ -292,11 +302,20 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     expect(backup.code, backup.stderr).toBe(0);
     const verify = await onHost(1, ["backup", "verify", out]);
     expect(verify.code, verify.stderr).toBe(0);
-    const restore = await onHost(1, ["space", "restore", "zeta", "--from", out, "--replace", "--yes"], 180_000);
+    const restore = await onHost(1, ["space", "restore", "zeta", "--from", out, "--replace", "--yes", "--json"], 180_000);
     expect(restore.code, `${restore.stdout}\n${restore.stderr}`).toBe(0);
-    const after = await usage();
-    console.log(`[cluster-hosts] zeta: ${wrote.published} published, ${wrote.kvPuts} KV writes; ${before} bytes before the backup, ${after} after the restore`);
-    expect(after, "the restore brought back what zeta stored").toBeGreaterThanOrEqual(before);
+    // What the server holds after the restore (the restore reads it back), against what zeta's application
+    // was acknowledged: every publish and every KV write (history 5, at most two writes a key here).
+    const held = Object.fromEntries((JSON.parse(restore.stdout) as { streams: { name: string; messages: number }[] }).streams.map((x) => [x.name, x.messages]));
+    const tpl = spaceTemplate("zeta");
+    console.log(`[cluster-hosts] zeta: ${wrote.published} published, ${wrote.kvPuts} KV writes acknowledged; ${before} bytes before the backup; restored ${JSON.stringify(held)}`);
+    // Nothing acknowledged is lost; a write whose ack (or read-back) failed may be there too.
+    const events = held[tpl.streams[0]?.name as string] ?? -1;
+    const values = held[`KV_${tpl.buckets[0]?.bucket as string}`] ?? -1;
+    expect(events, "zeta's events after the restore").toBeGreaterThanOrEqual(wrote.published);
+    expect(events).toBeLessThanOrEqual(wrote.published + wrote.publishFailures.length);
+    expect(values, "zeta's KV values after the restore").toBeGreaterThanOrEqual(wrote.kvPuts);
+    expect(values).toBeLessThanOrEqual(wrote.kvPuts + wrote.kvFailures.length);
     await expectAllClean();
     await appsKeepWriting("space backup zeta and space restore zeta --replace");
   });

@@ -121,7 +121,9 @@ describe("a tenant's applications through every verb on a cluster of three", () 
             ok(await r.cotal(["up", "--detach"], { timeoutMs: 120_000 }));
           },
         },
-      ])),
+        // 60 s, not 30: once (CI, loaded) nats-py had not written 30 s after a whole cluster's down and up;
+        // the message now carries what it saw, to tell a slow reconnect from a stuck one.
+      ], 60_000)),
     );
     for (const app of apps.splice(0)) await app.stop();
     const st = await statusOf(r);
