@@ -83,6 +83,15 @@ afterAll(async () => {
   if (canNetns) hosts("down");
 });
 
+/** Where the spawned applications' creds files go, beside the root. */
+const appsDir = (): string => join(dirname((r as LiveRoot).root), "apps");
+
+/** A tenant's application run inside host `h`, given every node's URL. */
+function appOnHost(h: number, nodes: readonly { host: string; port: number }[], creds: string, space: string, client: "nats-py" | "nats.js"): Promise<SpawnedAppClient> {
+  const via = ["env", `COTAL_HOSTS_PREFIX=${PREFIX}`, "bash", SCRIPT, "exec", String(h)];
+  return SpawnedAppClient.start(nodes.map((n) => `nats://${n.host}:${n.port}`), creds, join(appsDir(), `${space}-${client}-h${h}.creds`), space, { client, via });
+}
+
 interface HostCluster {
   nodes: { name: string; port: number; host: string }[];
   agents: { out: () => string }[];
@@ -122,13 +131,10 @@ function hostCluster(): Promise<HostCluster> {
     for (const n of nodes) expect(readFileSync((r as LiveRoot).layout.nodeServerConf(n.name), "utf8")).toContain(`listen: "${n.host}:${n.port}"`);
     // The surviving tenant: alpha's applications run inside hosts 1 and 2 (nats-py there, nats.js here),
     // each given every node's URL, and write and read alpha's R3 KV through every cell of the file.
-    const urls = nodes.map((n) => `nats://${n.host}:${n.port}`);
     const alpha = readFileSync(await addWithCred("alpha", "app"), "utf8");
-    const scratch = join(dirname((r as LiveRoot).root), "apps");
-    mkdirSync(scratch, { recursive: true, mode: 0o700 });
-    const via = (h: number) => ["env", `COTAL_HOSTS_PREFIX=${PREFIX}`, "bash", SCRIPT, "exec", String(h)];
-    apps.push(await SpawnedAppClient.start(urls, alpha, join(scratch, "alpha-py.creds"), "alpha", { client: "nats-py", via: via(1) }));
-    apps.push(await SpawnedAppClient.start(urls, alpha, join(scratch, "alpha-js.creds"), "alpha", { client: "nats.js", via: via(2) }));
+    mkdirSync(appsDir(), { recursive: true, mode: 0o700 });
+    apps.push(await appOnHost(1, nodes, alpha, "alpha", "nats-py"));
+    apps.push(await appOnHost(2, nodes, alpha, "alpha", "nats.js"));
     await appsKeepWriting("start");
     return { nodes, agents };
   })();
@@ -281,11 +287,8 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
   it("backup and restore across the hosts: zeta's data, backed up live through the control host, restored over zeta with --replace; alpha writes throughout", async () => {
     const c = await hostCluster();
     const zetaCreds = readFileSync(await addWithCred("zeta", "app"), "utf8");
-    const scratch = join(dirname((r as LiveRoot).root), "apps");
-    const urls = c.nodes.map((n) => `nats://${n.host}:${n.port}`);
-    const via = ["env", `COTAL_HOSTS_PREFIX=${PREFIX}`, "bash", SCRIPT, "exec", "3"];
     // zeta's own application (on host 3) writes some data, then stops: what the backup must carry
-    const zetaApp = await SpawnedAppClient.start(urls, zetaCreds, join(scratch, "zeta.creds"), "zeta", { client: "nats.js", via });
+    const zetaApp = await appOnHost(3, c.nodes, zetaCreds, "zeta", "nats.js");
     await until("zeta's application wrote 20 KV values", () => (zetaApp.report.kvPuts >= 20 ? true : undefined), 30_000, 100);
     const wrote = await zetaApp.stop();
     const usage = async (): Promise<number> => {
