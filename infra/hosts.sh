@@ -8,6 +8,8 @@
 #   infra/hosts.sh up N                 create hosts 1..N (idempotent; hosts above N are removed)
 #   infra/hosts.sh down                 remove every host and the bridge (idempotent)
 #   infra/hosts.sh exec HOST cmd…       run cmd inside HOST (1, h1 or <prefix>-h1)
+#   infra/hosts.sh exec HOST --hide DIR… cmd…   the same, with each DIR an empty read-only directory
+#                                       for cmd (another host's disk: this host cannot read it)
 #   infra/hosts.sh addr HOST            print HOST's address
 #   infra/hosts.sh list                 print "name address" per host
 #   infra/hosts.sh cut HOST | heal HOST take HOST's link down (a partition) or up again
@@ -20,7 +22,7 @@ prefix="${COTAL_HOSTS_PREFIX:-cotal}"
 net="$prefix-net"
 MAX=20
 
-usage() { sed -n '7,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '7,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 have_ns() { ip netns list | awk '{print $1}' | grep -qx "$1"; }
 host_ns() { echo "$prefix-h$1"; }
 addr_of() { echo "10.99.0.$1"; }
@@ -87,7 +89,17 @@ case "$cmd" in
     i="$(host_index "$1")"
     shift
     have_ns "$(host_ns "$i")" || { echo "hosts.sh: host $i is not up: infra/hosts.sh up $i" >&2; exit 2; }
-    exec ip netns exec "$(host_ns "$i")" "$@"
+    hide=()
+    while [ "${1:-}" = "--hide" ]; do
+      [ -d "${2:-}" ] || { echo "hosts.sh: --hide needs a directory, not '${2:-}'" >&2; exit 2; }
+      hide+=("$2")
+      shift 2
+    done
+    [ $# -ge 1 ] || usage
+    [ ${#hide[@]} -gt 0 ] || exec ip netns exec "$(host_ns "$i")" "$@"
+    # ip netns exec runs cmd in a mount namespace of its own (a slave of the root's): a tmpfs mounted
+    # there covers DIR for cmd alone, and never shows in the root namespace or another host's.
+    exec ip netns exec "$(host_ns "$i")" bash -c 'n=$1; shift; for d in "${@:1:n}"; do mount -t tmpfs -o ro,size=4k,mode=0500 cotal-hidden "$d" || exit 2; done; shift "$n"; exec "$@"' hide "${#hide[@]}" "${hide[@]}" "$@"
     ;;
   addr)
     addr_of "$(host_index "${1:-}")"

@@ -78,6 +78,7 @@ ROWS=(
   "ROUTES_WITHOUT_AUTH|cluster-routes|a stranger server is refused|a cluster's routes are mutual TLS with route auth: a server that is not a node cannot join"
   "VERBS_FIRST_NODE_ONLY|cluster-any-node|kill -9 of node 1|a cluster root's verbs go through whichever node answers, not node 1 alone"
   "REMOTE_NODE_BY_SIGNAL|cluster-hosts|partition by a cut link|a node on another host is reloaded only by a request to it: cut off, it proves nothing and a removal refuses cluster-unproven"
+  "NODE_PROOF_ANY_DIGEST|cluster-hosts|proof by the server's digest|a node counts as proven only if its server's config digest is the prediction of the bytes renamed for it: a node that loaded other bytes leaves a removal unproven|>=2.11.0"
 )
 
 want=("$@")

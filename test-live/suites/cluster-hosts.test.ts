@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cotalCliPath, repoRoot, type CotalResult } from "@cotal/harness";
@@ -35,12 +35,24 @@ function hosts(...args: string[]): void {
   if (res.status !== 0) throw new Error(`hosts.sh ${args.join(" ")}: ${res.stderr}`);
 }
 
+/**
+ * What a host cannot see of the others' disks: the control host (host 1) runs every verb with nodes 2
+ * and 3's log and store directories empty and read-only (`hosts.sh exec --hide`), as on real hosts, so
+ * it proves those nodes by their servers' word (docs/cluster.md "Proof by the server's digest").
+ */
+function via(h: number): string[] {
+  const hidden = h !== 1 || !r ? [] : remoteNodeNames.flatMap((n) => [dirname((r as LiveRoot).layout.nodeLogFile(n)), (r as LiveRoot).layout.nodeStoreDir(n)]).filter((d) => existsSync(d));
+  return ["bash", SCRIPT, "exec", String(h), ...hidden.flatMap((d) => ["--hide", d])];
+}
+let remoteNodeNames: string[] = [];
+
 /** `cotal <args>` run inside host `h` (1-3), to completion. */
 function onHost(h: number, args: string[], timeoutMs = 90_000, env: Record<string, string> = {}): Promise<CotalResult> {
   const root = (r as LiveRoot).root;
   const t0 = Date.now();
   let timedOut = false;
-  const child = spawn("bash", [SCRIPT, "exec", String(h), process.execPath, cotalCliPath(), "--root", root, ...args], { env: { ...hostsEnv, ...env } });
+  const [cmd, ...pre] = via(h);
+  const child = spawn(cmd as string, [...pre, process.execPath, cotalCliPath(), "--root", root, ...args], { env: { ...hostsEnv, ...env } });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
@@ -115,6 +127,7 @@ function hostCluster(): Promise<HostCluster> {
     const settings = JSON.parse(readFileSync(r.layout.settingsFile, "utf8")) as { cluster: { nodes: { name: string; port: number; host: string }[] } };
     const nodes = settings.cluster.nodes;
     expect(nodes.map((n) => n.host)).toEqual(HOSTS);
+    remoteNodeNames = nodes.slice(1).map((n) => n.name);
     // Each host runs its node's agent, which starts the node there (nodes 2 and 3) or adopts it (node 1).
     const agents = nodes.map((n, i) => startOnHost(i + 1, [process.execPath, cotalCliPath(), "--root", r?.root ?? "", "node", "run", "--node", n.name]));
     await until("every node recorded running", async () => {
@@ -191,6 +204,20 @@ async function expectAllClean(): Promise<void> {
   expect((report.broker.nodes ?? []).map((n) => n.state), st.stdout.slice(0, 2_000)).toEqual(["clean", "clean", "clean"]);
 }
 
+/** The printed next, verbatim, on the control host, then each next it prints, until one exits 0 (the chaos rule: only printed lines). */
+async function followPrinted(next: string): Promise<void> {
+  let line = next;
+  let last = await runPrinted(line, { COTAL_HOSTS_PREFIX: PREFIX }, 240_000, via(1));
+  for (let step = 0; last.code !== 0 && step < 3; step++) {
+    const more = last.stderr.split("\n").find((l) => l.startsWith("  next: "))?.slice("  next: ".length);
+    expect(more, `${line} exited ${last.code} with no next:\n${last.stderr}`).toBeDefined();
+    expect(more, `the printed next loops back to itself:\n${last.stderr}`).not.toBe(line);
+    line = more as string;
+    last = await runPrinted(line, { COTAL_HOSTS_PREFIX: PREFIX }, 240_000, via(1));
+  }
+  expect(last.code, `${line}\n${last.stdout}\n${last.stderr}`).toBe(0);
+}
+
 describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
   it("each node on its own host, started by its cotal node run; add then rm with the removed cred polled from every host", async () => {
     const c = await hostCluster();
@@ -230,7 +257,7 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
       // If node 3 led the meta group, JetStream may time out until nodes 1 and 2 elect another leader:
       // that refusal (before any trust changes) is re-run as printed.
       for (let step = 0; res.code === 6 && /\[broker-unreachable\]/.test(res.stderr) && step < 3; step++) {
-        res = await runPrinted(refusedWith(res, "broker-unreachable", 6), { COTAL_HOSTS_PREFIX: PREFIX }, 180_000, ["bash", SCRIPT, "exec", "1"]);
+        res = await runPrinted(refusedWith(res, "broker-unreachable", 6), { COTAL_HOSTS_PREFIX: PREFIX }, 180_000, via(1));
       }
       const at = Date.now();
       if (res.code === 0) {
@@ -250,17 +277,7 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
       if (!heldByItsAgent) expect(attemptsOf(pollers[2]?.out() ?? "").filter((a) => a.at > at && a.ok).length, "host 3 keeps admitting the cred while cut (not done)").toBeGreaterThan(0);
       hosts("heal", "3");
       healed = true;
-      // The printed next, verbatim, on the control host, until it exits 0 (the chaos rule: only printed lines).
-      let line = next;
-      let last = await runPrinted(line, { COTAL_HOSTS_PREFIX: PREFIX }, 240_000, ["bash", SCRIPT, "exec", "1"]);
-      for (let step = 0; last.code !== 0 && step < 3; step++) {
-        const more = last.stderr.split("\n").find((l) => l.startsWith("  next: "))?.slice("  next: ".length);
-        expect(more, `${line} exited ${last.code} with no next:\n${last.stderr}`).toBeDefined();
-        expect(more, `the printed next loops back to itself:\n${last.stderr}`).not.toBe(line);
-        line = more as string;
-        last = await runPrinted(line, { COTAL_HOSTS_PREFIX: PREFIX }, 240_000, ["bash", SCRIPT, "exec", "1"]);
-      }
-      expect(last.code, `${line}\n${last.stdout}\n${last.stderr}`).toBe(0);
+      await followPrinted(next);
       converged = true;
       await noneAdmittedAfter(pollers, Date.now(), `${space}, after the heal`);
       await expectAllClean();
@@ -272,6 +289,43 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
       for (let step = 0; !converged && step < 3; step++) converged = (await onHost(1, argv, 180_000)).code === 0;
     }
   });
+  it("proof by the server's digest: node 2 loads other bytes than `space rm` renamed for it (still listing theta), so the removal refuses cluster-unproven naming it, never done; the printed next completes it and no host admits theta (red with NODE_PROOF_ANY_DIGEST)", async () => {
+    const c = await hostCluster();
+    const n2 = c.nodes[1]?.name as string;
+    const conf = (r as LiveRoot).layout.nodeServerConf(n2);
+    // Control: the control host cannot read node 2's log or store (another host's disk), and node 2 writes its log.
+    const logDir = dirname((r as LiveRoot).layout.nodeLogFile(n2));
+    const [cmd, ...pre] = via(1);
+    expect(spawnSync(cmd as string, [...pre, "ls", "-A", logDir], { env: hostsEnv, encoding: "utf8" }).stdout).toBe("");
+    expect(readFileSync((r as LiveRoot).layout.nodeLogFile(n2), "utf8").length).toBeGreaterThan(0);
+    const pollers = await pollEveryHost(c, await addWithCred("theta"));
+    const before = readFileSync(conf); // what node 2 runs now: theta admitted
+    const gate = join(dirname((r as LiveRoot).root), `gate-bytes-${Date.now()}`);
+    const argv = ["space", "rm", "theta", "--yes"];
+    const running = onHost(1, argv, 180_000, { COTAL_FAILPOINT: `node-renamed#2:barrier:${gate}:2` });
+    let converged = false;
+    try {
+      await barrierReached(gate, "the removal parked after node 2's rename", 60_000);
+      expect(readFileSync(conf).equals(before)).toBe(false); // the claim's bytes, renamed for node 2
+      writeFileSync(conf, before); // node 2's file changes under the writer before its reload: it loads these
+      releaseBarrier(gate);
+      const res = await running;
+      const at = Date.now();
+      if (res.code === 0) await noneAdmittedAfter(pollers, at, "theta, reported removed while node 2 ran other bytes");
+      const next = refusedWith(res, "cluster-unproven", 7);
+      expect(res.stderr).toContain(`${n2} did not prove the new config`);
+      expect(res.stderr).toMatch(/not the bytes renamed for it/);
+      await followPrinted(next);
+      converged = true;
+      await noneAdmittedAfter(pollers, Date.now(), "theta, after the printed next");
+      await expectAllClean();
+      await appsKeepWriting("node 2's other bytes and the printed next");
+    } finally {
+      releaseBarrier(gate);
+      for (let step = 0; !converged && step < 3; step++) converged = (await onHost(1, argv, 180_000)).code === 0;
+    }
+  });
+
   it("limits across the hosts: a 2 KiB publish by kappa goes through on every host, then `space limits kappa --max-payload 1K` and no host takes one", async () => {
     const c = await hostCluster();
     const subject = (spaceTemplate("kappa").streams[0]?.subjects[0] ?? "").replace(">", "probe");

@@ -1,15 +1,15 @@
 // What cotal does differently on current nats-servers (README: Server versions), on whichever server
 // this run uses (NATS_SERVER_BIN). Cells a version cannot run are skipped with the reason printed.
 import { readFileSync, writeFileSync } from "node:fs";
-import { execFile } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { connect, credsAuthenticator } from "@nats-io/transport-node";
 import { harnessTeardown, SurvivorWatcher } from "@cotal/harness";
 import { type RootLayout, type SpaceAddResult, type StatusReport } from "@cotal/core";
-import { FEATURE_SINCE, configDigest, readRuntime, reloadAndProve } from "@cotal/core/broker";
-import { RELOAD_OK, logOffset, readLogSince } from "@cotal/core/server-process";
+import { FEATURE_SINCE, configDigest, natsConfigDigest, readRuntime, reloadAndProve } from "@cotal/core/broker";
+import { RELOAD_OK, logOffset, natsServerBinary, readLogSince } from "@cotal/core/server-process";
 import { loadBrokerTrust } from "@cotal/core/root";
 import { mintSystemUserCreds } from "@cotal/core/trust";
 import { parseJson } from "../fixtures/live-root.js";
@@ -98,6 +98,26 @@ describe(`nats-server ${liveServer.version}: reload through $SYS.REQ.SERVER.<id>
 
 describe(`nats-server ${liveServer.version}: the server's config_digest beside cotal's byte digest`, VERSION_DEPENDENT, () => {
   const on = gate("configDigest");
+
+  it.skipIf(!on)("cotal predicts the server's config_digest of what it renders: VARZ, and `nats-server -t` for a path that needs Go's escapes", () =>
+    cell("config_digest predicted", async () => {
+      const { r, up } = await upRoot();
+      expect((await r.cotal(["space", "add", "beta"])).code).toBe(0);
+      const text = readFileSync(r.layout.serverConf, "utf8");
+      expect(natsConfigDigest(text)).toMatch(/^sha256:[0-9a-f]{64}$/);
+      expect(natsConfigDigest(text)).toBe(await varzDigest(up.url, r.layout));
+      // The same config with a store path holding & < > " \ (escaped by Go's encoder), as the server itself hashes it.
+      const odd = text.replace(/^ {2}store_dir: .*$/m, `  store_dir: "${join(r.root, 'odd &<> "q" \\ dir').replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`);
+      expect(odd).not.toBe(text);
+      const file = join(dirname(r.root), "odd.conf");
+      writeFileSync(file, odd);
+      const t = spawnSync(natsServerBinary(), ["-t", "-c", file], { encoding: "utf8" });
+      expect(t.status, t.stderr).toBe(0);
+      const said = /\((sha256:[0-9a-f]{64})\)/.exec(`${t.stdout}${t.stderr}`)?.[1];
+      expect(said, t.stderr).toBeDefined();
+      expect(natsConfigDigest(odd)).toBe(said);
+      expect(said).not.toBe(natsConfigDigest(text));
+    }));
 
   it.skipIf(!on)("the recorded config_digest is the server's (VARZ) and changes exactly when the config did", () =>
     cell("config_digest follows the config", async () => {

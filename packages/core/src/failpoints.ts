@@ -25,8 +25,8 @@ export const FAILPOINTS = [
   // up and the broker process
   "up-locked", "up-rendered", "up-started", "broker-spawned",
   "maintenance-started", "backup-started", "clean-started", "restore-quarantine-started", "restore-target-started",
-  // a cluster reload (saga/cluster-reloader.ts): after each node's proof and its partial-proof CAS, once per node
-  "after-node-proof",
+  // a cluster reload (saga/cluster-reloader.ts): after each node's rename (before its reload), after its proof and partial-proof CAS, once per node
+  "node-renamed", "after-node-proof",
   // space rm, space add after its commit (docs/saga.md "Provisioning after the commit") and up --rotate-sys (docs/refusals.md)
   "rm-journaled", "rm-streams-deleted", "add-provisioning", "rotate-journaled", "rotate-seed-written", "rotate-applied",
   // space rotate-key (ops/space-rotate-key.ts): the new key staged, proven in the JWT, the record signing with it, cotal's creds re-signed

@@ -135,6 +135,8 @@ export interface Guards {
   readonly VERBS_FIRST_NODE_ONLY: boolean;
   /** A node on another host (its URL's address is not this host's) is reloaded as a local one: by SIGHUP to its recorded pid when it does not answer, proven from its log. */
   readonly REMOTE_NODE_BY_SIGNAL: boolean;
+  /** A cluster node's reload counts as proven whatever config digest its server reports, not only the digest of the bytes rendered for it (2.11+). */
+  readonly NODE_PROOF_ANY_DIGEST: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -206,6 +208,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   SKIP_SIGNING_KEY_REMOVAL: false,
   VERBS_FIRST_NODE_ONLY: false,
   REMOTE_NODE_BY_SIGNAL: false,
+  NODE_PROOF_ANY_DIGEST: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

@@ -16,8 +16,10 @@ const path = require("node:path");
 const [dir, name, n, delayMs] = process.argv.slice(1);
 setTimeout(() => {
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, name), String(process.pid), { flag: "wx" });
+  // Stamped before the party file exists: a party descheduled between its write and a later stamp
+  // would read as arriving after the other had already (rightly) passed.
   const arrived = Date.now();
+  fs.writeFileSync(path.join(dir, name), String(process.pid), { flag: "wx" });
   const deadline = arrived + 10000;
   const tick = () => {
     if (fs.readdirSync(dir).length >= Number(n)) {

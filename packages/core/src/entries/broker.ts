@@ -7,4 +7,5 @@ export { serversOfRoot } from "../broker/server-scan.js";
 export { connectAsAccount, connectWithCreds } from "../broker/connect.js";
 export { renderRoot } from "../broker/render-root.js";
 export { configDigest, serverConfig } from "../render/server-config.js";
+export { natsConfigDigest } from "../render/nats-digest.js";
 export { reloadAndProve } from "../saga/reload.js";

@@ -86,7 +86,7 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
   const first = done[0]?.verdict;
   const notes = done.flatMap((d) => (d.verdict.notes ?? []).map((n) => `node ${d.node.name}: ${n}`));
   if (recorder.failed().length > 0) notes.push(`${recorder.failed().join("; ")}; status counted those nodes as still admitting until this commit`);
-  if (leaveBehind && unproven.length > 0) notes.push(`node${unproven.length > 1 ? "s" : ""} ${unproven.map((d) => d.node.name).join(", ")} did not prove it (down) and stay behind until their next boot: cotal up   # restarts them, which applies the committed record`);
+  if (leaveBehind && unproven.length > 0) notes.push(`node${unproven.length > 1 ? "s" : ""} ${unproven.map((d) => `${d.node.name} (${lastWord(d.verdict)})`).join(", ")} did not prove it and stay behind until their next boot: cotal up   # restarts them, which applies the committed record`);
   return { outcome: "reloaded", via: first?.via ?? "signal", line: `${Object.keys(proofs).length}/${done.length} nodes reloaded: ${done.map((d) => d.node.name).join(", ")}`, ms: Date.now() - t0, nodes: proofs, ...(notes.length > 0 ? { notes } : {}) };
 }
 
@@ -162,14 +162,16 @@ export async function applyToNode<P>(layout: RootLayout, runtime: BrokerRuntime,
     staged: layout.nodeStagedConf(node.name, a.tag),
     config: () => a.text,
     fence: { held: a.fence, lost, unchecked: guards.CLUSTER_NO_NODE_FENCE },
-    reload: () => reloadNode(layout, runtime, node, a.timeoutMs, guards),
+    reload: () => reloadNode(layout, runtime, node, { expected: a.text, ...(a.timeoutMs !== undefined ? { timeoutMs: a.timeoutMs } : {}) }, guards),
+    steps: { renamed: () => failpoint("node-renamed") },
     record: a.record,
   });
   return { verdict: applied.verdict, proof: applied.proof };
 }
 
 /** Reloads one node's server and proves it from that server; a node that is not running proves nothing. */
-async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, timeoutMs: number | undefined, guards: Guards): Promise<ReloadVerdict> {
+async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, want: { expected: string; timeoutMs?: number }, guards: Guards): Promise<ReloadVerdict> {
+  const { timeoutMs, expected } = want;
   const t0 = Date.now();
   if (!nodeAlive(node)) return { outcome: "unproven", via: "signal", logTail: `node ${node.name} (pid ${node.owner.pid}) is not running`, ms: Date.now() - t0 };
   const nodeRuntime = throughNode(runtime, node);
@@ -181,7 +183,7 @@ async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: Node
   const remote = !isLocalHost(host) && !guards.REMOTE_NODE_BY_SIGNAL;
   const answers = await sendsInfo(node.port, host, INFO_PROBE_MS);
   if (remote && !answers) return { outcome: "unproven", via: "request", logTail: `node ${node.name} on host ${host} sent no INFO on ${host}:${node.port} within ${INFO_PROBE_MS} ms (cut off or down); a node on another host is asked, never signalled`, ms: Date.now() - t0 };
-  return reloadAndProve(nodeRuntime, { ...(answers ? { layout } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), guards, ...(remote ? { remote } : {}) });
+  return reloadAndProve(nodeRuntime, { ...(answers ? { layout } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), guards, expected, ...(remote ? { remote } : {}) });
 }
 
 const INFO_PROBE_MS = 2_000;
@@ -206,9 +208,14 @@ function sendsInfo(port: number, host: string, ms: number): Promise<boolean> {
   });
 }
 
+/** A node's verdict in one line: the last line of what it said. */
+function lastWord(v: ReloadVerdict): string {
+  return "logTail" in v ? (v.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "no log line after the reload") : v.line;
+}
+
 function unprovenError(done: readonly NodeVerdict[], unproven: readonly NodeVerdict[]): CotalError {
   const names = unproven.map((d) => d.node.name);
-  const why = unproven.map((d) => `  ${d.node.name}: ${d.verdict.outcome} (${"logTail" in d.verdict ? (d.verdict.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "no log line after the reload") : ""})`).join("\n");
+  const why = unproven.map((d) => `  ${d.node.name}: ${d.verdict.outcome} (${lastWord(d.verdict)})`).join("\n");
   const proven = done.filter((d) => d.verdict.outcome === "reloaded").map((d) => d.node.name);
   return new CotalError("cluster-unproven", `node${names.length > 1 ? "s" : ""} ${names.join(", ")} did not prove the new config; nothing was committed (proven on: ${proven.join(", ") || "none"}):\n${why}`, {
     next: `cotal up && ${RERUN}   # up restarts a stopped node with every tenant held; the re-run completes the change on every node`,

@@ -7,6 +7,7 @@ import type { InventoryRecord, NodeProof } from "../inventory/record.js";
 import type { RootLayout } from "../root/layout.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import type { BrokerTrust } from "../trust/index.js";
+import { natsConfigDigest } from "../render/nats-digest.js";
 
 /** How the reload was asked for: the system account's RELOAD request (2.10+) or SIGHUP. */
 export type ReloadVia = "request" | "signal";
@@ -49,6 +50,12 @@ export interface ReloadOptions {
    * would reach whatever runs under that pid here, so a request that cannot connect proves nothing.
    */
   remote?: boolean;
+  /**
+   * The bytes the writer renamed into the file this server reads. On a server that reports its config
+   * digest (2.11+) the reload counts only if that digest is their prediction (render/nats-digest.ts):
+   * the server runs exactly these bytes, not some other file. A remote node is proven that way alone.
+   */
+  expected?: string | Uint8Array;
 }
 
 /** How long the log may lag behind a reply that already said "reloaded" (the server writes the line first). */
@@ -66,9 +73,30 @@ export async function reloadAndProve(runtime: BrokerRuntime, opts: ReloadOptions
   const guards = opts.guards ?? GUARDS_ON;
   // RELOAD_BY_SIGNAL: the RELOAD-reply cells' control, every reload goes by SIGHUP and the log alone.
   const system = features.reloadRequest && opts.layout && !guards.RELOAD_BY_SIGNAL ? retainedSystem(opts.layout) : undefined;
-  if (system) return reloadByRequest(runtime, system, features, opts.timeoutMs ?? 10_000, guards, opts.remote === true);
+  const predicted = features.configDigest && opts.expected !== undefined ? { digest: natsConfigDigest(opts.expected) } : undefined;
+  const how: ProofPlan = { features, timeoutMs: opts.timeoutMs ?? 10_000, guards, remote: opts.remote === true, ...(predicted ? { predicted } : {}) };
+  if (system) return reloadByRequest(runtime, system, how);
   if (opts.remote) return { outcome: "unproven", via: "request", logTail: `${runtime.url} is on another host and cannot be asked to reload (${features.reloadRequest ? "no system signing seed or no answer" : `nats-server ${runtime.serverVersion} has no reload request`}); a signal from here would not reach it`, ms: 0 };
-  return reloadBySignal(runtime, features, opts.timeoutMs ?? 10_000, guards);
+  return reloadBySignal(runtime, how);
+}
+
+/** How one reload is proven: the server's features, the bound, the guards, and what its digest must be. */
+interface ProofPlan {
+  features: ServerFeatures;
+  timeoutMs: number;
+  guards: Guards;
+  remote: boolean;
+  /** Present when the server reports digests and the writer handed in its bytes; `digest` undefined: not of the rendered grammar. */
+  predicted?: { digest: string | undefined };
+}
+
+/** Why a proven reload still does not count: the server's digest is not the prediction of the bytes renamed for it. */
+function otherBytes(plan: ProofPlan, digest: string | undefined): string | undefined {
+  if (!plan.predicted || plan.guards.NODE_PROOF_ANY_DIGEST) return undefined;
+  const want = plan.predicted.digest;
+  if (want === undefined) return "the bytes renamed for it are not of the grammar cotal renders, so their digest has no prediction";
+  if (digest === undefined) return `it reported no config digest (the bytes renamed for it have ${want})`;
+  return digest === want ? undefined : `it runs a config of digest ${digest}, not the bytes renamed for it (${want}): another file was loaded`;
 }
 
 function retainedSystem(layout: RootLayout): BrokerTrust["system"] | undefined {
@@ -77,7 +105,8 @@ function retainedSystem(layout: RootLayout): BrokerTrust["system"] | undefined {
   return system.signingSeed ? system : undefined;
 }
 
-async function reloadBySignal(runtime: BrokerRuntime, features: ServerFeatures, timeoutMs: number, guards: Guards, notes: string[] = []): Promise<ReloadVerdict> {
+async function reloadBySignal(runtime: BrokerRuntime, plan: ProofPlan, notes: string[] = []): Promise<ReloadVerdict> {
+  const { features, timeoutMs, guards } = plan;
   const t0 = Date.now();
   const offset = guards.LOG_FROM_START ? 0 : logOffset(runtime.logFile);
   const extra = notes.length > 0 ? { notes } : {};
@@ -91,10 +120,13 @@ async function reloadBySignal(runtime: BrokerRuntime, features: ServerFeatures, 
   if (!seen) return { outcome: "unproven", via: "signal", logTail: tail(readLogSince(runtime.logFile, offset)), ms, ...extra };
   if (seen.outcome === "failed") return { outcome: "failed", via: "signal", line: seen.line, logTail: tail(readLogSince(runtime.logFile, offset)), ms, ...extra };
   const digest = features.configDigest ? reloadLineDigest(seen.line) : undefined;
+  const other = otherBytes(plan, digest);
+  if (other) return { outcome: "unproven", via: "signal", logTail: `${seen.line}\n${other}`, ms, ...extra };
   return { outcome: "reloaded", via: "signal", line: seen.line, ms, ...(digest ? { serverConfigDigest: digest } : {}), ...extra };
 }
 
-async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["system"], features: ServerFeatures, timeoutMs: number, guards: Guards, remote = false): Promise<ReloadVerdict> {
+async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["system"], plan: ProofPlan): Promise<ReloadVerdict> {
+  const { features, timeoutMs, guards, remote } = plan;
   const t0 = Date.now();
   let client: SystemClient;
   try {
@@ -102,7 +134,7 @@ async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["syst
   } catch (err) {
     if (remote) return { outcome: "unproven", via: "request", logTail: `no system connection to ${runtime.url} on another host (${(err as Error).message}): it was not asked to reload`, ms: Date.now() - t0 };
     // Nothing was asked yet, so the signal path is safe: it proves the reload from the log alone.
-    return reloadBySignal(runtime, features, timeoutMs, guards, [`no system connection (${(err as Error).message}); reloaded by SIGHUP`]);
+    return reloadBySignal(runtime, plan, [`no system connection (${(err as Error).message}); reloaded by SIGHUP`]);
   }
   const notes: string[] = [];
   try {
@@ -112,6 +144,7 @@ async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["syst
     if (reply.ok === false) {
       return { outcome: "failed", via: "request", line: `nats-server refused the reload: ${reply.error}`, serverError: reply.error, logTail: tail(`nats-server replied: ${reply.error}\n${since()}`), ms: Date.now() - t0 };
     }
+    if (remote && features.configDigest) return await proveByDigest(client, runtime, system, plan, { t0, replied: reply.ok === true, notes });
     if (reply.ok === undefined) notes.push(`the RELOAD reply was lost (${reply.lost}); the log line is the only witness`);
     const left = Math.max(0, timeoutMs - (Date.now() - t0));
     const seen = await watchLog(runtime.logFile, offset, { ok: RELOAD_OK }, { timeoutMs: reply.ok ? Math.min(left, SECOND_WITNESS_MS) : left, pollMs: 5 });
@@ -127,10 +160,33 @@ async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["syst
       return { outcome: "unproven", via: "request", logTail: tail(`the reload line names ${fromLog} but VARZ reports ${fromVarz}: another config was loaded since\n${since()}`), ms, notes };
     }
     const digest = fromVarz ?? fromLog;
+    const other = otherBytes(plan, digest);
+    if (other) return { outcome: "unproven", via: "request", logTail: tail(`${other}\n${since()}`), ms, notes };
     return { outcome: "reloaded", via: "request", line: seen.line, ms, ...(digest ? { serverConfigDigest: digest } : {}), ...(notes.length ? { notes } : {}) };
   } finally {
     await client.close();
   }
+}
+
+/**
+ * A node on another host (docs/cluster.md "Proof by the server's digest"): its log is on its own disk,
+ * so its word is the RELOAD reply and VARZ's `config_digest`, which must be the prediction of the bytes
+ * renamed for it. A lost reply may still be a reload under way: VARZ is read until it names them or time runs out.
+ */
+async function proveByDigest(client: SystemClient, runtime: BrokerRuntime, system: BrokerTrust["system"], plan: ProofPlan, at: { t0: number; replied: boolean; notes: string[] }): Promise<ReloadVerdict> {
+  const { t0, notes } = at;
+  if (!at.replied) notes.push("the RELOAD reply was lost; VARZ's config digest is the only witness");
+  let seen: string | undefined;
+  let other: string | undefined = "no VARZ answer";
+  for (;;) {
+    seen = await varzDigest(client, runtime, system, plan.timeoutMs, notes);
+    other = seen === undefined ? "it reported no config digest" : plan.predicted || plan.guards.NODE_PROOF_ANY_DIGEST ? otherBytes(plan, seen) : "the writer handed in no bytes to compare its digest with";
+    if (other === undefined || at.replied || Date.now() - t0 > plan.timeoutMs) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const ms = Date.now() - t0;
+  if (other !== undefined) return { outcome: "unproven", via: "request", logTail: `node at ${runtime.url} on another host: ${other}`, ms, notes };
+  return { outcome: "reloaded", via: "request", line: `VARZ config_digest ${seen ?? ""}: the bytes renamed for it`, ms, ...(seen ? { serverConfigDigest: seen } : {}), ...(notes.length ? { notes } : {}) };
 }
 
 /** VARZ on our connection, or on a fresh one when the reload dropped it (servers without the fix). */
