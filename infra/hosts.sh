@@ -7,7 +7,7 @@
 #
 #   infra/hosts.sh up N                 create hosts 1..N (idempotent; hosts above N are removed)
 #   infra/hosts.sh down                 remove every host and the bridge (idempotent)
-#   infra/hosts.sh exec HOST cmd…       run cmd inside HOST (1, h1 or <prefix>-h1)
+#   infra/hosts.sh exec HOST cmd…       run cmd inside HOST (1, h1 or <prefix>-h1), hostname <prefix>-h<i>
 #   infra/hosts.sh exec HOST --hide DIR… cmd…   the same, with each DIR an empty read-only directory
 #                                       for cmd (another host's disk: this host cannot read it)
 #   infra/hosts.sh addr HOST            print HOST's address
@@ -96,10 +96,11 @@ case "$cmd" in
       shift 2
     done
     [ $# -ge 1 ] || usage
-    [ ${#hide[@]} -gt 0 ] || exec ip netns exec "$(host_ns "$i")" "$@"
-    # ip netns exec runs cmd in a mount namespace of its own (a slave of the root's): a tmpfs mounted
-    # there covers DIR for cmd alone, and never shows in the root namespace or another host's.
-    exec ip netns exec "$(host_ns "$i")" bash -c 'n=$1; shift; for d in "${@:1:n}"; do mount -t tmpfs -o ro,size=4k,mode=0500 cotal-hidden "$d" || exit 2; done; shift "$n"; exec "$@"' hide "${#hide[@]}" "${hide[@]}" "$@"
+    # The host's own hostname (a UTS namespace per command, named after the host), so a process's
+    # owner names the host it runs on. ip netns exec runs cmd in a mount namespace of its own (a slave
+    # of the root's): a tmpfs mounted there covers DIR for cmd alone, never the root's or another host's.
+    # unshare and bash exec in place, so a signal to this command reaches cmd itself.
+    exec ip netns exec "$(host_ns "$i")" unshare --uts bash -c 'hostname "$1"; n=$2; shift 2; for d in "${@:1:n}"; do mount -t tmpfs -o ro,size=4k,mode=0500 cotal-hidden "$d" || exit 2; done; shift "$n"; exec "$@"' host "$(host_ns "$i")" "${#hide[@]}" "${hide[@]}" "$@"
     ;;
   addr)
     addr_of "$(host_index "${1:-}")"

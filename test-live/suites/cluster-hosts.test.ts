@@ -71,6 +71,16 @@ function startOnHost(h: number, argv: string[]): { child: ChildProcess; out: () 
   return { child, out: () => out };
 }
 
+/** Is this pid alive (the simulated hosts share the root namespace's process table)? */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 interface Attempt {
   at: number;
   ok: boolean;
@@ -175,6 +185,9 @@ async function pollEveryHost(c: HostCluster, credsFile: string, publish: string[
 /** After `done` (the removal reported done): every host polled, none admitted. Stops the pollers. */
 async function noneAdmittedAfter(pollers: { child: ChildProcess; out: () => string }[], done: number, label: string): Promise<void> {
   await sleep(1_500);
+  // Under load an attempt can take seconds (the poller bounds each at 3 s): wait until every host began one after the verb.
+  await until("every host polled after the verb", async () => (pollers.every((p) => attemptsOf(p.out()).some((a) => a.at >= done)) ? true : undefined), 15_000, 200).catch(() => undefined);
+  await sleep(300);
   for (const p of pollers) p.child.kill("SIGTERM");
   await sleep(300);
   for (const [i, p] of pollers.entries()) {
@@ -398,5 +411,31 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     }, 60_000, 1_000);
     await noneAdmittedAfter(pollers, done, "omega, through node 2's restart");
     await appsKeepWriting("kill -9 of node 2 and its restart");
+  });
+
+  it("liveness by reachability: each node recorded as its own host's and judged by its answer; `cotal down` on the control host stops node 1 only, nodes 2 and 3 keep serving alpha (red with SIGNAL_NODES_ELSEWHERE)", async () => {
+    await hostCluster();
+    type Rt = { nodes?: { name: string; owner: { pid: number; host: string } }[] };
+    const rt = JSON.parse(readFileSync((r as LiveRoot).layout.runtimeFile, "utf8")) as Rt;
+    // Each host's cotal recorded its own node under its own hostname: the control host cannot judge nodes 2 and 3 by pid.
+    expect(rt.nodes?.map((n) => n.owner.host)).toEqual([1, 2, 3].map((i) => `${PREFIX}-h${i}`));
+    type St = { broker: { nodes?: { name: string; running: boolean; agent?: { running: boolean | null; host?: string } }[] } };
+    const seen = JSON.parse((await onHost(1, ["status", "--json"])).stdout) as St;
+    expect(seen.broker.nodes?.map((n) => n.running)).toEqual([true, true, true]); // nodes 2 and 3: reached
+    expect(seen.broker.nodes?.map((n) => [n.agent?.running, n.agent?.host])).toEqual([[true, `${PREFIX}-h1`], [null, `${PREFIX}-h2`], [null, `${PREFIX}-h3`]]);
+    const remote = (rt.nodes ?? []).slice(1).map((n) => n.owner.pid);
+    const down = await onHost(1, ["down"]);
+    expect(down.code, down.stderr).toBe(0);
+    // Nodes 2 and 3 were never signalled: the same servers run (the simulated hosts share one process table).
+    for (const pid of remote) expect(isAlive(pid), `node server pid ${pid} was stopped by the control host's down:\n${down.stdout}`).toBe(true);
+    expect(down.stdout).toMatch(/nodes \S+-n2, \S+-n3 on other hosts keep running/);
+    const after = JSON.parse(readFileSync((r as LiveRoot).layout.runtimeFile, "utf8")) as Rt;
+    expect(after.nodes?.map((n) => n.name)).toEqual(expect.arrayContaining((rt.nodes ?? []).slice(1).map((n) => n.name)));
+    // alpha's applications keep writing through nodes 2 and 3 (a quorum of its R3 streams); node 1's agent brings node 1 back.
+    await appsKeepWriting("cotal down on the control host");
+    const up = await onHost(1, ["up", "--detach"], 120_000);
+    expect(up.code, up.stderr).toBe(0);
+    for (const pid of remote) expect(isAlive(pid)).toBe(true);
+    await expectAllClean();
   });
 });

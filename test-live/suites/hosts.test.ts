@@ -1,5 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createServer, type Server } from "node:net";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort, repoRoot } from "@cotal/harness";
@@ -83,5 +85,22 @@ describe.skipIf(!isRoot)("simulated hosts (infra/hosts.sh)", () => {
     expect(hosts("heal", "2").code).toBe(0);
     expect(reaches("1", "10.99.0.2", port)).toBe(true);
     expect(hosts("exec", "nine", "true").code).toBe(2);
+  });
+
+  it("each host has its own hostname; --hide gives one command an empty, read-only directory, and nothing else sees it", () => {
+    expect(hosts("up", "2").code).toBe(0);
+    const run = (...argv: string[]) => spawnSync("bash", [SCRIPT, "exec", ...argv], { env, encoding: "utf8" });
+    expect(run("2", "hostname").stdout.trim()).toBe(`${PREFIX}-h2`);
+    expect(run("1", "hostname").stdout.trim()).toBe(`${PREFIX}-h1`);
+    expect(spawnSync("hostname", { encoding: "utf8" }).stdout.trim()).not.toMatch(new RegExp(`^${PREFIX}-`)); // the root namespace keeps its own
+    const dir = mkdtempSync(join(tmpdir(), "cotal-hide-"));
+    writeFileSync(join(dir, "log"), "another host's");
+    const hidden = run("1", "--hide", dir, "bash", "-c", `ls -A ${dir}; touch ${dir}/x 2>/dev/null && echo wrote; true`);
+    expect(hidden.status, hidden.stderr).toBe(0);
+    expect(hidden.stdout).toBe("");
+    // Control: without --hide the same host sees the file, and the hidden mount never reached the root namespace.
+    expect(run("1", "ls", "-A", dir).stdout.trim()).toBe("log");
+    expect(readdirSync(dir)).toEqual(["log"]);
+    expect(run("1", "--hide", join(dir, "nosuch"), "true").status).toBe(2);
   });
 });

@@ -137,6 +137,8 @@ export interface Guards {
   readonly REMOTE_NODE_BY_SIGNAL: boolean;
   /** A cluster node's reload counts as proven whatever config digest its server reports, not only the digest of the bytes rendered for it (2.11+). */
   readonly NODE_PROOF_ANY_DIGEST: boolean;
+  /** `cotal down` treats a cluster's nodes on other hosts as this host's: their servers are signalled by pid (on the simulated hosts' shared process table, as strays), not left to their hosts. */
+  readonly SIGNAL_NODES_ELSEWHERE: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -209,6 +211,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   VERBS_FIRST_NODE_ONLY: false,
   REMOTE_NODE_BY_SIGNAL: false,
   NODE_PROOF_ANY_DIGEST: false,
+  SIGNAL_NODES_ELSEWHERE: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

@@ -38,8 +38,24 @@ describe("natsConfigDigest", () => {
     expect(natsConfigDigest(text.replace("max_payload: 8388608", "max_payload: 8388609"))).not.toBe(natsConfigDigest(text));
   });
 
+  it("reads every scalar form it writes, arrays in order and escapes undone", () => {
+    const text = 'a: false\nb: true\nc: -5\nd: ""\ne: "x\\\\y\\"z"\nf: [\n  "p"\n  "q"\n]\ng: {\n  h: MEMORY\n}\ni {\n}\n';
+    expect(natsConfigJson(text)).toBe('{"a":false,"b":true,"c":-5,"d":"","e":"x\\\\y\\"z","f":["p","q"],"g":{"h":"MEMORY"},"i":{}}');
+  });
+
   it.each([
     ["an include", 'include "other.conf"\n'],
+    ["a word before the key", "a b: 1\n"],
+    ["text after a block's brace", "jetstream {x\n}\n"],
+    ["a key with a character the renderer never writes", "a-b: 1\n"],
+    ["an array element of no known form", "routes: [\n  1K\n]\n"],
+    ["a lone quote", 'server_name: "\n'],
+    ["an unterminated string", 'server_name: "abc\n'],
+    ["a quote inside a string", 'server_name: "a"b"\n'],
+    ["a word ending in a quote", 'server_name: ab"\n'],
+    ["a close before anything", "}\nport: 1\n"],
+    ["an integer with leading zeros", "port: 007\n"],
+    ["two spaces after the colon", "port:  1\n"],
     ["a size suffix the parser would scale", "max_payload: 1K\n"],
     ["an escape cotal never writes", 'server_name: "a\\nb"\n'],
     ["a key given twice", "port: 1\nport: 2\n"],

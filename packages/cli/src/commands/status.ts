@@ -15,7 +15,7 @@ async function printStatus(s: StatusReport): Promise<void> {
     if (n.reach) out(`    reached: ${reachLine(n.reachable === true, n.reach)}`); // as the control host sees it (docs/cluster.md "Verbs through any node")
     if (n.next) out(`    next: ${n.next}`); // a node's own way out (STREAMS UNSERVED), the root named
     const a = n.agent;
-    if (a) out(`    agent: ${a.running ? `pid ${a.pid}` : `pid ${a.pid} gone`}: ${a.state}${a.generation !== undefined ? ` generation ${a.generation}` : ""}${a.reason ? `: ${a.reason}` : ""} (${a.at})${a.next ? `\n      next: ${a.next}` : ""}`);
+    if (a) out(`    agent: ${a.running === null ? `pid ${a.pid} on ${a.host ?? "another host"}` : a.running ? `pid ${a.pid}` : `pid ${a.pid} gone`}: ${a.state}${a.generation !== undefined ? ` generation ${a.generation}` : ""}${a.reason ? `: ${a.reason}` : ""} (${a.at})${a.next ? `\n      next: ${a.next}` : ""}`);
   }
   if (s.operator) out(`trust:   operator ${s.operator}${s.multiSpace ? "" : " (single-space root)"}`);
   const inv = s.inventory;

@@ -7,7 +7,7 @@ import type { RootLayout } from "../root/layout.js";
 import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
 import { natsServerBinary, natsServerVersion } from "./binary.js";
 import { logOffset, readLogSince, tail } from "./log-proof.js";
-import { brokerState, clearRuntime, nodeAlive, ownerOf, writeRuntime, type BrokerRuntime, type NodeRuntime } from "./runtime.js";
+import { brokerState, clearRuntime, nodeAlive, nodeElsewhere, ownerOf, throughNode, writeRuntime, type BrokerRuntime, type NodeRuntime } from "./runtime.js";
 import { serversOfRoot } from "./server-scan.js";
 import { spawnServer, untilReady } from "./spawn-server.js";
 import { stopProcess } from "./stop-process.js";
@@ -85,18 +85,25 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
  * SIGTERM, then SIGKILL after the grace period; clears the runtime record either way. Servers of
  * this root that no record names (a killed `up`, a leaked private broker) are stopped too.
  */
-export async function stopBroker(layout: RootLayout, graceMs = 15_000, guards: Guards): Promise<{ stopped: boolean; pid?: number; forced: boolean; strays: number[] }> {
+export async function stopBroker(layout: RootLayout, graceMs = 15_000, guards: Guards): Promise<{ stopped: boolean; pid?: number; forced: boolean; strays: number[]; elsewhere?: string[] }> {
   const state = brokerState(layout);
-  const pid = state.running ? state.runtime.owner.pid : undefined;
+  // A cluster's nodes on other hosts are stopped there, never signalled from here (docs/cluster.md "Liveness by reachability").
+  const elsewhere = guards.SIGNAL_NODES_ELSEWHERE ? [] : (state.runtime?.nodes ?? []).filter(nodeElsewhere);
+  const pid = state.running && !(state.runtime.nodes && nodeElsewhere(state.runtime)) ? state.runtime.owner.pid : undefined;
   let forced = false;
-  // A cluster root (docs/cluster.md): every recorded node that still runs its own config, together.
+  // A cluster root (docs/cluster.md): every recorded node of this host that still runs its own config, together.
   const nodes = await stopClusterNodes(state.runtime?.nodes, graceMs);
   forced ||= nodes.forced;
   if (pid !== undefined && !nodes.pids.includes(pid)) forced = (await stopProcess(pid, graceMs)).forced;
-  const strays = serversOfRoot(layout, guards).filter((s) => s.role !== "attempt" && s.pid !== pid && !nodes.pids.includes(s.pid));
+  // On hosts that share a process table (the simulated ones), a node elsewhere shows here as a server of this root.
+  const theirs = (s: { pid: number; config: string }): boolean => elsewhere.some((n) => n.owner.pid === s.pid && n.configPath === s.config);
+  const strays = serversOfRoot(layout, guards).filter((s) => s.role !== "attempt" && s.pid !== pid && !nodes.pids.includes(s.pid) && !theirs(s));
   for (const s of strays) forced = (await stopProcess(s.pid, graceMs)).forced || forced;
-  clearRuntime(layout);
-  return { stopped: pid !== undefined || nodes.pids.length > 0 || strays.length > 0, ...(pid !== undefined ? { pid } : {}), forced, strays: strays.map((s) => s.pid) };
+  // The nodes elsewhere stay recorded: they still run, and the cluster with them.
+  const first = elsewhere[0];
+  if (first && state.runtime) writeRuntime(layout, { ...throughNode(state.runtime, first), nodes: elsewhere });
+  else clearRuntime(layout);
+  return { stopped: pid !== undefined || nodes.pids.length > 0 || strays.length > 0, ...(pid !== undefined ? { pid } : {}), forced, strays: strays.map((s) => s.pid), ...(elsewhere.length > 0 ? { elsewhere: elsewhere.map((n) => n.name) } : {}) };
 }
 
 /** Stops the recorded cluster nodes that are alive; returns their pids. */

@@ -1,8 +1,8 @@
 import { readFileSync, rmSync } from "node:fs";
-import { networkInterfaces } from "node:os";
+import { hostname, networkInterfaces } from "node:os";
 import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists, writeJsonAtomic } from "../root/secret-files.js";
-import { ownerStatus, processStartTicks, type ProcessOwner } from "../lock/process-identity.js";
+import { ownerStatus, pidStopped, processStartTicks, type ProcessOwner } from "../lock/process-identity.js";
 
 /** run/broker.json: which nats-server process serves this root, so status/down/reload find it. */
 export interface BrokerRuntime {
@@ -58,9 +58,23 @@ function localAddresses(): string[] {
   return Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address));
 }
 
-/** Is this node's recorded process alive and reading its own config (pids get recycled)? */
+/**
+ * Does this node run on another host (docs/cluster.md "Liveness by reachability")? Recorded by another
+ * host's cotal (its owner's hostname is not ours), or listening on an address that is not one of this
+ * host's. Its pid means nothing here: it is judged by whether it answers, and never signalled.
+ */
+export function nodeElsewhere(node: Pick<NodeRuntime, "owner" | "url">): boolean {
+  return node.owner.host !== hostname() || !isLocalHost(nodeClientHost(node, "127.0.0.1"));
+}
+
+/** Is this node's recorded process alive on this host and reading its own config (pids get recycled)? Never for a node elsewhere. */
 export function nodeAlive(node: NodeRuntime): boolean {
-  return ownerStatus(node.owner) === "alive" && servesConfig(node.owner.pid, node.configPath);
+  return !nodeElsewhere(node) && ownerStatus(node.owner) === "alive" && servesConfig(node.owner.pid, node.configPath);
+}
+
+/** Is this node's process stopped (SIGSTOP) on this host? A node elsewhere is not judged from here. */
+export function nodeStopped(node: Pick<NodeRuntime, "owner" | "url">): boolean {
+  return !nodeElsewhere(node) && pidStopped(node.owner.pid);
 }
 
 export function writeRuntime(layout: RootLayout, rt: Omit<BrokerRuntime, "format">): BrokerRuntime {
@@ -105,8 +119,9 @@ export type BrokerState = { running: true; runtime: BrokerRuntime } | { running:
 export function brokerState(layout: RootLayout, opts: { firstNodeOnly?: boolean } = {}): BrokerState {
   const rt = readRuntime(layout);
   if (!rt) return { running: false, stale: false };
-  if (ownerStatus(rt.owner) === "alive" && servesConfig(rt.owner.pid, rt.configPath)) return { running: true, runtime: rt };
-  const live = opts.firstNodeOnly ? undefined : rt.nodes?.find(nodeAlive);
+  if (!(rt.nodes && nodeElsewhere(rt)) && ownerStatus(rt.owner) === "alive" && servesConfig(rt.owner.pid, rt.configPath)) return { running: true, runtime: rt };
+  // A node on another host may run: the verb's session asks every node and goes through one that answers.
+  const live = opts.firstNodeOnly ? undefined : (rt.nodes?.find(nodeAlive) ?? rt.nodes?.find(nodeElsewhere));
   if (live) return { running: true, runtime: throughNode(rt, live) };
   return { running: false, runtime: rt, stale: true };
 }

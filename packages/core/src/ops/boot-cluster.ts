@@ -28,6 +28,7 @@ import type { ReloadVerdict } from "../saga/reload.js";
 import { liftNotes, type BootContext, type BootOptions, type UpResult } from "./boot-root.js";
 import { liftStandingQuiesces } from "../backup/quiesce.js";
 import { connectReplicated, liveNodesOrRefuse, pastBucketElection, startClusterNodes } from "./cluster-nodes.js";
+import { silentElsewhere } from "../broker/info-probe.js";
 import { ensureUserCreds } from "./creds.js";
 import { leaseKeyFor } from "../verb/session.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -194,8 +195,10 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
  */
 async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: ClusterSettings, created: boolean, progress: (m: string) => void, guards: Guards): Promise<NodeRuntime[]> {
   const { prior, alive } = liveNodesOrRefuse(layout, guards);
-  // A node on another host is its own `cotal node run`'s to start: `up` starts only the local ones.
-  const down = cluster.nodes.filter((n) => !alive.has(n.name));
+  // A node on another host is its own `cotal node run`'s to start: `up` starts only the local ones,
+  // and counts one elsewhere as running only if it answers (docs/cluster.md "Liveness by reachability").
+  const silent = new Set((await silentElsewhere([...alive.values()], settings.host)).map((n) => n.name));
+  const down = cluster.nodes.filter((n) => !alive.has(n.name) || silent.has(n.name));
   const toStart = down.filter((n) => isLocalHost(nodeHost(n, settings.host)));
   const firstList = created ? certainInventory(layout, guards) : [];
   if (created) writeUnservedConfig(layout.serverConf, renderList(layout, firstList.map((s) => s.name), guards).text);
@@ -319,7 +322,9 @@ const STREAMS_SERVED_MS = 30_000;
  * stream with no leader is an election, not this.
  */
 async function restartUnserving(layout: RootLayout, progress: (m: string) => void, guards: Guards): Promise<string[]> {
-  const { prior, alive } = liveNodesOrRefuse(layout, guards);
+  const { prior, alive: recorded } = liveNodesOrRefuse(layout, guards);
+  // Only a node on this host is restarted from here; one elsewhere is its own agent's (docs/cluster.md "cotal node").
+  const alive = new Map([...recorded].filter(([, n]) => nodeAlive(n)));
   if (alive.size === 0 || !prior) return [];
   const tenants = tenantAccounts(layout, accountInventory(layout).spaces.map((s) => s.name));
   const unserving = async (nodes: readonly NodeRuntime[]): Promise<{ node: NodeRuntime; streams: string }[]> => {

@@ -2,7 +2,7 @@ import { type Guards } from "../guards.js";
 import { natsServerVersion } from "../broker/binary.js";
 import { startNodes } from "../broker/cluster-process.js";
 import { renderNode } from "../broker/render-root.js";
-import { nodeAlive, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { nodeAlive, nodeElsewhere, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { serversOfRoot } from "../broker/server-scan.js";
 import { isCotalError, CotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
@@ -24,10 +24,14 @@ export function clusterRuntime(nodes: NodeRuntime[], host: string, serverVersion
   return { owner: first.owner, url: first.url, host, port: first.port, configPath: first.configPath, logFile: first.logFile, serverVersion, detached: true, startedAt, nodes };
 }
 
-/** The recorded nodes that run, by name; a server of this root no record names refuses (a second one on its store would corrupt it). */
+/**
+ * The recorded nodes that run, by name: a local one by its pid, a node on another host kept as its own
+ * host recorded it (judged by its answer where that matters: ops/boot-cluster.ts). A server of this
+ * root no record names refuses (a second one on its store would corrupt it).
+ */
 export function liveNodesOrRefuse(layout: RootLayout, guards: Guards): { prior: BrokerRuntime | undefined; alive: Map<string, NodeRuntime> } {
   const prior = readRuntime(layout);
-  const alive = new Map((prior?.nodes ?? []).filter(nodeAlive).map((n) => [n.name, n] as const));
+  const alive = new Map((prior?.nodes ?? []).filter((n) => nodeAlive(n) || nodeElsewhere(n)).map((n) => [n.name, n] as const));
   const livePids = new Set([...alive.values()].map((n) => n.owner.pid));
   const strays = serversOfRoot(layout, guards).filter((s) => !livePids.has(s.pid));
   if (strays.length > 0) {

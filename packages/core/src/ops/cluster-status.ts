@@ -1,4 +1,5 @@
-import { nodeAlive, type NodeRuntime } from "../broker/runtime.js";
+import { hostname } from "node:os";
+import { nodeAlive, nodeElsewhere, type NodeRuntime } from "../broker/runtime.js";
 import { shellWord } from "../error-shape.js";
 import type { InventoryRecord } from "../inventory/record.js";
 import { pidAlive, pidStopped } from "../lock/process-identity.js";
@@ -28,7 +29,8 @@ export interface NodeStatus {
    */
   stillAdmits: string[];
   /** `cotal node run`'s last word on this node (nodes/<name>/agent.json); `running` false when that agent is gone. */
-  agent?: { state: NodeAgentState["state"]; running: boolean; pid: number; at: string; generation?: number; reason?: string; next?: string };
+  /** `running`: the agent's pid alive, or null when the agent runs on another host (not judged from here; `host` names it). */
+  agent?: { state: NodeAgentState["state"]; running: boolean | null; pid: number; host?: string; at: string; generation?: number; reason?: string; next?: string };
   /** Tenant streams this node stores or lists but does not serve (not running, unassigned, no leader): only when checked (`nodeStreamChecks`). */
   streams?: StreamProblem[];
   /**
@@ -99,7 +101,8 @@ export function clusterNodesStatus(
   const removes = record?.pending?.removes ?? [];
   return nodes.map((n) => {
     const proof = record?.nodes?.[n.name];
-    const running = n.owner ? nodeAlive(n as NodeRuntime) : false;
+    // A node on another host runs if this host reached it (docs/cluster.md "Liveness by reachability").
+    const running = !n.owner ? false : nodeElsewhere(n as NodeRuntime) ? live.reach?.[n.name]?.reachable === true : nodeAlive(n as NodeRuntime);
     const stillAdmits = unproven.has(n.name) ? [...removes] : [];
     const a = agents[n.name];
     const streams = running ? live.streams?.[n.name] : undefined;
@@ -121,7 +124,7 @@ export function clusterNodesStatus(
       ...(streams && "problems" in streams && streams.problems.length > 0 ? { streams: streams.problems } : {}),
       ...own,
       ...(own.state === "STREAMS UNSERVED" ? { next: unservedNext(live.root, n.name) } : {}),
-      ...(a ? { agent: { state: a.state, running: pidAlive(a.pid), pid: a.pid, at: a.at, ...(a.generation !== undefined ? { generation: a.generation } : {}), ...(a.reason ? { reason: a.reason } : {}), ...(a.next ? { next: a.next } : {}) } } : {}),
+      ...(a ? { agent: { state: a.state, running: a.host !== undefined && a.host !== hostname() ? null : pidAlive(a.pid), pid: a.pid, ...(a.host ? { host: a.host } : {}), at: a.at, ...(a.generation !== undefined ? { generation: a.generation } : {}), ...(a.reason ? { reason: a.reason } : {}), ...(a.next ? { next: a.next } : {}) } } : {}),
     };
   });
 }
@@ -138,8 +141,9 @@ function unservedNext(root: string | undefined, node: string): string {
 export async function nodeStreamChecks(layout: RootLayout, nodes: readonly (NodeRuntime | UnrecordedNode)[], record: Pick<InventoryRecord, "spaces"> | null, serverVersion: string | undefined): Promise<Record<string, StreamCheck>> {
   if (!record || !serverVersion) return {};
   const tenants = tenantAccounts(layout, record.spaces);
-  // A stopped (SIGSTOP) node answers nothing: status names it UNREACHABLE without waiting on it.
-  const running = nodes.filter((n): n is NodeRuntime => n.owner !== undefined && nodeAlive(n as NodeRuntime) && !pidStopped(n.owner.pid));
+  // A stopped (SIGSTOP) node answers nothing: status names it UNREACHABLE without waiting on it. A node
+  // on another host is checked when the caller reached it (status passes only those).
+  const running = nodes.filter((n): n is NodeRuntime => n.owner !== undefined && (nodeElsewhere(n as NodeRuntime) || (nodeAlive(n as NodeRuntime) && !pidStopped(n.owner.pid))));
   const first: Record<string, StreamCheck> = Object.fromEntries(await Promise.all(running.map(async (n) => [n.name, await checkNodeStreams(layout, n, tenants, serverVersion, 3_000)] as const)));
   // A problem seen once may be a leader election or a stream being created: judged again for a few
   // seconds before status calls it unserved (docs/cluster.md "Restarts").

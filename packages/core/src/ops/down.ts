@@ -15,6 +15,8 @@ export interface DownResult {
   forced: boolean;
   /** Unrecorded servers of this root that were stopped too. */
   strays?: number[];
+  /** A cluster's nodes on other hosts, left running and recorded: each is stopped on its own host (docs/cluster.md "Liveness by reachability"). */
+  elsewhere?: string[];
   /** Set by `--preserve-state`: the cut journal reached ready. */
   cut?: Omit<CutResult, "stopped" | "pid" | "forced">;
 }

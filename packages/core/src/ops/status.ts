@@ -1,6 +1,6 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
-import { brokerState, nodeAlive, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { brokerState, nodeAlive, nodeStopped, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { serversOfRoot, type RootServer } from "../broker/server-scan.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
 import { diffLists, type InventoryRecord } from "../inventory/record.js";
@@ -22,7 +22,6 @@ import { deriveState, type DerivedState } from "./derive-state.js";
 import { clusterNodesStatus, nodeStreamChecks, type NodeStatus, type UnrecordedNode } from "./cluster-status.js";
 import { authorityProbe, NODE_ANSWER_MS, rankNodes, reachNodes, type NodeReach } from "../verb/reach.js";
 import { answeringUrls } from "../verb/session.js";
-import { pidStopped } from "../lock/process-identity.js";
 import { readNodeAgentState } from "../root/node-state.js";
 import { keyRotationsOf, type KeyRotationStatus } from "./rotate-key-status.js";
 
@@ -205,7 +204,7 @@ async function inventoryOf(layout: RootLayout, st: ReturnType<typeof brokerState
   const listed = listedNodes(layout, rt);
   const reach = listed && typeof authority === "object" ? await reachListed(listed, authority) : undefined;
   const ranked = reach ? rankNodes(reach, guards).filter((r) => r.reachable) : undefined;
-  const urls = !rt ? [] : ranked && st.running ? ranked.map((r) => r.url) : st.running ? answeringUrls(rt) : (rt.nodes ?? []).filter((n) => nodeAlive(n) && !pidStopped(n.owner.pid)).map((n) => n.url);
+  const urls = !rt ? [] : ranked && st.running ? ranked.map((r) => r.url) : st.running ? answeringUrls(rt) : (rt.nodes ?? []).filter((n) => nodeAlive(n) && !nodeStopped(n)).map((n) => n.url);
   const via = { ...(reach ? { reach } : {}), ...(ranked?.[0] && urls.length > 0 ? { through: ranked[0].name } : {}) };
   if (urls.length > 0 && typeof authority === "object") {
     const r = await readInventory(urls, authority, guards);
@@ -227,7 +226,7 @@ export function reachedFirst(s: Pick<StatusReport, "broker">, urls: readonly str
 
 /** Every listed node asked at once; a stopped (SIGSTOP) one is unreachable without waiting on it. */
 async function reachListed(listed: readonly (NodeRuntime | UnrecordedNode)[], authority: AccountRecord): Promise<NodeReach[]> {
-  const stopped = (n: NodeRuntime | UnrecordedNode): boolean => n.owner !== undefined && pidStopped(n.owner.pid);
+  const stopped = (n: NodeRuntime | UnrecordedNode): boolean => n.owner !== undefined && nodeStopped(n as NodeRuntime);
   const asked = await reachNodes(listed.filter((n) => !stopped(n)), authorityProbe(authority));
   return listed.map((n) => asked.find((r) => r.name === n.name) ?? { name: n.name, url: n.url, reachable: false, jetstream: null, why: `pid ${n.owner?.pid} is stopped (SIGSTOP): it holds its port and answers nothing`, ms: 0 });
 }

@@ -12,7 +12,6 @@ interface ConfMap {
   [key: string]: ConfValue;
 }
 
-const KEY = /^[A-Za-z0-9_$]+$/;
 const BARE_WORD = /^[A-Za-z][A-Za-z0-9_]*$/;
 // The lexer reads these unquoted words as booleans (any case); cotal writes only `true`.
 const BOOLEAN_WORDS = new Set(["true", "false", "yes", "no", "on", "off"]);
@@ -25,7 +24,7 @@ export function natsConfigDigest(text: string | Uint8Array): string | undefined 
 
 /** The JSON the digest hashes (without Go's trailing newline), or undefined when `text` is not of the rendered grammar. */
 export function natsConfigJson(text: string | Uint8Array): string | undefined {
-  const parsed = parseRendered(typeof text === "string" ? text : Buffer.from(text).toString("utf8"));
+  const parsed = parseRendered(Buffer.from(text).toString("utf8"));
   return parsed === undefined ? undefined : goJson(parsed);
 }
 
@@ -36,8 +35,7 @@ function parseRendered(text: string): ConfMap | undefined {
   for (const raw of text.split("\n")) {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) continue;
-    const top = stack[stack.length - 1];
-    if (top === undefined) return undefined;
+    const top = stack[stack.length - 1] as ConfMap | ConfValue[];
     if (line === "}" || line === "]") {
       if (stack.length === 1 || Array.isArray(top) !== (line === "]")) return undefined;
       stack.pop();
@@ -50,10 +48,10 @@ function parseRendered(text: string): ConfMap | undefined {
       continue;
     }
     // Only `key: value`, `key: {`, `key: [` and `key {`, the forms the renderer writes (never `include`).
-    const m = /^([^\s:{]+)(?:: (.+)| (\{))$/.exec(line);
-    const key = m?.[1];
-    if (key === undefined || !KEY.test(key) || Object.hasOwn(top, key)) return undefined;
-    const rest = (m?.[2] ?? m?.[3] ?? "").trim();
+    const m = /^([A-Za-z0-9_$]+)(?:: (.+)| (\{))$/.exec(line);
+    if (!m || Object.hasOwn(top, m[1] as string)) return undefined;
+    const key = m[1] as string;
+    const rest = m[2] ?? "{";
     if (rest === "{" || rest === "[") {
       const child: ConfMap | ConfValue[] = rest === "{" ? {} : [];
       top[key] = child;
@@ -68,10 +66,12 @@ function parseRendered(text: string): ConfMap | undefined {
 }
 
 function scalar(s: string): string | number | boolean | undefined {
-  if (s.startsWith('"')) return quoted(s);
-  if (/^-?\d+$/.test(s)) {
+  const text = quoted(s);
+  if (text !== undefined) return text;
+  if (/^-?\d/.test(s)) {
     const n = Number(s);
-    return Number.isSafeInteger(n) ? n : undefined;
+    // Only plain integers: the lexer scales a size suffix (1K) and reads other forms as floats or dates.
+    return Number.isSafeInteger(n) && String(n) === s ? n : undefined;
   }
   if (BOOLEAN_WORDS.has(s.toLowerCase())) return s === "true" ? true : s === "false" ? false : undefined;
   return BARE_WORD.test(s) ? s : undefined;
@@ -79,21 +79,8 @@ function scalar(s: string): string | number | boolean | undefined {
 
 /** A double-quoted string with only the escapes cotal's confString writes (`\\`, `\"`). */
 function quoted(s: string): string | undefined {
-  if (s.length < 2 || !s.endsWith('"')) return undefined;
-  let out = "";
-  for (let i = 1; i < s.length - 1; i++) {
-    const c = s[i] as string;
-    if (c === '"') return undefined;
-    if (c !== "\\") {
-      out += c;
-      continue;
-    }
-    const next = s[i + 1];
-    if (next !== "\\" && next !== '"') return undefined;
-    out += next;
-    i++;
-  }
-  return out;
+  const m = /^"((?:[^"\\]|\\["\\])*)"$/.exec(s);
+  return m ? (m[1] as string).replace(/\\(["\\])/g, "$1") : undefined;
 }
 
 /** Go's encoding/json with its defaults: map keys sorted by bytes, <, >, &, U+2028 and U+2029 escaped. */
@@ -101,11 +88,11 @@ function goJson(v: ConfValue): string {
   if (Array.isArray(v)) return `[${v.map(goJson).join(",")}]`;
   if (typeof v === "object") {
     const keys = Object.keys(v).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-    return `{${keys.map((k) => `${goString(k)}:${goJson(v[k] as ConfValue)}`).join(",")}}`;
+    return `{${keys.map((k) => `${goScalar(k)}:${goJson(v[k] as ConfValue)}`).join(",")}}`;
   }
-  return typeof v === "string" ? goString(v) : String(v);
+  return goScalar(v);
 }
 
-function goString(s: string): string {
+function goScalar(s: string | number | boolean): string {
   return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import type { RootLayout } from "./layout.js";
 import { readTextIfExists, writeJsonAtomic } from "./secret-files.js";
 
@@ -12,6 +13,8 @@ export interface NodeAgentState {
   node: string;
   /** The agent's pid; status judges a dead one's file stale. */
   pid: number;
+  /** The agent's host (its hostname): status judges the pid only on that host. Absent in files of older agents. */
+  host?: string;
   state: "maintenance" | "serving" | "stale";
   /** maintenance: why the node admits no tenant. serving: what it runs, when a claim is pending. */
   reason?: string;
@@ -21,8 +24,8 @@ export interface NodeAgentState {
   at: string;
 }
 
-export function writeNodeAgentState(layout: RootLayout, state: Omit<NodeAgentState, "format" | "at">): NodeAgentState {
-  const rec: NodeAgentState = { format: "cotal.node-agent/1", ...state, at: new Date().toISOString() };
+export function writeNodeAgentState(layout: RootLayout, state: Omit<NodeAgentState, "format" | "at" | "host">): NodeAgentState {
+  const rec: NodeAgentState = { format: "cotal.node-agent/1", ...state, host: hostname(), at: new Date().toISOString() };
   writeJsonAtomic(layout.nodeAgentStateFile(state.node), rec);
   return rec;
 }

@@ -1,11 +1,11 @@
 import type { Guards } from "../guards.js";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createConnection } from "node:net";
 import { RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { renderNode } from "../broker/render-root.js";
-import { isLocalHost, nodeAlive, nodeClientHost, throughNode, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { nodeAlive, nodeClientHost, nodeElsewhere, throughNode, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { INFO_PROBE_MS, sendsInfo } from "../broker/info-probe.js";
 import type { NodeProof } from "../inventory/record.js";
 import { configDigest } from "../render/server-config.js";
 import { configPicture } from "../render/config-picture.js";
@@ -86,7 +86,7 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
   const first = done[0]?.verdict;
   const notes = done.flatMap((d) => (d.verdict.notes ?? []).map((n) => `node ${d.node.name}: ${n}`));
   if (recorder.failed().length > 0) notes.push(`${recorder.failed().join("; ")}; status counted those nodes as still admitting until this commit`);
-  if (leaveBehind && unproven.length > 0) notes.push(`node${unproven.length > 1 ? "s" : ""} ${unproven.map((d) => `${d.node.name} (${lastWord(d.verdict)})`).join(", ")} did not prove it and stay behind until their next boot: cotal up   # restarts them, which applies the committed record`);
+  if (leaveBehind && unproven.length > 0) notes.push(`node${unproven.length > 1 ? "s" : ""} ${unproven.map((d) => d.node.name).join(", ")} did not prove it (${unproven.map((d) => lastWord(d.verdict)).join("; ")}) and stay behind until their next boot: cotal up   # restarts them, which applies the committed record`);
   return { outcome: "reloaded", via: first?.via ?? "signal", line: `${Object.keys(proofs).length}/${done.length} nodes reloaded: ${done.map((d) => d.node.name).join(", ")}`, ms: Date.now() - t0, nodes: proofs, ...(notes.length > 0 ? { notes } : {}) };
 }
 
@@ -173,39 +173,19 @@ export async function applyToNode<P>(layout: RootLayout, runtime: BrokerRuntime,
 async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, want: { expected: string; timeoutMs?: number }, guards: Guards): Promise<ReloadVerdict> {
   const { timeoutMs, expected } = want;
   const t0 = Date.now();
-  if (!nodeAlive(node)) return { outcome: "unproven", via: "signal", logTail: `node ${node.name} (pid ${node.owner.pid}) is not running`, ms: Date.now() - t0 };
+  // A node on another host is judged by its answer below, never by the pid recorded for it.
+  const elsewhere = nodeElsewhere(node);
+  if (!elsewhere && !nodeAlive(node)) return { outcome: "unproven", via: "signal", logTail: `node ${node.name} (pid ${node.owner.pid}) is not running`, ms: Date.now() - t0 };
   const nodeRuntime = throughNode(runtime, node);
   delete nodeRuntime.nodes;
   // A node that sends no INFO (stopped, partitioned) is signalled, not asked: a NATS client whose
   // connect times out keeps its socket (and this process) alive; the signal path needs no socket.
   // A node on another host is never signalled: it is asked, or it proves nothing (docs/cluster.md "Partition by a cut link").
   const host = nodeClientHost(node, runtime.host);
-  const remote = !isLocalHost(host) && !guards.REMOTE_NODE_BY_SIGNAL;
+  const remote = elsewhere && !guards.REMOTE_NODE_BY_SIGNAL;
   const answers = await sendsInfo(node.port, host, INFO_PROBE_MS);
   if (remote && !answers) return { outcome: "unproven", via: "request", logTail: `node ${node.name} on host ${host} sent no INFO on ${host}:${node.port} within ${INFO_PROBE_MS} ms (cut off or down); a node on another host is asked, never signalled`, ms: Date.now() - t0 };
   return reloadAndProve(nodeRuntime, { ...(answers ? { layout } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), guards, expected, ...(remote ? { remote } : {}) });
-}
-
-const INFO_PROBE_MS = 2_000;
-
-/** Does a server on host:port send its INFO line within `ms`? Our own socket, always destroyed. */
-function sendsInfo(port: number, host: string, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = createConnection({ host, port });
-    const done = (ok: boolean): void => {
-      clearTimeout(timer);
-      sock.destroy();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => done(false), ms);
-    let seen = "";
-    sock.on("data", (b: Buffer) => {
-      seen += b.toString("latin1");
-      if (seen.startsWith("INFO ")) done(true);
-    });
-    sock.on("error", () => done(false));
-    sock.on("close", () => done(false));
-  });
 }
 
 /** A node's verdict in one line: the last line of what it said. */

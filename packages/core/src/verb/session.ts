@@ -3,9 +3,8 @@ import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { RERUN, CotalError, isCotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
-import { pidStopped } from "../lock/process-identity.js";
 import { adoptableBroker } from "../broker/adopt.js";
-import { brokerState, throughNode, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { brokerState, nodeStopped, throughNode, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { authorityProbe, chooseNode, NODE_ANSWER_MS, rankNodes, reachNodes } from "./reach.js";
 import { AuthorityStore } from "../inventory/authority-store.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
@@ -100,7 +99,7 @@ async function throughAnyNode(runtime: BrokerRuntime, authority: AccountRecord, 
   let electing = false;
   return retryWhile(
     async () => {
-      const reach = await reachNodes(nodes.filter((n) => !pidStopped(n.owner.pid)), authorityProbe(authority));
+      const reach = await reachNodes(nodes.filter((n) => !nodeStopped(n)), authorityProbe(authority));
       electing = reach.length < nodes.length || reach.some((r) => r.jetstream !== true);
       const ranked = rankNodes(reach, guards);
       const chosen = chooseNode(reach, guards);
@@ -116,8 +115,8 @@ async function throughAnyNode(runtime: BrokerRuntime, authority: AccountRecord, 
 
 /** The client URLs of the root's servers whose process is not stopped: the runtime's own (the node it goes through) first. */
 export function answeringUrls(runtime: BrokerRuntime): string[] {
-  const all = [{ url: runtime.url, pid: runtime.owner.pid }, ...(runtime.nodes ?? []).map((n) => ({ url: n.url, pid: n.owner.pid }))];
-  return [...new Set(all.filter((n) => !pidStopped(n.pid)).map((n) => n.url))];
+  const all = [runtime, ...(runtime.nodes ?? [])];
+  return [...new Set(all.filter((n) => !nodeStopped(n)).map((n) => n.url))];
 }
 
 /** How long a session waits for a cluster with a stopped node to elect new leaders for the inventory's buckets. */
@@ -128,8 +127,9 @@ const ELECTION_WAIT_MS = 20_000;
  * a stopped process (SIGSTOP) takes `kill -CONT`; otherwise undefined and the caller's refusal stands.
  */
 export function unresponsiveBroker(runtime: BrokerRuntime, cause: unknown): CotalError | undefined {
-  const procs = runtime.nodes?.map((n) => ({ pid: n.owner.pid, name: `node ${n.name}` })) ?? [{ pid: runtime.owner.pid, name: "the nats-server" }];
-  const stopped = procs.filter((p) => pidStopped(p.pid));
+  const procs = runtime.nodes?.map((n) => ({ pid: n.owner.pid, name: `node ${n.name}`, node: n })) ?? [{ pid: runtime.owner.pid, name: "the nats-server", node: runtime }];
+  // Only a process of this host can be seen stopped (and continued) from here.
+  const stopped = procs.filter((p) => nodeStopped(p.node));
   if (stopped.length === 0) return undefined;
   const pids = [...new Set(stopped.map((p) => p.pid))];
   const others = procs.length > stopped.length ? `; the others answered, but the inventory did not within ${ELECTION_WAIT_MS / 1000} s (${(cause as Error | undefined)?.message ?? "no answer"})` : "";
