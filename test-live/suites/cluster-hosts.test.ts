@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cotalCliPath, repoRoot, type CotalResult } from "@cotal/harness";
@@ -69,6 +69,15 @@ function startOnHost(h: number, argv: string[]): { child: ChildProcess; out: () 
   child.stdout?.on("data", (b: Buffer) => (out += b.toString()));
   child.stderr?.on("data", (b: Buffer) => (out += b.toString()));
   return { child, out: () => out };
+}
+
+/** The files under `dir` holding an nkey seed (operator, account, user, server, cluster or curve: S + type + 56 base32), read as bytes. */
+function scanForSeeds(dir: string): string[] {
+  const seed = /S[OAUNCX][A-Z2-7]{56}/;
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .filter((f) => seed.test(readFileSync(f).toString("latin1")));
 }
 
 /** Is this pid alive (the simulated hosts share the root namespace's process table)? */
@@ -437,5 +446,17 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     expect(up.code, up.stderr).toBe(0);
     for (const pid of remote) expect(isAlive(pid)).toBe(true);
     await expectAllClean();
+  });
+
+  it("no seed in a node's state directory: nodes 2 and 3's config, store, log and agent state after every cell hold none; the root's auth/ does (the scan's positive control)", async () => {
+    const c = await hostCluster();
+    const root = (r as LiveRoot).root;
+    const seeds = (dir: string): string[] => scanForSeeds(dir).map((f) => f.slice(root.length + 1));
+    expect(seeds(join(root, "auth")).length, "the scan finds the root's own seeds").toBeGreaterThan(0);
+    for (const n of c.nodes.slice(1)) {
+      const dir = (r as LiveRoot).layout.nodeDir(n.name);
+      expect(readdirSync(dir)).toEqual(expect.arrayContaining(["server.conf", "store", "log"]));
+      expect(seeds(dir), `seeds under ${dir}`).toEqual([]);
+    }
   });
 });
