@@ -428,9 +428,10 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     const rt = JSON.parse(readFileSync((r as LiveRoot).layout.runtimeFile, "utf8")) as Rt;
     // Each host's cotal recorded its own node under its own hostname: the control host cannot judge nodes 2 and 3 by pid.
     expect(rt.nodes?.map((n) => n.owner.host)).toEqual([1, 2, 3].map((i) => `${PREFIX}-h${i}`));
-    type St = { broker: { nodes?: { name: string; running: boolean; agent?: { running: boolean | null; host?: string } }[] } };
+    type St = { broker: { nodes?: { name: string; running: boolean; elsewhere?: string; agent?: { running: boolean | null; host?: string } }[] } };
     const seen = JSON.parse((await onHost(1, ["status", "--json"])).stdout) as St;
     expect(seen.broker.nodes?.map((n) => n.running)).toEqual([true, true, true]); // nodes 2 and 3: reached
+    expect(seen.broker.nodes?.map((n) => n.elsewhere)).toEqual([undefined, `${PREFIX}-h2`, `${PREFIX}-h3`]);
     expect(seen.broker.nodes?.map((n) => [n.agent?.running, n.agent?.host])).toEqual([[true, `${PREFIX}-h1`], [null, `${PREFIX}-h2`], [null, `${PREFIX}-h3`]]);
     const remote = (rt.nodes ?? []).slice(1).map((n) => n.owner.pid);
     const down = await onHost(1, ["down"]);

@@ -14,6 +14,8 @@ export interface NodeStatus {
   name: string;
   /** null: no process recorded (the root is down: `down` clears run/broker.json). */
   pid: number | null;
+  /** The host whose cotal recorded this node, when that is another host: `pid` is a pid there (docs/cluster.md "Liveness by reachability"). */
+  elsewhere?: string;
   url: string;
   port: number;
   clusterPort: number;
@@ -111,6 +113,7 @@ export function clusterNodesStatus(
     return {
       name: n.name,
       pid: n.owner?.pid ?? null,
+      ...(n.owner && nodeElsewhere(n as NodeRuntime) ? { elsewhere: n.owner.host } : {}),
       url: n.url,
       port: n.port,
       clusterPort: n.clusterPort,
