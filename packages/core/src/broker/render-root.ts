@@ -6,11 +6,8 @@ import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { loadSettings, maxPayloadOf, type RootSettings } from "../root/settings.js";
 import { configDigest, serverConfig, type RenderOptions } from "../render/server-config.js";
-import { clusterOf, routesFor } from "../root/cluster-settings.js";
-import { nodeRouteSecurity } from "../root/route-security.js";
-import { natsServerVersion } from "./binary.js";
-import { brokerState } from "./runtime.js";
-import { serverFeatures, type ServerFeatures } from "./server-features.js";
+import { renderFeatures } from "./render-features.js";
+import { nodeBase, nodeLocalOf, renderNodeFrom } from "./node-material.js";
 import { effectiveBudget } from "./jetstream-max.js";
 import { heldSpaces } from "./node-hold.js";
 
@@ -58,38 +55,18 @@ function sharedOptions(layout: RootLayout, settings: RootSettings, authority: Ac
 }
 
 /**
- * One cluster node's config (docs/cluster.md): the same trust and tenant list as the root's
- * server.conf, that node's listener, store, log and `cluster {}` block. `maintenance` is the boot
- * before the node has read the committed record: it admits no tenant, and preloads every tenant on
- * disk held (broker/node-hold.ts) so JetStream recovers their streams' assignments at boot.
+ * One cluster node's config (docs/cluster.md), rendered from the root's public material
+ * (broker/node-material.ts, its one home): the same trust and tenant list as the root's server.conf,
+ * that node's listener, store, log and `cluster {}` block. `maintenance` is the boot before the node
+ * has read the committed record: it admits no tenant, and preloads every tenant on disk held
+ * (broker/node-hold.ts) so JetStream recovers their streams' assignments at boot.
  */
 export function renderNode(layout: RootLayout, node: string, spaces: AccountRecord[], opts: { maintenance?: boolean; guards?: Guards } = {}): { text: string; digest: string } {
-  const settings = loadSettings(layout);
-  const cluster = clusterOf(layout, settings);
-  const self = cluster?.nodes.find((n) => n.name === node);
-  if (!settings || !cluster || !self) throw new CotalError("corrupt-record", `${layout.settingsFile} names no cluster node ${node}`, { next: `cotal status --root ${layout.root}` });
   if (opts.maintenance && spaces.length > 0) throw new CotalError("render-refused", "a node's maintenance config takes no tenant list: it holds every tenant on disk", { next: `cotal status --root ${layout.root}` });
   const guards = opts.guards ?? GUARDS_ON;
-  const held = opts.maintenance && !guards.CLUSTER_BOOT_BARE ? heldSpaces(layout) : [];
-  const text = serverConfig(loadBrokerTrust(layout), opts.maintenance ? held : spaces, {
-    host: self.host ?? settings.host,
-    port: self.port,
-    serverName: self.name,
-    storeDir: layout.nodeStoreDir(node),
-    logFile: layout.nodeLogFile(node),
-    pidFile: layout.nodePidFile(node),
-    cluster: { name: cluster.name, port: self.clusterPort, routes: routesFor(cluster, settings.host, node), ...(self.testRoutePort !== undefined ? { advertisePort: self.testRoutePort } : {}), ...nodeRouteSecurity(layout, cluster, node, guards) },
-    ...(opts.maintenance && held.length === 0 ? { maintenance: true } : {}),
-    ...sharedOptions(layout, settings, loadAuthorityAccount(layout), guards),
-  });
-  return { text, digest: configDigest(text) };
+  const base = nodeBase(layout, guards);
+  const local = nodeLocalOf(layout, node, guards);
+  return renderNodeFrom(base, node, opts.maintenance ? { held: guards.CLUSTER_BOOT_BARE ? [] : heldSpaces(layout) } : spaces, local, guards);
 }
 
-/**
- * The features of the server that will read this config: the running broker's (its version was
- * read from its binary at start) when one serves the root, else the binary the next `up` starts.
- */
-export function renderFeatures(layout: RootLayout): ServerFeatures {
-  const state = brokerState(layout);
-  return serverFeatures(state.running ? state.runtime.serverVersion : natsServerVersion());
-}
+export { renderFeatures } from "./render-features.js";
