@@ -2,10 +2,10 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cotalCliPath, repoRoot, type CotalResult } from "@cotal/harness";
+import { cotalCliPath, NKEY_SEED, repoRoot, type CotalResult } from "@cotal/harness";
 import type { UpResult } from "@cotal/core";
 import { liveRoot, type LiveRoot } from "../fixtures/live-root.js";
-import { killServersUnder } from "../fixtures/processes.js";
+import { alive, killServersUnder } from "../fixtures/processes.js";
 import { until } from "../fixtures/until.js";
 import { sleep } from "../fixtures/isolation.js";
 import { refusedWith, runPrinted } from "../fixtures/printed.js";
@@ -71,23 +71,12 @@ function startOnHost(h: number, argv: string[]): { child: ChildProcess; out: () 
   return { child, out: () => out };
 }
 
-/** The files under `dir` holding an nkey seed (operator, account, user, server, cluster or curve: S + type + 56 base32), read as bytes. */
+/** The files under `dir` holding an nkeys seed (the harness's one pattern), read as bytes. */
 function scanForSeeds(dir: string): string[] {
-  const seed = /S[OAUNCX][A-Z2-7]{56}/;
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name))
-    .filter((f) => seed.test(readFileSync(f).toString("latin1")));
-}
-
-/** Is this pid alive (the simulated hosts share the root namespace's process table)? */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+    .filter((f) => NKEY_SEED.test(readFileSync(f).toString("latin1")));
 }
 
 interface Attempt {
@@ -437,7 +426,7 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     const down = await onHost(1, ["down"]);
     expect(down.code, down.stderr).toBe(0);
     // Nodes 2 and 3 were never signalled: the same servers run (the simulated hosts share one process table).
-    for (const pid of remote) expect(isAlive(pid), `node server pid ${pid} was stopped by the control host's down:\n${down.stdout}`).toBe(true);
+    for (const pid of remote) expect(alive(pid), `node server pid ${pid} was stopped by the control host's down:\n${down.stdout}`).toBe(true);
     expect(down.stdout).toMatch(/nodes \S+-n2, \S+-n3 on other hosts keep running/);
     const after = JSON.parse(readFileSync((r as LiveRoot).layout.runtimeFile, "utf8")) as Rt;
     expect(after.nodes?.map((n) => n.name)).toEqual(expect.arrayContaining((rt.nodes ?? []).slice(1).map((n) => n.name)));
@@ -445,7 +434,7 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     await appsKeepWriting("cotal down on the control host");
     const up = await onHost(1, ["up", "--detach"], 120_000);
     expect(up.code, up.stderr).toBe(0);
-    for (const pid of remote) expect(isAlive(pid)).toBe(true);
+    for (const pid of remote) expect(alive(pid)).toBe(true);
     await expectAllClean();
   });
 

@@ -1,6 +1,7 @@
 import dockerignore from "@balena/dockerignore";
 import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync } from "node:fs";
 import { join } from "node:path";
+import { NKEY_SEED } from "./nkey-seed.js";
 
 /**
  * What `docker build` would send and what the Dockerfile's COPY takes, computed without an engine:
@@ -80,8 +81,7 @@ export function copiedFiles(copy: CopyInstruction, context: readonly string[]): 
   return [...taken].sort();
 }
 
-/** An nkeys seed (operator, account, user, server, cluster, curve, xkey): never in an image. */
-export const NKEY_SEED = /S[OAUNCPX][A-Z2-7]{55}/;
+export { NKEY_SEED };
 
 /** Names that are a root, a secret, or a host's dependencies and outputs, wherever they sit. */
 const FORBIDDEN_SEGMENTS = new Set([".cotal", "auth", "broker.secrets", "seeds", "node_modules", "dist", ".git", ".tools", ".test-results", ".turbo"]);

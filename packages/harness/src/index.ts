@@ -57,6 +57,7 @@ export { SurvivorWatcher, maxReconnectGapMs, type SurvivorWatcherOptions, type W
 export { cotalCliPath, repoRoot, runCotal, spawnCotal, type CotalResult, type CotalRunOptions } from "./cotal-process.js";
 export { Barrier, barrierEnv, failpointBarrier, parseBarrierEnv, type BarrierSpec } from "./barrier.js";
 export { harnessTeardown } from "./teardown.js";
+export { NKEY_SEED } from "./nkey-seed.js";
 export { parsePromText, promValue, type PromFamily, type PromSample } from "./prom-text.js";
 export { testGuards } from "./guards.js";
 export { parseUnitFile, restartsOnFailure, unitEnvironment, unitExecStart, unitFailed, unitList, unitValue, unitValues, type UnitFile } from "./unit-file.js";

@@ -47,9 +47,9 @@ export interface NodeLocal {
   routeSecurity: Pick<ClusterBlock, "tls" | "auth">;
 }
 
-/** The base of a cluster root, read from its disk. */
-export function nodeBase(layout: RootLayout, guards: Guards = GUARDS_ON): NodeBase {
-  const { settings, cluster } = clusterSettingsOf(layout);
+/** The base of a cluster root, read from its disk (`read`: its settings, when the caller read them already). */
+export function nodeBase(layout: RootLayout, guards: Guards = GUARDS_ON, read: ClusterRead = clusterSettingsOf(layout)): NodeBase {
+  const { settings, cluster } = read;
   const broker = loadBrokerTrust(layout);
   const authority = loadAuthorityAccount(layout);
   const { render: jetstreamMax } = effectiveBudget(layout, guards);
@@ -71,9 +71,14 @@ export function nodeMaterial(layout: RootLayout, guards: Guards = GUARDS_ON): No
   return { ...nodeBase(layout, guards), spaces: accountInventory(layout).spaces.map((s) => ({ name: s.name, publicKey: s.publicKey, jwt: s.jwt, heldJwt: heldAccountJwt(operator, s.jwt) })) };
 }
 
+/** What a writer on this disk renders one node from, its settings read once. */
+export function nodeInputs(layout: RootLayout, node: string, guards: Guards = GUARDS_ON): { base: NodeBase; local: NodeLocal } {
+  const read = clusterSettingsOf(layout, node);
+  return { base: nodeBase(layout, guards, read), local: nodeLocalOf(layout, node, guards, read.cluster) };
+}
+
 /** A node's own inputs on the root's disk (on one machine, or the simulated hosts' shared one). */
-export function nodeLocalOf(layout: RootLayout, node: string, guards: Guards = GUARDS_ON): NodeLocal {
-  const { cluster } = clusterSettingsOf(layout, node);
+export function nodeLocalOf(layout: RootLayout, node: string, guards: Guards = GUARDS_ON, cluster: ClusterSettings = clusterSettingsOf(layout, node).cluster): NodeLocal {
   return { storeDir: layout.nodeStoreDir(node), logFile: layout.nodeLogFile(node), pidFile: layout.nodePidFile(node), routeSecurity: nodeRouteSecurity(layout, cluster, node, guards) };
 }
 
@@ -119,7 +124,12 @@ export function renderNodeFrom(base: NodeBase, node: string, tenants: readonly R
   return { text, digest: configDigest(text) };
 }
 
-function clusterSettingsOf(layout: RootLayout, node?: string): { settings: NonNullable<ReturnType<typeof loadSettings>>; cluster: ClusterSettings } {
+interface ClusterRead {
+  settings: NonNullable<ReturnType<typeof loadSettings>>;
+  cluster: ClusterSettings;
+}
+
+function clusterSettingsOf(layout: RootLayout, node?: string): ClusterRead {
   const settings = loadSettings(layout);
   const cluster = clusterOf(layout, settings);
   if (!settings || !cluster || (node !== undefined && !cluster.nodes.some((n) => n.name === node))) {

@@ -7,7 +7,7 @@ import type { AccountRecord } from "../root/records.js";
 import { loadSettings, maxPayloadOf, type RootSettings } from "../root/settings.js";
 import { configDigest, serverConfig, type RenderOptions } from "../render/server-config.js";
 import { renderFeatures } from "./render-features.js";
-import { nodeBase, nodeLocalOf, renderNodeFrom } from "./node-material.js";
+import { nodeInputs, renderNodeFrom } from "./node-material.js";
 import { effectiveBudget } from "./jetstream-max.js";
 import { heldSpaces } from "./node-hold.js";
 
@@ -64,8 +64,7 @@ function sharedOptions(layout: RootLayout, settings: RootSettings, authority: Ac
 export function renderNode(layout: RootLayout, node: string, spaces: AccountRecord[], opts: { maintenance?: boolean; guards?: Guards } = {}): { text: string; digest: string } {
   if (opts.maintenance && spaces.length > 0) throw new CotalError("render-refused", "a node's maintenance config takes no tenant list: it holds every tenant on disk", { next: `cotal status --root ${layout.root}` });
   const guards = opts.guards ?? GUARDS_ON;
-  const base = nodeBase(layout, guards);
-  const local = nodeLocalOf(layout, node, guards);
+  const { base, local } = nodeInputs(layout, node, guards);
   return renderNodeFrom(base, node, opts.maintenance ? { held: guards.CLUSTER_BOOT_BARE ? [] : heldSpaces(layout) } : spaces, local, guards);
 }
 

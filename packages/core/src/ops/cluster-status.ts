@@ -1,8 +1,8 @@
 import { hostname } from "node:os";
-import { nodeAlive, nodeElsewhere, type NodeRuntime } from "../broker/runtime.js";
+import { nodeAlive, nodeElsewhere, nodeStopped, type NodeRuntime } from "../broker/runtime.js";
 import { shellWord } from "../error-shape.js";
 import type { InventoryRecord } from "../inventory/record.js";
-import { pidAlive, pidStopped } from "../lock/process-identity.js";
+import { ownerStatus } from "../lock/process-identity.js";
 import type { RootLayout } from "../root/layout.js";
 import type { NodeAgentState } from "../root/node-state.js";
 import { nodesNotProven } from "../saga/partial-proofs.js";
@@ -127,9 +127,15 @@ export function clusterNodesStatus(
       ...(streams && "problems" in streams && streams.problems.length > 0 ? { streams: streams.problems } : {}),
       ...own,
       ...(own.state === "STREAMS UNSERVED" ? { next: unservedNext(live.root, n.name) } : {}),
-      ...(a ? { agent: { state: a.state, running: a.host !== undefined && a.host !== hostname() ? null : pidAlive(a.pid), pid: a.pid, ...(a.host ? { host: a.host } : {}), at: a.at, ...(a.generation !== undefined ? { generation: a.generation } : {}), ...(a.reason ? { reason: a.reason } : {}), ...(a.next ? { next: a.next } : {}) } } : {}),
+      ...(a ? { agent: { state: a.state, running: agentRunning(a), pid: a.pid, ...(a.host ? { host: a.host } : {}), at: a.at, ...(a.generation !== undefined ? { generation: a.generation } : {}), ...(a.reason ? { reason: a.reason } : {}), ...(a.next ? { next: a.next } : {}) } } : {}),
     };
   });
+}
+
+/** The agent's pid judged on its own host only (an agent file of an older cotal names none: this host's); null elsewhere. */
+function agentRunning(a: NodeAgentState): boolean | null {
+  const status = ownerStatus({ pid: a.pid, host: a.host ?? hostname() });
+  return status === "unknown" ? null : status === "alive";
 }
 
 /** `up` restarts a running node that does not serve its stored streams, every tenant held, then applies the record (ops/boot-cluster.ts). */
@@ -146,7 +152,7 @@ export async function nodeStreamChecks(layout: RootLayout, nodes: readonly (Node
   const tenants = tenantAccounts(layout, record.spaces);
   // A stopped (SIGSTOP) node answers nothing: status names it UNREACHABLE without waiting on it. A node
   // on another host is checked when the caller reached it (status passes only those).
-  const running = nodes.filter((n): n is NodeRuntime => n.owner !== undefined && (nodeElsewhere(n as NodeRuntime) || (nodeAlive(n as NodeRuntime) && !pidStopped(n.owner.pid))));
+  const running = nodes.filter((n): n is NodeRuntime => n.owner !== undefined && (nodeElsewhere(n as NodeRuntime) || (nodeAlive(n as NodeRuntime) && !nodeStopped(n as NodeRuntime))));
   const first: Record<string, StreamCheck> = Object.fromEntries(await Promise.all(running.map(async (n) => [n.name, await checkNodeStreams(layout, n, tenants, serverVersion, 3_000)] as const)));
   // A problem seen once may be a leader election or a stream being created: judged again for a few
   // seconds before status calls it unserved (docs/cluster.md "Restarts").

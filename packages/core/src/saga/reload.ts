@@ -90,9 +90,13 @@ interface ProofPlan {
   predicted?: { digest: string | undefined };
 }
 
-/** Why a proven reload still does not count: the server's digest is not the prediction of the bytes renamed for it. */
-function otherBytes(plan: ProofPlan, digest: string | undefined): string | undefined {
-  if (!plan.predicted || plan.guards.NODE_PROOF_ANY_DIGEST) return undefined;
+/**
+ * Why a proven reload still does not count: the server's digest is not the prediction of the bytes
+ * renamed for it. `required` (a remote node, proven by the digest alone): no bytes handed in is a reason too.
+ */
+function otherBytes(plan: ProofPlan, digest: string | undefined, required = false): string | undefined {
+  if (plan.guards.NODE_PROOF_ANY_DIGEST) return undefined;
+  if (!plan.predicted) return required ? "the writer handed in no bytes to compare its digest with" : undefined;
   const want = plan.predicted.digest;
   if (want === undefined) return "the bytes renamed for it are not of the grammar cotal renders, so their digest has no prediction";
   if (digest === undefined) return `it reported no config digest (the bytes renamed for it have ${want})`;
@@ -177,10 +181,10 @@ async function proveByDigest(client: SystemClient, runtime: BrokerRuntime, syste
   const { t0, notes } = at;
   if (!at.replied) notes.push("the RELOAD reply was lost; VARZ's config digest is the only witness");
   let seen: string | undefined;
-  let other: string | undefined = "no VARZ answer";
+  let other: string | undefined;
   for (;;) {
     seen = await varzDigest(client, runtime, system, plan.timeoutMs, notes);
-    other = seen === undefined ? "it reported no config digest" : plan.predicted || plan.guards.NODE_PROOF_ANY_DIGEST ? otherBytes(plan, seen) : "the writer handed in no bytes to compare its digest with";
+    other = seen === undefined ? "it reported no config digest" : otherBytes(plan, seen, true);
     if (other === undefined || at.replied || Date.now() - t0 > plan.timeoutMs) break;
     await new Promise((r) => setTimeout(r, 100));
   }

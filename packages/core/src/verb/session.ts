@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { RERUN, CotalError, isCotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
+import { pidStopped } from "../lock/process-identity.js";
 import { adoptableBroker } from "../broker/adopt.js";
 import { brokerState, nodeStopped, throughNode, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { authorityProbe, chooseNode, NODE_ANSWER_MS, rankNodes, reachNodes } from "./reach.js";
@@ -115,8 +116,9 @@ async function throughAnyNode(runtime: BrokerRuntime, authority: AccountRecord, 
 
 /** The client URLs of the root's servers whose process is not stopped: the runtime's own (the node it goes through) first. */
 export function answeringUrls(runtime: BrokerRuntime): string[] {
-  const all = [runtime, ...(runtime.nodes ?? [])];
-  return [...new Set(all.filter((n) => !nodeStopped(n)).map((n) => n.url))];
+  // A single broker is this host's own process; a cluster's top fields are one of its nodes (throughNode), each judged as a node.
+  if (!runtime.nodes) return pidStopped(runtime.owner.pid) ? [] : [runtime.url];
+  return [...new Set([runtime, ...runtime.nodes].filter((n) => !nodeStopped(n)).map((n) => n.url))];
 }
 
 /** How long a session waits for a cluster with a stopped node to elect new leaders for the inventory's buckets. */
@@ -127,9 +129,9 @@ const ELECTION_WAIT_MS = 20_000;
  * a stopped process (SIGSTOP) takes `kill -CONT`; otherwise undefined and the caller's refusal stands.
  */
 export function unresponsiveBroker(runtime: BrokerRuntime, cause: unknown): CotalError | undefined {
-  const procs = runtime.nodes?.map((n) => ({ pid: n.owner.pid, name: `node ${n.name}`, node: n })) ?? [{ pid: runtime.owner.pid, name: "the nats-server", node: runtime }];
-  // Only a process of this host can be seen stopped (and continued) from here.
-  const stopped = procs.filter((p) => nodeStopped(p.node));
+  // Only a process of this host can be seen stopped (and continued) from here: a node elsewhere never is.
+  const procs = runtime.nodes?.map((n) => ({ pid: n.owner.pid, name: `node ${n.name}`, stopped: nodeStopped(n) })) ?? [{ pid: runtime.owner.pid, name: "the nats-server", stopped: pidStopped(runtime.owner.pid) }];
+  const stopped = procs.filter((p) => p.stopped);
   if (stopped.length === 0) return undefined;
   const pids = [...new Set(stopped.map((p) => p.pid))];
   const others = procs.length > stopped.length ? `; the others answered, but the inventory did not within ${ELECTION_WAIT_MS / 1000} s (${(cause as Error | undefined)?.message ?? "no answer"})` : "";
