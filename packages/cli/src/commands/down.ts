@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
-import { json, out } from "../output.js";
+import { json, out, shellWord } from "../output.js";
 
 export function registerDown(program: Command): void {
   program
@@ -15,6 +15,6 @@ export function registerDown(program: Command): void {
       else if (r.cut) out(`cotal: ${r.cut.already ? "cut already ready" : `stopped the broker${r.pid ? ` (pid ${r.pid})` : ""}; cut ${r.cut.cutId} is ready`}; next: cotal space list   # back up each space offline (cotal space backup NAME --out DIR), then cotal up`);
       else if (r.stopped) out(`cotal: stopped nats-server (${r.pid !== undefined ? `pid ${r.pid}` : "no recorded broker"}${r.strays?.length ? `; unrecorded servers of this root: ${r.strays.map((p) => `pid ${p}`).join(", ")}` : ""}${r.forced ? "; killed after the grace period" : ""})`);
       else out(`cotal: no broker is running for ${r.root}`);
-      if (!flags.json && r.elsewhere?.length) out(`cotal: node${r.elsewhere.length > 1 ? "s" : ""} ${r.elsewhere.join(", ")} on other hosts keep running: each is stopped on its own host (its cotal node run first, then cotal --root ${r.root} down there)`);
+      if (!flags.json && r.elsewhere?.length) out(`cotal: node${r.elsewhere.length > 1 ? "s" : ""} ${r.elsewhere.join(", ")} on other hosts keep running: each is stopped on its own host (its cotal node run first, then cotal --root ${shellWord(r.root)} down there)`);
     });
 }
