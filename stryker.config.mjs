@@ -15,6 +15,7 @@ export default {
     "packages/core/src/names.ts",
     "packages/core/src/journal/journal.ts",
     "packages/core/src/ops/derive-state.ts",
+    "packages/core/src/broker/material-bucket.ts",
     "packages/cli/src/exit-codes.ts",
   ],
   coverageAnalysis: "perTest",

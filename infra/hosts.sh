@@ -8,8 +8,9 @@
 #   infra/hosts.sh up N                 create hosts 1..N (idempotent; hosts above N are removed)
 #   infra/hosts.sh down                 remove every host and the bridge (idempotent)
 #   infra/hosts.sh exec HOST cmd…       run cmd inside HOST (1, h1 or <prefix>-h1), hostname <prefix>-h<i>
-#   infra/hosts.sh exec HOST --hide DIR… cmd…   the same, with each DIR an empty read-only directory
-#                                       for cmd (another host's disk: this host cannot read it)
+#   infra/hosts.sh exec HOST --hide PATH… cmd…  the same, with each PATH an empty read-only directory
+#                                       or file for cmd (what this host cannot read: another host's
+#                                       disk, a record only the control host keeps)
 #   infra/hosts.sh addr HOST            print HOST's address
 #   infra/hosts.sh list                 print "name address" per host
 #   infra/hosts.sh cut HOST | heal HOST take HOST's link down (a partition) or up again
@@ -91,16 +92,17 @@ case "$cmd" in
     have_ns "$(host_ns "$i")" || { echo "hosts.sh: host $i is not up: infra/hosts.sh up $i" >&2; exit 2; }
     hide=()
     while [ "${1:-}" = "--hide" ]; do
-      [ -d "${2:-}" ] || { echo "hosts.sh: --hide needs a directory, not '${2:-}'" >&2; exit 2; }
+      [ -e "${2:-}" ] || { echo "hosts.sh: --hide needs an existing directory or file, not '${2:-}'" >&2; exit 2; }
       hide+=("$2")
       shift 2
     done
     [ $# -ge 1 ] || usage
     # The host's own hostname (a UTS namespace per command, named after the host), so a process's
     # owner names the host it runs on. ip netns exec runs cmd in a mount namespace of its own (a slave
-    # of the root's): a tmpfs mounted there covers DIR for cmd alone, never the root's or another host's.
+    # of the root's): a tmpfs (a directory) or an empty file (a file) mounted there covers PATH for cmd
+    # alone, never the root's or another host's.
     # unshare and bash exec in place, so a signal to this command reaches cmd itself.
-    exec ip netns exec "$(host_ns "$i")" unshare --uts bash -c 'hostname "$1"; n=$2; shift 2; for d in "${@:1:n}"; do mount -t tmpfs -o ro,size=4k,mode=0500 cotal-hidden "$d" || exit 2; done; shift "$n"; exec "$@"' host "$(host_ns "$i")" "${#hide[@]}" "${hide[@]}" "$@"
+    exec ip netns exec "$(host_ns "$i")" unshare --uts bash -c 'hostname "$1"; n=$2; shift 2; for d in "${@:1:n}"; do if [ -d "$d" ]; then mount -t tmpfs -o ro,size=4k,mode=0500 cotal-hidden "$d" || exit 2; else e=$(mktemp) && chmod 0400 "$e" && mount --bind "$e" "$d" && mount -o remount,bind,ro "$d" && rm -f "$e" || exit 2; fi; done; shift "$n"; exec "$@"' host "$(host_ns "$i")" "${#hide[@]}" "${hide[@]}" "$@"
     ;;
   addr)
     addr_of "$(host_index "${1:-}")"

@@ -114,7 +114,8 @@ function appOnHost(h: number, nodes: readonly { host: string; port: number }[], 
 
 interface HostCluster {
   nodes: { name: string; port: number; host: string }[];
-  agents: { out: () => string }[];
+  /** Each host's agent; a cell may replace one (the public bucket's cell restarts host 2's with the tenants' records hidden). */
+  agents: { child: ChildProcess; out: () => string }[];
 }
 let cluster: Promise<HostCluster> | undefined;
 
@@ -409,6 +410,39 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     }, 60_000, 1_000);
     await noneAdmittedAfter(pollers, done, "omega, through node 2's restart");
     await appsKeepWriting("kill -9 of node 2 and its restart");
+  });
+
+  it("the agent renders from the public bucket: host 2's agent, restarted with every tenant's account record hidden, brings node 2 back from a kill -9 held then applied, and iota, added before, is admitted there again (red with NODE_MATERIAL_UNPUBLISHED)", async () => {
+    const c = await hostCluster();
+    const iota = await addWithCred("iota");
+    const layout = (r as LiveRoot).layout;
+    // What host 2 cannot read from here on: each tenant's account record (its seed), as on a node host that never held one.
+    const records = readdirSync(layout.authDir).filter((f) => /^account\..*\.json$/.test(f)).map((f) => join(layout.authDir, f));
+    expect(records.length, "the tenants' records to hide").toBeGreaterThanOrEqual(2);
+    const old = c.agents[1] as HostCluster["agents"][number];
+    old.child.kill("SIGTERM");
+    await until("host 2's first agent stopped", () => (old.child.exitCode !== null || old.child.signalCode !== null ? true : undefined), 30_000, 100);
+    const agent = startOnHost(2, [...records.flatMap((f) => ["--hide", f]), process.execPath, cotalCliPath(), "--root", (r as LiveRoot).root, "node", "run", "--node", c.nodes[1]?.name ?? ""]);
+    c.agents[1] = agent;
+    await until("host 2's new agent serving", () => (/: serving generation \d+/.test(agent.out()) ? true : undefined), 60_000, 250).catch((e: Error) => {
+      throw new Error(`${e.message}: agent 2 said:\n${agent.out()}`);
+    });
+    const rt = JSON.parse(readFileSync(layout.runtimeFile, "utf8")) as { nodes?: { name: string; owner: { pid: number } }[] };
+    const n2 = rt.nodes?.find((n) => n.name === c.nodes[1]?.name)?.owner.pid as number;
+    const said = agent.out().length;
+    process.kill(n2, "SIGKILL");
+    await until("node 2 restarted held, then applied, by the agent that reads no tenant's record", () => (/not running; starting it with every tenant held[\s\S]*applying \([\s\S]*: serving generation/.test(agent.out().slice(said)) ? true : undefined), 90_000, 250).catch((e: Error) => {
+      throw new Error(`${e.message}: agent 2 said:\n${agent.out().slice(said)}`);
+    });
+    expect(agent.out()).not.toMatch(/render-refused|not published|lacks/);
+    // The tenant's side: iota (and alpha, below) admitted on node 2 again, after its restart; every node clean from the control host.
+    const pollers = await pollEveryHost(c, iota);
+    for (const p of pollers) p.child.kill("SIGTERM");
+    await until("every node clean", async () => {
+      const st = JSON.parse((await onHost(1, ["status", "--json"])).stdout) as { broker: { nodes?: { state?: string }[] } };
+      return (st.broker.nodes ?? []).every((n) => n.state === "clean") ? true : undefined;
+    }, 60_000, 1_000);
+    await appsKeepWriting("kill -9 of node 2 under an agent that reads no tenant's record");
   });
 
   it("liveness by reachability: each node recorded as its own host's and judged by its answer; `cotal down` on the control host stops node 1 only, nodes 2 and 3 keep serving alpha (red with SIGNAL_NODES_ELSEWHERE)", async () => {

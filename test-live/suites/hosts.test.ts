@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { createServer, type Server } from "node:net";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -87,7 +87,7 @@ describe.skipIf(!isRoot)("simulated hosts (infra/hosts.sh)", () => {
     expect(hosts("exec", "nine", "true").code).toBe(2);
   });
 
-  it("each host has its own hostname; --hide gives one command an empty, read-only directory, and nothing else sees it", () => {
+  it("each host has its own hostname; --hide gives one command an empty, read-only directory or file, and nothing else sees it", () => {
     expect(hosts("up", "2").code).toBe(0);
     const run = (...argv: string[]) => spawnSync("bash", [SCRIPT, "exec", ...argv], { env, encoding: "utf8" });
     expect(run("2", "hostname").stdout.trim()).toBe(`${PREFIX}-h2`);
@@ -102,5 +102,12 @@ describe.skipIf(!isRoot)("simulated hosts (infra/hosts.sh)", () => {
     expect(run("1", "ls", "-A", dir).stdout.trim()).toBe("log");
     expect(readdirSync(dir)).toEqual(["log"]);
     expect(run("1", "--hide", join(dir, "nosuch"), "true").status).toBe(2);
+    // A file: empty and read-only for that command; the file itself is untouched.
+    const file = join(dir, "log");
+    const masked = run("1", "--hide", file, "bash", "-c", `wc -c < ${file}; echo x >> ${file} 2>/dev/null && echo wrote; true`);
+    expect(masked.status, masked.stderr).toBe(0);
+    expect(masked.stdout.trim()).toBe("0");
+    expect(run("1", "cat", file).stdout).toBe("another host's");
+    expect(readFileSync(file, "utf8")).toBe("another host's");
   });
 });

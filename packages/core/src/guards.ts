@@ -139,6 +139,8 @@ export interface Guards {
   readonly NODE_PROOF_ANY_DIGEST: boolean;
   /** `cotal down` treats a cluster's nodes on other hosts as this host's: their servers are signalled by pid (on the simulated hosts' shared process table, as strays), not left to their hosts. */
   readonly SIGNAL_NODES_ELSEWHERE: boolean;
+  /** A cluster reload publishes no node material to the public bucket: an agent that renders from it cannot render a list that names a tenant added since. */
+  readonly NODE_MATERIAL_UNPUBLISHED: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -212,6 +214,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   REMOTE_NODE_BY_SIGNAL: false,
   NODE_PROOF_ANY_DIGEST: false,
   SIGNAL_NODES_ELSEWHERE: false,
+  NODE_MATERIAL_UNPUBLISHED: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

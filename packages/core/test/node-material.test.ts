@@ -3,14 +3,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { materialHeld, materialSpaces, nodeLocalOf, nodeMaterial, renderNodeFrom, type NodeMaterial } from "../src/broker/node-material.js";
 import { renderNode } from "../src/broker/render-root.js";
 import { isHeldJwt } from "../src/broker/node-hold.js";
-import { newClusterSettings } from "../src/root/cluster-settings.js";
-import { createRouteSecurity, routeAuthFile } from "../src/root/route-security.js";
-import { loadSettings, saveSettings } from "../src/root/settings.js";
+import { routeAuthFile } from "../src/root/route-security.js";
 import { loadSpaceAccount, saveSpaceAccount, toAccountRecord } from "../src/root/account-store.js";
 import { createAccountTrust } from "../src/trust/account.js";
 import { loadBrokerTrust } from "../src/root/broker-store.js";
 import { decodeJwt } from "../src/trust/index.js";
-import { createTempRoot, type TempRoot } from "../src/testing/index.js";
+import type { TempRoot } from "../src/testing/index.js";
+import { threeHostRoot } from "./fixtures/cluster-root.js";
 import { GUARDS_ON } from "../src/guards.js";
 import type { AccountRecord } from "../src/root/records.js";
 
@@ -20,17 +19,7 @@ import type { AccountRecord } from "../src/root/records.js";
 
 const roots: TempRoot[] = [];
 afterEach(() => roots.splice(0).forEach((r) => r.remove()));
-
-async function clusterRoot(): Promise<TempRoot> {
-  const root = createTempRoot();
-  roots.push(root);
-  const s = loadSettings(root.layout);
-  if (!s) throw new Error("no settings");
-  const cluster = newClusterSettings("cm", [14001, 14002, 14003], [15001, 15002, 15003], ["10.99.0.1", "10.99.0.2", "10.99.0.3"]);
-  const security = await createRouteSecurity(root.layout, cluster, (n) => `10.99.0.${n.slice(-1)}`);
-  saveSettings(root.layout, { ...s, cluster: { ...cluster, ...security } });
-  return root;
-}
+const clusterRoot = (): Promise<TempRoot> => threeHostRoot(roots);
 
 const SEED = /S[OAUNCX][A-Z2-7]{56}/;
 

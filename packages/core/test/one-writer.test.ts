@@ -15,6 +15,8 @@ import { renderNode } from "../src/broker/render-root.js";
 import { newClusterSettings, type ClusterSettings } from "../src/root/cluster-settings.js";
 import { loadSettings, saveSettings } from "../src/root/settings.js";
 import { loadSpaceAccount } from "../src/root/account-store.js";
+import { publishMaterial } from "../src/broker/material-bucket.js";
+import { materialSource } from "../src/broker/node-material.js";
 import type { AccountRecord } from "../src/root/records.js";
 import * as apply from "../src/saga/apply.js";
 import type { ConfigApply } from "../src/saga/apply.js";
@@ -29,7 +31,7 @@ import { hostname } from "node:os";
 import { expectCode } from "./saga-memory-helpers.js";
 
 /** Every applyConfig call the seam saw: its target, and the verdict its scripted reload returned. */
-const seen: { target: string; staged: string | undefined; verdict?: ReloadVerdict }[] = [];
+const seen: { target: string; staged: string | undefined; verdict?: ReloadVerdict; material?: string[] }[] = [];
 /** The reload the seam puts in place of the real one (no server runs here); undefined: call the real applyConfig as it is. */
 let scriptedReload: (() => ReloadVerdict) | undefined;
 let memoryStore: MemoryInventoryStore | undefined;
@@ -39,7 +41,8 @@ vi.mock("../src/saga/apply.js", async (importOriginal) => {
   return {
     ...real,
     applyConfig: (a: ConfigApply<unknown>) => {
-      const call: (typeof seen)[number] = { target: a.target, staged: a.staged };
+      // The node material's keys as the apply begins: a writer publishes before the first node's rename.
+      const call: (typeof seen)[number] = { target: a.target, staged: a.staged, material: [...(memoryStore?.material.keys() ?? [])].sort() };
       seen.push(call);
       const script = scriptedReload;
       // Only a node's apply reloads a server; the root's reload of a cluster is the cluster reloader, which applies each node.
@@ -222,6 +225,9 @@ describe("the cluster boot and the node agent go through the one apply path", ()
     expect(Object.keys(rec.nodes ?? {}).sort()).toEqual(["cw-n1", "cw-n2", "cw-n3"]);
     expect(memoryStore.peek()?.record.nodes?.["cw-n3"]).toMatchObject({ appliedGeneration: 1, serverConfigDigest: "sha256:server" });
     expect(memoryStore.peekLease(leaseKeyFor(l))).toBeUndefined(); // released
+    // The node material was in the public bucket before the first node's apply (docs/cluster.md "The public bucket").
+    expect(seen[0]?.material).toEqual([]);
+    expect(seen[1]?.material).toEqual(["base", "index", "space.default"]);
   });
 
   it("cluster boot, a new root: the seed's first list goes through applyConfig too, fenced by the lease", async () => {
@@ -264,6 +270,10 @@ describe("the cluster boot and the node agent go through the one apply path", ()
     memoryStore = new MemoryInventoryStore();
     memoryStore.put({ ...c.root.record, members: ["cw-n1", "cw-n2", "cw-n3"], nodes: {} });
     scriptedReload = reloaded;
+    // Nothing published yet: the agent cannot render, and applies nothing (docs/cluster.md "The agent renders from the bucket").
+    await expectCode(runNodeAgent({ root: c.root.layout.root, node: "cw-n2", once: true }), "render-refused");
+    expect(seen).toEqual([]);
+    await publishMaterial(memoryStore.materialKv(), materialSource(c.root.layout));
     const out = await runNodeAgent({ root: c.root.layout.root, node: "cw-n2", once: true });
     expect(out).toMatchObject({ node: "cw-n2", state: "serving", applied: 1, started: 0 });
     expect(seen.map((s) => s.target)).toEqual([c.root.layout.nodeServerConf("cw-n2")]);
@@ -280,6 +290,7 @@ describe("the cluster boot and the node agent go through the one apply path", ()
     memoryStore = new MemoryInventoryStore();
     memoryStore.put({ ...c.root.record, members: ["cw-n1", "cw-n2", "cw-n3"], nodes: {} });
     scriptedReload = () => ({ outcome: "unproven", via: "signal", logTail: "no line", ms: 0 });
+    await publishMaterial(memoryStore.materialKv(), materialSource(c.root.layout));
     await expectCode(runNodeAgent({ root: c.root.layout.root, node: "cw-n1", once: true }), "reload-unproven");
     expect(seen.map((s) => s.target)).toEqual([c.root.layout.nodeServerConf("cw-n1")]);
     expect(memoryStore.peek()?.record.nodes?.["cw-n1"]).toBeUndefined();

@@ -39,6 +39,14 @@ export interface NodeMaterial extends NodeBase {
   spaces: MaterialAccount[];
 }
 
+/** What a publish (broker/material-bucket.ts) writes from: the base, every tenant record on the control host, and the signer of their held twins. */
+export interface MaterialSource {
+  base: NodeBase;
+  spaces: readonly RenderAccount[];
+  /** The account JWT held (limits.conn 0), signed where the operator seed is; called only for keys that change. */
+  held: (jwt: string) => string;
+}
+
 /** What only the node's own host knows: where its store, log and pid file live, and its route TLS files and password. */
 export interface NodeLocal {
   storeDir: string;
@@ -65,10 +73,20 @@ export function nodeBase(layout: RootLayout, guards: Guards = GUARDS_ON, read: C
   };
 }
 
+/**
+ * What the writer publishes from (broker/material-bucket.ts), read from the control host's disk:
+ * the base, every tenant record, and the signer of the held twins (the operator seed stays here).
+ */
+export function materialSource(layout: RootLayout, guards: Guards = GUARDS_ON): MaterialSource {
+  const operator = loadBrokerTrust(layout).operator;
+  const spaces = accountInventory(layout).spaces.map((s) => ({ name: s.name, publicKey: s.publicKey, jwt: s.jwt }));
+  return { base: nodeBase(layout, guards), spaces, held: (jwt) => heldAccountJwt(operator, jwt) };
+}
+
 /** The whole material of a cluster root, read from its disk (the control host's, where the seeds are): the held variants are signed here. */
 export function nodeMaterial(layout: RootLayout, guards: Guards = GUARDS_ON): NodeMaterial {
-  const operator = loadBrokerTrust(layout).operator;
-  return { ...nodeBase(layout, guards), spaces: accountInventory(layout).spaces.map((s) => ({ name: s.name, publicKey: s.publicKey, jwt: s.jwt, heldJwt: heldAccountJwt(operator, s.jwt) })) };
+  const { base, spaces, held } = materialSource(layout, guards);
+  return { ...base, spaces: spaces.map((s) => ({ ...s, heldJwt: held(s.jwt) })) };
 }
 
 /** What a writer on this disk renders one node from, its settings read once. */

@@ -17,7 +17,8 @@ import type { InventoryStore, VersionedRecord } from "./inventory-store.js";
 import { LEASE_BUCKET, LEASE_TTL_MS, type Lease, type LeaseHolder } from "./lease.js";
 import { ensureBucket } from "./bucket.js";
 import { CasKv } from "./kv-cas.js";
-import { BUG_EXIT, unreachable } from "./kv-errors.js";
+import { apiErrCode, BUG_EXIT, unreachable } from "./kv-errors.js";
+import { MATERIAL_BUCKET, type MaterialKv } from "../broker/material-bucket.js";
 import { LeaseStore } from "./lease-store.js";
 import { recordWriteBytes, tooLarge } from "./record-size.js";
 import { ConnectionWatch } from "./reload-settle.js";
@@ -57,9 +58,14 @@ export class AuthorityStore implements InventoryStore {
   readonly #leases: LeaseStore;
   readonly #watch: ConnectionWatch;
   readonly #guards: Guards;
+  readonly #timeoutMs: number;
+  readonly #reconnectWaitMs: number;
+  #material: Promise<KV> | undefined;
 
-  private constructor(nc: NatsConnection, inventory: KV, lease: KV, opts: { reconnectWaitMs: number; leaseTtlMs: number; guards: Guards }) {
+  private constructor(nc: NatsConnection, inventory: KV, lease: KV, opts: { reconnectWaitMs: number; leaseTtlMs: number; guards: Guards; timeoutMs: number }) {
     this.#nc = nc;
+    this.#timeoutMs = opts.timeoutMs;
+    this.#reconnectWaitMs = opts.reconnectWaitMs;
     this.#inventory = inventory;
     this.#guards = opts.guards;
     this.#cas = new CasKv(nc, { reconnectWaitMs: opts.reconnectWaitMs, guards: opts.guards, maxPayload: () => this.maxPayload() });
@@ -97,7 +103,7 @@ export class AuthorityStore implements InventoryStore {
       const replicas = opts.replicas !== undefined ? { replicas: opts.replicas } : {};
       const inventory = await ensureBucket({ kvm, jsm }, { bucket: INVENTORY_BUCKET, ttlMs: 0, ...replicas });
       const lease = await ensureBucket({ kvm, jsm }, { bucket: LEASE_BUCKET, ttlMs: leaseTtlMs, ...replicas });
-      return new AuthorityStore(nc, inventory, lease, { reconnectWaitMs: opts.reconnectWaitMs ?? 15_000, leaseTtlMs, guards: opts.guards ?? GUARDS_ON });
+      return new AuthorityStore(nc, inventory, lease, { reconnectWaitMs: opts.reconnectWaitMs ?? 15_000, leaseTtlMs, guards: opts.guards ?? GUARDS_ON, timeoutMs });
     } catch (err) {
       await nc.close().catch(() => undefined);
       throw isCotalError(err) ? err : unreachable("open the inventory buckets", err);
@@ -165,6 +171,53 @@ export class AuthorityStore implements InventoryStore {
 
   releaseLease(lease: Lease): Promise<void> {
     return this.#leases.release(lease);
+  }
+
+  /**
+   * The public bucket of the node material (broker/material-bucket.ts), created on first use with
+   * `replicas` (a cluster root's; a single broker never opens it), then reused by this connection.
+   */
+  materialKv(replicas?: number): MaterialKv {
+    const open = (): Promise<KV> => {
+      this.#material ??= (async () => {
+        const jsm = await jetstreamManager(this.#nc, { timeout: this.#timeoutMs });
+        const kvm = new Kvm(jetstream(this.#nc, { timeout: this.#timeoutMs }));
+        return ensureBucket({ kvm, jsm }, { bucket: MATERIAL_BUCKET, ttlMs: 0, ...(replicas !== undefined ? { replicas } : {}) });
+      })().catch((err: unknown) => {
+        this.#material = undefined;
+        throw isCotalError(err) ? err : unreachable(`open bucket ${MATERIAL_BUCKET}`, err);
+      });
+      return this.#material;
+    };
+    const what = "publish the node material";
+    return {
+      get: async (key) => {
+        const entry = await this.#cas.readEntry(await open(), key, "read the node material");
+        return entry === null || entry.operation !== "PUT" ? undefined : entry.value;
+      },
+      put: async (key, value) => {
+        const kv = await open();
+        await this.#retried(what, () => kv.put(key, value));
+      },
+      delete: async (key) => {
+        const kv = await open();
+        await this.#retried(what, () => kv.delete(key));
+      },
+    };
+  }
+
+  /** An idempotent write retried while the broker does not answer (a reload's drop), never past the reconnect wait. */
+  async #retried(what: string, write: () => Promise<unknown>): Promise<void> {
+    const deadline = Date.now() + this.#reconnectWaitMs;
+    for (;;) {
+      try {
+        await write();
+        return;
+      } catch (err) {
+        if (apiErrCode(err) !== undefined || this.#nc.isClosed() || Date.now() >= deadline) throw unreachable(what, err);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
   }
 
   /** The server's max_payload as its INFO on this connection says (undefined before the first INFO). */

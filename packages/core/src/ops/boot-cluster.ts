@@ -232,7 +232,7 @@ export async function applyClusterRecord(layout: RootLayout, runtime: BrokerRunt
     const keeper = new LeaseKeeper(store, await pastBucketElection(() => acquireLeaseWaiting(store, leaseKeyFor(layout), "cotal up (cluster)")));
     try {
       const fence = (): Promise<boolean> => keeper.held();
-      const reloader = clusterReloader(runtime, runtime.nodes ?? [], layout, guards);
+      const reloader = clusterReloader(runtime, runtime.nodes ?? [], layout, guards, store);
       const w: ClusterWriter = { layout, guards, store, members: cluster.nodes.map((n) => n.name), fence, reload: () => reloader.reload({ fence }) };
       const read = await store.read();
       if (!read) {

@@ -53,11 +53,12 @@ export async function startClusterNodes(
   settings: RootSettings,
   cluster: ClusterSettings,
   toStart: readonly ClusterNodeSettings[],
-  opts: { list: AccountRecord[]; maintenance: boolean; alive: Map<string, NodeRuntime>; prior: BrokerRuntime | undefined; guards: Guards },
+  opts: { list: AccountRecord[]; maintenance: boolean; alive: Map<string, NodeRuntime>; prior: BrokerRuntime | undefined; guards: Guards; render?: (node: string) => string },
 ): Promise<NodeRuntime[]> {
   for (const n of toStart) {
     ensureSecretDir(layout.nodeDir(n.name));
-    writeUnservedConfig(layout.nodeServerConf(n.name), renderNode(layout, n.name, opts.list, { guards: opts.guards, ...(opts.maintenance ? { maintenance: true } : {}) }).text);
+    // An agent hands in its render from the node material it read (ops/node-agent.ts); `up` renders from the root's disk.
+    writeUnservedConfig(layout.nodeServerConf(n.name), opts.render ? opts.render(n.name) : renderNode(layout, n.name, opts.list, { guards: opts.guards, ...(opts.maintenance ? { maintenance: true } : {}) }).text);
   }
   const version = natsServerVersion().raw;
   const startedAt = opts.prior?.nodes && opts.alive.size > 0 ? opts.prior.startedAt : new Date().toISOString();

@@ -8,11 +8,11 @@ import type { AuthorityStore, VersionedRecord } from "../inventory/authority-sto
 import type { NodeProof } from "../inventory/record.js";
 import { releaseMaintenanceLock, releaseOwnerFile, takeOwnerFile, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
 import { configDigest } from "../render/server-config.js";
-import { loadSpaceAccount } from "../root/account-store.js";
+import { MaterialReader } from "../broker/material-bucket.js";
+import { materialHeld, materialSpaces, nodeLocalOf, renderNodeFrom, type NodeLocal, type NodeMaterial } from "../broker/node-material.js";
 import { clusterOf, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
 import { RootLayout } from "../root/layout.js";
 import { writeNodeAgentState, type NodeAgentState } from "../root/node-state.js";
-import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
 import { loadSettings, type RootSettings } from "../root/settings.js";
 import { applyToNode } from "../saga/cluster-reloader.js";
@@ -22,7 +22,7 @@ import { LeaseKeeper } from "../saga/lease-keeper.js";
 import { allowedIsClaimList, nodeAllowedSpaces, nodeNeedsApply, withNodeProof, type NodeObservation } from "../saga/node-decision.js";
 import { recordPartialProofs } from "../saga/partial-proofs.js";
 import { connectReplicated, liveNodesOrRefuse, startClusterNodes } from "./cluster-nodes.js";
-import { describeChecks, served, tenantAccounts, waitStreamsServed } from "./node-streams.js";
+import { describeChecks, served, waitStreamsServed } from "./node-streams.js";
 import { shellWord } from "../error-shape.js";
 import { stopProcess } from "../broker/stop-process.js";
 import { leaseKeyFor } from "../verb/session.js";
@@ -121,6 +121,10 @@ function takeAgentLock(layout: RootLayout, node: string, guards: Guards): () => 
 
 class NodeAgent {
   #store: AuthorityStore | undefined;
+  /** The node material as last read from the public bucket: a round fetches only the keys that moved. */
+  readonly #material = new MaterialReader();
+  /** The material of the last round that read it: the held boot and the idle judgement render from it when the node is down. */
+  #known: NodeMaterial | undefined;
   #stopWatch: (() => void) | undefined;
   #wake: (() => void) | undefined;
   #changed = false;
@@ -179,7 +183,7 @@ class NodeAgent {
     const store = await this.#connect(node);
     let read = await store.read();
     if (!read) throw new CotalError("inventory-unreachable", "the cluster's authority store holds no record yet", { next: "cotal up --detach   # seeds the record on a new cluster root" });
-    let plan = this.#plan(read, serverKey);
+    let plan = await this.#plan(store, read, serverKey);
     if (!plan.decision.apply) return read;
     this.onEvent(`cotal node: ${this.name}: applying (${plan.decision.why})`);
     await failpoint("node-decided");
@@ -190,7 +194,7 @@ class NodeAgent {
       if (keeper) {
         // Under the lease the record cannot move: decide again on what it says now.
         read = (await store.read()) ?? read;
-        plan = this.#plan(read, serverKey);
+        plan = await this.#plan(store, read, serverKey);
         if (!plan.decision.apply) return read;
       }
       const runtime = readRuntime(this.layout) as BrokerRuntime;
@@ -219,15 +223,19 @@ class NodeAgent {
     return (await store.read()) ?? read;
   }
 
-  /** What this node may run now, its render, and whether the node must be applied. */
-  #plan(read: VersionedRecord, serverKey: string) {
+  /**
+   * What this node may run now, rendered from the public bucket (docs/cluster.md "The agent renders
+   * from the bucket") and what only this host holds, and whether the node must be applied.
+   */
+  async #plan(store: AuthorityStore, read: VersionedRecord, serverKey: string) {
     const spaces = nodeAllowedSpaces(read.record, this.guards);
-    const records = spaces.map((s) => {
-      const rec = loadSpaceAccount(this.layout, s);
-      if (!rec) throw new CotalError("divergence", `the committed record lists space ${s}, which has no account record under ${this.layout.root}`, { next: "cotal broker reconcile   # prints both lists" });
-      return rec as AccountRecord;
-    });
-    const { text, digest } = renderNode(this.layout, this.name, records, { guards: this.guards });
+    const material = await this.#material.read(store.materialKv(this.cluster.replicas));
+    const publish = `cotal --root ${shellWord(this.layout.root)} up --detach   # on the control host: its cluster reload publishes the node material; this agent reads it again each round`;
+    if (!material) throw new CotalError("render-refused", `the cluster's node material is not published yet: node ${this.name} renders its config from it`, { next: publish });
+    this.#known = material;
+    const missing = spaces.filter((s) => !material.spaces.some((m) => m.name === s));
+    if (missing.length > 0) throw new CotalError("render-refused", `the record lists ${missing.join(", ")}, which the published node material lacks: node ${this.name} cannot render its config`, { next: publish });
+    const { text, digest } = renderNodeFrom(material, this.name, materialSpaces(material, spaces), this.#local(), this.guards);
     const disk = readTextIfExists(this.layout.nodeServerConf(this.name));
     const seen: NodeObservation = {
       running: true,
@@ -270,7 +278,8 @@ class NodeAgent {
    */
   async #servingChecked(read: VersionedRecord, node: NodeRuntime, serverKey: string): Promise<Round> {
     if (this.#streamsServed !== serverKey) {
-      const tenants = tenantAccounts(this.layout, nodeAllowedSpaces(read.record, this.guards));
+      const listed = new Set(nodeAllowedSpaces(read.record, this.guards));
+      const tenants = (this.#known?.spaces ?? []).filter((s) => listed.has(s.name)).map((s) => ({ name: s.name, publicKey: s.publicKey }));
       const checks = await waitStreamsServed(this.layout, [node], tenants, readRuntime(this.layout)?.serverVersion ?? "0.0.0", STREAMS_SERVED_MS);
       const check = checks[node.name];
       if (!served(check)) {
@@ -311,11 +320,25 @@ class NodeAgent {
     let maintenance = false;
     try {
       const disk = readTextIfExists(this.layout.nodeServerConf(this.name));
-      maintenance = disk !== undefined && configDigest(disk) === renderNode(this.layout, this.name, [], { maintenance: true, guards: this.guards }).digest;
+      maintenance = disk !== undefined && configDigest(disk) === this.#heldBoot().digest;
     } catch {
       // an unreadable root: say stale, the conservative word
     }
     return { state: maintenance ? "maintenance" : "stale", reason: maintenance ? `no tenant admitted: ${reason}` : `runs the last list applied to it, unconfirmed: ${reason}`, next: next ?? `cotal node run --node ${this.name}` };
+  }
+
+  /**
+   * This node's boot with every tenant held, from the material last read (its held twins, signed on
+   * the control host); an agent that has read none yet renders it from the root's records on disk.
+   */
+  #heldBoot(): { text: string; digest: string } {
+    const known = this.#known;
+    return known ? renderNodeFrom(known, this.name, { held: materialHeld(known) }, this.#local(), this.guards) : renderNode(this.layout, this.name, [], { maintenance: true, guards: this.guards });
+  }
+
+  /** What only this host holds for its node's render: store, log and pid paths, route TLS files, route password. */
+  #local(): NodeLocal {
+    return nodeLocalOf(this.layout, this.name, this.guards);
   }
 
   #report(round: Round): void {
@@ -341,7 +364,7 @@ class NodeAgent {
       const { prior, alive } = liveNodesOrRefuse(this.layout, this.guards);
       if (!alive.has(this.name)) {
         this.onEvent(`cotal node: ${this.name}: not running; starting it with every tenant held (none admitted)`);
-        await startClusterNodes(this.layout, this.settings, this.cluster, [this.self], { list: [], maintenance: true, alive, prior, guards: this.guards });
+        await startClusterNodes(this.layout, this.settings, this.cluster, [this.self], { list: [], maintenance: true, alive, prior, guards: this.guards, render: () => this.#heldBoot().text });
         this.started++;
         this.#applied = undefined;
         this.#last = ""; // a restarted node's state is news even when it is the one reported before the stop

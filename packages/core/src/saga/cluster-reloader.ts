@@ -4,6 +4,10 @@ import { readFileSync } from "node:fs";
 import { RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { renderNode } from "../broker/render-root.js";
+import { publishMaterial, type MaterialKv } from "../broker/material-bucket.js";
+import { materialSource } from "../broker/node-material.js";
+import { clusterOf } from "../root/cluster-settings.js";
+import { loadSettings } from "../root/settings.js";
 import { nodeAlive, nodeClientHost, nodeElsewhere, throughNode, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { INFO_PROBE_MS, sendsInfo } from "../broker/info-probe.js";
 import type { NodeProof } from "../inventory/record.js";
@@ -34,8 +38,28 @@ type NodeVerdict = { node: NodeRuntime; digest: string; verdict: ReloadVerdict }
  * returns every node's proof. A node that cannot prove it refuses `cluster-unproven` after the others
  * were applied, so the claim stays for the next writer and nothing commits (invariant 2).
  */
-export function clusterReloader(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, guards: Guards): { reload(opts?: ClusterReloadOptions): Promise<ReloadVerdict> } {
-  return { reload: (opts = {}) => reloadNodes(runtime, nodes, layout, opts, guards) };
+export function clusterReloader(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, guards: Guards, material?: MaterialStore): { reload(opts?: ClusterReloadOptions): Promise<ReloadVerdict> } {
+  return { reload: (opts = {}) => reloadNodes(runtime, nodes, layout, opts, guards, material) };
+}
+
+/** Where the writer publishes the node material: the authority store's public bucket. */
+export interface MaterialStore {
+  materialKv(replicas?: number): MaterialKv;
+}
+
+/**
+ * The node material published under the writer's lease before any node's rename (docs/cluster.md
+ * "The public bucket"), so every list a node may be asked to run (the record's, a claim's) renders
+ * from the bucket by the time a node's agent reads the record that names it.
+ */
+async function publishUnderLease(layout: RootLayout, material: MaterialStore | undefined, fence: () => Promise<boolean>, guards: Guards): Promise<void> {
+  if (!material || guards.NODE_MATERIAL_UNPUBLISHED) return;
+  if (!(await fence())) {
+    throw new CotalError("lease-lost", "the writer lease expired before the node material was published; no node was touched and the claim stays for the next writer", {
+      next: `${RERUN}   # the resume table completes or rolls back the claim on every node`,
+    });
+  }
+  await publishMaterial(material.materialKv(clusterOf(layout, loadSettings(layout))?.replicas), materialSource(layout, guards));
 }
 
 /**
@@ -54,11 +78,12 @@ export function promotedRecords(layout: RootLayout, guards: Guards): AccountReco
   return picture.preloadedNames.map((name) => loadSpaceAccount(layout, name) as AccountRecord);
 }
 
-async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, opts: ClusterReloadOptions, guards: Guards): Promise<ReloadVerdict> {
+async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[], layout: RootLayout, opts: ClusterReloadOptions, guards: Guards, material: MaterialStore | undefined): Promise<ReloadVerdict> {
   const t0 = Date.now();
   const fence = opts.fence;
   if (!fence) throw new CotalError("invalid-argument", "a cluster reload renames every node's config and was given no lease check", { next: `COTAL_DEBUG=1 ${RERUN}   # a caller of the cluster reloader passed no fence: report its output` });
   const records = promotedRecords(layout, guards);
+  await publishUnderLease(layout, material, fence, guards);
   const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
   const done: NodeVerdict[] = [];
   const recorder = partialRecorder(opts, guards);

@@ -1,7 +1,7 @@
 import type { BrokerRuntime } from "../broker/runtime.js";
 import type { NodeProof } from "../inventory/record.js";
 import type { RootLayout } from "../root/layout.js";
-import { clusterReloader } from "./cluster-reloader.js";
+import { clusterReloader, type MaterialStore } from "./cluster-reloader.js";
 import { reloadAndProve, type ReloadVerdict } from "./reload.js";
 import type { Guards } from "../guards.js";
 
@@ -31,9 +31,10 @@ export interface ReloaderOptions {
 
 /**
  * The running broker of a root: the RELOAD request (2.10+) or SIGHUP, proven as saga/reload.ts says;
- * on a cluster root, the same for every node in turn (saga/cluster-reloader.ts).
+ * on a cluster root, the same for every node in turn (saga/cluster-reloader.ts), after publishing the
+ * node material to `material` (the session's store).
  */
-export function brokerReloader(runtime: BrokerRuntime, layout: RootLayout | undefined, guards: Guards): Reloader {
-  if (runtime.nodes && layout) return clusterReloader(runtime, runtime.nodes, layout, guards);
+export function brokerReloader(runtime: BrokerRuntime, layout: RootLayout | undefined, guards: Guards, material?: MaterialStore): Reloader {
+  if (runtime.nodes && layout) return clusterReloader(runtime, runtime.nodes, layout, guards, material);
   return { reload: (opts = {}) => reloadAndProve(runtime, { ...opts, ...(layout ? { layout } : {}), guards }) };
 }

@@ -9,6 +9,7 @@ import { RERUN, CotalError } from "../errors.js";
 import type { InventoryStore, VersionedRecord } from "../inventory/inventory-store.js";
 import { LEASE_TTL_MS, assertLeaseKey, leaseHeldError, leaseLostError, leaseRemainingMs, newLeaseValue, type Lease, type LeaseHolder, type LeaseValue } from "../inventory/lease.js";
 import { parseInventoryRecord, type InventoryRecord } from "../inventory/record.js";
+import type { MaterialKv } from "../broker/material-bucket.js";
 
 export type StoreOp = keyof InventoryStore;
 
@@ -167,6 +168,18 @@ export class MemoryInventoryStore implements InventoryStore {
 
   async settleAfterReload(_signalledAt: number): Promise<void> {
     await this.#enter("settleAfterReload");
+  }
+
+  /** The node material's public bucket (broker/material-bucket.ts) as the real store opens it, in a Map. */
+  readonly material = new Map<string, Uint8Array>();
+
+  materialKv(): MaterialKv {
+    const m = this.material;
+    return {
+      get: (key) => Promise.resolve(m.get(key)),
+      put: (key, value) => (m.set(key, value), Promise.resolve()),
+      delete: (key) => (m.delete(key), Promise.resolve()),
+    };
   }
 
   #liveLease(key: string): LeaseEntry | undefined {

@@ -146,7 +146,7 @@ function envFor(layout: RootLayout, store: AuthorityStore, hooks: SessionHooks &
   return (lock) => ({
     layout,
     store,
-    ...(runtime ? { reloader: brokerReloader(runtime, layout, hooks.guards) } : {}),
+    ...(runtime ? { reloader: brokerReloader(runtime, layout, hooks.guards, store) } : {}),
     lock,
     leaseKey: leaseKeyFor(layout),
     guards: hooks.guards,
