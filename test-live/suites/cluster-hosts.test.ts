@@ -412,7 +412,7 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     await appsKeepWriting("kill -9 of node 2 and its restart");
   });
 
-  it("the agent renders from the public bucket: host 2's agent, restarted with every tenant's account record hidden, brings node 2 back from a kill -9 held then applied, and iota, added before, is admitted there again (red with NODE_MATERIAL_UNPUBLISHED)", async () => {
+  it("the agent renders from the public bucket: host 2's agent, restarted with every tenant's account record hidden, brings node 2 back from a kill -9 held then applied, as does a fresh agent reading the material through nodes 1 and 3; iota, added before, is admitted there again (red with NODE_MATERIAL_UNPUBLISHED)", async () => {
     const c = await hostCluster();
     const iota = await addWithCred("iota");
     const layout = (r as LiveRoot).layout;
@@ -434,8 +434,18 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     await until("node 2 restarted held, then applied, by the agent that reads no tenant's record", () => (/not running; starting it with every tenant held[\s\S]*applying \([\s\S]*: serving generation/.test(agent.out().slice(said)) ? true : undefined), 90_000, 250).catch((e: Error) => {
       throw new Error(`${e.message}: agent 2 said:\n${agent.out().slice(said)}`);
     });
-    expect(agent.out()).not.toMatch(/render-refused|not published|lacks/);
-    // The tenant's side: iota (and alpha, below) admitted on node 2 again, after its restart; every node clean from the control host.
+    // A fresh agent with node 2 down has read nothing yet: it reads the material through nodes 1 and 3 for its held boot.
+    const again = (JSON.parse(readFileSync(layout.runtimeFile, "utf8")) as typeof rt).nodes?.find((n) => n.name === c.nodes[1]?.name)?.owner.pid as number;
+    agent.child.kill("SIGTERM");
+    await until("host 2's second agent stopped", () => (agent.child.exitCode !== null || agent.child.signalCode !== null ? true : undefined), 30_000, 100);
+    process.kill(again, "SIGKILL");
+    const fresh = startOnHost(2, [...records.flatMap((f) => ["--hide", f]), process.execPath, cotalCliPath(), "--root", (r as LiveRoot).root, "node", "run", "--node", c.nodes[1]?.name ?? ""]);
+    c.agents[1] = fresh;
+    await until("node 2 booted held from the material read through the other nodes, then applied", () => (/read the node material through the other nodes \(\d+ tenants\)[\s\S]*starting it with every tenant held[\s\S]*applying \([\s\S]*: serving generation/.test(fresh.out()) ? true : undefined), 90_000, 250).catch((e: Error) => {
+      throw new Error(`${e.message}: agent 2 said:\n${fresh.out()}`);
+    });
+    for (const out of [agent.out(), fresh.out()]) expect(out).not.toMatch(/render-refused|not published|lacks|renders from the root's records here/);
+    // The tenant's side: iota (and alpha, below) admitted on node 2 again, after its restarts; every node clean from the control host.
     const pollers = await pollEveryHost(c, iota);
     for (const p of pollers) p.child.kill("SIGTERM");
     await until("every node clean", async () => {

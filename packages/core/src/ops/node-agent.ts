@@ -4,13 +4,14 @@ import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { afterPid, isCotalError, RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
-import type { AuthorityStore, VersionedRecord } from "../inventory/authority-store.js";
+import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
+import { loadAuthorityAccount } from "../root/account-store.js";
 import type { NodeProof } from "../inventory/record.js";
 import { releaseMaintenanceLock, releaseOwnerFile, takeOwnerFile, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
 import { configDigest } from "../render/server-config.js";
 import { MaterialReader } from "../broker/material-bucket.js";
 import { materialHeld, materialSpaces, nodeLocalOf, renderNodeFrom, type NodeLocal, type NodeMaterial } from "../broker/node-material.js";
-import { clusterOf, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
+import { clusterOf, nodeHost, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
 import { RootLayout } from "../root/layout.js";
 import { writeNodeAgentState, type NodeAgentState } from "../root/node-state.js";
 import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
@@ -62,6 +63,8 @@ const DEFAULT_INTERVAL_MS = 2_000;
 const LOCK_WAIT_MS = 30_000;
 /** How long a round waits for its node to serve its tenant streams: R3 groups elect after the node returns. */
 const STREAMS_SERVED_MS = 30_000;
+/** How long a boot waits for the other nodes to hand over the node material before it renders from disk. */
+const OTHERS_MS = 3_000;
 
 /**
  * `cotal node run` (docs/cluster.md "cotal node"): keeps one cluster node on the committed record.
@@ -363,6 +366,7 @@ class NodeAgent {
     try {
       const { prior, alive } = liveNodesOrRefuse(this.layout, this.guards);
       if (!alive.has(this.name)) {
+        await this.#materialThroughOthers();
         this.onEvent(`cotal node: ${this.name}: not running; starting it with every tenant held (none admitted)`);
         await startClusterNodes(this.layout, this.settings, this.cluster, [this.self], { list: [], maintenance: true, alive, prior, guards: this.guards, render: () => this.#heldBoot().text });
         this.started++;
@@ -375,6 +379,26 @@ class NodeAgent {
     const now = mine();
     if (!now || !nodeAlive(now)) throw new CotalError("broker-start-failed", `node ${this.name} is not running after its start`, { next: `tail -n 40 ${this.layout.nodeLogFile(this.name)}` });
     return now;
+  }
+
+  /**
+   * An agent that has read no material yet and finds its node down reads it through the other nodes,
+   * so its held boot needs no tenant record of the root (docs/cluster.md "The public bucket, and the
+   * agent renders from it"). None answering: the boot renders from the records on disk, and says so.
+   */
+  async #materialThroughOthers(): Promise<void> {
+    if (this.#known) return;
+    const urls = this.cluster.nodes.filter((n) => n.name !== this.name).map((n) => `nats://${nodeHost(n, this.settings.host)}:${n.port}`);
+    let store: AuthorityStore | undefined;
+    try {
+      store = await AuthorityStore.connect(urls, loadAuthorityAccount(this.layout), { name: `cotal node run (${this.name}, boot)`, replicas: this.cluster.replicas, timeoutMs: OTHERS_MS, guards: this.guards });
+      this.#known = await this.#material.read(store.materialKv(this.cluster.replicas));
+    } catch (err) {
+      this.onEvent(`cotal node: ${this.name}: could not read the node material through ${urls.join(", ")} (${(err as Error).message}); its held boot renders from the root's records here`);
+    } finally {
+      await store?.close();
+    }
+    if (this.#known) this.onEvent(`cotal node: ${this.name}: read the node material through the other nodes (${this.#known.spaces.length} tenants) for its held boot`);
   }
 
   /** The replicated store through this node (one attempt a round), and a watch on the record key that wakes the loop. */
