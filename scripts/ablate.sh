@@ -81,6 +81,7 @@ ROWS=(
   "NODE_PROOF_ANY_DIGEST|cluster-hosts|proof by the server's digest|a node counts as proven only if its server's config digest is the prediction of the bytes renamed for it: a node that loaded other bytes leaves a removal unproven|>=2.11.0"
   "SIGNAL_NODES_ELSEWHERE|cluster-hosts|liveness by reachability|a node on another host is never signalled from the control host: cotal down there stops its own node only"
   "NODE_MATERIAL_UNPUBLISHED|cluster-hosts|the agent renders from the public bucket|each cluster reload publishes the node material before its first node rename: an agent that reads no tenant record renders the list from it"
+  "AGENT_CREDS_UNRESTRICTED|cluster-hosts|the agent's own users|a node agent's authority user may only read the record, the lease and the node material, CAS the record and the lease, and watch the record: it cannot write the node material or create a stream"
 )
 
 want=("$@")

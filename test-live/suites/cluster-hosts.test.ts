@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cotalCliPath, NKEY_SEED, repoRoot, type CotalResult } from "@cotal/harness";
@@ -216,18 +216,31 @@ async function expectAllClean(): Promise<void> {
   expect((report.broker.nodes ?? []).map((n) => n.state), st.stdout.slice(0, 2_000)).toEqual(["clean", "clean", "clean"]);
 }
 
-/** The printed next, verbatim, on the control host, then each next it prints, until one exits 0 (the chaos rule: only printed lines). */
+/**
+ * The printed next, verbatim, on the control host, then each next it prints, until the verb's own line
+ * exits 0 (the chaos rule: only printed lines). A line printed by a refusal of the first command of a
+ * compound next (`cotal up && cotal space rm …`) re-runs that command alone; once it exits 0, the
+ * verb's own line runs again, since its work is not done.
+ */
 async function followPrinted(next: string): Promise<void> {
   let line = next;
   let last = await runPrinted(line, { COTAL_HOSTS_PREFIX: PREFIX }, 240_000, via(1));
-  for (let step = 0; last.code !== 0 && step < 3; step++) {
-    const more = last.stderr.split("\n").find((l) => l.startsWith("  next: "))?.slice("  next: ".length);
-    expect(more, `${line} exited ${last.code} with no next:\n${last.stderr}`).toBeDefined();
-    expect(more, `the printed next loops back to itself:\n${last.stderr}`).not.toBe(line);
-    line = more as string;
+  const said = (): void => console.log(`[cluster-hosts] printed: ${line}\n  → exit ${last.code}: ${last.stderr.trim().split("\n").slice(-4).join(" | ")}`);
+  said();
+  for (let step = 0; !(last.code === 0 && line === next) && step < 4; step++) {
+    if (last.code === 0) {
+      line = next;
+    } else {
+      const more = last.stderr.split("\n").find((l) => l.startsWith("  next: "))?.slice("  next: ".length);
+      expect(more, `${line} exited ${last.code} with no next:\n${last.stderr}`).toBeDefined();
+      expect(more, `the printed next loops back to itself:\n${last.stderr}`).not.toBe(line);
+      line = more as string;
+    }
     last = await runPrinted(line, { COTAL_HOSTS_PREFIX: PREFIX }, 240_000, via(1));
+    said();
   }
   expect(last.code, `${line}\n${last.stdout}\n${last.stderr}`).toBe(0);
+  expect(line, "the verb's own printed line ran to exit 0").toBe(next);
 }
 
 describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
@@ -412,13 +425,15 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     await appsKeepWriting("kill -9 of node 2 and its restart");
   });
 
-  it("the agent renders from the public bucket: host 2's agent, restarted with every tenant's account record hidden, brings node 2 back from a kill -9 held then applied, as does a fresh agent reading the material through nodes 1 and 3; iota, added before, is admitted there again (red with NODE_MATERIAL_UNPUBLISHED)", async () => {
+  it("the agent renders from the public bucket: host 2's agent, restarted with the root's auth/ hidden (every account and operator seed), brings node 2 back from a kill -9 held then applied, as does a fresh agent reading the material through nodes 1 and 3; iota, added before, is admitted there again (red with NODE_MATERIAL_UNPUBLISHED)", async () => {
     const c = await hostCluster();
     const iota = await addWithCred("iota");
     const layout = (r as LiveRoot).layout;
-    // What host 2 cannot read from here on: each tenant's account record (its seed), as on a node host that never held one.
-    const records = readdirSync(layout.authDir).filter((f) => /^account\..*\.json$/.test(f)).map((f) => join(layout.authDir, f));
-    expect(records.length, "the tenants' records to hide").toBeGreaterThanOrEqual(2);
+    // What host 2 cannot read from here on: the root's auth/ (every tenant's, the authority's and the system
+    // account's record with its seed, and the operator's), as on a node host that never held one. Its agent
+    // connects as its own users (nodes/<node>/agent/), minted by the control host.
+    expect(readdirSync(layout.authDir).filter((f) => /^account\..*\.json$/.test(f)).length, "the tenants' records to hide").toBeGreaterThanOrEqual(2);
+    const records = [layout.authDir];
     const old = c.agents[1] as HostCluster["agents"][number];
     old.child.kill("SIGTERM");
     await until("host 2's first agent stopped", () => (old.child.exitCode !== null || old.child.signalCode !== null ? true : undefined), 30_000, 100);
@@ -431,7 +446,7 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     const n2 = rt.nodes?.find((n) => n.name === c.nodes[1]?.name)?.owner.pid as number;
     const said = agent.out().length;
     process.kill(n2, "SIGKILL");
-    await until("node 2 restarted held, then applied, by the agent that reads no tenant's record", () => (/not running; starting it with every tenant held[\s\S]*applying \([\s\S]*: serving generation/.test(agent.out().slice(said)) ? true : undefined), 90_000, 250).catch((e: Error) => {
+    await until("node 2 restarted held, then applied, by the agent that reads no seed of the root", () => (/not running; starting it with every tenant held[\s\S]*applying \([\s\S]*: serving generation/.test(agent.out().slice(said)) ? true : undefined), 90_000, 250).catch((e: Error) => {
       throw new Error(`${e.message}: agent 2 said:\n${agent.out().slice(said)}`);
     });
     // A fresh agent with node 2 down has read nothing yet: it reads the material through nodes 1 and 3 for its held boot.
@@ -452,7 +467,37 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
       const st = JSON.parse((await onHost(1, ["status", "--json"])).stdout) as { broker: { nodes?: { state?: string }[] } };
       return (st.broker.nodes ?? []).every((n) => n.state === "clean") ? true : undefined;
     }, 60_000, 1_000);
-    await appsKeepWriting("kill -9 of node 2 under an agent that reads no tenant's record");
+    await appsKeepWriting("kill -9 of node 2 under an agent that reads no seed of the root");
+  });
+
+  it("the agent's own users: node 2's authority user reads the node material but cannot write it or create a stream; its system user asks VARZ but not CONNZ; their files hold user keys only (red with AGENT_CREDS_UNRESTRICTED)", async () => {
+    const c = await hostCluster();
+    const layout = (r as LiveRoot).layout;
+    const dir = layout.nodeAgentCredsDir(c.nodes[1]?.name ?? "");
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(readdirSync(dir).sort()).toEqual(["authority.creds", "system.creds"]);
+    for (const f of readdirSync(dir)) {
+      const text = readFileSync(join(dir, f), "utf8");
+      expect(statSync(join(dir, f)).mode & 0o777, f).toBe(0o600);
+      expect(text, f).toMatch(/^SU[A-Z2-7]{56}$/m); // the user's own key: the scan's control
+      expect(text, f).not.toMatch(/S[OANCPX][A-Z2-7]{55}/);
+    }
+    const n2 = c.nodes[1] as HostCluster["nodes"][number];
+    const probe = (creds: string, ...pairs: string[]): Record<string, { outcome: string; detail: string }> => {
+      const res = spawnSync("bash", [SCRIPT, "exec", "2", process.execPath, join(repoRoot(), "test-live", "fixtures", "perm-probe.mjs"), `nats://${n2.host}:${n2.port}`, join(dir, creds), ...pairs], { env: hostsEnv, encoding: "utf8", timeout: 60_000 });
+      expect(res.status, res.stderr).toBe(0);
+      return Object.fromEntries(res.stdout.trim().split("\n").map((l) => JSON.parse(l) as { subject: string; outcome: string; detail: string }).map((o) => [o.subject, o]));
+    };
+    const auth = probe("authority.creds", "$JS.API.STREAM.MSG.GET.KV_cotal_node_material", JSON.stringify({ last_by_subj: "$KV.cotal_node_material.index" }), "$KV.cotal_node_material.probe", "x", "$JS.API.STREAM.CREATE.cotal_probe", JSON.stringify({ name: "cotal_probe", subjects: ["cotal.probe"] }));
+    console.log(`[cluster-hosts] node 2's authority user: ${JSON.stringify(auth)}`);
+    expect(auth["$JS.API.STREAM.MSG.GET.KV_cotal_node_material"]?.outcome, "reads the material (the positive control)").toBe("answered");
+    expect(auth["$JS.API.STREAM.MSG.GET.KV_cotal_node_material"]?.detail).toMatch(/"message"/);
+    expect(auth["$KV.cotal_node_material.probe"]?.outcome, "writes the node material").toBe("denied");
+    expect(auth["$JS.API.STREAM.CREATE.cotal_probe"]?.outcome, "creates a stream").toBe("denied");
+    const sys = probe("system.creds", "$SYS.REQ.SERVER.PING.VARZ", "", "$SYS.REQ.SERVER.PING.CONNZ", "");
+    console.log(`[cluster-hosts] node 2's system user: ${JSON.stringify(Object.fromEntries(Object.entries(sys).map(([k, v]) => [k, v.outcome])))}`);
+    expect(sys["$SYS.REQ.SERVER.PING.VARZ"]?.outcome, "asks VARZ (the positive control)").toBe("answered");
+    expect(sys["$SYS.REQ.SERVER.PING.CONNZ"]?.outcome, "lists every tenant's connections").toBe("denied");
   });
 
   it("liveness by reachability: each node recorded as its own host's and judged by its answer; `cotal down` on the control host stops node 1 only, nodes 2 and 3 keep serving alpha (red with SIGNAL_NODES_ELSEWHERE)", async () => {
@@ -482,15 +527,17 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     await expectAllClean();
   });
 
-  it("no seed in a node's state directory: nodes 2 and 3's config, store, log and agent state after every cell hold none; the root's auth/ does (the scan's positive control)", async () => {
+  it("no seed in a node's state directory: nodes 2 and 3's config, store, log and agent state after every cell hold none but their agents' own two user keys; the root's auth/ does (the scan's positive control)", async () => {
     const c = await hostCluster();
     const root = (r as LiveRoot).root;
     const seeds = (dir: string): string[] => scanForSeeds(dir).map((f) => f.slice(root.length + 1));
     expect(seeds(join(root, "auth")).length, "the scan finds the root's own seeds").toBeGreaterThan(0);
     for (const n of c.nodes.slice(1)) {
       const dir = (r as LiveRoot).layout.nodeDir(n.name);
-      expect(readdirSync(dir)).toEqual(expect.arrayContaining(["server.conf", "store", "log"]));
-      expect(seeds(dir), `seeds under ${dir}`).toEqual([]);
+      expect(readdirSync(dir)).toEqual(expect.arrayContaining(["server.conf", "store", "log", "agent"]));
+      // Its agent's two users (a user key each, no account or operator seed: "the agent's own users") and nothing else.
+      const rel = (f: string): string => f.slice(dir.length + 1);
+      expect(scanForSeeds(dir).map(rel).sort(), `seeds under ${dir}`).toEqual(["agent/authority.creds", "agent/system.creds"]);
     }
   });
 });

@@ -141,6 +141,8 @@ export interface Guards {
   readonly SIGNAL_NODES_ELSEWHERE: boolean;
   /** A cluster reload publishes no node material to the public bucket: an agent that renders from it cannot render a list that names a tenant added since. */
   readonly NODE_MATERIAL_UNPUBLISHED: boolean;
+  /** A node agent's authority user is minted without its publish allow list: the node's host may write anything in the authority account (the node material every node renders from). */
+  readonly AGENT_CREDS_UNRESTRICTED: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -215,6 +217,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   NODE_PROOF_ANY_DIGEST: false,
   SIGNAL_NODES_ELSEWHERE: false,
   NODE_MATERIAL_UNPUBLISHED: false,
+  AGENT_CREDS_UNRESTRICTED: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

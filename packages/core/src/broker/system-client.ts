@@ -26,9 +26,23 @@ export interface JszStream {
 
 export type SystemReloadReply = { ok: true } | { ok: false; error: string } | { ok: undefined; lost: string };
 
+/** The system account (its signing seed mints a user per purpose), or a node agent's own system user. */
+export type SystemUser = BrokerTrust["system"] | { creds: string };
+
+function mintUser(system: BrokerTrust["system"], jsz: boolean): string {
+  return mintSystemUserCreds(system, {
+    name: "cotal-reload",
+    // JSZ only (the cluster's readiness check, the boot's template check): each asks nothing else.
+    allowPub: jsz ? ["$SYS.REQ.SERVER.*.JSZ"] : ["$SYS.REQ.SERVER.*.RELOAD", "$SYS.REQ.SERVER.*.VARZ"],
+    allowSub: ["_INBOX.>"],
+    expiresInSeconds: 300,
+  }).creds;
+}
+
 /**
- * A short-lived system-account user that may only ask this broker to reload and report its VARZ
- * (least privilege); minted in memory and expiring by itself, so a crash leaks nothing usable.
+ * A system-account user that may only ask this broker to reload and report its VARZ or JSZ (least
+ * privilege); minted in memory and expiring by itself, so a crash leaks nothing usable, unless it is
+ * a node agent's own.
  */
 export class SystemClient {
   private constructor(
@@ -36,17 +50,12 @@ export class SystemClient {
     readonly serverId: string,
   ) {}
 
-  static async connect(url: string, system: BrokerTrust["system"], opts: { timeoutMs?: number; jsz?: boolean } = {}): Promise<SystemClient> {
-    const user = mintSystemUserCreds(system, {
-      name: "cotal-reload",
-      // JSZ only (the cluster's readiness check, the boot's template check): each asks nothing else.
-      allowPub: opts.jsz ? ["$SYS.REQ.SERVER.*.JSZ"] : ["$SYS.REQ.SERVER.*.RELOAD", "$SYS.REQ.SERVER.*.VARZ"],
-      allowSub: ["_INBOX.>"],
-      expiresInSeconds: 300,
-    });
+  static async connect(url: string, system: SystemUser, opts: { timeoutMs?: number; jsz?: boolean } = {}): Promise<SystemClient> {
+    // A node agent's own system user (root/agent-creds.ts) carries its permissions; the account mints one for this purpose.
+    const creds = "creds" in system ? system.creds : mintUser(system, opts.jsz === true);
     // No reconnect: a server without the reload fix (FEATURE_SINCE.reloadKeepsJwtClients) drops this
     // connection during the reload it was asked for; the pending request then fails at once, not at its timeout.
-    const nc = await connectWithCreds(url, user.creds, { name: "cotal-reload", timeoutMs: opts.timeoutMs ?? 5_000, reconnect: false });
+    const nc = await connectWithCreds(url, creds, { name: "cotal-reload", timeoutMs: opts.timeoutMs ?? 5_000, reconnect: false });
     const id = nc.info?.server_id;
     if (!id) {
       await nc.close();

@@ -9,7 +9,7 @@ import { GUARDS_ON, type Guards } from "../guards.js";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm, KvWatchInclude, type KV } from "@nats-io/kv";
-import { connectAsAccount } from "../broker/connect.js";
+import { connectAsAccount, connectWithCreds } from "../broker/connect.js";
 import { isCotalError, RERUN, CotalError } from "../errors.js";
 import type { AccountRecord } from "../root/records.js";
 import { parseInventoryRecord, type InventoryRecord } from "./record.js";
@@ -17,7 +17,7 @@ import type { InventoryStore, VersionedRecord } from "./inventory-store.js";
 import { LEASE_BUCKET, LEASE_TTL_MS, type Lease, type LeaseHolder } from "./lease.js";
 import { ensureBucket } from "./bucket.js";
 import { CasKv } from "./kv-cas.js";
-import { apiErrCode, BUG_EXIT, unreachable } from "./kv-errors.js";
+import { apiErrCode, BUG_EXIT, isTransientApi, unreachable } from "./kv-errors.js";
 import { MATERIAL_BUCKET, type MaterialKv } from "../broker/material-bucket.js";
 import { LeaseStore } from "./lease-store.js";
 import { recordWriteBytes, tooLarge } from "./record-size.js";
@@ -30,6 +30,11 @@ export { isCasLoss } from "./kv-errors.js";
 /** No space token in either bucket name, on purpose: whole-broker resources (docs/saga.md, "The authority store"). */
 export const INVENTORY_BUCKET = "cotal_broker_inventory";
 export const INVENTORY_KEY = "inventory";
+
+/** A user of the authority account given as its creds (a node agent's own, root/agent-creds.ts): it signs nothing. */
+export interface AgentUser {
+  creds: string;
+}
 
 export interface AuthorityStoreOptions {
   /** Connection name the broker shows for this client. */
@@ -82,8 +87,8 @@ export class AuthorityStore implements InventoryStore {
    * Connects as a fresh in-memory user of the authority account (reconnecting: a reload on 2.9.10
    * drops every JWT client) and ensures both buckets exist with the right shape.
    */
-  static async connect(url: string | readonly string[], authority: AccountRecord, opts: AuthorityStoreOptions = {}): Promise<AuthorityStore> {
-    if (authority.kind !== "authority") {
+  static async connect(url: string | readonly string[], authority: AccountRecord | AgentUser, opts: AuthorityStoreOptions = {}): Promise<AuthorityStore> {
+    if (!("creds" in authority) && authority.kind !== "authority") {
       throw new CotalError("invalid-argument", `the inventory lives in the broker-authority account, not in ${authority.kind} account ${authority.name}`, {
         next: "cotal status   # auth/authority.json holds the authority account",
       });
@@ -93,7 +98,8 @@ export class AuthorityStore implements InventoryStore {
     if (!Number.isInteger(leaseTtlMs) || leaseTtlMs < 100) throw new CotalError("invalid-argument", `lease TTL ${leaseTtlMs} ms is not an integer of at least 100 ms`, { next: BUG_EXIT });
     let nc: NatsConnection;
     try {
-      nc = await connectAsAccount(url, authority, { name: opts.name ?? "cotal-authority", reconnect: true, timeoutMs, ttlSeconds: opts.userTtlSeconds });
+      const how = { name: opts.name ?? "cotal-authority", reconnect: true, timeoutMs };
+      nc = "creds" in authority ? await connectWithCreds(url, authority.creds, how) : await connectAsAccount(url, authority, { ...how, ttlSeconds: opts.userTtlSeconds });
     } catch (err) {
       throw unreachable(`reach the inventory at ${url}`, err);
     }
@@ -182,7 +188,9 @@ export class AuthorityStore implements InventoryStore {
       this.#material ??= (async () => {
         const jsm = await jetstreamManager(this.#nc, { timeout: this.#timeoutMs });
         const kvm = new Kvm(jetstream(this.#nc, { timeout: this.#timeoutMs }));
-        return ensureBucket({ kvm, jsm }, { bucket: MATERIAL_BUCKET, ttlMs: 0, ...(replicas !== undefined ? { replicas } : {}) });
+        let kv: KV | undefined;
+        await this.#retried(`open bucket ${MATERIAL_BUCKET}`, async () => (kv = await ensureBucket({ kvm, jsm }, { bucket: MATERIAL_BUCKET, ttlMs: 0, ...(replicas !== undefined ? { replicas } : {}) })));
+        return kv as KV;
       })().catch((err: unknown) => {
         this.#material = undefined;
         throw isCotalError(err) ? err : unreachable(`open bucket ${MATERIAL_BUCKET}`, err);
@@ -206,7 +214,7 @@ export class AuthorityStore implements InventoryStore {
     };
   }
 
-  /** An idempotent write retried while the broker does not answer (a reload's drop), never past the reconnect wait. */
+  /** An idempotent call retried while the broker does not answer (a reload's drop) or JetStream says "not yet", never past the reconnect wait. */
   async #retried(what: string, write: () => Promise<unknown>): Promise<void> {
     const deadline = Date.now() + this.#reconnectWaitMs;
     for (;;) {
@@ -214,7 +222,8 @@ export class AuthorityStore implements InventoryStore {
         await write();
         return;
       } catch (err) {
-        if (apiErrCode(err) !== undefined || this.#nc.isClosed() || Date.now() >= deadline) throw unreachable(what, err);
+        if (isCotalError(err)) throw err;
+        if ((apiErrCode(err) !== undefined && !isTransientApi(err)) || this.#nc.isClosed() || Date.now() >= deadline) throw unreachable(what, err);
         await new Promise((r) => setTimeout(r, 100));
       }
     }

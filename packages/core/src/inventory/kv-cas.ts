@@ -7,7 +7,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { KV, KvEntry } from "@nats-io/kv";
 import type { Guards } from "../guards.js";
 import { CotalError, isCotalError, RERUN } from "../errors.js";
-import { apiErrCode, busy, describe, isCasLoss, sameBytes, sleep, unreachable } from "./kv-errors.js";
+import { apiErrCode, busy, describe, isCasLoss, isTransientApi, sameBytes, sleep, unreachable } from "./kv-errors.js";
 import { isTooLarge, PUT_OVERHEAD, tooLarge } from "./record-size.js";
 
 /** A write still queued inside the server when we first read back gets this long to land. */
@@ -126,8 +126,8 @@ export class CasKv {
         try {
           return await kv.get(key);
         } catch (err) {
-          // The server answered (stream gone, permissions…): retrying will not change its mind.
-          if (apiErrCode(err) !== undefined) throw unreachable(what, err);
+          // The server answered (stream gone, permissions…): retrying will not change its mind, unless it said "not yet".
+          if (apiErrCode(err) !== undefined && !isTransientApi(err)) throw unreachable(what, err);
           last = err;
         }
       }

@@ -34,6 +34,14 @@ export function isCasLoss(err: unknown): boolean {
   return false;
 }
 
+/** 10008, "JetStream system temporarily unavailable" (a stream's group electing, e.g. after a heal): retried, never final. */
+const CLUSTER_NOT_AVAILABLE = 10008;
+
+/** True when the server answered that JetStream cannot serve the request yet: a read or an idempotent write may try again. */
+export function isTransientApi(err: unknown): boolean {
+  return apiErrCode(err) === CLUSTER_NOT_AVAILABLE;
+}
+
 export function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -28,6 +28,7 @@ import type { ReloadVerdict } from "../saga/reload.js";
 import { liftNotes, type BootContext, type BootOptions, type UpResult } from "./boot-root.js";
 import { liftStandingQuiesces } from "../backup/quiesce.js";
 import { connectReplicated, liveNodesOrRefuse, pastBucketElection, startClusterNodes } from "./cluster-nodes.js";
+import { ensureAgentCreds } from "../root/agent-creds.js";
 import { silentElsewhere } from "../broker/info-probe.js";
 import { ensureUserCreds } from "./creds.js";
 import { leaseKeyFor } from "../verb/session.js";
@@ -148,6 +149,8 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
     throw new CotalError("invalid-argument", "a cluster root's listeners are fixed at creation (every node's routes name them)", { next: `cotal up --root ${layout.root} --detach` });
   }
 
+  // Each node's agent users, which its host holds instead of the root's account seeds (docs/cluster.md "The agent's own users").
+  for (const n of cluster.nodes) if (ensureAgentCreds(layout, n.name, guards)) progress(`minted node ${n.name}'s agent users: ${layout.nodeAgentCredsDir(n.name)}`);
   const notes: string[] = created ? [] : await restartUnserving(layout, progress, guards);
   const nodes = await ensureNodes(layout, settings, cluster, created, progress, guards);
   const runtime = readRuntime(layout) as BrokerRuntime;

@@ -6,7 +6,7 @@ import { nodeAlive, nodeElsewhere, readRuntime, writeRuntime, type BrokerRuntime
 import { serversOfRoot } from "../broker/server-scan.js";
 import { isCotalError, CotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
-import { AuthorityStore } from "../inventory/authority-store.js";
+import { AuthorityStore, type AgentUser } from "../inventory/authority-store.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
 import type { ClusterNodeSettings, ClusterSettings } from "../root/cluster-settings.js";
 import type { RootLayout } from "../root/layout.js";
@@ -70,9 +70,9 @@ export async function startClusterNodes(
 }
 
 /** The R3 authority store on a cluster root, re-trying while a fresh meta group may not count a peer as current yet. */
-export async function connectReplicated(url: string, layout: RootLayout, replicas: number, guards: Guards, opts: { timeoutMs?: number; name?: string; connectTimeoutMs?: number } = {}): Promise<AuthorityStore> {
+export async function connectReplicated(url: string | readonly string[], layout: RootLayout, replicas: number, guards: Guards, opts: { timeoutMs?: number; name?: string; connectTimeoutMs?: number; user?: AgentUser } = {}): Promise<AuthorityStore> {
   // Right after the election a peer may not count as current yet, so an R3 create can fail; its shape never heals.
-  return retryWhile(() => AuthorityStore.connect(url, loadAuthorityAccount(layout), { name: opts.name ?? "cotal up (cluster)", replicas, guards, ...(opts.connectTimeoutMs !== undefined ? { timeoutMs: opts.connectTimeoutMs } : {}) }), {
+  return retryWhile(() => AuthorityStore.connect(url, opts.user ?? loadAuthorityAccount(layout), { name: opts.name ?? "cotal up (cluster)", replicas, guards, ...(opts.connectTimeoutMs !== undefined ? { timeoutMs: opts.connectTimeoutMs } : {}) }), {
     transient: (err) => !isCotalError(err, "inventory-corrupt"),
     forMs: opts.timeoutMs ?? 30_000,
     pauseMs: 500,

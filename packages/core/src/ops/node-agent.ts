@@ -4,7 +4,9 @@ import { renderNode } from "../broker/render-root.js";
 import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { afterPid, isCotalError, RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
-import { AuthorityStore, type VersionedRecord } from "../inventory/authority-store.js";
+import { AuthorityStore, type AgentUser, type VersionedRecord } from "../inventory/authority-store.js";
+import type { SystemUser } from "../broker/system-client.js";
+import { readAgentCreds } from "../root/agent-creds.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
 import type { NodeProof } from "../inventory/record.js";
 import { releaseMaintenanceLock, releaseOwnerFile, takeOwnerFile, waitForMaintenanceLock } from "../lock/maintenance-lock.js";
@@ -205,7 +207,8 @@ class NodeAgent {
       const applied = { serverKey, digest: plan.digest };
       // The one apply path (saga/apply.ts): stage, fence, rename, reload this node, prove, record its proof.
       const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
-      return (await applyToNode(this.layout, runtime, node, { text: plan.text, tag, fence, guards: this.guards, record: (verdict) => this.#recordApplied(on, applied, verdict) })).proof;
+      const system = this.#users()?.system;
+      return (await applyToNode(this.layout, runtime, node, { text: plan.text, tag, fence, guards: this.guards, ...(system ? { system } : {}), record: (verdict) => this.#recordApplied(on, applied, verdict) })).proof;
     } finally {
       await keeper?.stop(true);
     }
@@ -283,7 +286,7 @@ class NodeAgent {
     if (this.#streamsServed !== serverKey) {
       const listed = new Set(nodeAllowedSpaces(read.record, this.guards));
       const tenants = (this.#known?.spaces ?? []).filter((s) => listed.has(s.name)).map((s) => ({ name: s.name, publicKey: s.publicKey }));
-      const checks = await waitStreamsServed(this.layout, [node], tenants, readRuntime(this.layout)?.serverVersion ?? "0.0.0", STREAMS_SERVED_MS);
+      const checks = await waitStreamsServed(this.layout, [node], tenants, readRuntime(this.layout)?.serverVersion ?? "0.0.0", STREAMS_SERVED_MS, this.#users()?.system);
       const check = checks[node.name];
       if (!served(check)) {
         // Unassigned or not running after the wait heals only by a restart, as `up` does it (boot-cluster.ts,
@@ -339,6 +342,15 @@ class NodeAgent {
     return known ? renderNodeFrom(known, this.name, { held: materialHeld(known) }, this.#local(), this.guards) : renderNode(this.layout, this.name, [], { maintenance: true, guards: this.guards });
   }
 
+  /**
+   * The agent's own users when its host has them (docs/cluster.md "The agent's own users"): then it
+   * reads no account seed of the root. Absent (a root made before them): the root's account records.
+   */
+  #users(): { authority: AgentUser; system: SystemUser } | undefined {
+    const creds = readAgentCreds(this.layout, this.name);
+    return creds ? { authority: { creds: creds.authority }, system: { creds: creds.system } } : undefined;
+  }
+
   /** What only this host holds for its node's render: store, log and pid paths, route TLS files, route password. */
   #local(): NodeLocal {
     return nodeLocalOf(this.layout, this.name, this.guards);
@@ -391,7 +403,7 @@ class NodeAgent {
     const urls = this.cluster.nodes.filter((n) => n.name !== this.name).map((n) => `nats://${nodeHost(n, this.settings.host)}:${n.port}`);
     let store: AuthorityStore | undefined;
     try {
-      store = await AuthorityStore.connect(urls, loadAuthorityAccount(this.layout), { name: `cotal node run (${this.name}, boot)`, replicas: this.cluster.replicas, timeoutMs: OTHERS_MS, guards: this.guards });
+      store = await AuthorityStore.connect(urls, this.#users()?.authority ?? loadAuthorityAccount(this.layout), { name: `cotal node run (${this.name}, boot)`, replicas: this.cluster.replicas, timeoutMs: OTHERS_MS, guards: this.guards });
       this.#known = await this.#material.read(store.materialKv(this.cluster.replicas));
     } catch (err) {
       this.onEvent(`cotal node: ${this.name}: could not read the node material through ${urls.join(", ")} (${(err as Error).message}); its held boot renders from the root's records here`);
@@ -404,7 +416,8 @@ class NodeAgent {
   /** The replicated store through this node (one attempt a round), and a watch on the record key that wakes the loop. */
   async #connect(node: NodeRuntime): Promise<AuthorityStore> {
     if (this.#store) return this.#store;
-    const store = await connectReplicated(node.url, this.layout, this.cluster.replicas, this.guards, { timeoutMs: 0, name: `cotal node run (${this.name})`, connectTimeoutMs: 3_000 });
+    const user = this.#users()?.authority;
+    const store = await connectReplicated(node.url, this.layout, this.cluster.replicas, this.guards, { timeoutMs: 0, name: `cotal node run (${this.name})`, connectTimeoutMs: 3_000, ...(user ? { user } : {}) });
     this.#store = store;
     try {
       this.#stopWatch = await store.watchRecord(() => {

@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { NodeRuntime } from "../broker/runtime.js";
 import { serverFeatures } from "../broker/server-features.js";
-import { SystemClient, type JszAccount, type JszStream } from "../broker/system-client.js";
+import { SystemClient, type JszAccount, type JszStream, type SystemUser } from "../broker/system-client.js";
 import { readAccountDetails } from "../provision/template-check.js";
 import { loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -87,12 +87,12 @@ export function storedStreams(layout: RootLayout, node: string, tenants: readonl
 }
 
 /** One node's JSZ (accounts, streams, configs, groups) through a short-lived system user, judged against its store. */
-export async function checkNodeStreams(layout: RootLayout, node: Pick<NodeRuntime, "name" | "url">, tenants: readonly TenantAccount[], serverVersion: string, timeoutMs = 5_000): Promise<StreamCheck> {
+export async function checkNodeStreams(layout: RootLayout, node: Pick<NodeRuntime, "name" | "url">, tenants: readonly TenantAccount[], serverVersion: string, timeoutMs = 5_000, system?: SystemUser): Promise<StreamCheck> {
   const groups = serverFeatures(serverVersion).jszStreamGroup;
   let client: SystemClient | undefined;
   try {
     const stored = storedStreams(layout, node.name, tenants);
-    client = await SystemClient.connect(node.url, loadBrokerTrust(layout).system, { jsz: true, timeoutMs });
+    client = await SystemClient.connect(node.url, system ?? loadBrokerTrust(layout).system, { jsz: true, timeoutMs });
     const details = await readAccountDetails(client, tenants.map((t) => t.publicKey), { timeoutMs, raft: groups });
     return { problems: streamProblems(details, tenants, groups, stored) };
   } catch (err) {
@@ -108,10 +108,10 @@ export const served = (c: StreamCheck | undefined): boolean => c !== undefined &
  * Until every node serves every tenant stream it lists, or `ms` passed: R3 groups elect their leaders
  * a few seconds after a node returns. Returns each node's last check.
  */
-export async function waitStreamsServed(layout: RootLayout, nodes: readonly Pick<NodeRuntime, "name" | "url">[], tenants: readonly TenantAccount[], serverVersion: string, ms = 30_000): Promise<Record<string, StreamCheck>> {
+export async function waitStreamsServed(layout: RootLayout, nodes: readonly Pick<NodeRuntime, "name" | "url">[], tenants: readonly TenantAccount[], serverVersion: string, ms = 30_000, system?: SystemUser): Promise<Record<string, StreamCheck>> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const checks = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n.name, await checkNodeStreams(layout, n, tenants, serverVersion)] as const)));
+    const checks = Object.fromEntries(await Promise.all(nodes.map(async (n) => [n.name, await checkNodeStreams(layout, n, tenants, serverVersion, 5_000, system)] as const)));
     if (Object.values(checks).every(served) || Date.now() > deadline) return checks;
     await new Promise((r) => setTimeout(r, 500));
   }

@@ -52,6 +52,8 @@ export class RootLayout {
   nodeAgentStateFile(node: string): string { return join(this.nodeDir(node), "agent.json"); }
   /** The running `cotal node run`'s owner file for this node: one agent a node (ops/node-agent.ts). */
   nodeAgentLockFile(node: string): string { return join(this.nodeDir(node), "agent.lock"); }
+  /** The agent's own users (root/agent-creds.ts): what its host holds instead of the root's account seeds. */
+  nodeAgentCredsDir(node: string): string { return join(this.nodeDir(node), "agent"); }
 
   spaceDir(space: string): string { return join(this.root, `space.${spaceHex(space)}`); }
   /** Pid files of processes that serve one space (daemons a deployment runs per tenant). */

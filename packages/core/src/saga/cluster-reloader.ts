@@ -10,6 +10,7 @@ import { clusterOf } from "../root/cluster-settings.js";
 import { loadSettings } from "../root/settings.js";
 import { nodeAlive, nodeClientHost, nodeElsewhere, throughNode, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { INFO_PROBE_MS, sendsInfo } from "../broker/info-probe.js";
+import type { SystemUser } from "../broker/system-client.js";
 import type { NodeProof } from "../inventory/record.js";
 import { configDigest } from "../render/server-config.js";
 import { configPicture } from "../render/config-picture.js";
@@ -164,6 +165,8 @@ export interface NodeApply<P> {
   record: (verdict: ReloadVerdict) => Promise<P>;
   /** The verb's guards (CLUSTER_NO_NODE_FENCE, and the reload's; docs/ablation.md). */
   guards: Guards;
+  /** Who asks the node to reload: a node agent's own system user; absent, one the root's system account mints. */
+  system?: SystemUser;
 }
 
 /**
@@ -187,7 +190,7 @@ export async function applyToNode<P>(layout: RootLayout, runtime: BrokerRuntime,
     staged: layout.nodeStagedConf(node.name, a.tag),
     config: () => a.text,
     fence: { held: a.fence, lost, unchecked: guards.CLUSTER_NO_NODE_FENCE },
-    reload: () => reloadNode(layout, runtime, node, { expected: a.text, ...(a.timeoutMs !== undefined ? { timeoutMs: a.timeoutMs } : {}) }, guards),
+    reload: () => reloadNode(layout, runtime, node, { expected: a.text, ...(a.timeoutMs !== undefined ? { timeoutMs: a.timeoutMs } : {}), ...(a.system ? { system: a.system } : {}) }, guards),
     steps: { renamed: () => failpoint("node-renamed") },
     record: a.record,
   });
@@ -195,8 +198,8 @@ export async function applyToNode<P>(layout: RootLayout, runtime: BrokerRuntime,
 }
 
 /** Reloads one node's server and proves it from that server; a node that is not running proves nothing. */
-async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, want: { expected: string; timeoutMs?: number }, guards: Guards): Promise<ReloadVerdict> {
-  const { timeoutMs, expected } = want;
+async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: NodeRuntime, want: { expected: string; timeoutMs?: number; system?: SystemUser }, guards: Guards): Promise<ReloadVerdict> {
+  const { timeoutMs, expected, system } = want;
   const t0 = Date.now();
   // A node on another host is judged by its answer below, never by the pid recorded for it.
   const elsewhere = nodeElsewhere(node);
@@ -210,7 +213,7 @@ async function reloadNode(layout: RootLayout, runtime: BrokerRuntime, node: Node
   const remote = elsewhere && !guards.REMOTE_NODE_BY_SIGNAL;
   const answers = await sendsInfo(node.port, host, INFO_PROBE_MS);
   if (remote && !answers) return { outcome: "unproven", via: "request", logTail: `node ${node.name} on host ${host} sent no INFO on ${host}:${node.port} within ${INFO_PROBE_MS} ms (cut off or down); a node on another host is asked, never signalled`, ms: Date.now() - t0 };
-  return reloadAndProve(nodeRuntime, { ...(answers ? { layout } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), guards, expected, ...(remote ? { remote } : {}) });
+  return reloadAndProve(nodeRuntime, { ...(answers ? { layout } : {}), ...(timeoutMs !== undefined ? { timeoutMs } : {}), guards, expected, ...(remote ? { remote } : {}), ...(system ? { system } : {}) });
 }
 
 /** A node's verdict in one line: the last line of what it said. */

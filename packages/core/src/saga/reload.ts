@@ -2,11 +2,10 @@ import { GUARDS_ON, type Guards } from "../guards.js";
 import { RELOAD_FAILED, RELOAD_OK, logOffset, readLogSince, reloadLineDigest, tail, watchLog } from "../broker/log-proof.js";
 import type { BrokerRuntime } from "../broker/runtime.js";
 import { serverFeatures, type ServerFeatures } from "../broker/server-features.js";
-import { SystemClient } from "../broker/system-client.js";
+import { SystemClient, type SystemUser } from "../broker/system-client.js";
 import type { InventoryRecord, NodeProof } from "../inventory/record.js";
 import type { RootLayout } from "../root/layout.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
-import type { BrokerTrust } from "../trust/index.js";
 import { natsConfigDigest } from "../render/nats-digest.js";
 
 /** How the reload was asked for: the system account's RELOAD request (2.10+) or SIGHUP. */
@@ -56,6 +55,8 @@ export interface ReloadOptions {
    * the server runs exactly these bytes, not some other file. A remote node is proven that way alone.
    */
   expected?: string | Uint8Array;
+  /** Who asks for the reload instead of a user the root's system account mints (a node agent's own, root/agent-creds.ts). */
+  system?: SystemUser;
 }
 
 /** How long the log may lag behind a reply that already said "reloaded" (the server writes the line first). */
@@ -72,7 +73,7 @@ export async function reloadAndProve(runtime: BrokerRuntime, opts: ReloadOptions
   const features = serverFeatures(runtime.serverVersion);
   const guards = opts.guards ?? GUARDS_ON;
   // RELOAD_BY_SIGNAL: the RELOAD-reply cells' control, every reload goes by SIGHUP and the log alone.
-  const system = features.reloadRequest && opts.layout && !guards.RELOAD_BY_SIGNAL ? retainedSystem(opts.layout) : undefined;
+  const system = features.reloadRequest && opts.layout && !guards.RELOAD_BY_SIGNAL ? (opts.system ?? retainedSystem(opts.layout)) : undefined;
   const predicted = features.configDigest && opts.expected !== undefined ? { digest: natsConfigDigest(opts.expected) } : undefined;
   const how: ProofPlan = { features, timeoutMs: opts.timeoutMs ?? 10_000, guards, remote: opts.remote === true, ...(predicted ? { predicted } : {}) };
   if (system) return reloadByRequest(runtime, system, how);
@@ -103,7 +104,7 @@ function otherBytes(plan: ProofPlan, digest: string | undefined, required = fals
   return digest === want ? undefined : `it runs a config of digest ${digest}, not the bytes renamed for it (${want}): another file was loaded`;
 }
 
-function retainedSystem(layout: RootLayout): BrokerTrust["system"] | undefined {
+function retainedSystem(layout: RootLayout): SystemUser | undefined {
   const system = loadBrokerTrust(layout).system;
   // A --single-space root drops the system signing seed by design: no system user, so SIGHUP.
   return system.signingSeed ? system : undefined;
@@ -129,7 +130,7 @@ async function reloadBySignal(runtime: BrokerRuntime, plan: ProofPlan, notes: st
   return { outcome: "reloaded", via: "signal", line: seen.line, ms, ...(digest ? { serverConfigDigest: digest } : {}), ...extra };
 }
 
-async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["system"], plan: ProofPlan): Promise<ReloadVerdict> {
+async function reloadByRequest(runtime: BrokerRuntime, system: SystemUser, plan: ProofPlan): Promise<ReloadVerdict> {
   const { features, timeoutMs, guards, remote } = plan;
   const t0 = Date.now();
   let client: SystemClient;
@@ -177,7 +178,7 @@ async function reloadByRequest(runtime: BrokerRuntime, system: BrokerTrust["syst
  * so its word is the RELOAD reply and VARZ's `config_digest`, which must be the prediction of the bytes
  * renamed for it. A lost reply may still be a reload under way: VARZ is read until it names them or time runs out.
  */
-async function proveByDigest(client: SystemClient, runtime: BrokerRuntime, system: BrokerTrust["system"], plan: ProofPlan, at: { t0: number; replied: boolean; notes: string[] }): Promise<ReloadVerdict> {
+async function proveByDigest(client: SystemClient, runtime: BrokerRuntime, system: SystemUser, plan: ProofPlan, at: { t0: number; replied: boolean; notes: string[] }): Promise<ReloadVerdict> {
   const { t0, notes } = at;
   if (!at.replied) notes.push("the RELOAD reply was lost; VARZ's config digest is the only witness");
   let seen: string | undefined;
@@ -194,7 +195,7 @@ async function proveByDigest(client: SystemClient, runtime: BrokerRuntime, syste
 }
 
 /** VARZ on our connection, or on a fresh one when the reload dropped it (servers without the fix). */
-async function varzDigest(client: SystemClient, runtime: BrokerRuntime, system: BrokerTrust["system"], timeoutMs: number, notes: string[]): Promise<string | undefined> {
+async function varzDigest(client: SystemClient, runtime: BrokerRuntime, system: SystemUser, timeoutMs: number, notes: string[]): Promise<string | undefined> {
   let c = client;
   try {
     if (client.closedByServer) c = await SystemClient.connect(runtime.url, system, { timeoutMs: Math.min(timeoutMs, 5_000) });

@@ -1,0 +1,73 @@
+/**
+ * The users a cluster node's agent connects as (docs/cluster.md "The agent's own users"): minted on
+ * the control host, where the account seeds are, and written to the node's `agent/` directory, so the
+ * node's host holds two user keys (`SU`) and no account or operator seed. Each user may do only what
+ * `cotal node run` does.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { GUARDS_ON, type Guards } from "../guards.js";
+import { INVENTORY_BUCKET } from "../inventory/authority-store.js";
+import { LEASE_BUCKET } from "../inventory/lease.js";
+import { MATERIAL_BUCKET } from "../broker/material-bucket.js";
+import { mintSystemUserCreds, mintUserCreds } from "../trust/user.js";
+import { loadAuthorityAccount } from "./account-store.js";
+import { loadBrokerTrust } from "./broker-store.js";
+import type { RootLayout } from "./layout.js";
+import { ensureSecretDir, readTextIfExists, writeFileAtomic } from "./secret-files.js";
+
+/** What the agent's authority user may publish: read the record, the lease and the node material; CAS the record (its proof) and the lease; watch the record. */
+export function agentAuthorityPub(): string[] {
+  const streams = [INVENTORY_BUCKET, LEASE_BUCKET, MATERIAL_BUCKET].map((b) => `KV_${b}`);
+  const watched = `KV_${INVENTORY_BUCKET}`;
+  return [
+    "$JS.API.INFO",
+    ...streams.flatMap((s) => [`$JS.API.STREAM.INFO.${s}`, `$JS.API.STREAM.MSG.GET.${s}`]),
+    // The proof CAS writes the record: the one write left to move to a proofs key of its own (docs/cluster.md).
+    `$KV.${INVENTORY_BUCKET}.inventory`,
+    `$KV.${LEASE_BUCKET}.>`,
+    `$JS.API.CONSUMER.CREATE.${watched}`,
+    `$JS.API.CONSUMER.CREATE.${watched}.>`,
+    `$JS.API.CONSUMER.DELETE.${watched}.>`,
+    `$JS.API.CONSUMER.INFO.${watched}.>`,
+    `$JS.FC.${watched}.>`,
+  ];
+}
+
+/** What the agent's system user may publish: reload and ask VARZ and JSZ of a server, nothing else. */
+export const AGENT_SYSTEM_PUB = ["$SYS.REQ.SERVER.*.RELOAD", "$SYS.REQ.SERVER.*.VARZ", "$SYS.REQ.SERVER.*.JSZ"];
+
+export interface AgentCredsFiles {
+  dir: string;
+  authority: string;
+  system: string;
+}
+
+export function agentCredsFiles(layout: RootLayout, node: string): AgentCredsFiles {
+  const dir = layout.nodeAgentCredsDir(node);
+  return { dir, authority: join(dir, "authority.creds"), system: join(dir, "system.creds") };
+}
+
+/**
+ * Mints the node's agent users when either file is absent (the control host, at `up`); an existing
+ * pair is kept, so a running agent's users stay valid. Returns whether it wrote them.
+ */
+export function ensureAgentCreds(layout: RootLayout, node: string, guards: Guards = GUARDS_ON): boolean {
+  const f = agentCredsFiles(layout, node);
+  if (existsSync(f.authority) && existsSync(f.system)) return false;
+  const name = `cotal-agent-${node}`;
+  const authority = mintUserCreds(loadAuthorityAccount(layout), { name, ...(guards.AGENT_CREDS_UNRESTRICTED ? {} : { allowPub: agentAuthorityPub() }), allowSub: ["_INBOX.>"] });
+  const system = mintSystemUserCreds(loadBrokerTrust(layout).system, { name, allowPub: AGENT_SYSTEM_PUB, allowSub: ["_INBOX.>"] });
+  ensureSecretDir(f.dir);
+  writeFileAtomic(f.authority, authority.creds);
+  writeFileAtomic(f.system, system.creds);
+  return true;
+}
+
+/** The node's agent users, when its host has them (`undefined`: the agent falls back to the root's account records). */
+export function readAgentCreds(layout: RootLayout, node: string): { authority: string; system: string } | undefined {
+  const f = agentCredsFiles(layout, node);
+  const authority = readTextIfExists(f.authority);
+  const system = readTextIfExists(f.system);
+  return authority !== undefined && system !== undefined ? { authority, system } : undefined;
+}

@@ -1,0 +1,69 @@
+import { readFileSync, statSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { AGENT_SYSTEM_PUB, agentAuthorityPub, agentCredsFiles, ensureAgentCreds, readAgentCreds } from "../src/root/agent-creds.js";
+import { loadAuthorityAccount } from "../src/root/account-store.js";
+import { loadBrokerTrust } from "../src/root/broker-store.js";
+import { decodeJwt } from "../src/trust/index.js";
+import { GUARDS_ON } from "../src/guards.js";
+import type { TempRoot } from "../src/testing/index.js";
+import { threeHostRoot } from "./fixtures/cluster-root.js";
+
+// docs/cluster.md "The agent's own users": the node's host holds two user keys, no account seed, and
+// the authority user may not write the node material or create a stream.
+
+const roots: TempRoot[] = [];
+afterEach(() => roots.splice(0).forEach((r) => r.remove()));
+
+const jwtOf = (creds: string): ReturnType<typeof decodeJwt> => decodeJwt(/-----BEGIN NATS USER JWT-----\n(\S+)\n/.exec(creds)?.[1] ?? "");
+
+describe("a node agent's own users", () => {
+  it("are minted once, 0600 in a 0700 directory, each a user key of its account with its allow lists", async () => {
+    const root = await threeHostRoot(roots);
+    expect(readAgentCreds(root.layout, "cm-n2")).toBeUndefined();
+    expect(ensureAgentCreds(root.layout, "cm-n2")).toBe(true);
+    const f = agentCredsFiles(root.layout, "cm-n2");
+    expect(statSync(f.dir).mode & 0o777).toBe(0o700);
+    const first = readAgentCreds(root.layout, "cm-n2");
+    if (!first) throw new Error("not written");
+    for (const file of [f.authority, f.system]) {
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      const text = readFileSync(file, "utf8");
+      expect(text).toMatch(/^SU[A-Z2-7]{56}$/m);
+      expect(text).not.toMatch(/S[OANCPX][A-Z2-7]{55}/);
+    }
+    expect(ensureAgentCreds(root.layout, "cm-n2")).toBe(false); // kept: a running agent's users stay valid
+    expect(readAgentCreds(root.layout, "cm-n2")).toEqual(first);
+
+    const auth = jwtOf(first.authority);
+    expect(auth.name).toBe("cotal-agent-cm-n2");
+    expect(auth.nats.issuer_account).toBe(loadAuthorityAccount(root.layout).publicKey);
+    expect(auth.nats.pub).toEqual({ allow: agentAuthorityPub() });
+    expect(auth.nats.sub).toEqual({ allow: ["_INBOX.>"] });
+    expect(auth.exp).toBeUndefined();
+    const sys = jwtOf(first.system);
+    expect(sys.nats.issuer_account).toBe(loadBrokerTrust(root.layout).system.publicKey);
+    expect(sys.nats.pub).toEqual({ allow: AGENT_SYSTEM_PUB });
+  });
+
+  it("may read the three buckets and write only the record and the lease, never the node material or a stream", () => {
+    const pub = agentAuthorityPub();
+    expect(pub).toEqual(
+      expect.arrayContaining([
+        "$JS.API.STREAM.MSG.GET.KV_cotal_node_material",
+        "$JS.API.STREAM.MSG.GET.KV_cotal_broker_inventory",
+        "$JS.API.STREAM.MSG.GET.KV_cotal_broker_cfgwriter",
+        "$KV.cotal_broker_inventory.inventory",
+        "$KV.cotal_broker_cfgwriter.>",
+      ]),
+    );
+    expect(pub.filter((s) => s.startsWith("$KV."))).toEqual(["$KV.cotal_broker_inventory.inventory", "$KV.cotal_broker_cfgwriter.>"]);
+    expect(pub.some((s) => /STREAM\.(CREATE|UPDATE|DELETE|PURGE)|\$JS\.API\.>|^>$/.test(s))).toBe(false);
+    expect(AGENT_SYSTEM_PUB.every((s) => /^\$SYS\.REQ\.SERVER\.\*\.(RELOAD|VARZ|JSZ)$/.test(s))).toBe(true);
+  });
+
+  it("with AGENT_CREDS_UNRESTRICTED, the authority user has no publish allow list (the ablation's switch)", async () => {
+    const root = await threeHostRoot(roots);
+    ensureAgentCreds(root.layout, "cm-n3", { ...GUARDS_ON, AGENT_CREDS_UNRESTRICTED: true });
+    expect(jwtOf(readAgentCreds(root.layout, "cm-n3")?.authority ?? "").nats.pub).toBeUndefined();
+  });
+});
