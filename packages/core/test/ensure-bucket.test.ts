@@ -2,7 +2,7 @@
 import { JetStreamApiCodes, JetStreamApiError, StorageType, type StreamConfig, type StreamInfo } from "@nats-io/jetstream";
 import type { KV } from "@nats-io/kv";
 import { describe, expect, it } from "vitest";
-import { ensureBucket, type BucketApi } from "../src/inventory/bucket.js";
+import { ensureBucket, openExistingBucket, type BucketApi } from "../src/inventory/bucket.js";
 import { isCotalError } from "../src/errors.js";
 
 const notFound = () => new JetStreamApiError({ code: 404, err_code: JetStreamApiCodes.StreamNotFound, description: "stream not found" });
@@ -60,5 +60,16 @@ describe("ensureBucket", () => {
     expect((err as { details?: { errCode?: number } }).details?.errCode).toBe(10077);
     expect((err as { next?: string }).next).toBeTruthy();
     expect(fake.creates).toBeGreaterThan(1);
+  });
+
+  it("a reader opens an existing bucket and never creates an absent one (openExistingBucket)", async () => {
+    const fake = api(1);
+    await expect(openExistingBucket(fake, { bucket: "b", ttlMs: 0 })).resolves.toBeUndefined();
+    expect(fake.creates).toBe(0);
+    await ensureBucket(fake, { bucket: "b", ttlMs: 0 });
+    await expect(openExistingBucket(fake, { bucket: "b", ttlMs: 0 })).resolves.toEqual({ bound: true });
+    const err = await openExistingBucket(fake, { bucket: "b", ttlMs: 0, replicas: 3 }).catch((e: unknown) => e);
+    expect(isCotalError(err, "inventory-corrupt")).toBe(true); // the shape check still holds
+    expect(fake.creates).toBe(1);
   });
 });

@@ -15,7 +15,7 @@ import type { AccountRecord } from "../root/records.js";
 import { parseInventoryRecord, type InventoryRecord } from "./record.js";
 import type { InventoryStore, VersionedRecord } from "./inventory-store.js";
 import { LEASE_BUCKET, LEASE_TTL_MS, type Lease, type LeaseHolder } from "./lease.js";
-import { ensureBucket } from "./bucket.js";
+import { ensureBucket, openExistingBucket } from "./bucket.js";
 import { CasKv } from "./kv-cas.js";
 import { apiErrCode, BUG_EXIT, isTransientApi, unreachable } from "./kv-errors.js";
 import { MATERIAL_BUCKET, type MaterialKv } from "../broker/material-bucket.js";
@@ -65,7 +65,7 @@ export class AuthorityStore implements InventoryStore {
   readonly #guards: Guards;
   readonly #timeoutMs: number;
   readonly #reconnectWaitMs: number;
-  #material: Promise<KV> | undefined;
+  #material: KV | undefined;
 
   private constructor(nc: NatsConnection, inventory: KV, lease: KV, opts: { reconnectWaitMs: number; leaseTtlMs: number; guards: Guards; timeoutMs: number }) {
     this.#nc = nc;
@@ -180,35 +180,42 @@ export class AuthorityStore implements InventoryStore {
   }
 
   /**
-   * The public bucket of the node material (broker/material-bucket.ts), created on first use with
-   * `replicas` (a cluster root's; a single broker never opens it), then reused by this connection.
+   * The public bucket of the node material (broker/material-bucket.ts). A writer (`create`, a cluster
+   * root's reload) creates it on first use with `replicas`; a reader (an agent) never creates it, and
+   * reads nothing while it is absent. A single broker never opens it.
    */
-  materialKv(replicas?: number): MaterialKv {
-    const open = (): Promise<KV> => {
-      this.#material ??= (async () => {
-        const jsm = await jetstreamManager(this.#nc, { timeout: this.#timeoutMs });
-        const kvm = new Kvm(jetstream(this.#nc, { timeout: this.#timeoutMs }));
-        let kv: KV | undefined;
-        await this.#retried(`open bucket ${MATERIAL_BUCKET}`, async () => (kv = await ensureBucket({ kvm, jsm }, { bucket: MATERIAL_BUCKET, ttlMs: 0, ...(replicas !== undefined ? { replicas } : {}) })));
-        return kv as KV;
-      })().catch((err: unknown) => {
-        this.#material = undefined;
-        throw isCotalError(err) ? err : unreachable(`open bucket ${MATERIAL_BUCKET}`, err);
-      });
-      return this.#material;
+  materialKv(replicas?: number, opts: { create?: boolean } = {}): MaterialKv {
+    const spec = { bucket: MATERIAL_BUCKET, ttlMs: 0, ...(replicas !== undefined ? { replicas } : {}) };
+    const create = opts.create !== false;
+    const open = async (): Promise<KV | undefined> => {
+      if (this.#material) return this.#material;
+      const jsm = await jetstreamManager(this.#nc, { timeout: this.#timeoutMs });
+      const kvm = new Kvm(jetstream(this.#nc, { timeout: this.#timeoutMs }));
+      let kv: KV | undefined;
+      await this.#retried(`open bucket ${MATERIAL_BUCKET}`, async () => (kv = create ? await ensureBucket({ kvm, jsm }, spec) : await openExistingBucket({ kvm, jsm }, spec)));
+      // Only a bucket that exists is kept: an absent one may be published by the next cluster reload.
+      this.#material = kv;
+      return kv;
     };
     const what = "publish the node material";
+    const written = async (): Promise<KV> => {
+      const kv = await open();
+      if (!kv) throw unreachable(what, new Error(`bucket ${MATERIAL_BUCKET} is absent`));
+      return kv;
+    };
     return {
       get: async (key) => {
-        const entry = await this.#cas.readEntry(await open(), key, "read the node material");
+        const kv = await open();
+        if (!kv) return undefined;
+        const entry = await this.#cas.readEntry(kv, key, "read the node material");
         return entry === null || entry.operation !== "PUT" ? undefined : entry.value;
       },
       put: async (key, value) => {
-        const kv = await open();
+        const kv = await written();
         await this.#retried(what, () => kv.put(key, value));
       },
       delete: async (key) => {
-        const kv = await open();
+        const kv = await written();
         await this.#retried(what, () => kv.delete(key));
       },
     };

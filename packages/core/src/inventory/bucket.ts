@@ -75,6 +75,18 @@ export async function ensureBucket({ kvm, jsm }: BucketApi, spec: BucketSpec, se
     }
     await sleep(50);
   }
+  return openShaped(kvm, cfg, spec);
+}
+
+/** The bucket when it exists (of the right shape), else undefined: a reader never creates what a writer publishes. */
+export async function openExistingBucket({ kvm, jsm }: BucketApi, spec: BucketSpec): Promise<KV | undefined> {
+  const cfg = await streamConfig(jsm, `KV_${spec.bucket}`);
+  return cfg === undefined ? undefined : openShaped(kvm, cfg, spec);
+}
+
+/** An existing bucket of another shape is refused, never altered; bound with allow_direct false. */
+function openShaped(kvm: BucketApi["kvm"], cfg: StreamConfig, spec: BucketSpec): Promise<KV> {
+  const stream = `KV_${spec.bucket}`;
   const problems = shapeProblems(cfg, spec);
   if (problems.length > 0) {
     throw new CotalError("inventory-corrupt", `bucket ${spec.bucket} exists with a shape cotal did not create: ${problems.join("; ")}`, {

@@ -235,7 +235,7 @@ class NodeAgent {
    */
   async #plan(store: AuthorityStore, read: VersionedRecord, serverKey: string) {
     const spaces = nodeAllowedSpaces(read.record, this.guards);
-    const material = await this.#material.read(store.materialKv(this.cluster.replicas));
+    const material = await this.#material.read(store.materialKv(this.cluster.replicas, { create: false }));
     const publish = `cotal --root ${shellWord(this.layout.root)} up --detach   # on the control host: its cluster reload publishes the node material; this agent reads it again each round`;
     if (!material) throw new CotalError("render-refused", `the cluster's node material is not published yet: node ${this.name} renders its config from it`, { next: publish });
     this.#known = material;
@@ -404,7 +404,7 @@ class NodeAgent {
     let store: AuthorityStore | undefined;
     try {
       store = await AuthorityStore.connect(urls, this.#users()?.authority ?? loadAuthorityAccount(this.layout), { name: `cotal node run (${this.name}, boot)`, replicas: this.cluster.replicas, timeoutMs: OTHERS_MS, guards: this.guards });
-      this.#known = await this.#material.read(store.materialKv(this.cluster.replicas));
+      this.#known = await this.#material.read(store.materialKv(this.cluster.replicas, { create: false }));
     } catch (err) {
       this.onEvent(`cotal node: ${this.name}: could not read the node material through ${urls.join(", ")} (${(err as Error).message}); its held boot renders from the root's records here`);
     } finally {
