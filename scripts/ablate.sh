@@ -82,6 +82,7 @@ ROWS=(
   "SIGNAL_NODES_ELSEWHERE|cluster-hosts|liveness by reachability|a node on another host is never signalled from the control host: cotal down there stops its own node only"
   "NODE_MATERIAL_UNPUBLISHED|cluster-hosts|the agent renders from the public bucket|each cluster reload publishes the node material before its first node rename: an agent that reads no tenant record renders the list from it"
   "AGENT_CREDS_UNRESTRICTED|cluster-hosts|the agent's own users|a node agent's authority user may only read the record, the lease and the node material, CAS the record and the lease, and watch the record: it cannot write the node material or create a stream"
+  "UNRECORDED_NODES_IGNORED|cluster-hosts|finding the nodes|the verbs and status know every node of settings.json on another host, not only what this host's run/broker.json records: a verb reloads and proves them all"
 )
 
 want=("$@")
@@ -102,7 +103,8 @@ in_range() {
 }
 report_dir="${COTAL_TEST_REPORT_DIR:-$PWD/.test-results}/ablation"
 # Rows run two at a time (COTAL_ABLATE_JOBS): most cells wait on servers and leases, not the cores.
-# The matrix's rows run alone: their cells need a dense credential poll (docs/ablation.md).
+# The matrix's rows run alone: their cells need a dense credential poll (docs/ablation.md); so do
+# cluster-hosts' rows, which share one set of namespace hosts.
 jobs_max="${COTAL_ABLATE_JOBS:-2}"
 [[ "$jobs_max" =~ ^[1-9][0-9]*$ ]] || { echo "ablate: COTAL_ABLATE_JOBS must be a whole number ≥ 1, not '$jobs_max'" >&2; exit 2; }
 rows_dir="$report_dir/rows"
@@ -166,7 +168,8 @@ for row in "${ROWS[@]}"; do
     continue
   fi
   ran=$((ran + 1))
-  if [ "$suite" = matrix ]; then
+  # cluster-hosts rows share one set of namespace hosts (one COTAL_HOSTS_PREFIX): never two at once.
+  if [ "$suite" = matrix ] || [ "$suite" = cluster-hosts ]; then
     wait
     run_row "$i" "$sw" "$suite" "$pattern" "$guard" "$bin" "$version"
   else

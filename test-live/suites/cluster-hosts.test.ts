@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cotalCliPath, NKEY_SEED, repoRoot, type CotalResult } from "@cotal/harness";
@@ -21,6 +21,11 @@ import { spaceTemplate } from "@cotal/core/provision";
 const SCRIPT = join(repoRoot(), "infra", "hosts.sh");
 const PREFIX = "ctstclu";
 const hostsEnv = { ...process.env, COTAL_HOSTS_PREFIX: PREFIX };
+/**
+ * The shared set-up's environment: an ablation's switch (COTAL_TEST_UNSAFE_*) bites in the cells'
+ * own verbs and agents, never in the cluster every cell starts from, so a red row is red in its cell.
+ */
+const setupEnv = Object.fromEntries(Object.entries(hostsEnv).filter(([k]) => !k.startsWith("COTAL_TEST_UNSAFE_")));
 const HOSTS = ["10.99.0.1", "10.99.0.2", "10.99.0.3"];
 const canNetns = process.getuid?.() === 0 && spawnSync("ip", ["netns", "list"]).status === 0;
 if (!canNetns) console.log("[cluster-hosts] skipped: needs root and `ip netns`");
@@ -47,12 +52,12 @@ function via(h: number): string[] {
 let remoteNodeNames: string[] = [];
 
 /** `cotal <args>` run inside host `h` (1-3), to completion. */
-function onHost(h: number, args: string[], timeoutMs = 90_000, env: Record<string, string> = {}): Promise<CotalResult> {
+function onHost(h: number, args: string[], timeoutMs = 90_000, env: Record<string, string> = {}, base: NodeJS.ProcessEnv = hostsEnv): Promise<CotalResult> {
   const root = (r as LiveRoot).root;
   const t0 = Date.now();
   let timedOut = false;
   const [cmd, ...pre] = via(h);
-  const child = spawn(cmd as string, [...pre, process.execPath, cotalCliPath(), "--root", root, ...args], { env: { ...hostsEnv, ...env } });
+  const child = spawn(cmd as string, [...pre, process.execPath, cotalCliPath(), "--root", root, ...args], { env: { ...base, ...env } });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
@@ -62,8 +67,8 @@ function onHost(h: number, args: string[], timeoutMs = 90_000, env: Record<strin
 }
 
 /** A long-running process inside host `h` (an agent, a poller), killed at teardown. */
-function startOnHost(h: number, argv: string[]): { child: ChildProcess; out: () => string } {
-  const child = spawn("bash", [SCRIPT, "exec", String(h), ...argv], { env: hostsEnv });
+function startOnHost(h: number, argv: string[], base: NodeJS.ProcessEnv = hostsEnv): { child: ChildProcess; out: () => string } {
+  const child = spawn("bash", [SCRIPT, "exec", String(h), ...argv], { env: base });
   children.push(child);
   let out = "";
   child.stdout?.on("data", (b: Buffer) => (out += b.toString()));
@@ -129,7 +134,7 @@ function hostCluster(): Promise<HostCluster> {
     r = await liveRoot("cotal-hosts-");
     // The control host creates the root: it starts the node on its own address only, and names the others.
     // Tenant streams R3: with one host cut off, the other two still delete a removed tenant's streams.
-    const created = await onHost(1, ["up", "--cluster", "3", "--tenant-replicas", "3", "--detach", "--port", String(r.port), "--node-hosts", HOSTS.join(",")]);
+    const created = await onHost(1, ["up", "--cluster", "3", "--tenant-replicas", "3", "--detach", "--port", String(r.port), "--node-hosts", HOSTS.join(",")], 90_000, {}, setupEnv);
     expect(created.code, created.stderr).toBe(6);
     expect(created.stderr).toMatch(/\[broker-not-running\]/);
     expect(created.stderr).toMatch(/-n2 \(host 10\.99\.0\.2\).*-n3 \(host 10\.99\.0\.3\)/);
@@ -138,7 +143,7 @@ function hostCluster(): Promise<HostCluster> {
     expect(nodes.map((n) => n.host)).toEqual(HOSTS);
     remoteNodeNames = nodes.slice(1).map((n) => n.name);
     // Each host runs its node's agent, which starts the node there (nodes 2 and 3) or adopts it (node 1).
-    const agents = nodes.map((n, i) => startOnHost(i + 1, [process.execPath, cotalCliPath(), "--root", r?.root ?? "", "node", "run", "--node", n.name]));
+    const agents = nodes.map((n, i) => startOnHost(i + 1, [process.execPath, cotalCliPath(), "--root", r?.root ?? "", "node", "run", "--node", n.name], setupEnv));
     await until("every node recorded running", async () => {
       const rt = JSON.parse(readFileSync(r?.layout.runtimeFile ?? "", "utf8")) as { nodes?: { name: string }[] };
       return (rt.nodes ?? []).length === 3 ? true : undefined;
@@ -146,14 +151,14 @@ function hostCluster(): Promise<HostCluster> {
       throw new Error(`${e.message}: agents said:\n${agents.map((a) => a.out()).join("\n---\n")}`);
     });
     // The control host seeds the record and applies it to every node, across the hosts' link.
-    const up = await onHost(1, ["up", "--detach", "--json"]);
+    const up = await onHost(1, ["up", "--detach", "--json"], 90_000, {}, setupEnv);
     expect(up.code, `${up.stderr}\nagents:\n${agents.map((a) => a.out()).join("\n---\n")}`).toBe(0);
     const res = JSON.parse(up.stdout) as UpResult;
     expect((res.nodes ?? []).map((n) => n.url)).toEqual(nodes.map((n) => `nats://${n.host}:${n.port}`));
     for (const n of nodes) expect(readFileSync((r as LiveRoot).layout.nodeServerConf(n.name), "utf8")).toContain(`listen: "${n.host}:${n.port}"`);
     // The surviving tenant: alpha's applications run inside hosts 1 and 2 (nats-py there, nats.js here),
     // each given every node's URL, and write and read alpha's R3 KV through every cell of the file.
-    const alpha = readFileSync(await addWithCred("alpha", "app"), "utf8");
+    const alpha = readFileSync(await addWithCred("alpha", "app", setupEnv), "utf8");
     mkdirSync(appsDir(), { recursive: true, mode: 0o700 });
     apps.push(await appOnHost(1, nodes, alpha, "alpha", "nats-py"));
     apps.push(await appOnHost(2, nodes, alpha, "alpha", "nats.js"));
@@ -164,10 +169,10 @@ function hostCluster(): Promise<HostCluster> {
 }
 
 /** `space add <space>` on the control host, then its cred (`--user u`) as a file every host reads. */
-async function addWithCred(space: string, user = "u"): Promise<string> {
-  const add = await onHost(1, ["space", "add", space]);
+async function addWithCred(space: string, user = "u", base: NodeJS.ProcessEnv = hostsEnv): Promise<string> {
+  const add = await onHost(1, ["space", "add", space], 90_000, {}, base);
   expect(add.code, add.stderr).toBe(0);
-  const credsRes = await onHost(1, ["space", "creds", space, "--user", user, "--json"]);
+  const credsRes = await onHost(1, ["space", "creds", space, "--user", user, "--json"], 90_000, {}, base);
   expect(credsRes.code, credsRes.stderr).toBe(0);
   return (JSON.parse(credsRes.stdout) as { path: string }).path;
 }
@@ -474,7 +479,11 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     const c = await hostCluster();
     const layout = (r as LiveRoot).layout;
     const dir = layout.nodeAgentCredsDir(c.nodes[1]?.name ?? "");
-    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    // Minted again by this cell's own `up` (the shared set-up's were minted without an ablation's switch).
+    rmSync(dir, { recursive: true, force: true });
+    const up = await onHost(1, ["up", "--detach"], 120_000);
+    expect(up.code, up.stderr).toBe(0);
+    expect(statSync(dir).mode & 0o777).toBe(0o700); // there again: this up minted them
     expect(readdirSync(dir).sort()).toEqual(["authority.creds", "system.creds"]);
     for (const f of readdirSync(dir)) {
       const text = readFileSync(join(dir, f), "utf8");
@@ -525,6 +534,43 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     expect(up.code, up.stderr).toBe(0);
     for (const pid of remote) expect(alive(pid)).toBe(true);
     await expectAllClean();
+  });
+
+  it("finding the nodes: the control host's run/broker.json records node 1 alone (as on hosts of their own); status reaches nodes 2 and 3 from settings.json, mu is added on every host and removed from every host, and up finds them running (red with UNRECORDED_NODES_IGNORED)", async () => {
+    const c = await hostCluster();
+    const layout = (r as LiveRoot).layout;
+    // Hosts 2 and 3 keep their nodes running but stop their agents: on real hosts each writes its own run/broker.json, not this one.
+    for (const i of [1, 2]) {
+      const a = c.agents[i] as HostCluster["agents"][number];
+      a.child.kill("SIGTERM");
+      await until(`host ${i + 1}'s agent stopped`, () => (a.child.exitCode !== null || a.child.signalCode !== null ? true : undefined), 30_000, 100);
+    }
+    const original = readFileSync(layout.runtimeFile, "utf8");
+    type Rt = { nodes: { name: string }[] };
+    const rt = JSON.parse(original) as Rt;
+    try {
+      writeFileSync(layout.runtimeFile, JSON.stringify({ ...rt, nodes: rt.nodes.slice(0, 1) }));
+      type St = { broker: { nodes?: { name: string; running: boolean; pid: number | null; elsewhere?: string; reachable: boolean | null; state?: string }[] } };
+      const seen = JSON.parse((await onHost(1, ["status", "--json"])).stdout) as St;
+      expect(seen.broker.nodes?.map((n) => [n.name, n.running, n.reachable]), JSON.stringify(seen).slice(0, 2_000)).toEqual(c.nodes.map((n) => [n.name, true, true]));
+      expect(seen.broker.nodes?.slice(1).map((n) => [n.pid, n.elsewhere])).toEqual([[null, "(not recorded here)"], [null, "(not recorded here)"]]);
+      // The tenant's side: mu admitted on every host (the writer reloaded and proved nodes 2 and 3 it found in the settings) ...
+      const pollers = await pollEveryHost(c, await addWithCred("mu"));
+      const rm = await onHost(1, ["space", "rm", "mu", "--yes"]);
+      const done = Date.now();
+      expect(rm.code, rm.stderr).toBe(0);
+      // ... and, removed, admitted on none.
+      await noneAdmittedAfter(pollers, done, "mu, with nodes 2 and 3 known from settings.json alone");
+      // `up` finds nodes 2 and 3 running by their answer too, and re-applies the record on all three.
+      const up = await onHost(1, ["up", "--detach"], 120_000);
+      expect(up.code, up.stderr).toBe(0);
+      await expectAllClean();
+      expect(JSON.parse(readFileSync(layout.runtimeFile, "utf8")) as Rt).toMatchObject({ nodes: [{ name: c.nodes[0]?.name }] }); // nothing invented was written
+    } finally {
+      writeFileSync(layout.runtimeFile, original);
+      for (const i of [1, 2]) c.agents[i] = startOnHost(i + 1, [process.execPath, cotalCliPath(), "--root", (r as LiveRoot).root, "node", "run", "--node", c.nodes[i]?.name ?? ""]);
+    }
+    await appsKeepWriting("verbs through nodes known from settings.json alone");
   });
 
   it("no seed in a node's state directory: nodes 2 and 3's config, store, log and agent state after every cell hold none but their agents' own two user keys; the root's auth/ does (the scan's positive control)", async () => {

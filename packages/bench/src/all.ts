@@ -22,6 +22,7 @@ const SMALL: [string, string[]][] = [
   ["cluster-onboarding", ["--n", "100", "--batch", "50"]],
   ["nsc", ["--n", "10"]], // nsc waits 1 s per account it pushes: keep it small
   ["one-add", ["--tenants", "100", "--runs", "2"]],
+  ["material-publish", ["--tenants", "100,1000", "--runs", "3"]],
 ];
 
 let failed = 0;

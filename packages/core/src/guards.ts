@@ -143,6 +143,8 @@ export interface Guards {
   readonly NODE_MATERIAL_UNPUBLISHED: boolean;
   /** A node agent's authority user is minted without its publish allow list: the node's host may write anything in the authority account (the node material every node renders from). */
   readonly AGENT_CREDS_UNRESTRICTED: boolean;
+  /** The verbs and `status` know only the nodes this host's run/broker.json records, not every node of settings.json on another host. */
+  readonly UNRECORDED_NODES_IGNORED: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -218,6 +220,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   SIGNAL_NODES_ELSEWHERE: false,
   NODE_MATERIAL_UNPUBLISHED: false,
   AGENT_CREDS_UNRESTRICTED: false,
+  UNRECORDED_NODES_IGNORED: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

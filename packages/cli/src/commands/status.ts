@@ -11,7 +11,7 @@ async function printStatus(s: StatusReport): Promise<void> {
   out(b.running ? `broker:  running, pid ${b.pid}, ${b.url}, nats-server ${b.serverVersion}, since ${b.startedAt}${b.through ? `, through ${b.through}` : ""}` : `broker:  stopped${b.staleRuntime ? " (a stale runtime record was left by a crash)" : ""}`);
   for (const n of b.nodes ?? []) {
     const proof = n.appliedGeneration === null ? "no proof recorded" : `proven generation ${n.appliedGeneration}`;
-    out(`  node:  ${n.name}  ${n.running ? `running, pid ${n.pid}${n.elsewhere ? ` on ${n.elsewhere}` : ""}` : "not running"}  ${n.url}  ${proof}${n.behind ? " (behind)" : ""}${n.stillAdmits.length > 0 ? `  still admits ${n.stillAdmits.join(", ")}` : ""}${n.state === "still admits" || n.state === "behind" ? "" : `  [${n.state}${n.state === "clean" || n.state === "stopped" || n.state === "UNREACHABLE" ? "" : `: ${n.why}`}]`}`);
+    out(`  node:  ${n.name}  ${n.running ? `running${n.pid === null ? "" : `, pid ${n.pid}`}${n.elsewhere ? ` on ${n.elsewhere}` : ""}` : "not running"}  ${n.url}  ${proof}${n.behind ? " (behind)" : ""}${n.stillAdmits.length > 0 ? `  still admits ${n.stillAdmits.join(", ")}` : ""}${n.state === "still admits" || n.state === "behind" ? "" : `  [${n.state}${n.state === "clean" || n.state === "stopped" || n.state === "UNREACHABLE" ? "" : `: ${n.why}`}]`}`);
     if (n.reach) out(`    reached: ${reachLine(n.reachable === true, n.reach)}`); // as the control host sees it (docs/cluster.md "Verbs through any node")
     if (n.next) out(`    next: ${n.next}`); // a node's own way out (STREAMS UNSERVED), the root named
     const a = n.agent;

@@ -86,7 +86,8 @@ export async function startBroker(layout: RootLayout, opts: StartOptions): Promi
  * this root that no record names (a killed `up`, a leaked private broker) are stopped too.
  */
 export async function stopBroker(layout: RootLayout, graceMs = 15_000, guards: Guards): Promise<{ stopped: boolean; pid?: number; forced: boolean; strays: number[]; elsewhere?: string[] }> {
-  const state = brokerState(layout);
+  // What this host recorded only: a node known from settings.json alone is neither stopped nor written back from here.
+  const state = brokerState(layout, { unrecordedIgnored: true });
   // A cluster's nodes on other hosts are stopped there, never signalled from here (docs/cluster.md "Liveness by reachability").
   const elsewhere = guards.SIGNAL_NODES_ELSEWHERE ? [] : (state.runtime?.nodes ?? []).filter(nodeElsewhere);
   const pid = state.running && !(state.runtime.nodes && nodeElsewhere(state.runtime)) ? state.runtime.owner.pid : undefined;

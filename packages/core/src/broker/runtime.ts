@@ -3,6 +3,8 @@ import { hostname, networkInterfaces } from "node:os";
 import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists, writeJsonAtomic } from "../root/secret-files.js";
 import { ownerStatus, pidStopped, processStartTicks, type ProcessOwner } from "../lock/process-identity.js";
+import { clusterOf, nodeHost } from "../root/cluster-settings.js";
+import { loadSettings } from "../root/settings.js";
 
 /** run/broker.json: which nats-server process serves this root, so status/down/reload find it. */
 export interface BrokerRuntime {
@@ -116,14 +118,53 @@ export type BrokerState = { running: true; runtime: BrokerRuntime } | { running:
  * through any node"): with node 1 down its runtime comes back through the first live node, whose
  * fields are then on top. `firstNodeOnly` (the VERBS_FIRST_NODE_ONLY switch) asks node 1 alone.
  */
-export function brokerState(layout: RootLayout, opts: { firstNodeOnly?: boolean } = {}): BrokerState {
-  const rt = readRuntime(layout);
+export function brokerState(layout: RootLayout, opts: { firstNodeOnly?: boolean; unrecordedIgnored?: boolean } = {}): BrokerState {
+  const read = readRuntime(layout);
+  const rt = read && !opts.unrecordedIgnored ? withUnrecordedNodes(layout, read) : read;
   if (!rt) return { running: false, stale: false };
   if (!(rt.nodes && nodeElsewhere(rt)) && ownerStatus(rt.owner) === "alive" && servesConfig(rt.owner.pid, rt.configPath)) return { running: true, runtime: rt };
   // A node on another host may run: the verb's session asks every node and goes through one that answers.
   const live = opts.firstNodeOnly ? undefined : (rt.nodes?.find(nodeAlive) ?? rt.nodes?.find(nodeElsewhere));
   if (live) return { running: true, runtime: throughNode(rt, live) };
   return { running: false, runtime: rt, stale: true };
+}
+
+/** The owner host of a node this host's run/broker.json does not record (`withUnrecordedNodes`): never this host's name. */
+export const UNRECORDED_HOST = "(not recorded here)";
+
+/** True for a node known from settings.json alone: no pid of it is known here, so none is ever signalled or read. */
+export function unrecorded(node: Pick<NodeRuntime, "owner">): boolean {
+  return node.owner.host === UNRECORDED_HOST;
+}
+
+/**
+ * A cluster's runtime with every node of settings.json that run/broker.json does not record added,
+ * in settings order (docs/cluster.md "Finding the nodes"): on hosts of their own each host records only
+ * its own node, yet the control host knows every node's client URL from the settings and asks it.
+ * Such a node is elsewhere (`nodeElsewhere`): judged by its answer, never by a pid.
+ */
+export function withUnrecordedNodes(layout: RootLayout, rt: BrokerRuntime): BrokerRuntime {
+  if (!rt.nodes) return rt;
+  const cluster = clusterQuiet(layout);
+  if (!cluster) return rt;
+  const recorded = new Map(rt.nodes.map((n) => [n.name, n] as const));
+  // Only a node on another host: one of this host's is recorded by whoever starts it here, or not running.
+  const missing = cluster.nodes.filter((n) => !recorded.has(n.name) && !isLocalHost(nodeHost(n, rt.host)));
+  if (missing.length === 0) return rt;
+  const known = (n: (typeof missing)[number]): NodeRuntime => ({ name: n.name, owner: { pid: 0, host: UNRECORDED_HOST }, url: `nats://${nodeHost(n, rt.host)}:${n.port}`, port: n.port, clusterPort: n.clusterPort, configPath: layout.nodeServerConf(n.name), logFile: layout.nodeLogFile(n.name) });
+  const nodes = cluster.nodes.flatMap((n) => {
+    const r = recorded.get(n.name);
+    return r ? [r] : missing.includes(n) ? [known(n)] : [];
+  });
+  return { ...rt, nodes: [...nodes, ...rt.nodes.filter((n) => !cluster.nodes.some((c) => c.name === n.name))] };
+}
+
+function clusterQuiet(layout: RootLayout): ReturnType<typeof clusterOf> {
+  try {
+    return clusterOf(layout, loadSettings(layout));
+  } catch {
+    return undefined; // an unreadable settings.json refuses in the verb that needs it, not in a liveness read
+  }
 }
 
 /** A cluster's runtime with `node`'s fields on top: the node a verb goes through (its url, pid, config). */

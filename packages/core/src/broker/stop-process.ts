@@ -8,6 +8,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * pid, which for a child of ours stays visible until Node reaps it.
  */
 export async function stopProcess(pid: number, graceMs: number, gone: () => boolean = () => !pidAlive(pid)): Promise<{ forced: boolean }> {
+  // 0 and 1 are never a server of ours: kill(0) is our own process group (a node known only from settings records 0).
+  if (!Number.isInteger(pid) || pid < 2) return { forced: false };
   try {
     process.kill(pid, "SIGTERM");
   } catch {

@@ -9,3 +9,6 @@ export { renderRoot } from "../broker/render-root.js";
 export { configDigest, serverConfig } from "../render/server-config.js";
 export { natsConfigDigest } from "../render/nats-digest.js";
 export { reloadAndProve } from "../saga/reload.js";
+export { MaterialReader, publishMaterial, type MaterialKv } from "../broker/material-bucket.js";
+export type { NodeBase } from "../broker/node-material.js";
+export { heldAccountJwt } from "../broker/node-hold.js";

@@ -189,10 +189,13 @@ export class AuthorityStore implements InventoryStore {
     const create = opts.create !== false;
     const open = async (): Promise<KV | undefined> => {
       if (this.#material) return this.#material;
-      const jsm = await jetstreamManager(this.#nc, { timeout: this.#timeoutMs });
-      const kvm = new Kvm(jetstream(this.#nc, { timeout: this.#timeoutMs }));
       let kv: KV | undefined;
-      await this.#retried(`open bucket ${MATERIAL_BUCKET}`, async () => (kv = create ? await ensureBucket({ kvm, jsm }, spec) : await openExistingBucket({ kvm, jsm }, spec)));
+      // The JetStream API may time out while a node's loss elects new leaders: retried within the reconnect wait.
+      await this.#retried(`open bucket ${MATERIAL_BUCKET}`, async () => {
+        const jsm = await jetstreamManager(this.#nc, { timeout: this.#timeoutMs });
+        const kvm = new Kvm(jetstream(this.#nc, { timeout: this.#timeoutMs }));
+        kv = create ? await ensureBucket({ kvm, jsm }, spec) : await openExistingBucket({ kvm, jsm }, spec);
+      });
       // Only a bucket that exists is kept: an absent one may be published by the next cluster reload.
       this.#material = kv;
       return kv;

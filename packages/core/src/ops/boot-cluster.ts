@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { RERUN, CotalError } from "../errors.js";
 import { waitForMetaLeader } from "../broker/cluster-process.js";
 import { freePorts } from "../broker/free-port.js";
-import { isLocalHost, nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { isLocalHost, nodeAlive, readRuntime, withUnrecordedNodes, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import type { AuthorityStore, VersionedRecord } from "../inventory/authority-store.js";
 import { diffLists, seedRecord, type InventoryRecord, type NodeProof } from "../inventory/record.js";
 import { type ProvisionResult } from "../provision/provision-space.js";
@@ -29,7 +29,7 @@ import { liftNotes, type BootContext, type BootOptions, type UpResult } from "./
 import { liftStandingQuiesces } from "../backup/quiesce.js";
 import { connectReplicated, liveNodesOrRefuse, pastBucketElection, startClusterNodes } from "./cluster-nodes.js";
 import { ensureAgentCreds } from "../root/agent-creds.js";
-import { silentElsewhere } from "../broker/info-probe.js";
+import { INFO_PROBE_MS, sendsInfo, silentElsewhere } from "../broker/info-probe.js";
 import { ensureUserCreds } from "./creds.js";
 import { leaseKeyFor } from "../verb/session.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
@@ -153,11 +153,14 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
   for (const n of cluster.nodes) if (ensureAgentCreds(layout, n.name, guards)) progress(`minted node ${n.name}'s agent users: ${layout.nodeAgentCredsDir(n.name)}`);
   const notes: string[] = created ? [] : await restartUnserving(layout, progress, guards);
   const nodes = await ensureNodes(layout, settings, cluster, created, progress, guards);
-  const runtime = readRuntime(layout) as BrokerRuntime;
-  progress(`waiting for the cluster's JetStream meta leader (${nodes.length} nodes)`);
-  await waitForMetaLeader(layout, nodes);
+  const recorded = readRuntime(layout) as BrokerRuntime;
+  // Every node, the ones this host did not record included (found above by their answer), is waited for and applied.
+  const runtime = guards.UNRECORDED_NODES_IGNORED ? recorded : withUnrecordedNodes(layout, recorded);
+  const every = runtime.nodes ?? nodes;
+  progress(`waiting for the cluster's JetStream meta leader (${every.length} nodes)`);
+  await waitForMetaLeader(layout, every);
   const record = await applyClusterRecord(layout, runtime, cluster, guards, (m) => (notes.push(m), progress(m)), opts.removing);
-  await untilStreamsServed(layout, nodes, record.spaces, runtime.serverVersion, progress);
+  await untilStreamsServed(layout, every, record.spaces, runtime.serverVersion, progress);
   // A stopped online backup or restore resumes to lifted, through the saga on every node, as on one broker.
   notes.push(...liftNotes(await liftStandingQuiesces(layout, lock, { guards })));
   if (opts.removing) notes.push(`the removal of space ${opts.removing} is unfinished: cotal space rm ${opts.removing} --yes   # finishes it on every node`);
@@ -201,7 +204,10 @@ async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: 
   // A node on another host is its own `cotal node run`'s to start: `up` starts only the local ones,
   // and counts one elsewhere as running only if it answers (docs/cluster.md "Liveness by reachability").
   const silent = new Set((await silentElsewhere([...alive.values()], settings.host)).map((n) => n.name));
-  const down = cluster.nodes.filter((n) => !alive.has(n.name) || silent.has(n.name));
+  // A node on another host that this host never recorded counts as running when it answers at its
+  // settings' address (docs/cluster.md "Finding the nodes").
+  const found = await answeringUnrecorded(layout, cluster, alive, settings.host, guards);
+  const down = cluster.nodes.filter((n) => (!alive.has(n.name) && !found.has(n.name)) || silent.has(n.name));
   const toStart = down.filter((n) => isLocalHost(nodeHost(n, settings.host)));
   const firstList = created ? certainInventory(layout, guards) : [];
   if (created) writeUnservedConfig(layout.serverConf, renderList(layout, firstList.map((s) => s.name), guards).text);
@@ -210,6 +216,14 @@ async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: 
   const remote = down.filter((n) => !toStart.includes(n));
   if (remote.length > 0) refuseRemoteDown(layout, settings.host, remote);
   return nodes;
+}
+
+/** The nodes of settings.json on another host that run/broker.json lacks and that send INFO at their settings' address. */
+async function answeringUnrecorded(layout: RootLayout, cluster: ClusterSettings, alive: ReadonlyMap<string, NodeRuntime>, rootHost: string, guards: Guards): Promise<Set<string>> {
+  if (guards.UNRECORDED_NODES_IGNORED) return new Set();
+  const candidates = cluster.nodes.filter((n) => !alive.has(n.name) && !isLocalHost(nodeHost(n, rootHost)));
+  const answers = await Promise.all(candidates.map(async (n) => [n.name, await sendsInfo(n.port, nodeHost(n, rootHost), INFO_PROBE_MS)] as const));
+  return new Set(answers.filter(([, ok]) => ok).map(([name]) => name));
 }
 
 /** Nodes on other hosts that do not run: `up` cannot start them; each host's agent does (docs/cluster.md "A cluster across hosts"). */

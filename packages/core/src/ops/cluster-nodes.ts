@@ -2,18 +2,18 @@ import { type Guards } from "../guards.js";
 import { natsServerVersion } from "../broker/binary.js";
 import { startNodes } from "../broker/cluster-process.js";
 import { renderNode } from "../broker/render-root.js";
-import { nodeAlive, nodeElsewhere, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { isLocalHost, nodeAlive, nodeElsewhere, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { serversOfRoot } from "../broker/server-scan.js";
 import { isCotalError, CotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
 import { AuthorityStore, type AgentUser } from "../inventory/authority-store.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
-import type { ClusterNodeSettings, ClusterSettings } from "../root/cluster-settings.js";
+import { clusterOf, nodeHost, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir } from "../root/secret-files.js";
 import { writeUnservedConfig } from "../saga/apply.js";
-import type { RootSettings } from "../root/settings.js";
+import { loadSettings, type RootSettings } from "../root/settings.js";
 
 // What `cotal up` on a cluster root (ops/boot-cluster.ts) and `cotal node run` (ops/node-agent.ts)
 // share: starting nodes and recording them, and the replicated authority store (docs/cluster.md).
@@ -33,7 +33,10 @@ export function liveNodesOrRefuse(layout: RootLayout, guards: Guards): { prior: 
   const prior = readRuntime(layout);
   const alive = new Map((prior?.nodes ?? []).filter((n) => nodeAlive(n) || nodeElsewhere(n)).map((n) => [n.name, n] as const));
   const livePids = new Set([...alive.values()].map((n) => n.owner.pid));
-  const strays = serversOfRoot(layout, guards).filter((s) => !livePids.has(s.pid));
+  // A server of a node whose host is another's cannot run here (it could not bind its address): on
+  // hosts sharing one process table (the simulated ones) it is that host's, recorded there or not.
+  const remote = new Set(remoteNodeConfigs(layout));
+  const strays = serversOfRoot(layout, guards).filter((s) => !livePids.has(s.pid) && !remote.has(s.config));
   if (strays.length > 0) {
     throw new CotalError("broker-running", `a nats-server of this root is already running without a record: ${strays.map((p) => `pid ${p.pid} (${p.config})`).join(", ")}; a second one on the same store would corrupt it`, {
       next: "cotal down   # stops every server of this root, recorded or not",
@@ -41,6 +44,18 @@ export function liveNodesOrRefuse(layout: RootLayout, guards: Guards): { prior: 
     });
   }
   return { prior, alive };
+}
+
+/** The config paths of the nodes settings.json puts on another host's address. */
+function remoteNodeConfigs(layout: RootLayout): string[] {
+  let settings;
+  try {
+    settings = loadSettings(layout);
+  } catch {
+    return []; // unreadable settings: every unrecorded server counts as a stray (the conservative side)
+  }
+  const cluster = clusterOf(layout, settings);
+  return (cluster?.nodes ?? []).filter((n) => !isLocalHost(nodeHost(n, settings?.host ?? "127.0.0.1"))).map((n) => layout.nodeServerConf(n.name));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { nodeAlive, nodeElsewhere, nodeStopped, type NodeRuntime } from "../broker/runtime.js";
+import { nodeAlive, nodeElsewhere, nodeStopped, unrecorded, type NodeRuntime } from "../broker/runtime.js";
 import { shellWord } from "../error-shape.js";
 import type { InventoryRecord } from "../inventory/record.js";
 import { ownerStatus } from "../lock/process-identity.js";
@@ -12,7 +12,7 @@ import { checkNodeStreams, describeProblems, tenantAccounts, waitStreamsServed, 
 /** One cluster node as `cotal status` shows it: its process, and its own proof from the record. */
 export interface NodeStatus {
   name: string;
-  /** null: no process recorded (the root is down: `down` clears run/broker.json). */
+  /** null: no process recorded (the root is down: `down` clears run/broker.json; a node this host's record lacks). */
   pid: number | null;
   /** The host whose cotal recorded this node, when that is another host: `pid` is a pid there (docs/cluster.md "Liveness by reachability"). */
   elsewhere?: string;
@@ -112,7 +112,8 @@ export function clusterNodesStatus(
     const own = nodeState({ running, record, proof, stillAdmits, onDiskDigest: digests[n.name], ...(streams ? { streams } : {}), ...(r ? { reach: r } : {}) });
     return {
       name: n.name,
-      pid: n.owner?.pid ?? null,
+      // A node known from settings.json alone has no pid here (docs/cluster.md "Finding the nodes").
+      pid: n.owner && !unrecorded(n as NodeRuntime) ? n.owner.pid : null,
       ...(n.owner && nodeElsewhere(n as NodeRuntime) ? { elsewhere: n.owner.host } : {}),
       url: n.url,
       port: n.port,

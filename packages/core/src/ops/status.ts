@@ -251,7 +251,7 @@ export async function status(opts: { root: string; guards?: Guards }): Promise<S
   if (!existsSync(layout.root)) {
     return { root: layout.root, exists: false, state: "absent", why: "no root here", broker: { running: false, staleRuntime: false, strays: [] }, spaces: [], corrupt: [], inventory: null, diskOnly: [], kvOnly: [], configOnly: [], journal: null, provisioningOwed: [], lock: null, quiesced: [], keyRotations: [] };
   }
-  const st = brokerState(layout, { firstNodeOnly: guards.VERBS_FIRST_NODE_ONLY });
+  const st = brokerState(layout, { firstNodeOnly: guards.VERBS_FIRST_NODE_ONLY, unrecordedIgnored: guards.UNRECORDED_NODES_IGNORED });
   const rt = st.runtime;
   const { inv, brokerRec, authority, corrupt, conf, picture } = diskFacts(layout);
   const preloaded = new Set(picture.preloadedNames);

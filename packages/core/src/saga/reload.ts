@@ -115,6 +115,8 @@ async function reloadBySignal(runtime: BrokerRuntime, plan: ProofPlan, notes: st
   const t0 = Date.now();
   const offset = guards.LOG_FROM_START ? 0 : logOffset(runtime.logFile);
   const extra = notes.length > 0 ? { notes } : {};
+  // No pid known here (a node known from settings.json alone records 0): kill(0) would signal our own group.
+  if (!(runtime.owner.pid > 1)) return { outcome: "unproven", via: "signal", logTail: `no pid of ${runtime.url} is known on this host: it is asked, never signalled`, ms: 0, ...extra };
   try {
     process.kill(runtime.owner.pid, "SIGHUP");
   } catch (err) {

@@ -61,7 +61,7 @@ export interface SessionHooks {
 
 /** A saga environment on the running broker. A mutation that cannot reach the KV refuses; it never falls back to disk. */
 export async function openLiveSession(layout: RootLayout, verb: string, hooks: SessionHooks & { guards: Guards }): Promise<LiveSession> {
-  const st = brokerState(layout, { firstNodeOnly: hooks.guards.VERBS_FIRST_NODE_ONLY });
+  const st = brokerState(layout, { firstNodeOnly: hooks.guards.VERBS_FIRST_NODE_ONLY, unrecordedIgnored: hooks.guards.UNRECORDED_NODES_IGNORED });
   if (!st.running) {
     // A running broker whose run/broker.json is unreadable: `up` adopts it with no restart (broker/adopt.ts).
     const orphan = adoptableBroker(layout, hooks.guards);
