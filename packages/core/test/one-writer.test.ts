@@ -270,7 +270,7 @@ describe("the cluster boot and the node agent go through the one apply path", ()
     memoryStore = new MemoryInventoryStore();
     memoryStore.put({ ...c.root.record, members: ["cw-n1", "cw-n2", "cw-n3"], nodes: {} });
     scriptedReload = reloaded;
-    // Nothing published yet: the agent cannot render, and applies nothing (docs/cluster.md "The agent renders from the bucket").
+    // Nothing published yet: the agent cannot render, and applies nothing (docs/cluster.md "The public bucket, and the agent renders from it").
     await expectCode(runNodeAgent({ root: c.root.layout.root, node: "cw-n2", once: true }), "render-refused");
     expect(seen).toEqual([]);
     await publishMaterial(memoryStore.materialKv(), materialSource(c.root.layout));
@@ -282,6 +282,21 @@ describe("the cluster boot and the node agent go through the one apply path", ()
     const proof = memoryStore.peek()?.record.nodes?.["cw-n2"];
     expect(proof).toMatchObject({ appliedGeneration: 1, serverConfigDigest: "sha256:server" });
     expect(readFileSync(c.root.layout.nodeServerConf("cw-n2"), "utf8")).toBe(renderNode(c.root.layout, "cw-n2", [loadSpaceAccount(c.root.layout, "default") as AccountRecord]).text);
+  });
+
+  it("cotal node run with nothing published: its printed next (`cotal --root R up --detach` on the control host) is the cluster apply that publishes, and the agent then serves", async () => {
+    const c = clusterRoot();
+    root = c.root;
+    memoryStore = new MemoryInventoryStore();
+    memoryStore.put({ ...c.root.record, members: ["cw-n1", "cw-n2", "cw-n3"], nodes: {} });
+    scriptedReload = reloaded;
+    const refused = await expectCode(runNodeAgent({ root: c.root.layout.root, node: "cw-n2", once: true }), "render-refused");
+    expect(refused.message).toMatch(/node material is not published yet/);
+    expect(refused.next).toBe(`cotal --root ${c.root.layout.root} up --detach   # on the control host: its cluster reload publishes the node material; this agent reads it again each round`);
+    // What that `up` runs on a running cluster root (ops/boot-cluster.ts): the committed record applied to every node.
+    await applyClusterRecord(c.root.layout, c.runtime, c.cluster, GUARDS_ON, () => undefined);
+    expect([...memoryStore.material.keys()].sort()).toEqual(["base", "index", "space.default"]);
+    expect(await runNodeAgent({ root: c.root.layout.root, node: "cw-n2", once: true })).toMatchObject({ node: "cw-n2", state: "serving" });
   });
 
   it("cotal node run, an unproven reload: the apply's record step refuses reload-unproven and records no proof", async () => {

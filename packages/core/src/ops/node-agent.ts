@@ -230,8 +230,8 @@ class NodeAgent {
   }
 
   /**
-   * What this node may run now, rendered from the public bucket (docs/cluster.md "The agent renders
-   * from the bucket") and what only this host holds, and whether the node must be applied.
+   * What this node may run now, rendered from the public bucket (docs/cluster.md "The public bucket,
+   * and the agent renders from it") and what only this host holds, and whether the node must be applied.
    */
   async #plan(store: AuthorityStore, read: VersionedRecord, serverKey: string) {
     const spaces = nodeAllowedSpaces(read.record, this.guards);
