@@ -240,7 +240,7 @@ describe("verbs on a running cluster root (tenant streams R3)", () => {
       // While the restarted nodes rejoin, JetStream may answer "temporarily unavailable" (retriable): `up` again until it answers.
       await until("up past the rejoin", async () => {
         const res = await r.cotal(["up", "--detach"], { timeoutMs: 90_000 });
-        if (res.code !== 0 && /\[(inventory-unreachable|broker-unreachable)\]/.test(res.stderr)) return undefined;
+        if (res.code !== 0 && /\[(inventory-unreachable|inventory-busy|broker-unreachable)\]/.test(res.stderr)) return undefined;
         return ok(res);
       }, 60_000, 1_000);
       st = await untilStatus(r, (s) => nodesOf(s).every((n) => n.state === "clean"), 30_000);

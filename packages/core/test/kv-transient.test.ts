@@ -42,5 +42,17 @@ describe("a read of the authority store while JetStream says not yet", () => {
     const cas = new CasKv(nc, { reconnectWaitMs: 200, guards: GUARDS_ON, maxPayload: () => undefined });
     const err = await cas.readEntry(kvFailing(Array.from({ length: 100 }, () => unavailable)), "k", "read k").catch((e: unknown) => e);
     expect(isCotalError(err, "inventory-busy")).toBe(true);
+    // It names the cause (no leader through this node) and sends the operator to status first.
+    expect((err as Error).message).toMatch(/no leader for it through this node/);
+    expect((err as { next?: string }).next).toMatch(/^cotal status && /);
+    expect((err as { details?: unknown }).details).toEqual({ errCode: 10008 });
+  });
+
+  it("a deadline with no answer at all stays the plain busy refusal", async () => {
+    const silent = { isClosed: () => false, rtt: () => new Promise(() => {}) } as unknown as NatsConnection;
+    const cas = new CasKv(silent, { reconnectWaitMs: 100, guards: GUARDS_ON, maxPayload: () => undefined });
+    const err = await cas.readEntry(kvFailing([]), "k", "read k").catch((e: unknown) => e);
+    expect(isCotalError(err, "inventory-busy")).toBe(true);
+    expect((err as Error).message).not.toMatch(/no leader/);
   });
 });

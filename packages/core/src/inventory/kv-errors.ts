@@ -56,6 +56,15 @@ export function unreachable(what: string, cause: unknown): CotalError {
 }
 
 export function busy(what: string, cause: unknown): CotalError {
+  // 10008 to the end: the group has no leader through this node (an election, or a node cut from its
+  // cluster's majority, docs/cluster.md "Partitions"); status names the nodes that answer.
+  if (isTransientApi(cause)) {
+    return new CotalError("inventory-busy", `cannot ${what} yet: ${describe(cause)} (no leader for it through this node: an election, or a node cut off from the cluster's majority)`, {
+      next: `cotal status && ${RERUN}   # status shows which nodes answer; nothing was decided on a missing answer`,
+      details: { errCode: CLUSTER_NOT_AVAILABLE },
+      cause,
+    });
+  }
   return new CotalError("inventory-busy", `cannot ${what} yet: ${describe(cause)}`, {
     next: `${RERUN}   # the broker was busy reloading; nothing was decided on a missing answer`,
     cause,
