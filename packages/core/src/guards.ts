@@ -145,6 +145,8 @@ export interface Guards {
   readonly AGENT_CREDS_UNRESTRICTED: boolean;
   /** The verbs and `status` know only the nodes this host's run/broker.json records, not every node of settings.json on another host. */
   readonly UNRECORDED_NODES_IGNORED: boolean;
+  /** `cotal node add` starts a node on this host at once with the list on disk, outside the saga: neither it nor the others' new routes are proven, and the record does not name it. */
+  readonly NODE_ADD_UNPROVEN: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -221,6 +223,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   NODE_MATERIAL_UNPUBLISHED: false,
   AGENT_CREDS_UNRESTRICTED: false,
   UNRECORDED_NODES_IGNORED: false,
+  NODE_ADD_UNPROVEN: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

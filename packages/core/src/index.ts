@@ -19,6 +19,8 @@ export { leaseKeyFor } from "./verb/session.js";
 export { reconcile, type ReconcilePlan, type ReconcileReport } from "./ops/reconcile.js";
 export { rotateSys, type RotateSysResult } from "./ops/rotate-sys.js";
 export { runNodeAgent, type NodeAgentResult } from "./ops/node-agent.js";
+export { nodeAdd, type NodeAddResult } from "./ops/node-add.js";
+export { nodeForget, type NodeForgetResult } from "./ops/node-forget.js";
 
 // the space verbs
 export { spaceAdd, validateBatch, type SpaceAddOptions, type SpaceAddResult } from "./ops/space-add.js";

@@ -1,4 +1,5 @@
-import type { NodeAgentResult } from "@cotal/core";
+import type { NodeAddResult, NodeAgentResult } from "@cotal/core";
+import { parsePort } from "../duration.js";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { err, json, out } from "../output.js";
@@ -26,6 +27,24 @@ function summary(r: NodeAgentResult): string {
   return `cotal node: ${r.node}: ${r.state}${r.generation !== undefined ? ` generation ${r.generation}` : ""}${r.reason ? `: ${r.reason}` : ""} (applied ${r.applied}, started ${r.started})`;
 }
 
+interface NodeAddFlags {
+  host?: string;
+  port?: string;
+  clusterPort?: string;
+  certFile?: string;
+  keyFile?: string;
+  json?: boolean;
+}
+
+function addSummary(r: NodeAddResult): string[] {
+  const n = r.node;
+  return [
+    `cotal node: added ${n.name} at ${n.url} (routes on ${n.host}:${n.clusterPort})${r.started ? ": started here, the committed record proven on every node" : ""}`,
+    ...(r.started ? [] : [`cotal node: its host needs: ${r.files.join(" ")}`]),
+    ...r.next.map((l) => `next: ${l}`),
+  ];
+}
+
 export function registerNode(program: Command): void {
   const node = program.command("node").description("the per-host agent of a cluster root: keeps one node on the committed record (docs/cluster.md)");
   node
@@ -49,5 +68,40 @@ export function registerNode(program: Command): void {
         process.off("SIGINT", stop);
         process.off("SIGTERM", stop);
       }
+    });
+  node
+    .command("add")
+    .description("join a new node to this cluster root: its place in settings.json, its route certificate and its agent's users; a node on this host is started held and proven with the others before this returns")
+    .option("--host <address>", "the node's host: where it listens and the others dial it (default: the root's host)")
+    .option("--port <port>", "its client port (default: a free one here; on another host, node 1's)")
+    .option("--cluster-port <port>", "its route port (default: a free one here; on another host, node 1's)")
+    .option("--cert-file <path>", "with the operator's route certificates (routeTls source files): the node's certificate")
+    .option("--key-file <path>", "with the operator's route certificates: the node's key")
+    .option("--json", "the result as JSON")
+    .action(async (flags: NodeAddFlags, cmd: Command) => {
+      const { nodeAdd } = await import("@cotal/core");
+      const r = await nodeAdd({
+        root: rootOf(cmd),
+        guards: guardsOf(cmd),
+        ...(flags.host !== undefined ? { host: flags.host } : {}),
+        ...(flags.port !== undefined ? { port: parsePort(flags.port) } : {}),
+        ...(flags.clusterPort !== undefined ? { clusterPort: parsePort(flags.clusterPort) } : {}),
+        ...(flags.certFile !== undefined ? { certFile: flags.certFile } : {}),
+        ...(flags.keyFile !== undefined ? { keyFile: flags.keyFile } : {}),
+        ...(flags.json ? {} : { onProgress: (m: string) => err(`cotal: ${m}`) }),
+      });
+      if (flags.json) json({ ...r, up: r.up ? { ...r.up, child: undefined } : undefined });
+      else for (const line of addSummary(r)) out(line);
+    });
+  node
+    .command("forget")
+    .description("remove a node that is gone for good: JetStream forgets its peer, settings.json drops it, and the nodes that remain are proven without its routes; refused while it answers")
+    .argument("<node>", "the node's name, as `cotal status` lists it")
+    .option("--json", "the result as JSON")
+    .action(async (name: string, flags: { json?: boolean }, cmd: Command) => {
+      const { nodeForget } = await import("@cotal/core");
+      const r = await nodeForget({ root: rootOf(cmd), guards: guardsOf(cmd), node: name, ...(flags.json ? {} : { onProgress: (m: string) => err(`cotal: ${m}`) }) });
+      if (flags.json) json({ ...r, up: { ...r.up, child: undefined } });
+      else out(`cotal node: forgot ${r.node} (JetStream peer ${r.peer}); ${r.up.nodes?.length ?? 0} nodes remain, each proven on the committed record`);
     });
 }

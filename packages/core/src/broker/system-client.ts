@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { CotalError } from "../errors.js";
+import { CotalError, RERUN } from "../errors.js";
 import { mintSystemUserCreds, type BrokerTrust } from "../trust/index.js";
 import { connectWithCreds } from "./connect.js";
 
@@ -38,6 +38,9 @@ function mintUser(system: BrokerTrust["system"], jsz: boolean): string {
     expiresInSeconds: 300,
   }).creds;
 }
+
+/** JetStream's "peer not a member" (JSClusterServerNotMemberErr): the same on 2.9.10 and 2.15.3. */
+const PEER_NOT_A_MEMBER = 10044;
 
 /**
  * A system-account user that may only ask this broker to reload and report its VARZ or JSZ (least
@@ -109,6 +112,19 @@ export class SystemClient {
     const reply = parseReply<{ account_details?: JszAccount[] }>(msg.string());
     if (reply?.error) throw new CotalError("broker-unreachable", `JSZ refused: ${reply.error.description ?? reply.error.code}`, { next: "cotal status" });
     return reply?.data?.account_details ?? [];
+  }
+
+  /**
+   * `$JS.API.SERVER.REMOVE` of the peer named `name` (its `server_name`): the meta group forgets it and
+   * re-places its replicas where nodes remain. "removed", or "not a member" (10044: it never joined, or
+   * was removed before), else the server's refusal.
+   */
+  async removePeer(name: string, timeoutMs: number): Promise<"removed" | "not a member"> {
+    const msg = await this.nc.request("$JS.API.SERVER.REMOVE", JSON.stringify({ peer: name }), { timeout: timeoutMs });
+    const reply = JSON.parse(msg.string()) as { success?: boolean; error?: { err_code?: number; description?: string } };
+    if (reply.error?.err_code === PEER_NOT_A_MEMBER) return "not a member";
+    if (reply.success === true) return "removed";
+    throw new CotalError("cluster-unproven", `the cluster's meta leader did not remove peer ${name}: ${reply.error?.description ?? JSON.stringify(reply).slice(0, 200)}; nothing else was changed`, { next: RERUN, details: { errCode: reply.error?.err_code } });
   }
 
   get closedByServer(): boolean {

@@ -82,6 +82,11 @@ export function clusterSizeOf(layout: RootLayout): number | undefined {
   return clusterOf(layout, loadSettings(layout))?.nodes.length;
 }
 
+/** Pure: the proofs of `members` only. */
+export function onlyMembers(nodes: Record<string, NodeProof>, members: readonly string[]): Record<string, NodeProof> {
+  return Object.fromEntries(Object.entries(nodes).filter(([n]) => members.includes(n)));
+}
+
 /** The proofs a cluster reload returned, stamped with the generation they prove. */
 function stamped(verdict: ReloadVerdict, generation: number): Record<string, NodeProof> {
   const nodes = verdict.outcome === "reloaded" ? (verdict.nodes ?? {}) : {};
@@ -140,7 +145,7 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
   }
   if (!created && opts.nodeHosts !== undefined) validNodeHosts(opts.nodeHosts, undefined);
   if (opts.cluster !== undefined && opts.cluster !== cluster.nodes.length) {
-    throw new CotalError("invalid-argument", `${layout.root} is a ${cluster.nodes.length}-node cluster, not ${opts.cluster}; its nodes are fixed at creation`, { next: `cotal up --root ${layout.root} --detach` });
+    throw new CotalError("invalid-argument", `${layout.root} is a ${cluster.nodes.length}-node cluster, not ${opts.cluster}; cotal node add and cotal node forget change its nodes`, { next: `cotal up --root ${layout.root} --detach` });
   }
   if (!created && opts.tenantReplicas !== undefined && opts.tenantReplicas !== tenantReplicasOf(cluster)) {
     throw new CotalError("invalid-argument", `${layout.root}'s tenant streams are R${tenantReplicasOf(cluster)}, fixed at creation, not R${opts.tenantReplicas}`, { next: `cotal up --root ${layout.root} --detach` });
@@ -320,7 +325,8 @@ async function applyCommitted(w: ClusterWriter, base: VersionedRecord): Promise<
         configDigest: committed.digest,
         serverConfigDigest: undefined,
         members: w.members,
-        nodes: { ...base.record.nodes, ...stamped(verdict, base.record.generation) },
+        // A forgotten node's proof goes with it (docs/cluster.md "Leaving: cotal node forget").
+        nodes: onlyMembers({ ...base.record.nodes, ...stamped(verdict, base.record.generation) }, w.members),
       };
       await w.store.update(proven, base.revision);
       return proven;

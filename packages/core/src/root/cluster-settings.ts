@@ -87,15 +87,18 @@ export function clusterOf(layout: RootLayout, s: { cluster?: unknown } | undefin
   if (!Number.isInteger(replicas) || (replicas as number) < 1 || (replicas as number) > nodes.length) return bad(`replicas ${JSON.stringify(replicas)} is not 1-${nodes.length}`);
   if (tenantReplicas !== undefined && !(tenantReplicas === 1 || (tenantReplicas === 3 && nodes.length >= 3))) return bad(`tenantReplicas ${JSON.stringify(tenantReplicas)} is not 1 or 3`);
   const names = new Set<string>();
-  const ports = new Set<number>();
+  // A port is taken per host: nodes on two hosts may each listen on 4222 (docs/cluster.md "Joining").
+  const ports = new Set<string>();
+  const rootHost = typeof (s as { host?: unknown }).host === "string" ? ((s as { host: string }).host) : "";
   for (const n of nodes as Record<string, unknown>[]) {
     if (typeof n?.name !== "string" || !NODE_NAME.test(n.name) || names.has(n.name)) return bad(`node name ${JSON.stringify(n?.name)} is missing, malformed or repeated`);
-    if (!validPort(n.port) || !validPort(n.clusterPort) || ports.has(n.port as number) || ports.has(n.clusterPort as number) || n.port === n.clusterPort) return bad(`node ${n.name} has a missing or repeated port`);
-    names.add(n.name);
-    ports.add(n.port as number).add(n.clusterPort as number);
-    if (n.testRoutePort !== undefined && (!validPort(n.testRoutePort) || ports.has(n.testRoutePort as number))) return bad(`node ${n.name} has a malformed or repeated testRoutePort`);
-    if (n.testRoutePort !== undefined) ports.add(n.testRoutePort as number);
     if (n.host !== undefined && !validNodeHost(n.host)) return bad(`node ${n.name} has a host that is not an IPv4 address or a DNS name`);
+    const at = (port: unknown): string => `${typeof n.host === "string" ? n.host : rootHost}:${String(port)}`;
+    if (!validPort(n.port) || !validPort(n.clusterPort) || ports.has(at(n.port)) || ports.has(at(n.clusterPort)) || n.port === n.clusterPort) return bad(`node ${n.name} has a missing or repeated port`);
+    names.add(n.name);
+    ports.add(at(n.port)).add(at(n.clusterPort));
+    if (n.testRoutePort !== undefined && (!validPort(n.testRoutePort) || ports.has(at(n.testRoutePort)))) return bad(`node ${n.name} has a malformed or repeated testRoutePort`);
+    if (n.testRoutePort !== undefined) ports.add(at(n.testRoutePort));
   }
   const security = routeSecurityProblem(c as Record<string, unknown>, [...names]);
   if (security !== undefined) return bad(security);
@@ -110,4 +113,21 @@ export function routesFor(cluster: ClusterSettings, host: string, self: string):
 /** The replicas a root's tenant streams get: the cluster's `tenantReplicas`, else 1 (a single broker is always 1). */
 export function tenantReplicasOf(cluster: ClusterSettings | undefined): number {
   return cluster?.tenantReplicas ?? 1;
+}
+
+/**
+ * Pure: the name `cotal node add` gives the next node, `<cluster>-n<k>` one past the highest k in
+ * settings or in `used` (the names under `nodes/`, where a forgotten node's directory stays): JetStream
+ * remembers a removed peer by its name, so a name is never given twice.
+ */
+export function nextNodeName(cluster: Pick<ClusterSettings, "name" | "nodes">, used: readonly string[] = []): string {
+  const re = new RegExp(`^${cluster.name}-n(\\d+)$`);
+  const taken = [...cluster.nodes.map((n) => n.name), ...used].map((n) => Number(re.exec(n)?.[1] ?? 0));
+  return `${cluster.name}-n${Math.max(cluster.nodes.length, ...taken) + 1}`;
+}
+
+/** Pure: the ports on `host` some node of `cluster` already listens on (client, route, test forwarder). */
+export function portsTakenOn(cluster: Pick<ClusterSettings, "nodes">, host: string, rootHost: string): Set<number> {
+  const on = cluster.nodes.filter((n) => nodeHost(n, rootHost) === host);
+  return new Set(on.flatMap((n) => [n.port, n.clusterPort, ...(n.testRoutePort !== undefined ? [n.testRoutePort] : [])]));
 }

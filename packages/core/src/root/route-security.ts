@@ -5,7 +5,7 @@ import { isIP } from "node:net";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { GUARDS_ON, type Guards } from "../guards.js";
-import { CotalError } from "../errors.js";
+import { CotalError, RERUN } from "../errors.js";
 import type { RootLayout } from "./layout.js";
 import { SECRET_DIR_MODE, SECRET_FILE_MODE, ensureSecretDir, fsyncDir, readTextIfExists } from "./secret-files.js";
 
@@ -127,26 +127,9 @@ export async function createRouteSecurity(layout: RootLayout, cluster: { name: s
   try {
     await openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "ca-key.pem"], stage);
     await openssl(["req", "-x509", "-new", "-key", "ca-key.pem", "-sha256", "-days", DAYS, "-subj", `/CN=cotal route CA ${cluster.name}`, "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign", "-out", "ca.pem"], stage);
-    for (const n of cluster.nodes) {
-      writeFileSync(join(stage, `${n.name}.ext`), `subjectAltName=${altNames([hostOf(n.name)])}\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=critical,digitalSignature\nbasicConstraints=critical,CA:FALSE\n`, { mode: SECRET_FILE_MODE });
-      await openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", `${n.name}-key.pem`], stage);
-      await openssl(["req", "-new", "-key", `${n.name}-key.pem`, "-subj", `/CN=${n.name}`, "-out", `${n.name}.csr`], stage);
-      await openssl(["x509", "-req", "-in", `${n.name}.csr`, "-CA", "ca.pem", "-CAkey", "ca-key.pem", "-set_serial", `0x${randomBytes(16).toString("hex")}`, "-days", DAYS, "-sha256", "-extfile", `${n.name}.ext`, "-out", `${n.name}.pem`], stage);
-      rmSync(join(stage, `${n.name}.csr`));
-      rmSync(join(stage, `${n.name}.ext`));
-    }
+    for (const n of cluster.nodes) await signNode(stage, n.name, hostOf(n.name), { cert: "ca.pem", key: "ca-key.pem" });
     writeFileSync(join(stage, "route-auth.json"), `${JSON.stringify({ user: ROUTE_USER, password: randomBytes(24).toString("hex") })}\n`, { mode: SECRET_FILE_MODE });
-    for (const f of readdirSync(stage)) {
-      const p = join(stage, f);
-      chmodSync(p, SECRET_FILE_MODE);
-      const fd = openSync(p, "r");
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-    }
-    chmodSync(stage, SECRET_DIR_MODE);
+    syncPrivate(stage);
     // Only a root still being created gets here (no auth/ yet): a set left by a crashed creation is replaced.
     if (existsSync(routesDir(layout))) rmSync(routesDir(layout), { recursive: true, force: true });
     renameSync(stage, routesDir(layout));
@@ -156,4 +139,60 @@ export async function createRouteSecurity(layout: RootLayout, cluster: { name: s
     throw err;
   }
   return { routeTls: { source: "cotal" }, routeAuth: { user: ROUTE_USER } };
+}
+
+/** Every file of `dir` 0600 and on disk, the directory itself 0700: what is renamed into place is whole. */
+function syncPrivate(dir: string): void {
+  for (const f of readdirSync(dir)) {
+    const p = join(dir, f);
+    chmodSync(p, SECRET_FILE_MODE);
+    const fd = openSync(p, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  }
+  chmodSync(dir, SECRET_DIR_MODE);
+}
+
+/**
+ * The one home of a node's route certificate (docs/cluster.md "Route TLS and auth"): a P-256 key and a
+ * certificate for `<node>` signed by the CA at `ca` (paths relative to `dir`), its SANs every address
+ * another node dials it at, serverAuth and clientAuth. Writes `<node>.pem` and `<node>-key.pem` in `dir`.
+ */
+async function signNode(dir: string, node: string, host: string, ca: { cert: string; key: string }): Promise<void> {
+  writeFileSync(join(dir, `${node}.ext`), `subjectAltName=${altNames([host])}\nextendedKeyUsage=serverAuth,clientAuth\nkeyUsage=critical,digitalSignature\nbasicConstraints=critical,CA:FALSE\n`, { mode: SECRET_FILE_MODE });
+  await openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", `${node}-key.pem`], dir);
+  await openssl(["req", "-new", "-key", `${node}-key.pem`, "-subj", `/CN=${node}`, "-out", `${node}.csr`], dir);
+  await openssl(["x509", "-req", "-in", `${node}.csr`, "-CA", ca.cert, "-CAkey", ca.key, "-set_serial", `0x${randomBytes(16).toString("hex")}`, "-days", DAYS, "-sha256", "-extfile", `${node}.ext`, "-out", `${node}.pem`], dir);
+  rmSync(join(dir, `${node}.csr`));
+  rmSync(join(dir, `${node}.ext`));
+}
+
+/**
+ * `cotal node add` on a root whose routes use cotal's CA: the new node's certificate, signed in a
+ * private staging directory beside the CA and renamed into `<root>/routes/` (key first, so a
+ * certificate never stands without its key). The CA's key never leaves the control host.
+ */
+export async function addNodeCertificate(layout: RootLayout, node: string, host: string): Promise<NodeTlsFiles> {
+  const dir = routesDir(layout);
+  if (!existsSync(join(dir, "ca.pem")) || !existsSync(join(dir, "ca-key.pem"))) {
+    throw new CotalError("corrupt-record", `${dir} lacks the cluster's CA (ca.pem, ca-key.pem), so no node certificate can be signed; nothing was changed`, {
+      next: `restore ${dir} from a backup of the root, then: ${RERUN}`,
+    });
+  }
+  const stage = join(dir, `.add.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+  ensureSecretDir(stage);
+  try {
+    await signNode(stage, node, host, { cert: join(dir, "ca.pem"), key: join(dir, "ca-key.pem") });
+    syncPrivate(stage);
+    const files = cotalTlsFiles(layout, node);
+    renameSync(join(stage, `${node}-key.pem`), files.keyFile);
+    renameSync(join(stage, `${node}.pem`), files.certFile);
+    fsyncDir(dir);
+    return files;
+  } finally {
+    rmSync(stage, { recursive: true, force: true });
+  }
 }

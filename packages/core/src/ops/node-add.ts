@@ -1,0 +1,167 @@
+/**
+ * `cotal node add` (docs/cluster.md "Joining: cotal node add"): a node joins a cluster root from the
+ * control host. Everything it needs is made here (its place in settings.json, its route certificate,
+ * its agent's users); the node is proven like any other before the verb reports it added.
+ */
+import { existsSync, readdirSync } from "node:fs";
+import { GUARDS_ON, type Guards } from "../guards.js";
+import { CotalError, rerunWith } from "../errors.js";
+import { shellWord } from "../error-shape.js";
+import { freePorts } from "../broker/free-port.js";
+import { portBindable } from "../broker/port-check.js";
+import { isLocalHost } from "../broker/runtime.js";
+import { canonicalRoot } from "../root/canonical-root.js";
+import { clusterOf, nextNodeName, nodeHost, portsTakenOn, validNodeHost, CLUSTER_MAX, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
+import { addNodeCertificate, routeAuthFile, type RouteTls } from "../root/route-security.js";
+import { certainInventory } from "../root/account-store.js";
+import { ensureAgentCreds, agentCredsFiles } from "../root/agent-creds.js";
+import { loadSettings, saveSettings, type RootSettings } from "../root/settings.js";
+import type { RootLayout } from "../root/layout.js";
+import { withVerb } from "../verb/verb.js";
+import { bootCluster } from "./boot-cluster.js";
+import { liveNodesOrRefuse, startClusterNodes } from "./cluster-nodes.js";
+import type { UpResult } from "./boot-root.js";
+
+export interface NodeAddOptions {
+  root: string;
+  /** The guards the entry handed in (docs/ablation.md). */
+  guards?: Guards;
+  /** The node's host: where it listens and the others dial it. Default: the root's host (this machine). */
+  host?: string;
+  /** Its client port. Default: a free port on this host; on another host, node 1's port when no node there holds it. */
+  port?: number;
+  /** Its route port. Default as for `port`, from node 1's route port. */
+  clusterPort?: number;
+  /** With the operator's route certificates (`routeTls.source: "files"`): the new node's certificate and key, absolute paths. */
+  certFile?: string;
+  keyFile?: string;
+  onProgress?: (m: string) => void;
+}
+
+export interface NodeAddResult {
+  root: string;
+  node: { name: string; host: string; port: number; clusterPort: number; url: string };
+  /** Whether this host started it and proved the committed record on every node (a local node); else its host's agent starts it. */
+  started: boolean;
+  /** The files the node's host needs, besides settings.json (docs/cluster.md "Joining: cotal node add"). */
+  files: string[];
+  /** What to run next, in order, as printed (a node on another host). */
+  next: string[];
+  /** The cluster `up` this host ran (a local node). */
+  up?: UpResult;
+}
+
+/** What the new node is, checked against the root before anything is written. */
+interface Planned {
+  settings: RootSettings;
+  cluster: ClusterSettings;
+  node: ClusterNodeSettings;
+  local: boolean;
+}
+
+/**
+ * Adds a node: validate, then its route certificate and agent users, then settings.json (the add's
+ * point of no return: a crash before it leaves unused files only). A node on this host is then started
+ * held and the committed record applied to every node, proven, exactly as `cotal up` does; a node
+ * elsewhere is started by its host's agent, and `cotal up` on this host proves it.
+ */
+export async function nodeAdd(opts: NodeAddOptions): Promise<NodeAddResult> {
+  const guards = opts.guards ?? GUARDS_ON;
+  const root = canonicalRoot(opts.root);
+  return withVerb({ root, guards, purpose: "cotal node add", journal: { verb: "up cluster" }, certain: false }, async (v) => {
+    if (v.journal) throw new CotalError("journal-blocked", `a ${v.journal.op} entry stands in the maintenance journal; a node joins a settled cluster`, { next: `cotal --root ${shellWord(root)} up --detach   # finishes it; then: ${rerunWith({})}` });
+    const plan = await planNode(v.layout, opts, guards);
+    const files = await makeNodeFiles(v.layout, plan, opts, guards);
+    saveSettings(v.layout, plan.settings);
+    const { node } = plan;
+    const host = nodeHost(node, plan.settings.host);
+    const out = { root, node: { name: node.name, host, port: node.port, clusterPort: node.clusterPort, url: `nats://${host}:${node.port}` }, files };
+    const r = shellWord(root);
+    if (!plan.local) {
+      return { ...out, started: false, next: [`cotal --root ${r} node run --node ${node.name}   # on ${host}, with the files above copied there`, `cotal --root ${r} up --detach   # here, once it runs: proves the committed record on every node`] };
+    }
+    if (guards.NODE_ADD_UNPROVEN) return { ...out, ...(await startUnproven(v.layout, plan, guards)) };
+    opts.onProgress?.(`added node ${node.name} (${host}:${node.port}, routes ${node.clusterPort}); starting it with every tenant held and proving the committed record on every node`);
+    const up = await bootCluster({ layout: v.layout, lock: v.lock, guards }, { detach: true, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+    return { ...out, started: true, next: [], up };
+  });
+}
+
+/** The new node in settings (pure but for the port probes on this host), or a refusal that changed nothing. */
+async function planNode(layout: RootLayout, opts: NodeAddOptions, guards: Guards): Promise<Planned> {
+  const settings = loadSettings(layout);
+  const cluster = clusterOf(layout, settings);
+  const r = shellWord(layout.root);
+  if (!settings || !cluster) throw new CotalError("invalid-argument", `${layout.root} is not a cluster root; a node joins a root made with cotal up --cluster`, { next: `cotal --root ${r} status` });
+  if (cluster.nodes.length >= CLUSTER_MAX) throw new CotalError("invalid-argument", `${layout.root} has ${cluster.nodes.length} nodes, the most a cluster root takes (${CLUSTER_MAX})`, { next: `cotal --root ${r} status` });
+  const host = opts.host ?? settings.host;
+  if (!validNodeHost(host)) throw new CotalError("invalid-argument", `--host ${JSON.stringify(host)} is not an IPv4 address or a DNS name`, { next: rerunWith({ "--host": settings.host }) });
+  const local = isLocalHost(host);
+  const taken = portsTakenOn(cluster, host, settings.host);
+  const [port, clusterPort] = await portsFor(cluster, settings, host, local, taken, opts);
+  for (const [flag, p] of [["--port", port], ["--cluster-port", clusterPort]] as const) {
+    if (taken.has(p) || port === clusterPort) throw new CotalError("invalid-argument", `${flag} ${p} is taken on ${host} by a node of this cluster`, { next: rerunWith({ [flag]: null }) });
+    if (local && !guards.UP_SKIP_PORT_CHECK && !(await portBindable(host, p))) throw new CotalError("invalid-argument", `${flag} ${p} is in use on ${host}`, { next: rerunWith({ [flag]: null }) });
+  }
+  const name = nextNodeName(cluster, existsSync(layout.nodesDir) ? readdirSync(layout.nodesDir) : []);
+  const node: ClusterNodeSettings = { name, port, clusterPort, ...(opts.host !== undefined && opts.host !== settings.host ? { host } : {}) };
+  const routeTls = withNodeTls(cluster.routeTls, name, opts);
+  const next: ClusterSettings = { ...cluster, nodes: [...cluster.nodes, node], ...(routeTls ? { routeTls } : {}) };
+  const planned = { ...settings, cluster: next };
+  clusterOf(layout, planned); // the same check every later read makes: a settings.json it would refuse is never written
+  return { settings: planned, cluster: next, node, local };
+}
+
+/** The ports given, else free ones here (this host), else node 1's (another host, "4222 on every host"). */
+async function portsFor(cluster: ClusterSettings, settings: RootSettings, host: string, local: boolean, taken: Set<number>, opts: NodeAddOptions): Promise<[number, number]> {
+  for (const [flag, p] of [["--port", opts.port], ["--cluster-port", opts.clusterPort]] as const) {
+    if (p !== undefined && (!Number.isInteger(p) || p < 1 || p > 65535)) throw new CotalError("invalid-argument", `${flag} ${p} is not a port (1-65535)`, { next: rerunWith({ [flag]: null }) });
+  }
+  const first = cluster.nodes[0] as ClusterNodeSettings;
+  const free = local ? (await freePorts(4, host)).filter((p) => !taken.has(p)) : [first.port, first.clusterPort];
+  const port = opts.port ?? (free.find((p) => p !== opts.clusterPort) as number);
+  const clusterPort = opts.clusterPort ?? (free.find((p) => p !== port) as number);
+  if (!local && (opts.port === undefined || opts.clusterPort === undefined) && (taken.has(port) || taken.has(clusterPort))) {
+    throw new CotalError("invalid-argument", `a node of this cluster already listens on ${host}; name the new node's ports`, { next: rerunWith({ "--port": String(settings.port + 1000), "--cluster-port": String(first.clusterPort + 1000) }) });
+  }
+  return [port, clusterPort];
+}
+
+/** settings' routeTls with the new node's files: cotal's CA names none per node; the operator's needs both flags. */
+function withNodeTls(tls: RouteTls | undefined, name: string, opts: NodeAddOptions): RouteTls | undefined {
+  const given = opts.certFile !== undefined || opts.keyFile !== undefined;
+  if (tls?.source !== "files") {
+    if (given) throw new CotalError("invalid-argument", "--cert-file and --key-file name the operator's route certificates; this root's routes use cotal's own CA, which signs the new node's", { next: rerunWith({ "--cert-file": null, "--key-file": null }) });
+    return tls;
+  }
+  if (opts.certFile === undefined || opts.keyFile === undefined || !existsSync(opts.certFile) || !existsSync(opts.keyFile)) {
+    throw new CotalError("invalid-argument", "this root's routes use the operator's certificates (settings.json routeTls.source \"files\"): give the new node's with --cert-file and --key-file (absolute paths of existing files)", { next: "cotal node add --help" });
+  }
+  return { ...tls, nodes: { ...tls.nodes, [name]: { certFile: opts.certFile, keyFile: opts.keyFile } } };
+}
+
+/** Its route certificate (cotal's CA) and its agent's users: what the node's host holds, and never a seed of the root. */
+async function makeNodeFiles(layout: RootLayout, plan: Planned, opts: NodeAddOptions, guards: Guards): Promise<string[]> {
+  const host = nodeHost(plan.node, plan.settings.host);
+  const files: string[] = [];
+  if (plan.cluster.routeTls?.source === "cotal") {
+    const tls = await addNodeCertificate(layout, plan.node.name, host);
+    files.push(tls.caFile, tls.certFile, tls.keyFile);
+  } else if (plan.cluster.routeTls?.source === "files") {
+    files.push(plan.cluster.routeTls.caFile, opts.certFile as string, opts.keyFile as string);
+  }
+  if (plan.cluster.routeAuth) files.push(routeAuthFile(layout));
+  ensureAgentCreds(layout, plan.node.name, guards);
+  const creds = agentCredsFiles(layout, plan.node.name);
+  return [layout.settingsFile, ...files, creds.authority, creds.system];
+}
+
+/**
+ * Ablation only (docs/ablation.md NODE_ADD_UNPROVEN): the new node started at once with the list on
+ * disk, outside the saga; neither it nor the others' new routes are proven or recorded.
+ */
+async function startUnproven(layout: RootLayout, plan: Planned, guards: Guards): Promise<{ started: boolean; next: string[] }> {
+  const { prior, alive } = liveNodesOrRefuse(layout, guards);
+  await startClusterNodes(layout, plan.settings, plan.cluster, [plan.node], { list: certainInventory(layout, guards), maintenance: false, alive, prior, guards });
+  return { started: true, next: [] };
+}
