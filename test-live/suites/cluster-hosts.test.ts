@@ -8,7 +8,7 @@ import { liveRoot, type LiveRoot } from "../fixtures/live-root.js";
 import { alive, killServersUnder } from "../fixtures/processes.js";
 import { until } from "../fixtures/until.js";
 import { sleep } from "../fixtures/isolation.js";
-import { refusedWith, runPrinted } from "../fixtures/printed.js";
+import { printedProcess, refusedWith, runPrinted } from "../fixtures/printed.js";
 import { SpawnedAppClient } from "../fixtures/spawned-app.js";
 import { barrierReached, releaseBarrier } from "../fixtures/barrier.js";
 import { spaceTemplate } from "@cotal/core/provision";
@@ -571,6 +571,59 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
       for (const i of [1, 2]) c.agents[i] = startOnHost(i + 1, [process.execPath, cotalCliPath(), "--root", (r as LiveRoot).root, "node", "run", "--node", c.nodes[i]?.name ?? ""]);
     }
     await appsKeepWriting("verbs through nodes known from settings.json alone");
+  });
+
+  it("a node joins from a fourth host and leaves again: node add --host prints what its host runs, the printed agent there and the printed up here prove it, nu removed afterwards is admitted on none of the four hosts; then node forget once it is gone", async () => {
+    const c = await hostCluster();
+    const layout = (r as LiveRoot).layout;
+    hosts("up", "4");
+    const added = await onHost(1, ["node", "add", "--host", "10.99.0.4"], 60_000);
+    expect(added.code, added.stderr).toBe(0);
+    const printed = added.stdout.split("\n").filter((l) => l.startsWith("next: ")).map((l) => l.slice("next: ".length));
+    const name = /added (\S+) at nats:\/\/10\.99\.0\.4:/.exec(added.stdout)?.[1] as string;
+    console.log(`[cluster-hosts] node add: ${added.stdout.trim()}`);
+    expect(printed).toEqual([expect.stringMatching(new RegExp(`^cotal --root \\S+ node run --node ${name} +# on 10\\.99\\.0\\.4`)), expect.stringMatching(/^cotal --root \S+ up --detach +#/)]);
+    // Its host's files hold its agent's user keys and no seed of the root (the node runs no verb).
+    const dir = layout.nodeDir(name);
+    expect(scanForSeeds(dir).map((f) => f.slice(dir.length + 1)).sort()).toEqual(["agent/authority.creds", "agent/system.creds"]);
+    // The printed lines, verbatim: the agent on host 4 (it starts node 4 held), then `up` here until it proves all four.
+    const agent = printedProcess(printed[0] as string);
+    const agent4 = startOnHost(4, agent.argv, { ...agent.env, COTAL_HOSTS_PREFIX: PREFIX });
+    remoteNodeNames.push(name);
+    const up = await until("the printed up, once node 4 runs", async () => {
+      const res = await runPrinted(printed[1] as string, { COTAL_HOSTS_PREFIX: PREFIX }, 120_000, via(1));
+      // Until node 4 runs; its agent holds the root's lock while it starts it (the simulated hosts share one root).
+      return res.code === 0 ? res : /\[(broker-not-running|lock-held)\]/.test(res.stderr) ? undefined : res;
+    }, 60_000, 1_000).catch((e: Error) => {
+      throw new Error(`${e.message}: agent 4 said:\n${agent4.out()}`);
+    });
+    expect(up.code, `${up.stderr}\nagent 4 said:\n${agent4.out()}`).toBe(0);
+    const st = JSON.parse((await onHost(1, ["status", "--json"])).stdout) as { broker: { nodes?: { name: string; state?: string }[] } };
+    expect((st.broker.nodes ?? []).map((n) => [n.name, n.state])).toEqual([...c.nodes.map((n) => n.name), name].map((n) => [n, "clean"]));
+    // nu, added and removed with four nodes: polled from every host, admitted on each (the control), then on none.
+    const four = { ...c, nodes: [...c.nodes, { name, port: c.nodes[0]?.port as number, host: "10.99.0.4" }] };
+    const pollers = await pollEveryHost(four, await addWithCred("nu"));
+    const rm = await onHost(1, ["space", "rm", "nu", "--yes"]);
+    const done = Date.now();
+    expect(rm.code, rm.stderr).toBe(0);
+    await noneAdmittedAfter(pollers, done, "nu, with node 4 joined");
+    await appsKeepWriting("node 4's join");
+
+    // Gone for good: its agent stopped, its server killed. Forget on the control host proves the three without it.
+    agent4.child.kill("SIGTERM");
+    await until("host 4's agent stopped", () => (agent4.child.exitCode !== null || agent4.child.signalCode !== null ? true : undefined), 30_000, 100);
+    const rt = JSON.parse(readFileSync(layout.runtimeFile, "utf8")) as { nodes?: { name: string; owner: { pid: number } }[] };
+    const pid = rt.nodes?.find((n) => n.name === name)?.owner.pid as number;
+    expect(pid).toBeGreaterThan(1);
+    process.kill(pid, "SIGKILL");
+    await until("node 4's server gone", () => (alive(pid) ? undefined : true), 10_000, 100);
+    const forget = await onHost(1, ["node", "forget", name, "--json"], 120_000);
+    expect(forget.code, forget.stderr).toBe(0);
+    expect((JSON.parse(forget.stdout) as { peer: string }).peer).toBe("removed");
+    remoteNodeNames = remoteNodeNames.filter((n) => n !== name);
+    hosts("up", "3");
+    await expectAllClean();
+    await appsKeepWriting("node 4 forgotten");
   });
 
   it("no seed in a node's state directory: nodes 2 and 3's config, store, log and agent state after every cell hold none but their agents' own two user keys; the root's auth/ does (the scan's positive control)", async () => {

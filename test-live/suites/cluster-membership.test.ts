@@ -15,6 +15,7 @@ import { until } from "../fixtures/until.js";
 import { alive, expectNeverAfter, nodesOf, stopAll } from "../fixtures/cluster.js";
 import { askServer, disposeClusterRoot, systemCreds, upClusterRoot } from "../fixtures/cluster-root.js";
 import { AppClient } from "../fixtures/app-client.js";
+import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 import { SpawnedAppClient } from "../fixtures/spawned-app.js";
 
 // Joining and leaving (docs/cluster.md "Joining: cotal node add", "Leaving: cotal node forget"), judged
@@ -32,7 +33,8 @@ interface Route {
   remote_id?: string;
 }
 
-describe("cotal node add and node forget on a running cluster root", () => {
+// JetStream's peer joins and removals differ across releases (the meta group's JSZ, 10044): every supported server runs it.
+describe("cotal node add and node forget on a running cluster root", VERSION_DEPENDENT, () => {
   let r: LiveRoot | undefined;
   let up: UpResult;
   let added: NodeAddResult;
@@ -117,8 +119,11 @@ describe("cotal node add and node forget on a running cluster root", () => {
       // Gone for good: its server killed. The meta group still lists it (the control).
       const pid = added.up?.nodes?.find((n) => n.name === name)?.pid as number;
       const sys = systemCreds(loadBrokerTrust(root.layout).system, "JSZ");
-      const n1 = (up.nodes ?? [])[0]?.url as string;
-      const peers = async () => ((await askServer<Meta>(n1, sys, "JSZ")).meta_cluster?.replicas ?? []).map((p) => p.name);
+      // The meta group's peers as its leader lists them (2.9 and 2.14 fill `replicas` on the leader only): every node's answer, joined.
+      const peers = async (): Promise<string[]> => {
+        const seen = await Promise.all((up.nodes ?? []).map((n) => askServer<Meta>(n.url, sys, "JSZ").then((d) => d.meta_cluster).catch(() => undefined)));
+        return [...new Set(seen.flatMap((mc) => [mc?.leader, ...(mc?.replicas ?? []).map((p) => p.name)]).filter((n): n is string => typeof n === "string" && n !== ""))];
+      };
       expect(await peers()).toContain(name);
       process.kill(pid, "SIGKILL");
       await until("the new node's server gone", async () => (alive(pid) ? undefined : true), 10_000);

@@ -41,6 +41,7 @@ function addSummary(r: NodeAddResult): string[] {
   return [
     `cotal node: added ${n.name} at ${n.url} (routes on ${n.host}:${n.clusterPort})${r.started ? ": started here, the committed record proven on every node" : ""}`,
     ...(r.started ? [] : [`cotal node: its host needs: ${r.files.join(" ")}`]),
+    ...(r.notes ?? []).map((n) => `note: ${n}`),
     ...r.next.map((l) => `next: ${l}`),
   ];
 }

@@ -27,7 +27,7 @@ import { seedInventory } from "../saga/seed.js";
 import type { ReloadVerdict } from "../saga/reload.js";
 import { liftNotes, type BootContext, type BootOptions, type UpResult } from "./boot-root.js";
 import { liftStandingQuiesces } from "../backup/quiesce.js";
-import { connectReplicated, liveNodesOrRefuse, pastBucketElection, startClusterNodes } from "./cluster-nodes.js";
+import { connectReplicated, liveNodesOrRefuse, pastBucketElection, publishMaterialNow, startClusterNodes } from "./cluster-nodes.js";
 import { ensureAgentCreds } from "../root/agent-creds.js";
 import { INFO_PROBE_MS, sendsInfo, silentElsewhere } from "../broker/info-probe.js";
 import { ensureUserCreds } from "./creds.js";
@@ -219,7 +219,15 @@ async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: 
   if (toStart.length > 0) progress(`starting ${toStart.length === cluster.nodes.length ? "every node" : `node${toStart.length > 1 ? "s" : ""} ${toStart.map((n) => n.name).join(", ")}`}${created ? "" : " with every tenant held (none admitted)"}`);
   const nodes = await startClusterNodes(layout, settings, cluster, toStart, { list: firstList, maintenance: !created, alive, prior, guards });
   const remote = down.filter((n) => !toStart.includes(n));
-  if (remote.length > 0) refuseRemoteDown(layout, settings.host, remote);
+  if (remote.length > 0) {
+    // A node that joined since the last reload renders its held boot from the public bucket: publish it first (docs/cluster.md "Joining").
+    const running = cluster.nodes.filter((n) => !down.includes(n)).map((n) => alive.get(n.name)?.url ?? `nats://${nodeHost(n, settings.host)}:${n.port}`);
+    if (!created && running.length > 0) {
+      const failed = await publishMaterialNow(layout, running, cluster, guards);
+      if (failed) progress(`could not publish the node material before waiting for the other hosts: ${failed}`);
+    }
+    refuseRemoteDown(layout, settings.host, remote);
+  }
   return nodes;
 }
 

@@ -14,6 +14,10 @@ import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir } from "../root/secret-files.js";
 import { writeUnservedConfig } from "../saga/apply.js";
 import { loadSettings, type RootSettings } from "../root/settings.js";
+import { publishUnderLease } from "../saga/cluster-reloader.js";
+import { acquireLeaseWaiting } from "../saga/lease-holder.js";
+import { LeaseKeeper } from "../saga/lease-keeper.js";
+import { leaseKeyFor } from "../verb/session.js";
 
 // What `cotal up` on a cluster root (ops/boot-cluster.ts) and `cotal node run` (ops/node-agent.ts)
 // share: starting nodes and recording them, and the replicated authority store (docs/cluster.md).
@@ -101,4 +105,28 @@ export async function connectReplicated(url: string | readonly string[], layout:
  */
 export function pastBucketElection<T>(step: () => Promise<T>, ms = 30_000): Promise<T> {
   return retryWhile(step, { transient: (err) => isCotalError(err, "inventory-unreachable"), forMs: ms, pauseMs: 500 });
+}
+
+/**
+ * Publishes the node material now, under the writer lease, through whichever of `urls` answers: what a
+ * node that joined since the last reload needs to render its held boot (docs/cluster.md "Joining: cotal
+ * node add"). Best effort: returns why it could not, and the next cluster reload publishes it anyway.
+ */
+export async function publishMaterialNow(layout: RootLayout, urls: readonly string[], cluster: ClusterSettings, guards: Guards): Promise<string | undefined> {
+  let store: AuthorityStore | undefined;
+  try {
+    store = await connectReplicated(urls, layout, cluster.replicas, guards, { timeoutMs: 5_000, connectTimeoutMs: 3_000, name: "cotal (node material)" });
+    const s = store;
+    const keeper = new LeaseKeeper(s, await pastBucketElection(() => acquireLeaseWaiting(s, leaseKeyFor(layout), "cotal (node material)"), 10_000));
+    try {
+      await publishUnderLease(layout, s, () => keeper.held(), guards);
+    } finally {
+      await keeper.stop(true);
+    }
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    await store?.close();
+  }
 }

@@ -19,7 +19,8 @@ import { loadSettings, saveSettings, type RootSettings } from "../root/settings.
 import type { RootLayout } from "../root/layout.js";
 import { withVerb } from "../verb/verb.js";
 import { bootCluster } from "./boot-cluster.js";
-import { liveNodesOrRefuse, startClusterNodes } from "./cluster-nodes.js";
+import { liveNodesOrRefuse, publishMaterialNow, startClusterNodes } from "./cluster-nodes.js";
+import { readRuntime } from "../broker/runtime.js";
 import type { UpResult } from "./boot-root.js";
 
 export interface NodeAddOptions {
@@ -49,6 +50,8 @@ export interface NodeAddResult {
   next: string[];
   /** The cluster `up` this host ran (a local node). */
   up?: UpResult;
+  /** What did not happen and will later (a node material publish that failed). */
+  notes?: string[];
 }
 
 /** What the new node is, checked against the root before anything is written. */
@@ -78,7 +81,10 @@ export async function nodeAdd(opts: NodeAddOptions): Promise<NodeAddResult> {
     const out = { root, node: { name: node.name, host, port: node.port, clusterPort: node.clusterPort, url: `nats://${host}:${node.port}` }, files };
     const r = shellWord(root);
     if (!plan.local) {
-      return { ...out, started: false, next: [`cotal --root ${r} node run --node ${node.name}   # on ${host}, with the files above copied there`, `cotal --root ${r} up --detach   # here, once it runs: proves the committed record on every node`] };
+      // Its agent renders its held boot from the public bucket: publish it with this node in it now.
+      const failed = await publishMaterialNow(v.layout, nodeUrls(v.layout, plan), plan.cluster, guards);
+      if (failed) opts.onProgress?.(`the node material could not be published yet (${failed}); the up below publishes it before it waits for the node`);
+      return { ...out, started: false, ...(failed ? { notes: [`node material not published: ${failed}`] } : {}), next: [`cotal --root ${r} node run --node ${node.name}   # on ${host}, with the files above copied there`, `cotal --root ${r} up --detach   # here, once it runs: proves the committed record on every node`] };
     }
     if (guards.NODE_ADD_UNPROVEN) return { ...out, ...(await startUnproven(v.layout, plan, guards)) };
     opts.onProgress?.(`added node ${node.name} (${host}:${node.port}, routes ${node.clusterPort}); starting it with every tenant held and proving the committed record on every node`);
@@ -110,6 +116,12 @@ async function planNode(layout: RootLayout, opts: NodeAddOptions, guards: Guards
   const planned = { ...settings, cluster: next };
   clusterOf(layout, planned); // the same check every later read makes: a settings.json it would refuse is never written
   return { settings: planned, cluster: next, node, local };
+}
+
+/** The client URLs of the nodes there were before this one: as this host recorded them, else from settings. */
+function nodeUrls(layout: RootLayout, plan: Planned): string[] {
+  const recorded = new Map((readRuntime(layout)?.nodes ?? []).map((n) => [n.name, n.url]));
+  return plan.cluster.nodes.filter((n) => n.name !== plan.node.name).map((n) => recorded.get(n.name) ?? `nats://${nodeHost(n, plan.settings.host)}:${n.port}`);
 }
 
 /** The ports given, else free ones here (this host), else node 1's (another host, "4222 on every host"). */

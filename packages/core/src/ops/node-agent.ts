@@ -399,7 +399,8 @@ class NodeAgent {
    * agent renders from it"). None answering: the boot renders from the records on disk, and says so.
    */
   async #materialThroughOthers(): Promise<void> {
-    if (this.#known) return;
+    // Material published before this node joined (cotal node add) cannot render it: read it again.
+    if (this.#known?.cluster.nodes.some((n) => n.name === this.name)) return;
     const urls = this.cluster.nodes.filter((n) => n.name !== this.name).map((n) => `nats://${nodeHost(n, this.settings.host)}:${n.port}`);
     let store: AuthorityStore | undefined;
     try {

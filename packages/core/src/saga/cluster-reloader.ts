@@ -53,7 +53,7 @@ export interface MaterialStore {
  * "The public bucket"), so every list a node may be asked to run (the record's, a claim's) renders
  * from the bucket by the time a node's agent reads the record that names it.
  */
-async function publishUnderLease(layout: RootLayout, material: MaterialStore | undefined, fence: () => Promise<boolean>, guards: Guards): Promise<void> {
+export async function publishUnderLease(layout: RootLayout, material: MaterialStore | undefined, fence: () => Promise<boolean>, guards: Guards): Promise<void> {
   if (!material || guards.NODE_MATERIAL_UNPUBLISHED) return;
   if (!(await fence())) {
     throw new CotalError("lease-lost", "the writer lease expired before the node material was published; no node was touched and the claim stays for the next writer", {
