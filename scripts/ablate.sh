@@ -83,6 +83,7 @@ ROWS=(
   "NODE_MATERIAL_UNPUBLISHED|cluster-hosts|the agent renders from the public bucket|each cluster reload publishes the node material before its first node rename: an agent that reads no tenant record renders the list from it"
   "AGENT_CREDS_UNRESTRICTED|cluster-hosts|the agent's own users|a node agent's authority user may only read the record, the lease and the node material, CAS the record and the lease, and watch the record: it cannot write the node material or create a stream"
   "UNRECORDED_NODES_IGNORED|cluster-hosts|finding the nodes|the verbs and status know every node of settings.json on another host, not only what this host's run/broker.json records: a verb reloads and proves them all"
+  "FORGET_KEEPS_AGENT_USER|cluster-membership|node|cotal node forget revokes the forgotten node's agent authority user: a host that kept its creds can no longer read the record or the node material"
   "NODE_ADD_UNPROVEN|cluster-membership|node add|cotal node add returns only once the new node and every other node proved the committed record, and the record names its proof"
 )
 

@@ -119,12 +119,17 @@ describe("cotal node add and node forget on a running cluster root", VERSION_DEP
       // Gone for good: its server killed. The meta group still lists it (the control).
       const pid = added.up?.nodes?.find((n) => n.name === name)?.pid as number;
       const sys = systemCreds(loadBrokerTrust(root.layout).system, "JSZ");
+      const n1 = (up.nodes ?? [])[0]?.url as string;
       // The meta group's peers as its leader lists them (2.9 and 2.14 fill `replicas` on the leader only): every node's answer, joined.
       const peers = async (): Promise<string[]> => {
         const seen = await Promise.all((up.nodes ?? []).map((n) => askServer<Meta>(n.url, sys, "JSZ").then((d) => d.meta_cluster).catch(() => undefined)));
         return [...new Set(seen.flatMap((mc) => [mc?.leader, ...(mc?.replicas ?? []).map((p) => p.name)]).filter((n): n is string => typeof n === "string" && n !== ""))];
       };
       expect(await peers()).toContain(name);
+      // Its agent's authority user is admitted now (the control), as node 2's is.
+      const agentCreds = (node: string) => readFileSync(join(root.layout.nodeAgentCredsDir(node), "authority.creds"), "utf8");
+      const n2name = (up.nodes ?? [])[1]?.name as string;
+      expect([await connects(n1, agentCreds(name)), await connects(n1, agentCreds(n2name))]).toEqual([true, true]);
       process.kill(pid, "SIGKILL");
       await until("the new node's server gone", async () => (alive(pid) ? undefined : true), 10_000);
 
@@ -132,6 +137,10 @@ describe("cotal node add and node forget on a running cluster root", VERSION_DEP
       const out = parseJson<NodeForgetResult>(res);
       m.notes = [`node forget ${name}: peer ${out.peer}`];
       expect(out.peer).toBe("removed");
+      // A host that kept the forgotten node's files can no longer read the record or the node material; node 2's agent still can.
+      expect(await connects(n1, agentCreds(name)), "the forgotten node's agent user after forget").toBe(false);
+      expect(out.revoked).toMatch(/^U[A-Z2-7]{55}$/);
+      expect(await connects(n1, agentCreds(n2name)), "node 2's agent user after forget").toBe(true);
       expect(await until("the meta group without it", async () => ((await peers()).includes(name) ? undefined : true), 15_000)).toBe(true);
       const st = await statusOf(root);
       expect(nodesOf(st).map((n) => [n.name, n.state])).toEqual((up.nodes ?? []).map((n) => [n.name, "clean"]));

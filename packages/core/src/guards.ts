@@ -147,6 +147,8 @@ export interface Guards {
   readonly UNRECORDED_NODES_IGNORED: boolean;
   /** `cotal node add` starts a node on this host at once with the list on disk, outside the saga: neither it nor the others' new routes are proven, and the record does not name it. */
   readonly NODE_ADD_UNPROVEN: boolean;
+  /** `cotal node forget` leaves the forgotten node's agent authority user valid: a host that kept its creds still reads the record and the node material. */
+  readonly FORGET_KEEPS_AGENT_USER: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -224,6 +226,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   AGENT_CREDS_UNRESTRICTED: false,
   UNRECORDED_NODES_IGNORED: false,
   NODE_ADD_UNPROVEN: false,
+  FORGET_KEEPS_AGENT_USER: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

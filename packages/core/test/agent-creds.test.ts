@@ -1,9 +1,10 @@
 import { readFileSync, statSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { AGENT_SYSTEM_PUB, agentAuthorityPub, agentCredsFiles, ensureAgentCreds, readAgentCreds } from "../src/root/agent-creds.js";
+import { AGENT_SYSTEM_PUB, agentAuthorityPub, agentCredsFiles, credsUserKey, ensureAgentCreds, readAgentCreds, revokeAgentAuthority } from "../src/root/agent-creds.js";
+import { userRevocations } from "../src/trust/user-revocations.js";
 import { loadAuthorityAccount } from "../src/root/account-store.js";
 import { loadBrokerTrust } from "../src/root/broker-store.js";
-import { decodeJwt } from "../src/trust/index.js";
+import { decodeJwt, verifyJwt } from "../src/trust/index.js";
 import { GUARDS_ON } from "../src/guards.js";
 import type { TempRoot } from "../src/testing/index.js";
 import { threeHostRoot } from "./fixtures/cluster-root.js";
@@ -65,5 +66,29 @@ describe("a node agent's own users", () => {
     const root = await threeHostRoot(roots);
     ensureAgentCreds(root.layout, "cm-n3", { ...GUARDS_ON, AGENT_CREDS_UNRESTRICTED: true });
     expect(jwtOf(readAgentCreds(root.layout, "cm-n3")?.authority ?? "").nats.pub).toBeUndefined();
+  });
+});
+
+describe("a forgotten node's agent authority user", () => {
+  it("is revoked in the authority account, re-signed by the operator, once; another node's user is untouched", async () => {
+    const root = await threeHostRoot(roots);
+    ensureAgentCreds(root.layout, "cm-n2");
+    ensureAgentCreds(root.layout, "cm-n3");
+    const key = credsUserKey(readFileSync(agentCredsFiles(root.layout, "cm-n2").authority, "utf8"));
+    const other = credsUserKey(readFileSync(agentCredsFiles(root.layout, "cm-n3").authority, "utf8"));
+    expect(key).toMatch(/^U[A-Z2-7]{55}$/);
+    const before = loadAuthorityAccount(root.layout);
+    expect(revokeAgentAuthority(root.layout, "cm-n2", 1_900_000_000)).toBe(key);
+    const after = loadAuthorityAccount(root.layout);
+    expect(userRevocations(after.jwt)).toEqual({ [key as string]: 1_900_000_000 });
+    expect(userRevocations(after.jwt)[other as string]).toBeUndefined();
+    expect(verifyJwt(after.jwt).iss).toBe(loadBrokerTrust(root.layout).operator.publicKey);
+    expect({ ...after, jwt: "" }).toEqual({ ...before, jwt: "" }); // only the JWT moved
+    // Again: nothing to add, nothing written.
+    expect(revokeAgentAuthority(root.layout, "cm-n2", 1_900_000_000)).toBeUndefined();
+    expect(loadAuthorityAccount(root.layout).jwt).toBe(after.jwt);
+    // A node with no creds of its own has no user to revoke.
+    expect(revokeAgentAuthority(root.layout, "cm-n9")).toBeUndefined();
+    expect(credsUserKey("not a creds file")).toBeUndefined();
   });
 });

@@ -17,6 +17,7 @@ import { loadSettings, saveSettings, type RootSettings } from "../root/settings.
 import type { RootLayout } from "../root/layout.js";
 import type { RouteTls } from "../root/route-security.js";
 import { mintSystemUserCreds } from "../trust/index.js";
+import { revokeAgentAuthority } from "../root/agent-creds.js";
 import { withVerb } from "../verb/verb.js";
 import { bootCluster } from "./boot-cluster.js";
 import type { UpResult } from "./boot-root.js";
@@ -35,6 +36,8 @@ export interface NodeForgetResult {
   node: string;
   /** What JetStream's meta group said: "removed", or "not a member" (the node never joined, or was removed before). */
   peer: "removed" | "not a member";
+  /** The public key of its agent's authority user, revoked in the authority account by this run. */
+  revoked?: string;
   /** The nodes that remain, each proven on the committed record (the cluster `up` this verb ran). */
   up: UpResult;
 }
@@ -59,10 +62,13 @@ export async function nodeForget(opts: NodeForgetOptions): Promise<NodeForgetRes
     // JetStream first: a crash after it leaves the node in settings.json, and a re-run finds it "not a member".
     const peer = await removePeer(v.layout, settings, cluster, opts.node);
     opts.onProgress?.(`JetStream's meta group: peer ${opts.node} ${peer}`);
+    // Its agent's authority user, before settings.json forgets whose it was; live once the nodes run the re-signed account.
+    const revoked = guards.FORGET_KEEPS_AGENT_USER ? undefined : revokeAgentAuthority(v.layout, opts.node);
+    if (revoked) opts.onProgress?.(`revoked node ${opts.node}'s agent authority user ${revoked}`);
     saveSettings(v.layout, withoutNode(settings, cluster, opts.node));
     opts.onProgress?.(`forgot node ${opts.node} in settings.json; applying the committed record to the ${cluster.nodes.length - 1} nodes that remain`);
     const up = await bootCluster({ layout: v.layout, lock: v.lock, guards }, { detach: true, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
-    return { root, node: opts.node, peer, up };
+    return { root, node: opts.node, peer, ...(revoked ? { revoked } : {}), up };
   });
 }
 

@@ -11,7 +11,9 @@ import { INVENTORY_BUCKET } from "../inventory/authority-store.js";
 import { LEASE_BUCKET } from "../inventory/lease.js";
 import { MATERIAL_BUCKET } from "../broker/material-bucket.js";
 import { mintSystemUserCreds, mintUserCreds } from "../trust/user.js";
-import { loadAuthorityAccount } from "./account-store.js";
+import { loadAuthorityAccount, saveAuthorityAccount } from "./account-store.js";
+import { decodeJwt } from "../trust/jwt.js";
+import { resignUserRevocations, revocationsToAdd, userRevocations } from "../trust/user-revocations.js";
 import { loadBrokerTrust } from "./broker-store.js";
 import type { RootLayout } from "./layout.js";
 import { ensureSecretDir, readTextIfExists, writeFileAtomic } from "./secret-files.js";
@@ -70,4 +72,32 @@ export function readAgentCreds(layout: RootLayout, node: string): { authority: s
   const authority = readTextIfExists(f.authority);
   const system = readTextIfExists(f.system);
   return authority !== undefined && system !== undefined ? { authority, system } : undefined;
+}
+
+/** The user public key of a creds file's JWT (its `sub`), or undefined when the text holds none. */
+export function credsUserKey(creds: string): string | undefined {
+  const jwt = /-----BEGIN NATS USER JWT-----\s+(\S+)\s+/.exec(creds)?.[1];
+  if (!jwt) return undefined;
+  try {
+    const sub = decodeJwt(jwt).sub;
+    return typeof sub === "string" && sub.startsWith("U") ? sub : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `cotal node forget`: the forgotten node's authority user revoked in the authority account (re-signed
+ * by the operator, saved atomically), so a host that kept its `authority.creds` can no longer read the
+ * record or the node material once the nodes run the new account JWT. Idempotent; returns the key
+ * revoked now, or undefined (no creds of its own, or already revoked).
+ */
+export function revokeAgentAuthority(layout: RootLayout, node: string, now = Math.floor(Date.now() / 1000)): string | undefined {
+  const key = credsUserKey(readTextIfExists(agentCredsFiles(layout, node).authority) ?? "");
+  if (!key) return undefined;
+  const authority = loadAuthorityAccount(layout);
+  const add = revocationsToAdd(userRevocations(authority.jwt), [key], now);
+  if (Object.keys(add).length === 0) return undefined;
+  saveAuthorityAccount(layout, { ...authority, jwt: resignUserRevocations(loadBrokerTrust(layout).operator, authority.jwt, add).jwt });
+  return key;
 }
