@@ -475,7 +475,7 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     await appsKeepWriting("kill -9 of node 2 under an agent that reads no seed of the root");
   });
 
-  it("the agent's own users: node 2's authority user reads the node material but cannot write it or create a stream; its system user asks VARZ but not CONNZ; their files hold user keys only (red with AGENT_CREDS_UNRESTRICTED)", async () => {
+  it("the agent's own users: node 2's authority user reads the node material but cannot write it, the record, another node's proof or create a stream; its system user asks VARZ but not CONNZ; their files hold user keys only (red with AGENT_CREDS_UNRESTRICTED)", async () => {
     const c = await hostCluster();
     const layout = (r as LiveRoot).layout;
     const dir = layout.nodeAgentCredsDir(c.nodes[1]?.name ?? "");
@@ -497,12 +497,26 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
       expect(res.status, res.stderr).toBe(0);
       return Object.fromEntries(res.stdout.trim().split("\n").map((l) => JSON.parse(l) as { subject: string; outcome: string; detail: string }).map((o) => [o.subject, o]));
     };
-    const auth = probe("authority.creds", "$JS.API.STREAM.MSG.GET.KV_cotal_node_material", JSON.stringify({ last_by_subj: "$KV.cotal_node_material.index" }), "$KV.cotal_node_material.probe", "x", "$JS.API.STREAM.CREATE.cotal_probe", JSON.stringify({ name: "cotal_probe", subjects: ["cotal.probe"] }));
+    const n3name = c.nodes[2]?.name as string;
+    const auth = probe(
+      "authority.creds",
+      "$JS.API.STREAM.MSG.GET.KV_cotal_node_material", JSON.stringify({ last_by_subj: "$KV.cotal_node_material.index" }),
+      "$KV.cotal_node_material.probe", "x",
+      "$JS.API.STREAM.CREATE.cotal_probe", JSON.stringify({ name: "cotal_probe", subjects: ["cotal.probe"] }),
+      // The record is the writer's alone: the agent writes its own proof key and no other (docs/cluster.md "The agent's proof on its own key").
+      "$KV.cotal_broker_inventory.inventory", "{}",
+      `$KV.cotal_node_proofs.node.${n3name}`, "{}",
+    );
     console.log(`[cluster-hosts] node 2's authority user: ${JSON.stringify(auth)}`);
     expect(auth["$JS.API.STREAM.MSG.GET.KV_cotal_node_material"]?.outcome, "reads the material (the positive control)").toBe("answered");
     expect(auth["$JS.API.STREAM.MSG.GET.KV_cotal_node_material"]?.detail).toMatch(/"message"/);
     expect(auth["$KV.cotal_node_material.probe"]?.outcome, "writes the node material").toBe("denied");
     expect(auth["$JS.API.STREAM.CREATE.cotal_probe"]?.outcome, "creates a stream").toBe("denied");
+    expect(auth["$KV.cotal_broker_inventory.inventory"]?.outcome, "writes the record").toBe("denied");
+    expect(auth[`$KV.cotal_node_proofs.node.${n3name}`]?.outcome, "writes node 3's proof").toBe("denied");
+    // Its own proof key it does write: host 2's agent put it there (the positive control), and status lays it over the record.
+    const own = probe("authority.creds", "$JS.API.STREAM.MSG.GET.KV_cotal_node_proofs", JSON.stringify({ last_by_subj: `$KV.cotal_node_proofs.node.${n2.name}` }));
+    expect(own["$JS.API.STREAM.MSG.GET.KV_cotal_node_proofs"]?.outcome, "reads node 2's proof").toBe("answered");
     const sys = probe("system.creds", "$SYS.REQ.SERVER.PING.VARZ", "", "$SYS.REQ.SERVER.PING.CONNZ", "");
     console.log(`[cluster-hosts] node 2's system user: ${JSON.stringify(Object.fromEntries(Object.entries(sys).map(([k, v]) => [k, v.outcome])))}`);
     expect(sys["$SYS.REQ.SERVER.PING.VARZ"]?.outcome, "asks VARZ (the positive control)").toBe("answered");

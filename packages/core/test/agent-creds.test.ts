@@ -38,7 +38,7 @@ describe("a node agent's own users", () => {
     const auth = jwtOf(first.authority);
     expect(auth.name).toBe("cotal-agent-cm-n2");
     expect(auth.nats.issuer_account).toBe(loadAuthorityAccount(root.layout).publicKey);
-    expect(auth.nats.pub).toEqual({ allow: agentAuthorityPub() });
+    expect(auth.nats.pub).toEqual({ allow: agentAuthorityPub("cm-n2") });
     expect(auth.nats.sub).toEqual({ allow: ["_INBOX.>"] });
     expect(auth.exp).toBeUndefined();
     const sys = jwtOf(first.system);
@@ -46,20 +46,31 @@ describe("a node agent's own users", () => {
     expect(sys.nats.pub).toEqual({ allow: AGENT_SYSTEM_PUB });
   });
 
-  it("may read the three buckets and write only the record and the lease, never the node material or a stream", () => {
-    const pub = agentAuthorityPub();
+  it("may read the four buckets and write only its own proof key and the lease, never the record, the node material or a stream", () => {
+    const pub = agentAuthorityPub("cm-n2");
     expect(pub).toEqual(
       expect.arrayContaining([
         "$JS.API.STREAM.MSG.GET.KV_cotal_node_material",
         "$JS.API.STREAM.MSG.GET.KV_cotal_broker_inventory",
         "$JS.API.STREAM.MSG.GET.KV_cotal_broker_cfgwriter",
-        "$KV.cotal_broker_inventory.inventory",
-        "$KV.cotal_broker_cfgwriter.>",
+        "$JS.API.STREAM.MSG.GET.KV_cotal_node_proofs",
       ]),
     );
-    expect(pub.filter((s) => s.startsWith("$KV."))).toEqual(["$KV.cotal_broker_inventory.inventory", "$KV.cotal_broker_cfgwriter.>"]);
+    expect(pub.filter((s) => s.startsWith("$KV."))).toEqual(["$KV.cotal_node_proofs.node.cm-n2", "$KV.cotal_broker_cfgwriter.>"]);
+    expect(agentAuthorityPub("cm-n3")).toContain("$KV.cotal_node_proofs.node.cm-n3");
     expect(pub.some((s) => /STREAM\.(CREATE|UPDATE|DELETE|PURGE)|\$JS\.API\.>|^>$/.test(s))).toBe(false);
     expect(AGENT_SYSTEM_PUB.every((s) => /^\$SYS\.REQ\.SERVER\.\*\.(RELOAD|VARZ|JSZ)$/.test(s))).toBe(true);
+  });
+
+  it("a pair minted with other permissions (an older cotal's record CAS) is minted again; a current pair is kept", async () => {
+    const root = await threeHostRoot(roots);
+    ensureAgentCreds(root.layout, "cm-n2", { ...GUARDS_ON, AGENT_CREDS_UNRESTRICTED: true });
+    const old = readAgentCreds(root.layout, "cm-n2");
+    expect(ensureAgentCreds(root.layout, "cm-n2")).toBe(true);
+    const now = readAgentCreds(root.layout, "cm-n2");
+    expect(now?.authority).not.toBe(old?.authority);
+    expect(jwtOf(now?.authority ?? "").nats.pub).toEqual({ allow: agentAuthorityPub("cm-n2") });
+    expect(ensureAgentCreds(root.layout, "cm-n2")).toBe(false);
   });
 
   it("with AGENT_CREDS_UNRESTRICTED, the authority user has no publish allow list (the ablation's switch)", async () => {

@@ -4,6 +4,7 @@
  * run` go through it (a seam around `applyConfig` records every call and scripts the reload, so no
  * nats-server runs: the store is the in-memory one, the node's liveness and streams are stubbed).
  */
+import { parseAgentProof, proofKey } from "../src/inventory/node-proofs.js";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -279,8 +280,10 @@ describe("the cluster boot and the node agent go through the one apply path", ()
     expect(seen.map((s) => s.target)).toEqual([c.root.layout.nodeServerConf("cw-n2")]);
     expect(seen[0]?.staged).toMatch(/nodes\/cw-n2\/server\.conf\.next\./);
     expect(seen[0]?.verdict?.outcome).toBe("reloaded");
-    const proof = memoryStore.peek()?.record.nodes?.["cw-n2"];
-    expect(proof).toMatchObject({ appliedGeneration: 1, serverConfigDigest: "sha256:server" });
+    // Its proof is on its own key, never in the record (docs/cluster.md "The agent's proof on its own key").
+    expect(memoryStore.peek()?.record.nodes?.["cw-n2"]).toBeUndefined();
+    expect(parseAgentProof(memoryStore.proofs.get(proofKey("cw-n2")), "cw-n2")).toMatchObject({ node: "cw-n2", generation: 1, serverConfigDigest: "sha256:server" });
+    expect([...memoryStore.proofs.keys()]).toEqual([proofKey("cw-n2")]);
     expect(readFileSync(c.root.layout.nodeServerConf("cw-n2"), "utf8")).toBe(renderNode(c.root.layout, "cw-n2", [loadSpaceAccount(c.root.layout, "default") as AccountRecord]).text);
   });
 
@@ -309,5 +312,6 @@ describe("the cluster boot and the node agent go through the one apply path", ()
     await expectCode(runNodeAgent({ root: c.root.layout.root, node: "cw-n1", once: true }), "reload-unproven");
     expect(seen.map((s) => s.target)).toEqual([c.root.layout.nodeServerConf("cw-n1")]);
     expect(memoryStore.peek()?.record.nodes?.["cw-n1"]).toBeUndefined();
+    expect(memoryStore.proofs.size).toBe(0);
   });
 });

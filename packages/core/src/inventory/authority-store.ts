@@ -19,6 +19,7 @@ import { ensureBucket, openExistingBucket } from "./bucket.js";
 import { CasKv } from "./kv-cas.js";
 import { apiErrCode, BUG_EXIT, isTransientApi, unreachable } from "./kv-errors.js";
 import { MATERIAL_BUCKET, type MaterialKv } from "../broker/material-bucket.js";
+import { PROOFS_BUCKET } from "./node-proofs.js";
 import { LeaseStore } from "./lease-store.js";
 import { recordWriteBytes, tooLarge } from "./record-size.js";
 import { ConnectionWatch } from "./reload-settle.js";
@@ -65,7 +66,8 @@ export class AuthorityStore implements InventoryStore {
   readonly #guards: Guards;
   readonly #timeoutMs: number;
   readonly #reconnectWaitMs: number;
-  #material: KV | undefined;
+  /** The public buckets opened so far (the node material, the agents' proofs), by name. */
+  readonly #buckets = new Map<string, KV>();
 
   private constructor(nc: NatsConnection, inventory: KV, lease: KV, opts: { reconnectWaitMs: number; leaseTtlMs: number; guards: Guards; timeoutMs: number }) {
     this.#nc = nc;
@@ -185,41 +187,53 @@ export class AuthorityStore implements InventoryStore {
    * reads nothing while it is absent. A single broker never opens it.
    */
   materialKv(replicas?: number, opts: { create?: boolean } = {}): MaterialKv {
-    const spec = { bucket: MATERIAL_BUCKET, ttlMs: 0, ...(replicas !== undefined ? { replicas } : {}) };
-    const create = opts.create !== false;
+    return this.#publicKv(MATERIAL_BUCKET, "the node material", replicas, opts.create !== false);
+  }
+
+  /**
+   * The bucket of the agents' proofs (inventory/node-proofs.ts): a key per node, which only that node's
+   * agent may write. `cotal up` on a cluster root creates it; an agent never does.
+   */
+  proofsKv(replicas?: number, opts: { create?: boolean } = {}): MaterialKv {
+    return this.#publicKv(PROOFS_BUCKET, "the nodes' proofs", replicas, opts.create !== false);
+  }
+
+  #publicKv(bucket: string, what: string, replicas: number | undefined, create: boolean): MaterialKv {
+    const spec = { bucket, ttlMs: 0, ...(replicas !== undefined ? { replicas } : {}) };
     const open = async (): Promise<KV | undefined> => {
-      if (this.#material) return this.#material;
+      const cached = this.#buckets.get(bucket);
+      if (cached) return cached;
       let kv: KV | undefined;
       // The JetStream API may time out while a node's loss elects new leaders: retried within the reconnect wait.
-      await this.#retried(`open bucket ${MATERIAL_BUCKET}`, async () => {
+      await this.#retried(`open bucket ${bucket}`, async () => {
         const jsm = await jetstreamManager(this.#nc, { timeout: this.#timeoutMs });
         const kvm = new Kvm(jetstream(this.#nc, { timeout: this.#timeoutMs }));
         kv = create ? await ensureBucket({ kvm, jsm }, spec) : await openExistingBucket({ kvm, jsm }, spec);
       });
-      // Only a bucket that exists is kept: an absent one may be published by the next cluster reload.
-      this.#material = kv;
+      // Only a bucket that exists is kept: an absent one may be created by the next cluster writer.
+      if (kv) this.#buckets.set(bucket, kv);
       return kv;
     };
-    const what = "publish the node material";
+    const write = `write ${what}`;
     const written = async (): Promise<KV> => {
       const kv = await open();
-      if (!kv) throw unreachable(what, new Error(`bucket ${MATERIAL_BUCKET} is absent`));
+      if (!kv) throw unreachable(write, new Error(`bucket ${bucket} is absent`));
       return kv;
     };
     return {
       get: async (key) => {
         const kv = await open();
         if (!kv) return undefined;
-        const entry = await this.#cas.readEntry(kv, key, "read the node material");
+        const entry = await this.#cas.readEntry(kv, key, `read ${what}`);
         return entry === null || entry.operation !== "PUT" ? undefined : entry.value;
       },
       put: async (key, value) => {
         const kv = await written();
-        await this.#retried(what, () => kv.put(key, value));
+        await this.#retried(write, () => kv.put(key, value));
       },
       delete: async (key) => {
         const kv = await written();
-        await this.#retried(what, () => kv.delete(key));
+        await this.#retried(write, () => kv.delete(key));
       },
     };
   }

@@ -27,6 +27,7 @@ import { seedInventory } from "../saga/seed.js";
 import type { ReloadVerdict } from "../saga/reload.js";
 import { liftNotes, type BootContext, type BootOptions, type UpResult } from "./boot-root.js";
 import { liftStandingQuiesces } from "../backup/quiesce.js";
+import { proofKey } from "../inventory/node-proofs.js";
 import { connectReplicated, liveNodesOrRefuse, pastBucketElection, publishMaterialNow, startClusterNodes } from "./cluster-nodes.js";
 import { ensureAgentCreds } from "../root/agent-creds.js";
 import { INFO_PROBE_MS, sendsInfo, silentElsewhere } from "../broker/info-probe.js";
@@ -259,6 +260,8 @@ export async function applyClusterRecord(layout: RootLayout, runtime: BrokerRunt
   try {
     // A cold cluster's buckets may still be electing their leaders: wait for both to answer.
     await pastBucketElection(() => store.read());
+    // The agents' proofs bucket: an agent never creates it (docs/cluster.md "The agent's proof on its own key"); opening it here does.
+    await pastBucketElection(() => store.proofsKv(cluster.replicas).get(proofKey(cluster.nodes[0]?.name ?? "")));
     const keeper = new LeaseKeeper(store, await pastBucketElection(() => acquireLeaseWaiting(store, leaseKeyFor(layout), "cotal up (cluster)")));
     try {
       const fence = (): Promise<boolean> => keeper.held();

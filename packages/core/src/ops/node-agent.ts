@@ -22,8 +22,8 @@ import { applyToNode } from "../saga/cluster-reloader.js";
 import type { ReloadVerdict } from "../saga/reload.js";
 import { acquireLeaseWaiting } from "../saga/lease-holder.js";
 import { LeaseKeeper } from "../saga/lease-keeper.js";
-import { allowedIsClaimList, nodeAllowedSpaces, nodeNeedsApply, withNodeProof, type NodeObservation } from "../saga/node-decision.js";
-import { recordPartialProofs } from "../saga/partial-proofs.js";
+import { allowedIsClaimList, nodeAllowedSpaces, nodeNeedsApply, type NodeObservation } from "../saga/node-decision.js";
+import { agentProof, readAgentProofs, withAgentProofs, writeAgentProof } from "../inventory/node-proofs.js";
 import { connectReplicated, liveNodesOrRefuse, startClusterNodes } from "./cluster-nodes.js";
 import { describeChecks, served, waitStreamsServed } from "./node-streams.js";
 import { shellWord } from "../error-shape.js";
@@ -186,8 +186,9 @@ class NodeAgent {
   /** Reads the record and, when the node must be (re-)applied, applies it under the lease and records the proof; returns the record it serves. */
   async #bringToRecord(node: NodeRuntime, serverKey: string): Promise<VersionedRecord> {
     const store = await this.#connect(node);
-    let read = await store.read();
-    if (!read) throw new CotalError("inventory-unreachable", "the cluster's authority store holds no record yet", { next: "cotal up --detach   # seeds the record on a new cluster root" });
+    const first = await store.read();
+    if (!first) throw new CotalError("inventory-unreachable", "the cluster's authority store holds no record yet", { next: "cotal up --detach   # seeds the record on a new cluster root" });
+    let read = await this.#withOwnProof(store, first);
     let plan = await this.#plan(store, read, serverKey);
     if (!plan.decision.apply) return read;
     this.onEvent(`cotal node: ${this.name}: applying (${plan.decision.why})`);
@@ -198,7 +199,8 @@ class NodeAgent {
       const fence = keeper ? (): Promise<boolean> => keeper.held() : (): Promise<boolean> => Promise.resolve(true);
       if (keeper) {
         // Under the lease the record cannot move: decide again on what it says now.
-        read = (await store.read()) ?? read;
+        const now = await store.read();
+        if (now) read = await this.#withOwnProof(store, now);
         plan = await this.#plan(store, read, serverKey);
         if (!plan.decision.apply) return read;
       }
@@ -226,7 +228,8 @@ class NodeAgent {
     await store.settleAfterReload(signalledAt);
     const proof: Omit<NodeProof, "appliedGeneration"> = { configDigest: applied.digest, ...(verdict.serverConfigDigest ? { serverConfigDigest: verdict.serverConfigDigest } : {}), provenAt: new Date().toISOString() };
     await this.#recordProof(store, read, proof, fence);
-    return (await store.read()) ?? read;
+    const now = await store.read();
+    return now ? this.#withOwnProof(store, now) : read;
   }
 
   /**
@@ -254,28 +257,26 @@ class NodeAgent {
   }
 
   /**
-   * The proof CAS under the lease: with nothing pending, this node's entry of `nodes` at the committed
-   * generation; with a claim whose list is exactly what the node now runs, the claim's partial proof;
-   * otherwise none (the node runs a list no generation names). A generation that moved records nothing.
+   * The proof, on this node's own key (docs/cluster.md "The agent's proof on its own key"), under the
+   * lease: with nothing pending, of the committed generation; with a claim whose list is exactly what
+   * the node now runs, of the claim (a partial proof); otherwise none (the node runs a list no
+   * generation names). A generation that moved records nothing. The record is the writer's alone.
    */
   async #recordProof(store: AuthorityStore, read: VersionedRecord, proof: Omit<NodeProof, "appliedGeneration">, fence: () => Promise<boolean>): Promise<void> {
-    if (read.record.pending) {
-      // The node runs exactly the claim's list, so its proof is of the claim's staged config.
-      if (allowedIsClaimList(read.record, this.guards)) await recordPartialProofs(store, fence, { [this.name]: proof }, read.record.pending.stagedDigest);
-      return;
-    }
-    let cur: VersionedRecord | undefined = read;
-    for (let attempt = 0; attempt < 3 && cur; attempt++) {
-      if (cur.record.generation !== read.record.generation || cur.record.pending) return;
-      if (!(await fence())) throw new CotalError("lease-lost", `the writer lease expired before node ${this.name}'s proof was recorded`, { next: `cotal node run --node ${this.name}   # the next round applies and proves again` });
-      try {
-        await store.update(withNodeProof(cur.record, this.name, proof), cur.revision);
-        return;
-      } catch (err) {
-        if (!isCotalError(err, "conflict") || attempt === 2) throw err;
-        cur = await store.read();
-      }
-    }
+    const pending = read.record.pending;
+    // The node runs exactly the claim's list, so its proof is of the claim's staged config.
+    if (pending && !allowedIsClaimList(read.record, this.guards)) return;
+    const cur = await store.read();
+    if (!cur || cur.record.generation !== read.record.generation || cur.record.pending?.stagedDigest !== pending?.stagedDigest) return;
+    if (!(await fence())) throw new CotalError("lease-lost", `the writer lease expired before node ${this.name}'s proof was recorded`, { next: `cotal node run --node ${this.name}   # the next round applies and proves again` });
+    const mine = pending ? agentProof(this.name, pending.generation, proof, pending.stagedDigest) : agentProof(this.name, read.record.generation, proof);
+    await writeAgentProof(store.proofsKv(this.cluster.replicas, { create: false }), mine);
+  }
+
+  /** The record as this node's own proof completes it: what it proved is judged from its key, not only from the writer's record. */
+  async #withOwnProof(store: AuthorityStore, read: VersionedRecord): Promise<VersionedRecord> {
+    const own = await readAgentProofs(store.proofsKv(this.cluster.replicas, { create: false }), [this.name]);
+    return { ...read, record: withAgentProofs(read.record, own) };
   }
 
   /**

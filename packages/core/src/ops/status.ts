@@ -1,3 +1,4 @@
+import { readAgentProofs, withAgentProofs } from "../inventory/node-proofs.js";
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
 import { brokerState, nodeAlive, nodeStopped, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
@@ -122,7 +123,10 @@ async function readInventory(url: string | readonly string[], authority: Account
   try {
     store = await AuthorityStore.connect(url, authority, { name: "cotal status", timeoutMs: 3_000, guards });
     const vr = await store.read();
-    return vr ? { record: { ...vr.record, revision: vr.revision } } : { error: "no inventory record yet (run `cotal up` to seed it)" };
+    if (!vr) return { error: "no inventory record yet (run `cotal up` to seed it)" };
+    // A cluster's agents vouch for their own nodes on keys of their own: laid over the writer's record (docs/cluster.md).
+    const proofs = vr.record.members ? await readAgentProofs(store.proofsKv(undefined, { create: false }), vr.record.members) : [];
+    return { record: { ...withAgentProofs(vr.record, proofs), revision: vr.revision } };
   } catch (err) {
     return { error: (err as Error).message };
   } finally {

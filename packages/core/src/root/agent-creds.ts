@@ -10,6 +10,7 @@ import { GUARDS_ON, type Guards } from "../guards.js";
 import { INVENTORY_BUCKET } from "../inventory/authority-store.js";
 import { LEASE_BUCKET } from "../inventory/lease.js";
 import { MATERIAL_BUCKET } from "../broker/material-bucket.js";
+import { PROOFS_BUCKET, proofKey } from "../inventory/node-proofs.js";
 import { mintSystemUserCreds, mintUserCreds } from "../trust/user.js";
 import { loadAuthorityAccount, saveAuthorityAccount } from "./account-store.js";
 import { decodeJwt } from "../trust/jwt.js";
@@ -18,15 +19,18 @@ import { loadBrokerTrust } from "./broker-store.js";
 import type { RootLayout } from "./layout.js";
 import { ensureSecretDir, readTextIfExists, writeFileAtomic } from "./secret-files.js";
 
-/** What the agent's authority user may publish: read the record, the lease and the node material; CAS the record (its proof) and the lease; watch the record. */
-export function agentAuthorityPub(): string[] {
-  const streams = [INVENTORY_BUCKET, LEASE_BUCKET, MATERIAL_BUCKET].map((b) => `KV_${b}`);
+/**
+ * What node `node`'s agent authority user may publish: read the record, the lease, the node material
+ * and the proofs; take and renew the lease; write its own node's proof key; watch the record. Never
+ * the record itself (docs/cluster.md "The agent's proof on its own key").
+ */
+export function agentAuthorityPub(node: string): string[] {
+  const streams = [INVENTORY_BUCKET, LEASE_BUCKET, MATERIAL_BUCKET, PROOFS_BUCKET].map((b) => `KV_${b}`);
   const watched = `KV_${INVENTORY_BUCKET}`;
   return [
     "$JS.API.INFO",
     ...streams.flatMap((s) => [`$JS.API.STREAM.INFO.${s}`, `$JS.API.STREAM.MSG.GET.${s}`]),
-    // The proof CAS writes the record: the one write left to move to a proofs key of its own (docs/cluster.md).
-    `$KV.${INVENTORY_BUCKET}.inventory`,
+    `$KV.${PROOFS_BUCKET}.${proofKey(node)}`,
     `$KV.${LEASE_BUCKET}.>`,
     `$JS.API.CONSUMER.CREATE.${watched}`,
     `$JS.API.CONSUMER.CREATE.${watched}.>`,
@@ -56,9 +60,11 @@ export function agentCredsFiles(layout: RootLayout, node: string): AgentCredsFil
  */
 export function ensureAgentCreds(layout: RootLayout, node: string, guards: Guards = GUARDS_ON): boolean {
   const f = agentCredsFiles(layout, node);
-  if (existsSync(f.authority) && existsSync(f.system)) return false;
+  const allow = guards.AGENT_CREDS_UNRESTRICTED ? undefined : agentAuthorityPub(node);
+  // A pair minted by an older cotal with other permissions (the record's CAS) is minted again: its agent picks it up at its next connect.
+  if (existsSync(f.authority) && existsSync(f.system) && samePub(readTextIfExists(f.authority), allow)) return false;
   const name = `cotal-agent-${node}`;
-  const authority = mintUserCreds(loadAuthorityAccount(layout), { name, ...(guards.AGENT_CREDS_UNRESTRICTED ? {} : { allowPub: agentAuthorityPub() }), allowSub: ["_INBOX.>"] });
+  const authority = mintUserCreds(loadAuthorityAccount(layout), { name, ...(allow ? { allowPub: allow } : {}), allowSub: ["_INBOX.>"] });
   const system = mintSystemUserCreds(loadBrokerTrust(layout).system, { name, allowPub: AGENT_SYSTEM_PUB, allowSub: ["_INBOX.>"] });
   ensureSecretDir(f.dir);
   writeFileAtomic(f.authority, authority.creds);
@@ -72,6 +78,18 @@ export function readAgentCreds(layout: RootLayout, node: string): { authority: s
   const authority = readTextIfExists(f.authority);
   const system = readTextIfExists(f.system);
   return authority !== undefined && system !== undefined ? { authority, system } : undefined;
+}
+
+/** Whether a creds file's user may publish exactly `allow` (undefined: no allow list at all). */
+function samePub(creds: string | undefined, allow: readonly string[] | undefined): boolean {
+  const jwt = /-----BEGIN NATS USER JWT-----\s+(\S+)\s+/.exec(creds ?? "")?.[1];
+  if (!jwt) return false;
+  try {
+    const pub = (decodeJwt(jwt).nats as { pub?: { allow?: unknown } }).pub?.allow;
+    return JSON.stringify(pub ?? null) === JSON.stringify(allow ?? null);
+  } catch {
+    return false;
+  }
 }
 
 /** The user public key of a creds file's JWT (its `sub`), or undefined when the text holds none. */

@@ -182,6 +182,18 @@ export class MemoryInventoryStore implements InventoryStore {
     };
   }
 
+  /** The agents' proofs (inventory/node-proofs.ts), a key per node, in a Map. */
+  readonly proofs = new Map<string, Uint8Array>();
+
+  proofsKv(): MaterialKv {
+    const m = this.proofs;
+    return {
+      get: (key) => Promise.resolve(m.get(key)),
+      put: (key, value) => (m.set(key, value), Promise.resolve()),
+      delete: (key) => (m.delete(key), Promise.resolve()),
+    };
+  }
+
   #liveLease(key: string): LeaseEntry | undefined {
     const cur = this.#leases.get(key);
     // The server's max_age drops an expired value; one it has not dropped yet is nobody's either.
