@@ -174,24 +174,14 @@ export class MemoryInventoryStore implements InventoryStore {
   readonly material = new Map<string, Uint8Array>();
 
   materialKv(): MaterialKv {
-    const m = this.material;
-    return {
-      get: (key) => Promise.resolve(m.get(key)),
-      put: (key, value) => (m.set(key, value), Promise.resolve()),
-      delete: (key) => (m.delete(key), Promise.resolve()),
-    };
+    return mapKv(this.material);
   }
 
   /** The agents' proofs (inventory/node-proofs.ts), a key per node, in a Map. */
   readonly proofs = new Map<string, Uint8Array>();
 
   proofsKv(): MaterialKv {
-    const m = this.proofs;
-    return {
-      get: (key) => Promise.resolve(m.get(key)),
-      put: (key, value) => (m.set(key, value), Promise.resolve()),
-      delete: (key) => (m.delete(key), Promise.resolve()),
-    };
+    return mapKv(this.proofs);
   }
 
   #liveLease(key: string): LeaseEntry | undefined {
@@ -252,4 +242,13 @@ export class MemoryInventoryStore implements InventoryStore {
     this.writes.push({ op, revision, record: JSON.parse(this.#inventory.text) as InventoryRecord });
     return revision;
   }
+}
+
+/** A public bucket as the real store opens it, in a Map. */
+function mapKv(m: Map<string, Uint8Array>): MaterialKv {
+  return {
+    get: (key) => Promise.resolve(m.get(key)),
+    put: (key, value) => (m.set(key, value), Promise.resolve()),
+    delete: (key) => (m.delete(key), Promise.resolve()),
+  };
 }
