@@ -16,6 +16,7 @@ export default {
     "packages/core/src/journal/journal.ts",
     "packages/core/src/ops/derive-state.ts",
     "packages/core/src/broker/material-bucket.ts",
+    "packages/core/src/inventory/node-proofs.ts",
     "packages/cli/src/exit-codes.ts",
   ],
   coverageAnalysis: "perTest",

@@ -35,6 +35,16 @@ describe("an agent's proof laid over the record", () => {
     const ahead = { ...base, nodes: { ...base.nodes, n3: { ...p, appliedGeneration: 4, configDigest: "sha256:writer" } } };
     expect(withAgentProofs(ahead, [agentProof("n3", 4, p)])).toEqual(ahead); // the writer's own proof stays
     expect(withAgentProofs({ ...base, pending: claim }, [agentProof("n3", 5, p)])).toEqual({ ...base, pending: claim }); // a claim's generation needs the claim's digest
+    // The writer's partial proof of the claim stays; another node's partial proof beside it is added.
+    const proven = { ...base, pending: { ...claim, proven: { n1: { ...p, configDigest: "sha256:writer", appliedGeneration: 5 } } } };
+    expect(withAgentProofs(proven, [agentProof("n1", 5, p, "sha256:staged")])).toEqual(proven);
+    expect(withAgentProofs(proven, [agentProof("n3", 5, p, "sha256:staged")]).pending?.proven).toEqual({ ...proven.pending.proven, n3: { ...p, appliedGeneration: 5 } });
+  });
+
+  it("a single broker's record (no members) is left as it is; a cluster record with no proofs yet takes one", () => {
+    const single = { ...base, members: undefined, nodes: undefined };
+    expect(withAgentProofs(single, [agentProof("n3", 4, p)])).toEqual(single);
+    expect(withAgentProofs({ ...base, nodes: undefined }, [agentProof("n3", 4, p)]).nodes).toEqual({ n3: { ...p, appliedGeneration: 4 } });
   });
 });
 
@@ -47,7 +57,10 @@ describe("a stored proof", () => {
     expect(await readAgentProofs(kv, ["n1", "n2", "n3"])).toEqual([agentProof("n2", 4, p)]);
     const enc = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
     const good = agentProof("n2", 4, p);
-    for (const bad of [enc({ ...good, node: "n1" }), enc({ ...good, format: "x" }), enc({ ...good, generation: 0 }), enc({ ...good, generation: "4" }), enc({ ...good, configDigest: 1 }), enc({ ...good, claim: 7 }), enc(null), new TextEncoder().encode("{")]) {
+    expect(Object.keys(good)).not.toContain("claim");
+    const claimed = agentProof("n2", 5, { ...p, serverConfigDigest: "sha256:s" }, "sha256:staged");
+    expect(parseAgentProof(enc(claimed), "n2")).toEqual(claimed);
+    for (const bad of [enc({ ...good, node: "n1" }), enc({ ...good, format: "x" }), enc({ ...good, generation: 0 }), enc({ ...good, generation: "4" }), enc({ ...good, configDigest: 1 }), enc({ ...good, provenAt: 1 }), enc({ ...good, claim: 7 }), enc({ ...good, serverConfigDigest: 7 }), enc(null), enc(7), new TextEncoder().encode("{")]) {
       expect(parseAgentProof(bad, "n2")).toBeUndefined();
     }
     expect(parseAgentProof(undefined, "n2")).toBeUndefined();
