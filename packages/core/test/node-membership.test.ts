@@ -12,6 +12,8 @@ import { loadSettings } from "../src/root/settings.js";
 import { RootLayout } from "../src/root/layout.js";
 import { withoutNode } from "../src/ops/node-forget.js";
 import { onlyMembers } from "../src/ops/boot-cluster.js";
+import { finishedByUp } from "../src/ops/cluster-nodes.js";
+import { CotalError, RERUN, rerunWith } from "../src/errors.js";
 import { createTempRoot } from "../src/testing/index.js";
 import { refusalOf } from "./fixtures/records.js";
 
@@ -87,5 +89,22 @@ describe("the certificate node add signs", () => {
     const err = await addNodeCertificate(other.layout, "cm-n4", "10.99.0.4").catch((e: unknown) => e);
     expect((err as { code?: string }).code).toBe("corrupt-record");
     expect((err as Error).message).toContain("lacks the cluster's CA");
+  });
+});
+
+describe("a refusal after node add or forget changed settings.json", () => {
+  it("names the up that finishes the change instead of a re-run of the verb; a refusal with no re-run is kept as it is", () => {
+    const err = new CotalError("cluster-unproven", "generation 5 is not proven on node cm-n4", { next: `cotal up && ${RERUN}   # …`, details: { behind: ["cm-n4"] } });
+    const out = finishedByUp(err, "/srv/my root", "node cm-n4") as CotalError;
+    expect(out.code).toBe("cluster-unproven");
+    expect(out.next).toBe("cotal up && cotal --root '/srv/my root' up --detach   # …");
+    expect(out.message).toContain("node cm-n4 is already in settings.json");
+    expect(out.details).toEqual({ behind: ["cm-n4"] });
+    const changed = finishedByUp(new CotalError("conflict", "x", { next: rerunWith({ "--port": null }) }), "/r", "node cm-n4") as CotalError;
+    expect(changed.next).toBe("cotal --root /r up --detach");
+    const plain = new CotalError("io", "disk full", { next: "df -h /r" });
+    expect(finishedByUp(plain, "/r", "node cm-n4")).toBe(plain);
+    const other = new Error("boom");
+    expect(finishedByUp(other, "/r", "node cm-n4")).toBe(other);
   });
 });

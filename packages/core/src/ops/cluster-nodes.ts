@@ -18,6 +18,7 @@ import { publishUnderLease } from "../saga/cluster-reloader.js";
 import { acquireLeaseWaiting } from "../saga/lease-holder.js";
 import { LeaseKeeper } from "../saga/lease-keeper.js";
 import { leaseKeyFor } from "../verb/session.js";
+import { shellWord } from "../error-shape.js";
 
 // What `cotal up` on a cluster root (ops/boot-cluster.ts) and `cotal node run` (ops/node-agent.ts)
 // share: starting nodes and recording them, and the replicated authority store (docs/cluster.md).
@@ -129,4 +130,15 @@ export async function publishMaterialNow(layout: RootLayout, urls: readonly stri
   } finally {
     await store?.close();
   }
+}
+
+/**
+ * A refusal after `cotal node add` or `node forget` changed settings.json: re-running that verb would
+ * add another node (or find none to forget), so every re-run its `next` names becomes the `up` that
+ * finishes the change on every node (docs/cluster.md "Joining", "Leaving"). Anything else as it was.
+ */
+export function finishedByUp(err: unknown, root: string, what: string): unknown {
+  if (!isCotalError(err) || err.next === undefined || !/\{rerun(:[A-Za-z0-9_-]*)?\}/.test(err.next)) return err;
+  const up = `cotal --root ${shellWord(root)} up --detach`;
+  return new CotalError(err.code, `${err.message} (${what} is already in settings.json: \`${up}\` finishes it)`, { next: err.next.replace(/\{rerun(:[A-Za-z0-9_-]*)?\}/g, up), ...(err.details ? { details: err.details } : {}), cause: err });
 }

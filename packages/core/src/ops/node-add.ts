@@ -19,7 +19,7 @@ import { loadSettings, saveSettings, type RootSettings } from "../root/settings.
 import type { RootLayout } from "../root/layout.js";
 import { withVerb } from "../verb/verb.js";
 import { bootCluster } from "./boot-cluster.js";
-import { liveNodesOrRefuse, publishMaterialNow, startClusterNodes } from "./cluster-nodes.js";
+import { finishedByUp, liveNodesOrRefuse, publishMaterialNow, startClusterNodes } from "./cluster-nodes.js";
 import { readRuntime } from "../broker/runtime.js";
 import type { UpResult } from "./boot-root.js";
 
@@ -88,7 +88,9 @@ export async function nodeAdd(opts: NodeAddOptions): Promise<NodeAddResult> {
     }
     if (guards.NODE_ADD_UNPROVEN) return { ...out, ...(await startUnproven(v.layout, plan, guards)) };
     opts.onProgress?.(`added node ${node.name} (${host}:${node.port}, routes ${node.clusterPort}); starting it with every tenant held and proving the committed record on every node`);
-    const up = await bootCluster({ layout: v.layout, lock: v.lock, guards }, { detach: true, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+    const up = await bootCluster({ layout: v.layout, lock: v.lock, guards }, { detach: true, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) }).catch((e: unknown) => {
+      throw finishedByUp(e, root, `node ${node.name}`);
+    });
     return { ...out, started: true, next: [], up };
   });
 }

@@ -20,6 +20,7 @@ import { mintSystemUserCreds } from "../trust/index.js";
 import { revokeAgentAuthority } from "../root/agent-creds.js";
 import { withVerb } from "../verb/verb.js";
 import { bootCluster } from "./boot-cluster.js";
+import { finishedByUp } from "./cluster-nodes.js";
 import type { UpResult } from "./boot-root.js";
 
 export interface NodeForgetOptions {
@@ -67,7 +68,9 @@ export async function nodeForget(opts: NodeForgetOptions): Promise<NodeForgetRes
     if (revoked) opts.onProgress?.(`revoked node ${opts.node}'s agent authority user ${revoked}`);
     saveSettings(v.layout, withoutNode(settings, cluster, opts.node));
     opts.onProgress?.(`forgot node ${opts.node} in settings.json; applying the committed record to the ${cluster.nodes.length - 1} nodes that remain`);
-    const up = await bootCluster({ layout: v.layout, lock: v.lock, guards }, { detach: true, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) });
+    const up = await bootCluster({ layout: v.layout, lock: v.lock, guards }, { detach: true, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) }).catch((e: unknown) => {
+      throw finishedByUp(e, root, `the forgetting of node ${opts.node}`);
+    });
     return { root, node: opts.node, peer, ...(revoked ? { revoked } : {}), up };
   });
 }
