@@ -1,5 +1,4 @@
 import type { NodeAddResult, NodeAgentResult } from "@cotal/core";
-import { parsePort } from "../duration.js";
 import type { Command } from "commander";
 import { guardsOf, rootOf } from "../context.js";
 import { err, json, out } from "../output.js";
@@ -10,6 +9,13 @@ interface NodeRunFlags {
   once?: boolean;
   json?: boolean;
   interval?: number;
+}
+
+/** A port flag of `node add`: a bad one names the same command without it (a free port is picked). */
+function portOf(flag: "--port" | "--cluster-port", v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < 1 || n > 65535) throw usageError(`${flag} takes a port 1-65535, got ${JSON.stringify(v)}`, rerunWith({ [flag]: null }));
+  return n;
 }
 
 function intervalOf(v: string): number {
@@ -85,8 +91,8 @@ export function registerNode(program: Command): void {
         root: rootOf(cmd),
         guards: guardsOf(cmd),
         ...(flags.host !== undefined ? { host: flags.host } : {}),
-        ...(flags.port !== undefined ? { port: parsePort(flags.port) } : {}),
-        ...(flags.clusterPort !== undefined ? { clusterPort: parsePort(flags.clusterPort) } : {}),
+        ...(flags.port !== undefined ? { port: portOf("--port", flags.port) } : {}),
+        ...(flags.clusterPort !== undefined ? { clusterPort: portOf("--cluster-port", flags.clusterPort) } : {}),
         ...(flags.certFile !== undefined ? { certFile: flags.certFile } : {}),
         ...(flags.keyFile !== undefined ? { keyFile: flags.keyFile } : {}),
         ...(flags.json ? {} : { onProgress: (m: string) => err(`cotal: ${m}`) }),
