@@ -77,7 +77,7 @@ ROWS=(
   "CLUSTER_BOOT_BARE|cluster-restart|restart: down then up, tenant streams R1|a restarted cluster node boots with every tenant held, so JetStream keeps its tenants' streams assigned and writable"
   "ROUTES_WITHOUT_AUTH|cluster-routes|a stranger server is refused|a cluster's routes are mutual TLS with route auth: a server that is not a node cannot join"
   "VERBS_FIRST_NODE_ONLY|cluster-any-node|kill -9 of node 1|a cluster root's verbs go through whichever node answers, not node 1 alone"
-  "REMOTE_NODE_BY_SIGNAL|cluster-hosts|partition by a cut link|a node on another host is reloaded only by a request to it: cut off, it proves nothing and a removal refuses cluster-unproven"
+  "REMOTE_NODE_BY_SIGNAL|cluster-hosts|partition by a cut link: host 3 cut off before space rm|a node on another host is reloaded only by a request to it: cut off, it proves nothing and a removal refuses cluster-unproven"
   "NODE_PROOF_ANY_DIGEST|cluster-hosts|proof by the server's digest|a node counts as proven only if its server's config digest is the prediction of the bytes renamed for it: a node that loaded other bytes leaves a removal unproven|>=2.11.0"
   "SIGNAL_NODES_ELSEWHERE|cluster-hosts|liveness by reachability|a node on another host is never signalled from the control host: cotal down there stops its own node only"
   "NODE_MATERIAL_UNPUBLISHED|cluster-hosts|the agent renders from the public bucket|each cluster reload publishes the node material before its first node rename: an agent that reads no tenant record renders the list from it"

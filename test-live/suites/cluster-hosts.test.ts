@@ -168,6 +168,13 @@ function hostCluster(): Promise<HostCluster> {
   return cluster;
 }
 
+/** An agent that said it cannot render from the node material never will this round: fail at once, naming its line (undefined: keep waiting). */
+function refusedToRender(out: string): undefined {
+  const line = out.split("\n").find((l) => /not published yet|which the published node material lacks/.test(l));
+  if (line) throw new Error(`the agent refused to render from the node material: ${line}`);
+  return undefined;
+}
+
 /** `space add <space>` on the control host, then its cred (`--user u`) as a file every host reads. */
 async function addWithCred(space: string, user = "u", base: NodeJS.ProcessEnv = hostsEnv): Promise<string> {
   const add = await onHost(1, ["space", "add", space], 90_000, {}, base);
@@ -444,14 +451,14 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     await until("host 2's first agent stopped", () => (old.child.exitCode !== null || old.child.signalCode !== null ? true : undefined), 30_000, 100);
     const agent = startOnHost(2, [...records.flatMap((f) => ["--hide", f]), process.execPath, cotalCliPath(), "--root", (r as LiveRoot).root, "node", "run", "--node", c.nodes[1]?.name ?? ""]);
     c.agents[1] = agent;
-    await until("host 2's new agent serving", () => (/: serving generation \d+/.test(agent.out()) ? true : undefined), 60_000, 250).catch((e: Error) => {
+    await until("host 2's new agent serving", () => (/: serving generation \d+/.test(agent.out()) ? true : refusedToRender(agent.out())), 60_000, 250).catch((e: Error) => {
       throw new Error(`${e.message}: agent 2 said:\n${agent.out()}`);
     });
     const rt = JSON.parse(readFileSync(layout.runtimeFile, "utf8")) as { nodes?: { name: string; owner: { pid: number } }[] };
     const n2 = rt.nodes?.find((n) => n.name === c.nodes[1]?.name)?.owner.pid as number;
     const said = agent.out().length;
     process.kill(n2, "SIGKILL");
-    await until("node 2 restarted held, then applied, by the agent that reads no seed of the root", () => (/not running; starting it with every tenant held[\s\S]*applying \([\s\S]*: serving generation/.test(agent.out().slice(said)) ? true : undefined), 90_000, 250).catch((e: Error) => {
+    await until("node 2 restarted held, then applied, by the agent that reads no seed of the root", () => (/not running; starting it with every tenant held[\s\S]*applying \([\s\S]*: serving generation/.test(agent.out().slice(said)) ? true : refusedToRender(agent.out().slice(said))), 90_000, 250).catch((e: Error) => {
       throw new Error(`${e.message}: agent 2 said:\n${agent.out().slice(said)}`);
     });
     // A fresh agent with node 2 down has read nothing yet: it reads the material through nodes 1 and 3 for its held boot.
@@ -461,7 +468,7 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     process.kill(again, "SIGKILL");
     const fresh = startOnHost(2, [...records.flatMap((f) => ["--hide", f]), process.execPath, cotalCliPath(), "--root", (r as LiveRoot).root, "node", "run", "--node", c.nodes[1]?.name ?? ""]);
     c.agents[1] = fresh;
-    await until("node 2 booted held from the material read through the other nodes, then applied", () => (/read the node material through the other nodes \(\d+ tenants\)[\s\S]*starting it with every tenant held[\s\S]*applying \([\s\S]*: serving generation/.test(fresh.out()) ? true : undefined), 90_000, 250).catch((e: Error) => {
+    await until("node 2 booted held from the material read through the other nodes, then applied", () => (/read the node material through the other nodes \(\d+ tenants\)[\s\S]*starting it with every tenant held[\s\S]*applying \([\s\S]*: serving generation/.test(fresh.out()) ? true : refusedToRender(fresh.out())), 90_000, 250).catch((e: Error) => {
       throw new Error(`${e.message}: agent 2 said:\n${fresh.out()}`);
     });
     for (const out of [agent.out(), fresh.out()]) expect(out).not.toMatch(/render-refused|not published|lacks|renders from the root's records here/);
