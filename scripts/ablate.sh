@@ -81,9 +81,10 @@ ROWS=(
   "NODE_PROOF_ANY_DIGEST|cluster-hosts|proof by the server's digest|a node counts as proven only if its server's config digest is the prediction of the bytes renamed for it: a node that loaded other bytes leaves a removal unproven|>=2.11.0"
   "SIGNAL_NODES_ELSEWHERE|cluster-hosts|liveness by reachability|a node on another host is never signalled from the control host: cotal down there stops its own node only"
   "NODE_MATERIAL_UNPUBLISHED|cluster-hosts|the agent renders from the public bucket|each cluster reload publishes the node material before its first node rename: an agent that reads no tenant record renders the list from it"
-  "AGENT_CREDS_UNRESTRICTED|cluster-hosts|the agent's own users|a node agent's authority user may only read the record, the lease and the node material, CAS the record and the lease, and watch the record: it cannot write the node material or create a stream"
+  "AGENT_CREDS_UNRESTRICTED|cluster-hosts|the agent's own users|a node agent's authority user may only read the record, the lease and the node material, write its own proof key and the lease, and watch the record: it cannot write the record, the node material or another node's proof, nor create a stream"
   "UNRECORDED_NODES_IGNORED|cluster-hosts|finding the nodes|the verbs and status know every node of settings.json on another host, not only what this host's run/broker.json records: a verb reloads and proves them all"
   "FORGET_KEEPS_AGENT_USER|cluster-membership|node|cotal node forget revokes the forgotten node's agent authority user: a host that kept its creds can no longer read the record or the node material"
+  "ROUTES_UNPINNED|cluster-membership|node|every node's route TLS pins the current nodes' certificates: a forgotten node that comes back with its files (its CA-signed certificate, the route password) is refused at every route"
   "NODE_ADD_UNPROVEN|cluster-membership|node add|cotal node add returns only once the new node and every other node proved the committed record, and the record names its proof"
 )
 

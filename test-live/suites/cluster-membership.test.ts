@@ -1,3 +1,4 @@
+import { execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -17,6 +18,7 @@ import { askServer, disposeClusterRoot, systemCreds, upClusterRoot } from "../fi
 import { AppClient } from "../fixtures/app-client.js";
 import { VERSION_DEPENDENT } from "../fixtures/tags.js";
 import { SpawnedAppClient } from "../fixtures/spawned-app.js";
+import { natsServerBinary } from "@cotal/core/server-process";
 
 // Joining and leaving (docs/cluster.md "Joining: cotal node add", "Leaving: cotal node forget"), judged
 // from the tenant's side: beta's applications (nats.js and nats-py, default reconnect settings) write
@@ -38,6 +40,8 @@ describe("cotal node add and node forget on a running cluster root", VERSION_DEP
   let r: LiveRoot | undefined;
   let up: UpResult;
   let added: NodeAddResult;
+  let pinnedBeforeForget: string[] = [];
+  let forgot: NodeForgetResult | undefined;
   const apps: { stop(): Promise<unknown> }[] = [];
   afterAll(async () => {
     await Promise.all(apps.map((a) => a.stop().catch(() => undefined)));
@@ -89,6 +93,7 @@ describe("cotal node add and node forget on a running cluster root", VERSION_DEP
       }, 15_000);
       expect(routed.size).toBe(3);
       expect(readFileSync(join(root.layout.nodeDir(added.node.name), "server.conf"), "utf8")).toMatch(/verify: true/);
+      pinnedBeforeForget = (up.nodes ?? []).map((n) => readFileSync(root.layout.nodeServerConf(n.name), "utf8"));
 
       // A removal after the join proves on all four: delta's cred, polled on every node, never connects after it.
       ok(await root.cotal(["space", "add", "delta"], { timeoutMs: 60_000 }));
@@ -127,9 +132,10 @@ describe("cotal node add and node forget on a running cluster root", VERSION_DEP
       };
       expect(await peers()).toContain(name);
       // Its agent's authority user is admitted now (the control), as node 2's is.
-      const agentCreds = (node: string) => readFileSync(join(root.layout.nodeAgentCredsDir(node), "authority.creds"), "utf8");
+      const agentCreds = (node: string, which = "authority") => readFileSync(join(root.layout.nodeAgentCredsDir(node), `${which}.creds`), "utf8");
       const n2name = (up.nodes ?? [])[1]?.name as string;
       expect([await connects(n1, agentCreds(name)), await connects(n1, agentCreds(n2name))]).toEqual([true, true]);
+      expect([await connects(n1, agentCreds(name, "system")), await connects(n1, agentCreds(n2name, "system"))], "both agents' system users before").toEqual([true, true]);
       process.kill(pid, "SIGKILL");
       await until("the new node's server gone", async () => (alive(pid) ? undefined : true), 10_000);
 
@@ -141,6 +147,9 @@ describe("cotal node add and node forget on a running cluster root", VERSION_DEP
       expect(await connects(n1, agentCreds(name)), "the forgotten node's agent user after forget").toBe(false);
       expect(out.revoked).toMatch(/^U[A-Z2-7]{55}$/);
       expect(await connects(n1, agentCreds(n2name)), "node 2's agent user after forget").toBe(true);
+      expect([await connects(n1, agentCreds(name, "system")), await connects(n1, agentCreds(n2name, "system"))], "the agents' system users after forget").toEqual([false, true]);
+      expect(out.revokedSystem).toMatch(/^U[A-Z2-7]{55}$/);
+      forgot = out;
       expect(await until("the meta group without it", async () => ((await peers()).includes(name) ? undefined : true), 15_000)).toBe(true);
       const st = await statusOf(root);
       expect(nodesOf(st).map((n) => [n.name, n.state])).toEqual((up.nodes ?? []).map((n) => [n.name, "clean"]));
@@ -158,7 +167,54 @@ describe("cotal node add and node forget on a running cluster root", VERSION_DEP
       for (const a of apps as (AppClient | SpawnedAppClient)[]) await a.writable(30_000);
       expect((apps as (AppClient | SpawnedAppClient)[]).map((a) => a.report.closed)).toEqual([false, false]);
     }));
+
+  it("a forgotten node that comes back with its files is refused at every route: no remaining node pins its certificate", () =>
+    cell("cluster membership: a forgotten node stays out", async (m) => {
+      if (!r || !added) throw new Error("the node add and forget cells run first");
+      const root = r;
+      const name = added.node.name;
+      // Its host kept everything: its config (still naming the three others, with the route password), certificate, key and store.
+      const conf = root.layout.nodeServerConf(name);
+      expect(readFileSync(conf, "utf8")).toMatch(/routes: \[/);
+      const child = spawn(natsServerBinary(), ["-c", conf], { stdio: "ignore" });
+      try {
+        const system = loadBrokerTrust(root.layout).system;
+        const [varz, routez] = [systemCreds(system, "VARZ"), systemCreds(system, "ROUTEZ")];
+        // The control: it runs, answers, and dials the three others.
+        const own = await until("the forgotten node answers", async () => askServer<{ server_id?: string; cluster?: { urls?: string[] } }>(added.node.url, varz, "VARZ").catch(() => undefined), 15_000);
+        expect(own.cluster?.urls?.length, "the routes it dials").toBe(3);
+        let samples = 0;
+        const until6s = monotonicMs() + 6_000;
+        while (monotonicMs() < until6s) {
+          const mine = (await askServer<{ routes?: Route[] }>(added.node.url, routez, "ROUTEZ")).routes ?? [];
+          expect(mine.length, "routes on the forgotten node").toBe(0);
+          for (const n of up.nodes ?? []) {
+            const ids = ((await askServer<{ routes?: Route[] }>(n.url, routez, "ROUTEZ")).routes ?? []).map((x) => x.remote_id);
+            expect(ids, `${n.name} routed to the forgotten node`).not.toContain(own.server_id);
+          }
+          samples += 1;
+          await new Promise((res) => setTimeout(res, 400));
+        }
+        m.notes = [`${samples} samples over 6 s: no route to or from the forgotten node`];
+        expect(samples).toBeGreaterThan(3);
+      } finally {
+        child.kill("SIGKILL");
+      }
+      // Why (docs/cluster.md "A forgotten node stays out"): every node pinned its certificate while it was a member, none does now (the pin as openssl computes it).
+      expect(forgot?.routesPinned, "forget's result says the routes refuse it").toBe(true);
+      const pin = pinOf(join(root.root, "routes", `${name}.pem`));
+      for (const conf of pinnedBeforeForget) expect(conf).toMatch(new RegExp(`pinned_certs: \\[[^\\]]*"${pin}"`));
+      for (const n of up.nodes ?? []) expect(readFileSync(root.layout.nodeServerConf(n.name), "utf8"), n.name).toMatch(/pinned_certs: \[/);
+      for (const n of up.nodes ?? []) expect(readFileSync(root.layout.nodeServerConf(n.name), "utf8"), n.name).not.toContain(pin);
+      for (const a of apps as (AppClient | SpawnedAppClient)[]) await a.writable(30_000);
+    }));
 });
+
+/** A certificate's pin as nats-server's pinned_certs takes it, computed by openssl (not by cotal): SHA-256 of its DER public key. */
+function pinOf(certFile: string): string {
+  const der = execFileSync("openssl", ["pkey", "-pubin", "-outform", "der"], { input: execFileSync("openssl", ["x509", "-in", certFile, "-pubkey", "-noout"]) });
+  return execFileSync("sha256sum", { input: der }).toString().split(" ")[0] as string;
+}
 
 /** A KV put through `writeUrl` as the tenant, read back through `readUrl`. */
 async function kvRoundTrip(writeUrl: string, readUrl: string, creds: string): Promise<void> {

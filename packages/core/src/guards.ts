@@ -149,6 +149,8 @@ export interface Guards {
   readonly NODE_ADD_UNPROVEN: boolean;
   /** `cotal node forget` leaves the forgotten node's agent authority user valid: a host that kept its creds still reads the record and the node material. */
   readonly FORGET_KEEPS_AGENT_USER: boolean;
+  /** A cluster node's route TLS renders no `pinned_certs`: a certificate the cluster's CA signed for a node since forgotten still joins the routes. */
+  readonly ROUTES_UNPINNED: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -227,6 +229,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   UNRECORDED_NODES_IGNORED: false,
   NODE_ADD_UNPROVEN: false,
   FORGET_KEEPS_AGENT_USER: false,
+  ROUTES_UNPINNED: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { AGENT_SYSTEM_PUB, agentAuthorityPub, agentCredsFiles, credsUserKey, ensureAgentCreds, readAgentCreds, revokeAgentAuthority } from "../src/root/agent-creds.js";
+import { AGENT_SYSTEM_PUB, agentAuthorityPub, agentCredsFiles, credsUserKey, ensureAgentCreds, readAgentCreds, revokeAgentAuthority, revokeAgentSystem } from "../src/root/agent-creds.js";
 import { userRevocations } from "../src/trust/user-revocations.js";
 import { loadAuthorityAccount } from "../src/root/account-store.js";
 import { loadBrokerTrust } from "../src/root/broker-store.js";
@@ -101,5 +101,23 @@ describe("a forgotten node's agent authority user", () => {
     // A node with no creds of its own has no user to revoke.
     expect(revokeAgentAuthority(root.layout, "cm-n9")).toBeUndefined();
     expect(credsUserKey("not a creds file")).toBeUndefined();
+  });
+
+  it("forget revokes its system user in the system account: re-signed by the operator, the keys and generation kept, idempotent", async () => {
+    const root = await threeHostRoot(roots);
+    for (const n of ["cm-n2", "cm-n3"]) ensureAgentCreds(root.layout, n);
+    const key = credsUserKey(readFileSync(agentCredsFiles(root.layout, "cm-n2").system, "utf8"));
+    const other = credsUserKey(readFileSync(agentCredsFiles(root.layout, "cm-n3").system, "utf8"));
+    const before = loadBrokerTrust(root.layout);
+    expect(revokeAgentSystem(root.layout, "cm-n2", 1_900_000_000)).toBe(key);
+    const after = loadBrokerTrust(root.layout);
+    expect(userRevocations(after.system.jwt)).toEqual({ [key as string]: 1_900_000_000 });
+    expect(userRevocations(after.system.jwt)[other as string]).toBeUndefined();
+    const claims = verifyJwt(after.system.jwt);
+    expect([claims.iss, claims.sub]).toEqual([before.operator.publicKey, before.system.publicKey]);
+    expect({ ...after, system: { ...after.system, jwt: "" } }).toEqual({ ...before, system: { ...before.system, jwt: "" } }); // only the JWT moved
+    expect(revokeAgentSystem(root.layout, "cm-n2", 1_900_000_000)).toBeUndefined();
+    expect(loadBrokerTrust(root.layout).system.jwt).toBe(after.system.jwt);
+    expect(revokeAgentSystem(root.layout, "cm-n9")).toBeUndefined();
   });
 });

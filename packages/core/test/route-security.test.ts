@@ -7,7 +7,8 @@ import { renderNode } from "../src/broker/render-root.js";
 import { clusterOf, newClusterSettings } from "../src/root/cluster-settings.js";
 import { RootLayout } from "../src/root/layout.js";
 import { loadSettings, saveSettings } from "../src/root/settings.js";
-import { cotalTlsFiles, createRouteSecurity, nodeRouteSecurity, routeAuthFile, routesDir } from "../src/root/route-security.js";
+import { cotalTlsFiles, createRouteSecurity, nodeRouteSecurity, routeAuthFile, routePin, routePins, routesDir } from "../src/root/route-security.js";
+import { natsConfigDigest } from "../src/render/nats-digest.js";
 import { createTempRoot } from "../src/testing/index.js";
 import { GUARDS_ON } from "../src/guards.js";
 import { refusalOf } from "./fixtures/records.js";
@@ -61,6 +62,18 @@ describe("a node's cluster block with route TLS and auth", () => {
     const plain = serverConfig(broker, [space(alpha)], { ...opts, cluster: { name: block.name, port: block.port, routes: block.routes } });
     expect(plain).not.toMatch(/tls \{|authorization|@127/);
     expect(plain).toContain('    "nats-route://127.0.0.1:6223"');
+  });
+
+  it("pins every node's certificate, one sorted pin a line, in the grammar whose digest cotal predicts", () => {
+    const [a, b] = ["b".repeat(64), "a".repeat(64)];
+    const text = serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, tls: { ...block.tls, pinned: [a, b, a] } } });
+    const lines = text.split("\n");
+    const at = lines.indexOf("    verify: true");
+    expect(lines.slice(at, at + 6)).toEqual(["    verify: true", "    pinned_certs: [", `      "${b}"`, `      "${a}"`, "    ]", "    timeout: 5"]);
+    expect(natsConfigDigest(text)).toMatch(/^sha256:[0-9a-f]{64}$/);
+    for (const pinned of [[], ["A".repeat(64)], ["a".repeat(63)], [`${"a".repeat(64)}"`]]) {
+      expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, tls: { ...block.tls, pinned } } })).message).toContain("pin");
+    }
   });
 
   it("refuses a malformed route user, password or route URL", () => {
@@ -135,6 +148,31 @@ describe("the certificates cotal makes for a new cluster root", () => {
     expect(conf).toContain(`cert_file: "${cotalTlsFiles(root.layout, "cm-n2").certFile}"`);
     expect(conf).toContain(`ca_file: "${n3.caFile}"`);
     expect(conf).toContain(`"nats-route://cotal-route:${password}@127.0.0.1:15003"`);
+    // Every node pins all three certificates, each pin as openssl computes it (SHA-256 of the DER public key).
+    const opensslPin = (f: string): string => {
+      const der = execFileSync("openssl", ["pkey", "-pubin", "-outform", "der"], { input: execFileSync("openssl", ["x509", "-in", f, "-pubkey", "-noout"]) });
+      return execFileSync("sha256sum", { input: der }).toString().split(" ")[0] as string;
+    };
+    const pins = cluster.nodes.map((n) => opensslPin(cotalTlsFiles(root.layout, n.name).certFile));
+    expect(pins.map((p, i) => routePin(readFileSync(cotalTlsFiles(root.layout, `cm-n${i + 1}`).certFile, "utf8")))).toEqual(pins);
+    expect(conf).toContain(["    pinned_certs: [", ...[...pins].sort().map((p) => `      "${p}"`), "    ]"].join("\n"));
+    expect(renderNode(root.layout, "cm-n2", [], { maintenance: true, guards: { ...GUARDS_ON, ROUTES_UNPINNED: true } }).text).not.toContain("pinned_certs");
+    expect(renderNode(root.layout, "cm-n2", [], { maintenance: true, guards: { ...GUARDS_ON, ROUTES_UNPINNED: true } }).text).toContain("verify: true");
+    // A node's lost certificate refuses the render; an operator's that is not readable here pins nothing.
+    const withCluster = clusterOf(root.layout, loadSettings(root.layout));
+    if (!withCluster) throw new Error("no cluster");
+    const n1 = cotalTlsFiles(root.layout, "cm-n1").certFile;
+    const kept = readFileSync(n1);
+    rmSync(n1);
+    expect(refusalOf(() => routePins(root.layout, withCluster)).message).toContain(n1);
+    writeFileSync(n1, "not a certificate");
+    expect(refusalOf(() => routePins(root.layout, withCluster)).code).toBe("corrupt-record");
+    writeFileSync(n1, kept);
+    expect(routePins(root.layout, withCluster)).toEqual(Object.fromEntries(cluster.nodes.map((n, i) => [n.name, pins[i]])));
+    const files = { source: "files" as const, caFile: "/nowhere/ca.pem", nodes: Object.fromEntries(cluster.nodes.map((n) => [n.name, { certFile: cotalTlsFiles(root.layout, n.name).certFile, keyFile: "/k" }])) };
+    expect(routePins(root.layout, { ...withCluster, routeTls: files })).toEqual(routePins(root.layout, withCluster));
+    expect(routePins(root.layout, { ...withCluster, routeTls: { ...files, nodes: { ...files.nodes, "cm-n2": { certFile: "/nowhere/n2.pem", keyFile: "/k" } } } })).toBeUndefined();
+    expect(routePins(root.layout, { ...withCluster, routeTls: undefined })).toBeUndefined();
     // The guard's control: no TLS, no authorization, bare routes.
     const open = renderNode(root.layout, "cm-n2", [], { maintenance: true, guards: { ...GUARDS_ON, ROUTES_WITHOUT_AUTH: true } }).text;
     expect(open).not.toMatch(/tls \{|authorization|cotal-route/);

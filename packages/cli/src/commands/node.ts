@@ -109,6 +109,6 @@ export function registerNode(program: Command): void {
       const { nodeForget } = await import("@cotal/core");
       const r = await nodeForget({ root: rootOf(cmd), guards: guardsOf(cmd), node: name, ...(flags.json ? {} : { onProgress: (m: string) => err(`cotal: ${m}`) }) });
       if (flags.json) json({ ...r, up: { ...r.up, child: undefined } });
-      else out(`cotal node: forgot ${r.node} (JetStream peer ${r.peer}); ${r.up.nodes?.length ?? 0} nodes remain, each proven on the committed record`);
+      else out(`cotal node: forgot ${r.node} (JetStream peer ${r.peer}); ${r.up.nodes?.length ?? 0} nodes remain, each proven on the committed record${r.routesPinned ? ", and their routes refuse its certificate" : ""}`);
     });
 }

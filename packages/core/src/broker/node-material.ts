@@ -5,7 +5,7 @@ import { accountInventory, loadAuthorityAccount } from "../root/account-store.js
 import type { RootLayout } from "../root/layout.js";
 import { loadSettings, maxPayloadOf } from "../root/settings.js";
 import { clusterOf, nodeHost, routesFor, type ClusterSettings } from "../root/cluster-settings.js";
-import { nodeRouteSecurity } from "../root/route-security.js";
+import { nodeRouteSecurity, routePins } from "../root/route-security.js";
 import { configDigest, serverConfig, type ClusterBlock, type JetStreamMax, type RenderAccount } from "../render/server-config.js";
 import { effectiveBudget } from "./jetstream-max.js";
 import { heldAccountJwt } from "./node-hold.js";
@@ -28,7 +28,7 @@ export interface NodeBase {
   system: { publicKey: string; jwt: string };
   authority: RenderAccount;
   /** The cluster as each node dials it: names, resolved hosts and ports; the route security's own files stay on each host. */
-  cluster: { name: string; nodes: { name: string; host: string; port: number; clusterPort: number; testRoutePort?: number }[] };
+  cluster: { name: string; nodes: { name: string; host: string; port: number; clusterPort: number; testRoutePort?: number; routePin?: string }[] };
   maxPayload: number;
   jetstreamMax?: JetStreamMax;
   syncAlways: boolean;
@@ -61,12 +61,14 @@ export function nodeBase(layout: RootLayout, guards: Guards = GUARDS_ON, read: C
   const broker = loadBrokerTrust(layout);
   const authority = loadAuthorityAccount(layout);
   const { render: jetstreamMax } = effectiveBudget(layout, guards);
+  // Each certificate's pin is public (a hash of its public key): the nodes refuse any other (docs/cluster.md "A forgotten node stays out").
+  const pins = routePins(layout, cluster, guards);
   return {
     format: "cotal.node-material/1",
     operator: { publicKey: broker.operator.publicKey, jwt: broker.operator.jwt },
     system: { publicKey: broker.system.publicKey, jwt: broker.system.jwt },
     authority: { name: authority.name, publicKey: authority.publicKey, jwt: authority.jwt },
-    cluster: { name: cluster.name, nodes: cluster.nodes.map((n) => ({ name: n.name, host: nodeHost(n, settings.host), port: n.port, clusterPort: n.clusterPort, ...(n.testRoutePort !== undefined ? { testRoutePort: n.testRoutePort } : {}) })) },
+    cluster: { name: cluster.name, nodes: cluster.nodes.map((n) => ({ name: n.name, host: nodeHost(n, settings.host), port: n.port, clusterPort: n.clusterPort, ...(n.testRoutePort !== undefined ? { testRoutePort: n.testRoutePort } : {}), ...(pins?.[n.name] ? { routePin: pins[n.name] } : {}) })) },
     maxPayload: maxPayloadOf(layout, settings),
     ...(jetstreamMax ? { jetstreamMax } : {}),
     syncAlways: renderFeatures(layout).syncAlways,
@@ -125,6 +127,8 @@ export function renderNodeFrom(base: NodeBase, node: string, tenants: readonly R
   if (!self) throw new CotalError("corrupt-record", `the cluster names no node ${node}`, { next: "cotal status" });
   const boot = "held" in tenants;
   const list = boot ? (guards.CLUSTER_BOOT_BARE ? [] : tenants.held) : tenants;
+  const pins = base.cluster.nodes.map((n) => n.routePin);
+  const tls = local.routeSecurity.tls && pins.every((p) => p !== undefined) ? { ...local.routeSecurity.tls, pinned: pins as string[] } : local.routeSecurity.tls;
   const text = serverConfig({ operator: base.operator, system: base.system }, list, {
     host: self.host,
     port: self.port,
@@ -132,7 +136,7 @@ export function renderNodeFrom(base: NodeBase, node: string, tenants: readonly R
     storeDir: local.storeDir,
     logFile: local.logFile,
     pidFile: local.pidFile,
-    cluster: { name: base.cluster.name, port: self.clusterPort, routes: routesFor({ name: base.cluster.name, replicas: 0, nodes: base.cluster.nodes }, self.host, node), ...(self.testRoutePort !== undefined ? { advertisePort: self.testRoutePort } : {}), ...local.routeSecurity },
+    cluster: { name: base.cluster.name, port: self.clusterPort, routes: routesFor({ name: base.cluster.name, replicas: 0, nodes: base.cluster.nodes }, self.host, node), ...(self.testRoutePort !== undefined ? { advertisePort: self.testRoutePort } : {}), ...local.routeSecurity, ...(tls ? { tls } : {}) },
     ...(boot && list.length === 0 ? { maintenance: true } : {}),
     maxPayload: base.maxPayload,
     authority: base.authority,

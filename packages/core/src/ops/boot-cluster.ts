@@ -158,6 +158,7 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
   // Each node's agent users, which its host holds instead of the root's account seeds (docs/cluster.md "The agent's own users").
   for (const n of cluster.nodes) if (ensureAgentCreds(layout, n.name, guards)) progress(`minted node ${n.name}'s agent users: ${layout.nodeAgentCredsDir(n.name)}`);
   const notes: string[] = created ? [] : await restartUnserving(layout, progress, guards);
+  if (!created) await pinNewcomers(layout, cluster, guards, (m) => (notes.push(m), progress(m)));
   const nodes = await ensureNodes(layout, settings, cluster, created, progress, guards);
   const recorded = readRuntime(layout) as BrokerRuntime;
   // Every node, the ones this host did not record included (found above by their answer), is waited for and applied.
@@ -198,6 +199,39 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
     notes,
     nodes: nodes.map((n) => ({ name: n.name, pid: n.owner.pid, url: n.url, port: n.port, clusterPort: n.clusterPort })),
   };
+}
+
+/**
+ * A node of settings.json the committed record does not count among its members (one added since)
+ * routes only once the running nodes pin its certificate: the committed record is applied to them
+ * first, so their configs name it (docs/cluster.md "A forgotten node stays out"). No-op when every
+ * node is a member, none of this host's runs, or the record cannot be read yet (the boot then says why).
+ */
+export async function pinNewcomers(layout: RootLayout, cluster: ClusterSettings, guards: Guards, onNotice: (m: string) => void): Promise<void> {
+  const recorded = readRuntime(layout);
+  if (!recorded?.nodes) return;
+  const every = withUnrecordedNodes(layout, recorded).nodes ?? [];
+  const answering = (await Promise.all(every.map(async (n) => ((await sendsInfo(n.port, new URL(n.url).hostname, INFO_PROBE_MS)) ? n : undefined)))).filter((n): n is NodeRuntime => n !== undefined);
+  if (answering.length === 0) return;
+  const newcomers = await nonMembers(layout, answering, cluster, guards);
+  const running = answering.filter((n) => !newcomers.includes(n.name));
+  if (newcomers.length === 0 || running.length === 0) return;
+  onNotice(`pinning node${newcomers.length > 1 ? "s" : ""} ${newcomers.join(", ")} on the running nodes (${running.map((n) => n.name).join(", ")}) before it joins`);
+  await applyClusterRecord(layout, { ...recorded, url: (running[0] as NodeRuntime).url, nodes: running }, cluster, guards, onNotice);
+}
+
+/** The nodes of settings.json the committed record does not list as members; none when it cannot be read within a few seconds. */
+async function nonMembers(layout: RootLayout, running: readonly NodeRuntime[], cluster: ClusterSettings, guards: Guards): Promise<string[]> {
+  let store: AuthorityStore | undefined;
+  try {
+    store = await connectReplicated(running.map((n) => n.url), layout, cluster.replicas, guards, { timeoutMs: 3_000 });
+    const members = (await store.read())?.record.members;
+    return members ? cluster.nodes.map((n) => n.name).filter((n) => !members.includes(n)) : [];
+  } catch {
+    return [];
+  } finally {
+    await store?.close().catch(() => undefined);
+  }
 }
 
 /**

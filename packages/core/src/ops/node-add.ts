@@ -18,7 +18,7 @@ import { ensureAgentCreds, agentCredsFiles } from "../root/agent-creds.js";
 import { loadSettings, saveSettings, type RootSettings } from "../root/settings.js";
 import type { RootLayout } from "../root/layout.js";
 import { withVerb } from "../verb/verb.js";
-import { bootCluster } from "./boot-cluster.js";
+import { bootCluster, pinNewcomers } from "./boot-cluster.js";
 import { finishedByUp, liveNodesOrRefuse, publishMaterialNow, startClusterNodes } from "./cluster-nodes.js";
 import { readRuntime } from "../broker/runtime.js";
 import type { UpResult } from "./boot-root.js";
@@ -84,7 +84,11 @@ export async function nodeAdd(opts: NodeAddOptions): Promise<NodeAddResult> {
       // Its agent renders its held boot from the public bucket: publish it with this node in it now.
       const failed = await publishMaterialNow(v.layout, nodeUrls(v.layout, plan), plan.cluster, guards);
       if (failed) opts.onProgress?.(`the node material could not be published yet (${failed}); the up below publishes it before it waits for the node`);
-      return { ...out, started: false, ...(failed ? { notes: [`node material not published: ${failed}`] } : {}), next: [`cotal --root ${r} node run --node ${node.name}   # on ${host}, with the files above copied there`, `cotal --root ${r} up --detach   # here, once it runs: proves the committed record on every node`] };
+      // The running nodes pin its certificate now, so it routes as soon as its host starts it; the up below does it otherwise.
+      const unpinned = await pinNewcomers(v.layout, plan.cluster, guards, (m) => opts.onProgress?.(m)).then(() => undefined, (e: unknown) => (e as Error).message);
+      if (unpinned) opts.onProgress?.(`the running nodes could not pin it yet (${unpinned}); the up below does it before it waits for the node`);
+      const notes = [...(failed ? [`node material not published: ${failed}`] : []), ...(unpinned ? [`not yet pinned by the running nodes: ${unpinned}`] : [])];
+      return { ...out, started: false, ...(notes.length > 0 ? { notes } : {}), next: [`cotal --root ${r} node run --node ${node.name}   # on ${host}, with the files above copied there`, `cotal --root ${r} up --detach   # here, once it runs: proves the committed record on every node`] };
     }
     if (guards.NODE_ADD_UNPROVEN) return { ...out, ...(await startUnproven(v.layout, plan, guards)) };
     opts.onProgress?.(`added node ${node.name} (${host}:${node.port}, routes ${node.clusterPort}); starting it with every tenant held and proving the committed record on every node`);

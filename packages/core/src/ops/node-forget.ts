@@ -15,9 +15,9 @@ import { loadBrokerTrust } from "../root/broker-store.js";
 import { clusterOf, nodeHost, CLUSTER_MIN, type ClusterSettings } from "../root/cluster-settings.js";
 import { loadSettings, saveSettings, type RootSettings } from "../root/settings.js";
 import type { RootLayout } from "../root/layout.js";
-import type { RouteTls } from "../root/route-security.js";
+import { routePins, type RouteTls } from "../root/route-security.js";
 import { mintSystemUserCreds } from "../trust/index.js";
-import { revokeAgentAuthority } from "../root/agent-creds.js";
+import { revokeAgentAuthority, revokeAgentSystem } from "../root/agent-creds.js";
 import { withVerb } from "../verb/verb.js";
 import { bootCluster } from "./boot-cluster.js";
 import { finishedByUp } from "./cluster-nodes.js";
@@ -39,6 +39,10 @@ export interface NodeForgetResult {
   peer: "removed" | "not a member";
   /** The public key of its agent's authority user, revoked in the authority account by this run. */
   revoked?: string;
+  /** The public key of its agent's system user, revoked in the system account by this run. */
+  revokedSystem?: string;
+  /** Whether the nodes that remain pin their route certificates, so the forgotten node's is refused (docs/cluster.md "A forgotten node stays out"). */
+  routesPinned: boolean;
   /** The nodes that remain, each proven on the committed record (the cluster `up` this verb ran). */
   up: UpResult;
 }
@@ -66,12 +70,17 @@ export async function nodeForget(opts: NodeForgetOptions): Promise<NodeForgetRes
     // Its agent's authority user, before settings.json forgets whose it was; live once the nodes run the re-signed account.
     const revoked = guards.FORGET_KEEPS_AGENT_USER ? undefined : revokeAgentAuthority(v.layout, opts.node);
     if (revoked) opts.onProgress?.(`revoked node ${opts.node}'s agent authority user ${revoked}`);
+    const revokedSystem = guards.FORGET_KEEPS_AGENT_USER ? undefined : revokeAgentSystem(v.layout, opts.node);
+    if (revokedSystem) opts.onProgress?.(`revoked node ${opts.node}'s agent system user ${revokedSystem}`);
     saveSettings(v.layout, withoutNode(settings, cluster, opts.node));
     opts.onProgress?.(`forgot node ${opts.node} in settings.json; applying the committed record to the ${cluster.nodes.length - 1} nodes that remain`);
     const up = await bootCluster({ layout: v.layout, lock: v.lock, guards }, { detach: true, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) }).catch((e: unknown) => {
       throw finishedByUp(e, root, `the forgetting of node ${opts.node}`);
     });
-    return { root, node: opts.node, peer, ...(revoked ? { revoked } : {}), up };
+    const remaining = withoutNode(settings, cluster, opts.node).cluster as ClusterSettings;
+    const routesPinned = routePins(v.layout, remaining, guards) !== undefined;
+    if (!routesPinned && cluster.routeTls) opts.onProgress?.(`the routes pin no certificate (an operator's certificate is not readable here): node ${opts.node}'s certificate is refused only once your CA stops trusting it`);
+    return { root, node: opts.node, peer, ...(revoked ? { revoked } : {}), ...(revokedSystem ? { revokedSystem } : {}), routesPinned, up };
   });
 }
 

@@ -65,7 +65,7 @@ export interface ClusterBlock {
   /** Test-only (ClusterNodeSettings.testRoutePort): the route port this node advertises instead of `port`; absent, no `advertise` line. */
   advertisePort?: number;
   /** Mutual TLS on every route (`tls { … verify: true }`): this node's certificate and key, and the CA every node's is signed by. */
-  tls?: { certFile: string; keyFile: string; caFile: string };
+  tls?: { certFile: string; keyFile: string; caFile: string; pinned?: readonly string[] };
   /** Route authorization: the user and password every route must present; the rendered route URLs carry them. */
   auth?: { user: string; password: string };
 }
@@ -154,6 +154,15 @@ export function serverConfig(broker: RenderBroker, spaces: readonly RenderAccoun
 
 const ROUTE_USER = /^[a-z0-9][a-z0-9-]{0,31}$/;
 const ROUTE_PASSWORD = /^[0-9a-f]{32,128}$/;
+const ROUTE_PIN = /^[0-9a-f]{64}$/;
+
+/** `pinned_certs`: every current node's certificate, so one the CA signed for a forgotten node is refused (docs/cluster.md "A forgotten node stays out"). */
+function pinLines(pins: readonly string[] | undefined): string[] {
+  if (pins === undefined) return [];
+  if (pins.length === 0 || pins.some((p) => !ROUTE_PIN.test(p))) refuse("a route certificate pin is not a SHA-256 in hex");
+  // One element a line, as the routes: the grammar render/nats-digest.ts predicts the server's digest of.
+  return ["    pinned_certs: [", ...[...new Set(pins)].sort().map((p) => `      "${p}"`), "    ]"];
+}
 
 function clusterLines(c: ClusterBlock, host: string): string[] {
   if (!Number.isInteger(c.port) || c.port < 1 || c.port > 65535) refuse(`invalid cluster port ${c.port}`);
@@ -176,7 +185,7 @@ function clusterLines(c: ClusterBlock, host: string): string[] {
     ...(c.advertisePort !== undefined ? [`  advertise: ${confString(`${host}:${c.advertisePort}`, "cluster advertise address")}`] : []),
     // Routes verify their peer's certificate both ways (docs/cluster.md "Route TLS and auth").
     ...(c.tls
-      ? ["  tls {", `    cert_file: ${confString(c.tls.certFile, "route certificate")}`, `    key_file: ${confString(c.tls.keyFile, "route key")}`, `    ca_file: ${confString(c.tls.caFile, "route CA")}`, "    verify: true", "    timeout: 5", "  }"]
+      ? ["  tls {", `    cert_file: ${confString(c.tls.certFile, "route certificate")}`, `    key_file: ${confString(c.tls.keyFile, "route key")}`, `    ca_file: ${confString(c.tls.caFile, "route CA")}`, "    verify: true", ...pinLines(c.tls.pinned), "    timeout: 5", "  }"]
       : []),
     ...(c.auth ? ["  authorization {", `    user: ${confString(c.auth.user, "route user")}`, `    password: ${confString(c.auth.password, "route password")}`, "    timeout: 5", "  }"] : []),
     "  routes: [",

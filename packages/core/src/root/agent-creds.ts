@@ -15,7 +15,7 @@ import { mintSystemUserCreds, mintUserCreds } from "../trust/user.js";
 import { loadAuthorityAccount, saveAuthorityAccount } from "./account-store.js";
 import { decodeJwt } from "../trust/jwt.js";
 import { resignUserRevocations, revocationsToAdd, userRevocations } from "../trust/user-revocations.js";
-import { loadBrokerTrust } from "./broker-store.js";
+import { loadBrokerTrust, reviseSystemJwt } from "./broker-store.js";
 import type { RootLayout } from "./layout.js";
 import { ensureSecretDir, readTextIfExists, writeFileAtomic } from "./secret-files.js";
 
@@ -117,5 +117,19 @@ export function revokeAgentAuthority(layout: RootLayout, node: string, now = Mat
   const add = revocationsToAdd(userRevocations(authority.jwt), [key], now);
   if (Object.keys(add).length === 0) return undefined;
   saveAuthorityAccount(layout, { ...authority, jwt: resignUserRevocations(loadBrokerTrust(layout).operator, authority.jwt, add).jwt });
+  return key;
+}
+
+/**
+ * The same for its system user (RELOAD, VARZ, JSZ): revoked in the system account, re-signed by the
+ * operator, so a host that kept its `system.creds` can no longer ask a node to reload or report.
+ */
+export function revokeAgentSystem(layout: RootLayout, node: string, now = Math.floor(Date.now() / 1000)): string | undefined {
+  const key = credsUserKey(readTextIfExists(agentCredsFiles(layout, node).system) ?? "");
+  if (!key) return undefined;
+  const broker = loadBrokerTrust(layout);
+  const add = revocationsToAdd(userRevocations(broker.system.jwt), [key], now);
+  if (Object.keys(add).length === 0) return undefined;
+  reviseSystemJwt(layout, broker, resignUserRevocations(broker.operator, broker.system.jwt, add).jwt);
   return key;
 }

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import { CotalError } from "../errors.js";
 import type { BrokerTrust } from "../trust/index.js";
 import { keyPairFromSeed } from "../trust/index.js";
+import { decodeJwt } from "../trust/jwt.js";
 import type { RootLayout } from "./layout.js";
 import { BROKER_FORMAT, parseBrokerRecord, type BrokerRecord } from "./records.js";
 import { ensureSecretDir, readTextIfExists, writeFileAtomic, writeJsonAtomic } from "./secret-files.js";
@@ -100,4 +101,17 @@ export function replaceBrokerTrust(layout: RootLayout, current: LoadedBroker, ne
   writeFileAtomic(layout.systemSigningSeedFile, `${next.system.signingSeed}\n`);
   failpointSync("rotate-seed-written");
   writeJsonAtomic(layout.brokerFile, toBrokerRecord(next, true, current.createdAt));
+}
+
+/**
+ * The system account's JWT re-signed in place (a user revoked at `cotal node forget`, docs/cluster.md
+ * "Leaving: cotal node forget"): the same keys and generation, only the JWT changes, and it must name
+ * the same account and operator.
+ */
+export function reviseSystemJwt(layout: RootLayout, current: LoadedBroker, jwt: string): void {
+  const claims = decodeJwt(jwt);
+  if (claims.sub !== current.system.publicKey || claims.iss !== current.operator.publicKey) {
+    throw new CotalError("foreign-operator", "a revised system account JWT must name the same account and operator", { next: "cotal status" });
+  }
+  writeJsonAtomic(layout.brokerFile, toBrokerRecord({ ...current, system: { ...current.system, jwt } }, current.multiSpace, current.createdAt));
 }

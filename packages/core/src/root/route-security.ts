@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { chmodSync, closeSync, existsSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { isIP } from "node:net";
-import { randomBytes } from "node:crypto";
+import { X509Certificate, createHash, randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { CotalError, RERUN } from "../errors.js";
@@ -76,6 +76,35 @@ export function nodeRouteSecurity(layout: RootLayout, cluster: { routeTls?: Rout
   if (guards.ROUTES_WITHOUT_AUTH) return {};
   const tls = cluster.routeTls === undefined ? undefined : cluster.routeTls.source === "cotal" ? cotalTlsFiles(layout, node) : { ...(cluster.routeTls.nodes[node] as { certFile: string; keyFile: string }), caFile: cluster.routeTls.caFile };
   return { ...(tls ? { tls } : {}), ...(cluster.routeAuth ? { auth: { user: cluster.routeAuth.user, password: loadRoutePassword(layout) } } : {}) };
+}
+
+/** A route certificate's pin as nats-server's `pinned_certs` takes it: the SHA-256 of its DER public key (SPKI), in hex. */
+export function routePin(certPem: string): string {
+  return createHash("sha256").update(new X509Certificate(certPem).publicKey.export({ type: "spki", format: "der" })).digest("hex");
+}
+
+/**
+ * Every node's route pin, from its certificate on this host (docs/cluster.md "A forgotten node stays
+ * out"): with them every node refuses a route from a certificate no current node holds. None when the
+ * routes carry no TLS, or when an operator's certificate is not readable here (then nothing is pinned).
+ */
+export function routePins(layout: RootLayout, cluster: { routeTls?: RouteTls; nodes: readonly { name: string }[] }, guards: Guards = GUARDS_ON): Record<string, string> | undefined {
+  if (!cluster.routeTls || guards.ROUTES_UNPINNED || guards.ROUTES_WITHOUT_AUTH) return undefined;
+  const pins: Record<string, string> = {};
+  for (const n of cluster.nodes) {
+    const file = cluster.routeTls.source === "cotal" ? cotalTlsFiles(layout, n.name).certFile : cluster.routeTls.nodes[n.name]?.certFile;
+    const pem = file === undefined ? undefined : readTextIfExists(file);
+    if (pem === undefined) {
+      if (cluster.routeTls.source === "files") return undefined;
+      throw new CotalError("corrupt-record", `${file ?? `node ${n.name}'s route certificate`} is missing: no node can pin ${n.name}'s routes`, { next: `restore ${routesDir(layout)} from a backup of ${layout.root}` });
+    }
+    try {
+      pins[n.name] = routePin(pem);
+    } catch {
+      throw new CotalError("corrupt-record", `${file} does not hold a PEM certificate: no node can pin ${n.name}'s routes`, { next: `restore ${file} from a backup of ${layout.root}` });
+    }
+  }
+  return pins;
 }
 
 function loadRoutePassword(layout: RootLayout): string {
