@@ -71,7 +71,7 @@ describe("a node's cluster block with route TLS and auth", () => {
     const at = lines.indexOf("    verify: true");
     expect(lines.slice(at, at + 6)).toEqual(["    verify: true", "    pinned_certs: [", `      "${b}"`, `      "${a}"`, "    ]", "    timeout: 5"]);
     expect(natsConfigDigest(text)).toMatch(/^sha256:[0-9a-f]{64}$/);
-    for (const pinned of [[], ["A".repeat(64)], ["a".repeat(63)], [`${"a".repeat(64)}"`]]) {
+    for (const pinned of [[], ["A".repeat(64)], ["a".repeat(63)], [`${"a".repeat(64)}"`], [`x${"a".repeat(64)}`], ["a".repeat(64), "a".repeat(65)]]) {
       expect(refusalOf(() => serverConfig(broker, [space(alpha)], { ...opts, cluster: { ...block, tls: { ...block.tls, pinned } } })).message).toContain("pin");
     }
   });
