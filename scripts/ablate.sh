@@ -106,8 +106,8 @@ in_range() {
 }
 report_dir="${COTAL_TEST_REPORT_DIR:-$PWD/.test-results}/ablation"
 # Rows run two at a time (COTAL_ABLATE_JOBS): most cells wait on servers and leases, not the cores.
-# The matrix's rows run alone: their cells need a dense credential poll (docs/ablation.md); so do
-# cluster-hosts' rows, which share one set of namespace hosts.
+# The matrix's rows run alone: their cells need a dense credential poll (docs/ablation.md).
+# cluster-hosts' rows run beside others, each on a set of namespace hosts of its own (cab<row>).
 jobs_max="${COTAL_ABLATE_JOBS:-2}"
 [[ "$jobs_max" =~ ^[1-9][0-9]*$ ]] || { echo "ablate: COTAL_ABLATE_JOBS must be a whole number ≥ 1, not '$jobs_max'" >&2; exit 2; }
 rows_dir="$report_dir/rows"
@@ -127,7 +127,7 @@ run_row() {
   for attempt in 1 2; do
     scratch="$(mktemp -d)"
     ok=0
-    (cd test-live && env "COTAL_TEST_UNSAFE_$sw=1" NATS_SERVER_BIN="$bin" COTAL_TEST_REPORT_DIR="$scratch" COTAL_MATRIX_DIR="$scratch/cells" npx vitest run "suites/$suite.test.ts" -t "$pattern" >"$log" 2>&1) && ok=1
+    (cd test-live && env "COTAL_TEST_UNSAFE_$sw=1" COTAL_TEST_HOSTS_PREFIX="cab$i" NATS_SERVER_BIN="$bin" COTAL_TEST_REPORT_DIR="$scratch" COTAL_MATRIX_DIR="$scratch/cells" npx vitest run "suites/$suite.test.ts" -t "$pattern" >"$log" 2>&1) && ok=1
     # The log is read whole before grep: `sed | grep -q` under pipefail fails when grep stops reading
     # early (sed takes SIGPIPE), which read a red cell as a broken run.
     plain="$(sed 's/\x1b\[[0-9;]*m//g' "$log")"
@@ -171,8 +171,7 @@ for row in "${ROWS[@]}"; do
     continue
   fi
   ran=$((ran + 1))
-  # cluster-hosts rows share one set of namespace hosts (one COTAL_HOSTS_PREFIX): never two at once.
-  if [ "$suite" = matrix ] || [ "$suite" = cluster-hosts ]; then
+  if [ "$suite" = matrix ]; then
     wait
     run_row "$i" "$sw" "$suite" "$pattern" "$guard" "$bin" "$version"
   else

@@ -19,7 +19,8 @@ import { spaceTemplate } from "@cotal/core/provision";
 // reaches every cotal run here. The hosts reach each other and nothing else, so
 // every route and every proof crosses the hosts' link, over the routes' mutual TLS.
 const SCRIPT = join(repoRoot(), "infra", "hosts.sh");
-const PREFIX = "ctstclu";
+// Its own set of hosts; ablation runs its rows beside others, each row on a set of its own (COTAL_TEST_HOSTS_PREFIX).
+const PREFIX = process.env.COTAL_TEST_HOSTS_PREFIX ?? "ctstclu";
 const hostsEnv = { ...process.env, COTAL_HOSTS_PREFIX: PREFIX };
 /**
  * The shared set-up's environment: an ablation's switch (COTAL_TEST_UNSAFE_*) bites in the cells'

@@ -187,7 +187,14 @@ describe("the creds ledger and space users", () => {
     const file = credsLedgerFile(s.root.layout, "beta");
     expect(statSync(file).mode & 0o777).toBe(0o600);
     const text = readFileSync(file, "utf8");
-    expect(text).not.toMatch(/SUA[A-Z2-7]{20,}/); // no user seed
+    // No user seed: neither of the two minted (read from their creds files) nor any seed-shaped token
+    // (a seed stands alone; a public key may hold "SUA…" by chance, which once failed this check).
+    for (const c of [a, b]) {
+      const seed = /-----BEGIN USER NKEY SEED-----\s+(SU[A-Z2-7]+)\s/.exec(readFileSync(c.path, "utf8"))?.[1];
+      expect(seed).toMatch(/^SU[A-Z2-7]{56}$/);
+      expect(text).not.toContain(seed);
+    }
+    expect(text).not.toMatch(/(?<![A-Z2-7])S[UAO][A-Z2-7]{56}(?![A-Z2-7])/);
     const { entries } = parseLedger(text);
     expect(entries.map((e) => [e.user, e.publicKey, e.admin, e.path, e.expiresAt === undefined])).toEqual([
       ["alice", a.publicKey, false, a.path, true],
