@@ -28,7 +28,7 @@ export const FAILPOINTS = [
   // a cluster reload (saga/cluster-reloader.ts): after each node's rename (before its reload), after its proof and partial-proof CAS, once per node
   "node-renamed", "after-node-proof",
   // space rm, space add after its commit (docs/saga.md "Provisioning after the commit") and up --rotate-sys (docs/refusals.md)
-  "rm-journaled", "rm-streams-deleted", "add-provisioning", "rotate-journaled", "rotate-seed-written", "rotate-applied",
+  "rm-journaled", "rm-streams-deleted", "add-provisioning", "rotate-journaled", "rotate-seed-written", "rotate-applied", "rotate-carried",
   // space rotate-key (ops/space-rotate-key.ts): the new key staged, proven in the JWT, the record signing with it, cotal's creds re-signed
   "rotate-key-staged", "rotate-key-added", "rotate-key-signer", "rotate-key-reminted",
   // cotal node run (ops/node-agent.ts): it read the record and decided to apply, before the writer lease

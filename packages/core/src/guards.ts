@@ -151,6 +151,8 @@ export interface Guards {
   readonly FORGET_KEEPS_AGENT_USER: boolean;
   /** A cluster node's route TLS renders no `pinned_certs`: a certificate the cluster's CA signed for a node since forgotten still joins the routes. */
   readonly ROUTES_UNPINNED: boolean;
+  /** `up --rotate-sys` on a cluster root leaves each node's raft groups under the retired system account's directory: every node boots an empty meta group and deletes every stream as orphaned. */
+  readonly ROTATE_STRANDS_RAFT: boolean;
 }
 
 /** A switch's name: `COTAL_TEST_UNSAFE_<name>=1` sets it. */
@@ -230,6 +232,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   NODE_ADD_UNPROVEN: false,
   FORGET_KEEPS_AGENT_USER: false,
   ROUTES_UNPINNED: false,
+  ROTATE_STRANDS_RAFT: false,
 });
 
 /** Every switch's name, in the order of {@link Guards}. */

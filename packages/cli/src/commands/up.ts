@@ -71,6 +71,7 @@ export function registerUp(program: Command): void {
         rotated = await rotateSys({ root: rootOf(cmd), guards: guardsOf(cmd) });
         if (!flags.json) {
           out(`cotal: rotated the system account to generation ${rotated.generation} (${rotated.systemAccount}); re-minted $SYS creds for ${rotated.reminted.join(", ") || "no space"}`);
+          if (rotated.carried) out(`cotal: carried the cluster's raft state (its streams' assignments) to the new system account on ${rotated.carried.join(", ")}`);
           out(`  warning: ${rotated.warning}`);
         }
       }

@@ -68,6 +68,8 @@ export interface RotationEntry {
   op: "rotate-sys";
   generation: number;
   startedAt: string;
+  /** The system account it retires (absent in an entry written before it was kept): a cluster's raft state is carried from its directory. */
+  retired?: string;
   /** Never set: keeps `entry.space` readable on the union. */
   space?: undefined;
 }

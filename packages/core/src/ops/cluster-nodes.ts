@@ -19,6 +19,8 @@ import { acquireLeaseWaiting } from "../saga/lease-holder.js";
 import { LeaseKeeper } from "../saga/lease-keeper.js";
 import { leaseKeyFor } from "../verb/session.js";
 import { shellWord } from "../error-shape.js";
+import { join } from "node:path";
+import { raftDir, strandedRaftState } from "../broker/raft-state.js";
 
 // What `cotal up` on a cluster root (ops/boot-cluster.ts) and `cotal node run` (ops/node-agent.ts)
 // share: starting nodes and recording them, and the replicated authority store (docs/cluster.md).
@@ -78,7 +80,9 @@ export async function startClusterNodes(
   for (const n of toStart) {
     ensureSecretDir(layout.nodeDir(n.name));
     // An agent hands in its render from the node material it read (ops/node-agent.ts); `up` renders from the root's disk.
-    writeUnservedConfig(layout.nodeServerConf(n.name), opts.render ? opts.render(n.name) : renderNode(layout, n.name, opts.list, { guards: opts.guards, ...(opts.maintenance ? { maintenance: true } : {}) }).text);
+    const text = opts.render ? opts.render(n.name) : renderNode(layout, n.name, opts.list, { guards: opts.guards, ...(opts.maintenance ? { maintenance: true } : {}) }).text;
+    refuseStrandedRaftState(layout, n.name, text);
+    writeUnservedConfig(layout.nodeServerConf(n.name), text);
   }
   const version = natsServerVersion().raw;
   const startedAt = opts.prior?.nodes && opts.alive.size > 0 ? opts.prior.startedAt : new Date().toISOString();
@@ -87,6 +91,26 @@ export async function startClusterNodes(
   const nodes = ordered(readRuntime(layout)?.nodes ?? []);
   writeRuntime(layout, clusterRuntime(nodes, settings.host, version, startedAt));
   return nodes;
+}
+
+/**
+ * A node whose store holds the cluster's raft groups under another system account than the one its
+ * config names would boot an empty meta group and delete every stream as orphaned 30 s later
+ * (broker/raft-state.ts): refused before it starts, naming the carry that saves them.
+ */
+export function refuseStrandedRaftState(layout: RootLayout, node: string, config: string): void {
+  const system = /^system_account: (\S+)$/m.exec(config)?.[1];
+  if (!system) return;
+  const store = layout.nodeStoreDir(node);
+  const stranded = strandedRaftState(store, system);
+  if (stranded.length === 0) return;
+  const only = stranded.length === 1 ? (stranded[0] as string) : undefined;
+  throw new CotalError("corrupt-record", `node ${node}'s store holds the cluster's raft state under system account ${stranded.join(", ")}, not under ${system}, the one its config names: booted so, it would delete every stream it stores as orphaned; it was not started`, {
+    next: only
+      ? `mkdir -p ${shellWord(join(store, "jetstream", system))} && mv ${shellWord(raftDir(store, only))} ${shellWord(raftDir(store, system))}   # the retired account's raft state, carried over; then start the node again`
+      : `ls -lt ${shellWord(join(store, "jetstream"))}   # several retired accounts: carry the newest _js_ to ${shellWord(raftDir(store, system))}, then start the node again`,
+    details: { node, system, stranded },
+  });
 }
 
 /** The R3 authority store on a cluster root, re-trying while a fresh meta group may not count a peer as current yet. */

@@ -16,6 +16,9 @@ import { openOfflineSession, leaseKeyFor } from "../verb/session.js";
 import { withVerb } from "../verb/verb.js";
 import { isClusterRoot } from "../root/settings.js";
 import { serversOfRoot } from "../broker/server-scan.js";
+import { carryRaftState } from "../broker/raft-state.js";
+import { clusterOf } from "../root/cluster-settings.js";
+import { loadSettings } from "../root/settings.js";
 
 export interface RotateSysResult {
   root: string;
@@ -23,6 +26,8 @@ export interface RotateSysResult {
   systemAccount: string;
   retiredSystemAccount: string;
   reminted: string[];
+  /** The cluster nodes whose raft state this run carried to the new system account's directory (broker/raft-state.ts). */
+  carried?: string[];
   /** True when this run finished a rotation an earlier run was cut short in. */
   resumed: boolean;
   warning: string;
@@ -57,6 +62,12 @@ function applySuccessor(layout: RootLayout, next: BrokerTrust): void {
   replaceBrokerTrust(layout, { operator: next.operator, system: { publicKey: retired.system.publicKey, jwt: retired.system.jwt, signingKey: retired.system.signingKey }, generation: retired.generation, createdAt: retired.createdAt, multiSpace: retired.multiSpace }, next);
 }
 
+/** Every node of a cluster root whose store is on this disk: its raft groups moved to the new system account's directory. */
+function carryClusterRaftState(layout: RootLayout, from: string, to: string): string[] {
+  const cluster = clusterOf(layout, loadSettings(layout));
+  return cluster ? carryRaftState(layout, cluster.nodes.map((n) => n.name), from, to) : [];
+}
+
 /**
  * Broker-wide system-account rotation (docs/lifecycle.md), offline and resumable: the successor trust is
  * staged and journaled before any live trust file changes; then seed, record, and every $SYS cred
@@ -80,11 +91,11 @@ export async function rotateSys(opts: { root: string; guards?: Guards }): Promis
     if (entry) applySuccessor(layout, stagedSuccessor(layout, entry));
     const current = loadBrokerTrust(layout);
     const rotate = async (): Promise<RotateSysResult> => {
-      let retired = typeof before === "object" && before.generation < current.generation ? before.system.publicKey : current.system.publicKey;
+      let retired = entry?.retired ?? (typeof before === "object" && before.generation < current.generation ? before.system.publicKey : current.system.publicKey);
       if (!entry) {
         const next = rotateSystemAccount(current);
         writeJsonAtomic(layout.successorTrustFile, next);
-        entry = { op: "rotate-sys", generation: next.generation, startedAt: new Date().toISOString() };
+        entry = { op: "rotate-sys", generation: next.generation, startedAt: new Date().toISOString(), retired: current.system.publicKey };
         writeJournal(layout, lock, entry);
         await failpoint("rotate-journaled");
         replaceBrokerTrust(layout, current, next);
@@ -97,6 +108,9 @@ export async function rotateSys(opts: { root: string; guards?: Guards }): Promis
         writeObserverCreds(layout, rotated, s.name, guards);
       }
       ensureEvictorCreds(layout, rotated);
+      // A cluster's raft groups live under the system account's name: carried over before any node boots (broker/raft-state.ts).
+      const carried = guards.ROTATE_STRANDS_RAFT ? [] : carryClusterRaftState(layout, retired, rotated.system.publicKey);
+      await failpoint("rotate-carried");
       clearJournal(layout, lock);
       rmSync(layout.successorTrustFile, { force: true });
       return {
@@ -105,6 +119,7 @@ export async function rotateSys(opts: { root: string; guards?: Guards }): Promis
         systemAccount: rotated.system.publicKey,
         retiredSystemAccount: retired,
         reminted: spaces.map((s) => s.name),
+        ...(carried.length > 0 ? { carried } : {}),
         resumed,
         warning: "full backups taken against the retired system-account chain no longer restore; retired $SYS creds stop connecting once the broker loads the new config",
       };
