@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   certainInventory,
   createAccountTrust,
@@ -28,8 +28,13 @@ import { limitsOfClaims } from "../src/trust/limits.js";
 const broker = createBrokerTrust({ retainSystemSigningSeed: false });
 const mint = (n: string): AccountRecord => toAccountRecord(createAccountTrust(broker.operator, n, { kind: "space" }));
 
+const made: string[] = [];
+afterEach(() => made.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+
 function rootWithTenants(): RootLayout {
-  const layout = new RootLayout(join(mkdtempSync(join(tmpdir(), "cotal-decode-")), ".cotal"));
+  const dir = mkdtempSync(join(tmpdir(), "cotal-decode-"));
+  made.push(dir);
+  const layout = new RootLayout(join(dir, ".cotal"));
   mkdirSync(layout.authDir, { recursive: true });
   for (const n of ["alpha", "beta", "gamma", "delta"]) saveSpaceAccount(layout, mint(n));
   const quiet = mint("quiet");
