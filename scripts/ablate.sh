@@ -85,7 +85,7 @@ ROWS=(
   "UNRECORDED_NODES_IGNORED|cluster-hosts|finding the nodes|the verbs and status know every node of settings.json on another host, not only what this host's run/broker.json records: a verb reloads and proves them all"
   "FORGET_KEEPS_AGENT_USER|cluster-membership|node|cotal node forget revokes the forgotten node's agent authority user: a host that kept its creds can no longer read the record or the node material"
   "ROUTES_UNPINNED|cluster-membership|node|every node's route TLS pins the current nodes' certificates: a forgotten node that comes back with its files (its CA-signed certificate, the route password) is refused at every route"
-  "ROTATE_STRANDS_RAFT|cluster-verbs|rotate-sys on every node|up --rotate-sys on a cluster root carries each node's raft groups to the new system account's directory: no stream is found orphaned and deleted"
+  "ROTATE_STRANDS_RAFT|cluster-verbs|the system account rotates and every node boots on it|up --rotate-sys on a cluster root carries each node's raft groups to the new system account's directory: no stream is found orphaned and deleted"
   "NODE_ADD_UNPROVEN|cluster-membership|node add|cotal node add returns only once the new node and every other node proved the committed record, and the record names its proof"
 )
 
