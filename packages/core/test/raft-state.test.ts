@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { carryRaftState, raftDir, strandedRaftState } from "../src/broker/raft-state.js";
@@ -72,6 +73,13 @@ describe("a node about to boot on a system account whose raft state is elsewhere
     const e = refusalOf(() => refuseStrandedRaftState(root.layout, "c-n1", config));
     expect(e.code).toBe("corrupt-record");
     expect(e.next).toBe(`mkdir -p ${join(root.layout.nodeStoreDir("c-n1"), "jetstream", NEW)} && mv ${from} ${raftDir(root.layout.nodeStoreDir("c-n1"), NEW)}   # the retired account's raft state, carried over; then start the node again`);
+    // The printed line runs verbatim from another directory and carries the state: the node then boots.
+    execFileSync("bash", ["-c", e.next as string], { cwd: "/" });
+    expect(strandedRaftState(root.layout.nodeStoreDir("c-n1"), NEW)).toEqual([]);
+    expect(readdirSync(join(raftDir(root.layout.nodeStoreDir("c-n1"), NEW), "_meta_"))).toEqual(["snap"]);
+    refuseStrandedRaftState(root.layout, "c-n1", config);
+    rmSync(raftDir(root.layout.nodeStoreDir("c-n1"), NEW), { recursive: true });
+    withRaft(root, "c-n1", OLD);
     withRaft(root, "c-n1", OLDER);
     expect(refusalOf(() => refuseStrandedRaftState(root.layout, "c-n1", config)).next).toMatch(/^ls -lt /);
     refuseStrandedRaftState(root.layout, "c-n1", "server_name: c-n1\n"); // no system account named: nothing to judge

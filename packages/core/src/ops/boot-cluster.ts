@@ -206,18 +206,20 @@ export async function bootCluster({ layout, lock, guards }: BootContext, opts: C
  * routes only once the running nodes pin its certificate: the committed record is applied to them
  * first, so their configs name it (docs/cluster.md "A forgotten node stays out"). No-op when every
  * node is a member, none of this host's runs, or the record cannot be read yet (the boot then says why).
+ * Returns whether it applied (and so, through the cluster reload, published the node material).
  */
-export async function pinNewcomers(layout: RootLayout, cluster: ClusterSettings, guards: Guards, onNotice: (m: string) => void): Promise<void> {
+export async function pinNewcomers(layout: RootLayout, cluster: ClusterSettings, guards: Guards, onNotice: (m: string) => void): Promise<boolean> {
   const recorded = readRuntime(layout);
-  if (!recorded?.nodes) return;
+  if (!recorded?.nodes) return false;
   const every = withUnrecordedNodes(layout, recorded).nodes ?? [];
   const answering = (await Promise.all(every.map(async (n) => ((await sendsInfo(n.port, new URL(n.url).hostname, INFO_PROBE_MS)) ? n : undefined)))).filter((n): n is NodeRuntime => n !== undefined);
-  if (answering.length === 0) return;
+  if (answering.length === 0) return false;
   const newcomers = await nonMembers(layout, answering, cluster, guards);
   const running = answering.filter((n) => !newcomers.includes(n.name));
-  if (newcomers.length === 0 || running.length === 0) return;
+  if (newcomers.length === 0 || running.length === 0) return false;
   onNotice(`pinning node${newcomers.length > 1 ? "s" : ""} ${newcomers.join(", ")} on the running nodes (${running.map((n) => n.name).join(", ")}) before it joins`);
   await applyClusterRecord(layout, { ...recorded, url: (running[0] as NodeRuntime).url, nodes: running }, cluster, guards, onNotice);
+  return true;
 }
 
 /** The nodes of settings.json the committed record does not list as members; none when it cannot be read within a few seconds. */

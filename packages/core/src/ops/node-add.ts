@@ -81,12 +81,13 @@ export async function nodeAdd(opts: NodeAddOptions): Promise<NodeAddResult> {
     const out = { root, node: { name: node.name, host, port: node.port, clusterPort: node.clusterPort, url: `nats://${host}:${node.port}` }, files };
     const r = shellWord(root);
     if (!plan.local) {
-      // Its agent renders its held boot from the public bucket: publish it with this node in it now.
-      const failed = await publishMaterialNow(v.layout, nodeUrls(v.layout, plan), plan.cluster, guards);
-      if (failed) opts.onProgress?.(`the node material could not be published yet (${failed}); the up below publishes it before it waits for the node`);
-      // The running nodes pin its certificate now, so it routes as soon as its host starts it; the up below does it otherwise.
-      const unpinned = await pinNewcomers(v.layout, plan.cluster, guards, (m) => opts.onProgress?.(m)).then(() => undefined, (e: unknown) => (e as Error).message);
+      // The running nodes pin its certificate now, so it routes as soon as its host starts it (the up below does it otherwise);
+      // that reload also publishes the node material its agent renders its held boot from, which is published here only without it.
+      const pinned = await pinNewcomers(v.layout, plan.cluster, guards, (m) => opts.onProgress?.(m)).then((applied) => ({ applied }), (e: unknown) => ({ applied: false, why: (e as Error).message }));
+      const unpinned = "why" in pinned ? pinned.why : undefined;
       if (unpinned) opts.onProgress?.(`the running nodes could not pin it yet (${unpinned}); the up below does it before it waits for the node`);
+      const failed = pinned.applied ? undefined : await publishMaterialNow(v.layout, nodeUrls(v.layout, plan), plan.cluster, guards);
+      if (failed) opts.onProgress?.(`the node material could not be published yet (${failed}); the up below publishes it before it waits for the node`);
       const notes = [...(failed ? [`node material not published: ${failed}`] : []), ...(unpinned ? [`not yet pinned by the running nodes: ${unpinned}`] : [])];
       return { ...out, started: false, ...(notes.length > 0 ? { notes } : {}), next: [`cotal --root ${r} node run --node ${node.name}   # on ${host}, with the files above copied there`, `cotal --root ${r} up --detach   # here, once it runs: proves the committed record on every node`] };
     }

@@ -72,13 +72,13 @@ export async function nodeForget(opts: NodeForgetOptions): Promise<NodeForgetRes
     if (revoked) opts.onProgress?.(`revoked node ${opts.node}'s agent authority user ${revoked}`);
     const revokedSystem = guards.FORGET_KEEPS_AGENT_USER ? undefined : revokeAgentSystem(v.layout, opts.node);
     if (revokedSystem) opts.onProgress?.(`revoked node ${opts.node}'s agent system user ${revokedSystem}`);
-    saveSettings(v.layout, withoutNode(settings, cluster, opts.node));
+    const after = withoutNode(settings, cluster, opts.node);
+    saveSettings(v.layout, after);
     opts.onProgress?.(`forgot node ${opts.node} in settings.json; applying the committed record to the ${cluster.nodes.length - 1} nodes that remain`);
     const up = await bootCluster({ layout: v.layout, lock: v.lock, guards }, { detach: true, ...(opts.onProgress ? { onProgress: opts.onProgress } : {}) }).catch((e: unknown) => {
       throw finishedByUp(e, root, `the forgetting of node ${opts.node}`);
     });
-    const remaining = withoutNode(settings, cluster, opts.node).cluster as ClusterSettings;
-    const routesPinned = routePins(v.layout, remaining, guards) !== undefined;
+    const routesPinned = routePins(v.layout, after.cluster as ClusterSettings, guards) !== undefined;
     if (!routesPinned && cluster.routeTls) opts.onProgress?.(`the routes pin no certificate (an operator's certificate is not readable here): node ${opts.node}'s certificate is refused only once your CA stops trusting it`);
     return { root, node: opts.node, peer, ...(revoked ? { revoked } : {}), ...(revokedSystem ? { revokedSystem } : {}), routesPinned, up };
   });

@@ -14,11 +14,10 @@ import { clearJournal, writeJournal, type RotationEntry } from "../journal/journ
 import { writeObserverCreds } from "../saga/materialise.js";
 import { openOfflineSession, leaseKeyFor } from "../verb/session.js";
 import { withVerb } from "../verb/verb.js";
-import { isClusterRoot } from "../root/settings.js";
+import { isClusterRoot, loadSettings } from "../root/settings.js";
 import { serversOfRoot } from "../broker/server-scan.js";
 import { carryRaftState } from "../broker/raft-state.js";
 import { clusterOf } from "../root/cluster-settings.js";
-import { loadSettings } from "../root/settings.js";
 
 export interface RotateSysResult {
   root: string;
