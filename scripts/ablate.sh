@@ -67,6 +67,7 @@ ROWS=(
   "DISABLE_FENCE|cluster-matrix|cluster lease expiry before rename|step-6 lease fence on a cluster"
   "NODE_APPLY_UNFENCED|cluster-node|lease rule, a writer mid-removal|cotal node applies to its node only under the writer lease, deciding again on the record it re-reads there"
   "NODE_ADMITS_PENDING_REMOVES|cluster-node|pending-claim rule|cotal node never lets its node admit a tenant a pending claim removes"
+  "DOWN_WITHOUT_STOP_INTENT|cluster-node|keeps every node down until|cotal down names the cluster nodes it stops, so the agents that ran then keep them down until cotal up"
   "UP_ANY_SPACE|printed-exits|up --space nosuch on a running root|up --space on a running root names a space it serves, never a creds path that does not exist"
   "CREDS_OUT_UNCHECKED|printed-exits|creds --out under a regular file|space creds --out is checked before any write (io naming the path, not internal)"
   "NODE_AGENT_UNLOCKED|printed-exits|second cotal node run for the same node|one cotal node run a node (the per-node agent lock)"

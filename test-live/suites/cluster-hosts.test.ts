@@ -550,7 +550,7 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     expect(down.stdout).toMatch(/nodes \S+-n2, \S+-n3 on other hosts keep running/);
     const after = JSON.parse(readFileSync((r as LiveRoot).layout.runtimeFile, "utf8")) as Rt;
     expect(after.nodes?.map((n) => n.name)).toEqual(expect.arrayContaining((rt.nodes ?? []).slice(1).map((n) => n.name)));
-    // alpha's applications keep writing through nodes 2 and 3 (a quorum of its R3 streams); node 1's agent brings node 1 back.
+    // alpha's applications keep writing through nodes 2 and 3 (a quorum of its R3 streams); node 1's agent keeps it down (run/down.json) until this up.
     await appsKeepWriting("cotal down on the control host");
     const up = await onHost(1, ["up", "--detach"], 120_000);
     expect(up.code, up.stderr).toBe(0);

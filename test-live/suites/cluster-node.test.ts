@@ -60,7 +60,7 @@ describe("cotal node run", () => {
       await a.line(/serving generation 2/, 90_000);
       st = await statusOf(r);
       const me = nodesOf(st)[2];
-      expect([me?.running, me?.appliedGeneration, me?.behind], a.text()).toEqual([true, 2, false]);
+      expect([me?.running, me?.appliedGeneration, me?.behind], `node 3 in status after the agent served generation 2: ${JSON.stringify(me)}\n${a.text()}`).toEqual([true, 2, false]);
       expect(me?.agent?.state).toBe("serving");
       expect(me?.agent?.generation).toBe(2);
       await p.waitForAttempt((x) => x.ok, { timeoutMs: 15_000 });
@@ -70,7 +70,7 @@ describe("cotal node run", () => {
       expect(refusedInMaintenance.length, JSON.stringify(report.errors)).toBeGreaterThan(0);
       // "within": an attempt that began before the agent stamped `applying` may be admitted by the reload
       // that follows the stamp (a loaded CI run saw one); only an admission wholly before it is a breach.
-      expect(report.successesBetween(0, applying.at, "within"), a.text()).toBe(0);
+      expect(report.successesBetween(0, applying.at, "within"), `beta admitted on node 3 before the agent's apply (at ${applying.at}): ${JSON.stringify(report.attempts.filter((x) => x.ok && x.endedAt <= applying.at).slice(0, 3))}\n${a.text()}`).toBe(0);
       expect(report.successes).toBeGreaterThan(0);
       expect(await connects(n3.url, await credsText(r, "default"))).toBe(true);
       expect(a.child.exitCode).toBeNull(); // still watching
@@ -146,7 +146,7 @@ describe("cotal node run", () => {
       expect(nodesOf(st)[2]?.agent?.state).toBe("serving");
     }), 240_000);
 
-  it("no quorum: node 3 alone stays in maintenance (a tenant is refused, the agent says why and `next:`); the others started, it applies and serves", () =>
+  it("no quorum: node 3 alone stays in maintenance (a tenant is refused, the agent says why and `next:`); the others started, it applies and serves; a `down` with the three agents running keeps every node down until `up` (red with DOWN_WITHOUT_STOP_INTENT)", () =>
     cell("node agent: maintenance without quorum", async () => {
       const { r, nodes } = await upClusterNodes();
       const [n1, n2, n3] = nodes;
@@ -182,7 +182,31 @@ describe("cotal node run", () => {
       expect(await connects(url, def)).toBe(true);
       st = await untilStatus(r, (s) => nodesOf(s).length === 3 && nodesOf(s).every((n) => n.agent?.state === "serving"), 60_000);
       expect(nodesOf(st).map((n) => [n.running, n.appliedGeneration])).toEqual([[true, 1], [true, 1], [true, 1]]);
+      await downHoldsUnderAgents(r, def, agents.slice(-3));
     }));
+
+  /**
+   * `down` with every agent running (docs/cluster.md "cotal down holds"): each agent says `stopped` with
+   * the `up` that undoes it, and starts nothing over several rounds; that `up` then meets no agent's lock.
+   */
+  async function downHoldsUnderAgents(r: LiveRoot, tenant: string, running: RunningAgent[]): Promise<void> {
+    const downAt = monotonicMs();
+    const down = await r.cotal(["down"]);
+    expect(down.code, down.stderr).toBe(0);
+    for (const a of running) await a.line(/: stopped: stopped by cotal down at /, 15_000, downAt);
+    await new Promise((res) => setTimeout(res, 3_000)); // six rounds at --interval 500
+    expect(readRuntime(r.layout)?.nodes ?? [], "a node started again after down").toEqual([]);
+    expect(running.flatMap((a) => a.lines.filter((l) => l.at >= downAt && /starting it with every tenant held/.test(l.text)))).toEqual([]);
+    const st = await statusOf(r);
+    expect(nodesOf(st).map((n) => n.agent?.state)).toEqual(["stopped", "stopped", "stopped"]);
+    expect(nodesOf(st)[0]?.agent?.next).toBe(`cotal --root ${r.root} up --detach`);
+    const upAt = monotonicMs();
+    const up = await r.cotal(["up", "--detach"], { timeoutMs: 120_000 });
+    expect(up.code, up.stderr).toBe(0);
+    for (const a of running) await a.line(/serving generation 1/, 60_000, upAt);
+    const url = readRuntime(r.layout)?.nodes?.[2]?.url;
+    expect(url && (await connects(url, tenant))).toBe(true); // the tenant is back
+  }
 
   // The barrier of a failpoint gives up after 30 s (packages/core/src/failpoints.ts); the agent's round then fails and
   // its next round decides again on what it reads, parking at the barrier again while the record is still stale.

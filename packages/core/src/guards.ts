@@ -123,7 +123,7 @@ export interface Guards {
   readonly NO_BROKER_ADOPT: boolean;
   /** `up` starts nats-server without checking its listener first: a taken port dumps the server's log, and a new root is left behind. */
   readonly UP_SKIP_PORT_CHECK: boolean;
-  /** `cotal down` writes no run/stop-intent.json: the foreground `up` serving the broker reads its nats-server's exit 1 (before 2.11) as a death, exits 6 and a unit restarts it. */
+  /** `cotal down` writes no run/stop-intent.json: the foreground `up` serving the broker reads its nats-server's exit 1 (before 2.11) as a death, exits 6 and a unit restarts it; nor run/down.json: a cluster node's running agent starts it again. */
   readonly DOWN_WITHOUT_STOP_INTENT: boolean;
   /** `space revoke` re-signs the space's account without the revocation it claims to add (the revoked cred keeps connecting). */
   readonly SKIP_REVOCATION: boolean;

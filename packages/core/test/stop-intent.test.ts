@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RootLayout } from "../src/root/layout.js";
-import { clearStopIntent, foregroundEnd, recordStopIntent, takeStopIntent } from "../src/broker/stop-intent.js";
+import { clearDownNodes, clearStopIntent, downStopOf, foregroundEnd, recordDownNodes, recordStopIntent, takeStopIntent } from "../src/broker/stop-intent.js";
 
 // How a foreground `cotal up` tells the operator's stop (`cotal down`, a signal) from a broker that
 // died on its own: the exit code systemd's Restart=on-failure keys on (docs/service.md).
@@ -67,5 +67,36 @@ describe("foregroundEnd", () => {
 
   it("nats-server's own clean exit (SIGINT sent to it directly) is a stop, not a death", () => {
     expect(foregroundEnd({ signalled: false, intended: false, code: 0, signal: null })).toEqual({ kind: "stopped", by: "clean exit" });
+  });
+});
+
+// run/down.json: the cluster nodes `cotal down` stopped, which their running agents keep down until `up` (docs/cluster.md "cotal down holds").
+describe("down nodes", () => {
+  const downPath = (l: RootLayout): string => join(l.runDir, "down.json");
+
+  it("names only the nodes it stopped, 0600; up clears it", () => {
+    const l = layout();
+    recordDownNodes(l, ["n1", "n2"], "cotal down");
+    expect(statSync(downPath(l)).mode & 0o777).toBe(0o600);
+    const by = downStopOf(l, "n2");
+    expect(by?.purpose).toBe("cotal down");
+    expect(Number.isFinite(Date.parse(by?.at ?? ""))).toBe(true);
+    expect(downStopOf(l, "n3")).toBeUndefined(); // another host's node: its agent starts it
+    clearDownNodes(l);
+    expect(existsSync(downPath(l))).toBe(false);
+    expect(downStopOf(l, "n1")).toBeUndefined();
+    clearDownNodes(l); // idempotent
+  });
+
+  it("an unreadable or foreign file keeps nothing down (the agent starts its node, the safe side for tenants)", () => {
+    const l = layout();
+    writeFileSync(downPath(l), "{not json");
+    expect(downStopOf(l, "n1")).toBeUndefined();
+    writeFileSync(downPath(l), JSON.stringify({ format: "cotal.down/2", nodes: ["n1"], purpose: "x", at: "2026-01-01T00:00:00Z" }));
+    expect(downStopOf(l, "n1")).toBeUndefined();
+    writeFileSync(downPath(l), JSON.stringify({ format: "cotal.down/1", nodes: "n1", purpose: "x", at: "2026-01-01T00:00:00Z" }));
+    expect(downStopOf(l, "n1")).toBeUndefined();
+    writeFileSync(downPath(l), "null");
+    expect(downStopOf(l, "n1")).toBeUndefined();
   });
 });

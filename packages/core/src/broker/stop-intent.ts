@@ -63,3 +63,42 @@ export function foregroundEnd(e: { signalled: boolean; intended: boolean; code: 
   if (e.code === 0) return { kind: "stopped", by: "clean exit" };
   return { kind: "died", how: e.code !== null ? `exit code ${e.code}` : `signal ${e.signal ?? "unknown"}` };
 }
+
+/**
+ * run/down.json: the cluster nodes of this host that `cotal down` stopped. A `cotal node run` that was
+ * running then keeps its node down (state `stopped`) until `cotal up` clears the file, as a supervisor
+ * keeps a unit an operator stopped; one started after it starts its node (docs/cluster.md "cotal node").
+ * Written under the maintenance lock, which
+ * an agent holds to start its node, so no agent starts a node between the stop and this file.
+ */
+interface DownNodes {
+  format: "cotal.down/1";
+  nodes: string[];
+  purpose: string;
+  at: string;
+}
+
+function downFile(layout: RootLayout): string {
+  return join(layout.runDir, "down.json");
+}
+
+export function recordDownNodes(layout: RootLayout, nodes: readonly string[], purpose: string): void {
+  const rec: DownNodes = { format: "cotal.down/1", nodes: [...nodes], purpose, at: new Date().toISOString() };
+  writeJsonAtomic(downFile(layout), rec);
+}
+
+export function clearDownNodes(layout: RootLayout): void {
+  rmSync(downFile(layout), { force: true });
+}
+
+/** The stop that keeps `node` down, or undefined: no file, an unreadable one (the agent starts its node), or another host's node. */
+export function downStopOf(layout: RootLayout, node: string): { purpose: string; at: string } | undefined {
+  const text = readTextIfExists(downFile(layout));
+  if (text === undefined) return undefined;
+  try {
+    const rec = JSON.parse(text) as DownNodes;
+    return rec?.format === "cotal.down/1" && Array.isArray(rec.nodes) && rec.nodes.includes(node) ? { purpose: rec.purpose, at: rec.at } : undefined;
+  } catch {
+    return undefined;
+  }
+}

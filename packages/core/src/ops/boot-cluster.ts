@@ -35,6 +35,7 @@ import { ensureUserCreds } from "./creds.js";
 import { leaseKeyFor } from "../verb/session.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import { stopProcess } from "../broker/stop-process.js";
+import { clearDownNodes } from "../broker/stop-intent.js";
 import { shellWord } from "../error-shape.js";
 import { checkNodeStreams, describeChecks, describeProblems, served, tenantAccounts, waitStreamsServed } from "./node-streams.js";
 
@@ -243,6 +244,8 @@ async function nonMembers(layout: RootLayout, running: readonly NodeRuntime[], c
  */
 async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: ClusterSettings, created: boolean, progress: (m: string) => void, guards: Guards): Promise<NodeRuntime[]> {
   const { prior, alive } = liveNodesOrRefuse(layout, guards);
+  // `up` undoes `down`: the agents of this host's nodes may start them again (broker/stop-intent.ts).
+  clearDownNodes(layout);
   // A node on another host is its own `cotal node run`'s to start: `up` starts only the local ones,
   // and counts one elsewhere as running only if it answers (docs/cluster.md "Liveness by reachability").
   const silent = new Set((await silentElsewhere([...alive.values()], settings.host)).map((n) => n.name));

@@ -2,8 +2,10 @@ import { GUARDS_ON, type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
 import { stopBroker } from "../broker/process.js";
 import { RootLayout } from "../root/layout.js";
-import { brokerState } from "../broker/runtime.js";
-import { clearStopIntent, recordStopIntent } from "../broker/stop-intent.js";
+import { brokerState, isLocalHost } from "../broker/runtime.js";
+import { clearStopIntent, recordDownNodes, recordStopIntent } from "../broker/stop-intent.js";
+import { clusterOf, nodeHost } from "../root/cluster-settings.js";
+import { loadSettings } from "../root/settings.js";
 import { preserveStateCut, type CutResult } from "../backup/cut.js";
 import { withVerb } from "../verb/verb.js";
 import { refuseOfflineOnCluster } from "../verb/cluster-offline.js";
@@ -41,6 +43,7 @@ export async function down(opts: { root: string; graceMs?: number; preserveState
         return { root: layout.root, stopped, ...(pid !== undefined ? { pid } : {}), forced, cut };
       }
       const r = await stopBroker(layout, opts.graceMs, guards);
+      if (!guards.DOWN_WITHOUT_STOP_INTENT) keepClusterNodesDown(layout, r.elsewhere ?? []);
       return { root: layout.root, ...r, stopped: r.stopped || reaped.length > 0, strays: [...reaped, ...r.strays] };
     } catch (err) {
       // A broker still running after a refused or failed stop must not pass for stopped when it dies later.
@@ -59,4 +62,13 @@ function markForegroundStop(layout: RootLayout, purpose: string): boolean {
   if (!state.running || state.runtime.detached) return false;
   recordStopIntent(layout, state.runtime.owner, purpose);
   return true;
+}
+
+/** A cluster root: the nodes of this host stay down under their `cotal node run` until `cotal up` (broker/stop-intent.ts). */
+function keepClusterNodesDown(layout: RootLayout, elsewhere: readonly string[]): void {
+  const settings = loadSettings(layout);
+  const cluster = settings ? clusterOf(layout, settings) : undefined;
+  if (!settings || !cluster) return;
+  const mine = cluster.nodes.filter((n) => isLocalHost(nodeHost(n, settings.host)) && !elsewhere.includes(n.name)).map((n) => n.name);
+  if (mine.length > 0) recordDownNodes(layout, mine, "cotal down");
 }

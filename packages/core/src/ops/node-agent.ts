@@ -28,6 +28,7 @@ import { connectReplicated, liveNodesOrRefuse, startClusterNodes } from "./clust
 import { describeChecks, served, waitStreamsServed } from "./node-streams.js";
 import { shellWord } from "../error-shape.js";
 import { stopProcess } from "../broker/stop-process.js";
+import { downStopOf } from "../broker/stop-intent.js";
 import { leaseKeyFor } from "../verb/session.js";
 
 export interface NodeAgentOptions {
@@ -138,6 +139,8 @@ class NodeAgent {
   /** The server (`pid:procStart`) last seen serving every tenant stream it hosts. */
   #streamsServed: string | undefined;
   #last = "";
+  /** When this agent began: a `cotal down` before it does not keep its node down. */
+  readonly #since = Date.now();
   applied = 0;
   started = 0;
 
@@ -177,6 +180,7 @@ class NodeAgent {
 
   async #round(): Promise<Round> {
     const node = await this.#ensureRunning();
+    if ("stoppedBy" in node) return this.#keptDown(node.stoppedBy);
     const serverKey = `${node.owner.pid}:${node.owner.procStart ?? ""}`;
     if (this.#seen?.serverKey !== serverKey) this.#seen = { serverKey, at: Date.now() };
     const read = await this.#bringToRecord(node, serverKey);
@@ -316,6 +320,14 @@ class NodeAgent {
     };
   }
 
+  /** A node `cotal down` stopped: reported once, left down; `cotal up` clears the stop and the next round starts nothing (up did). */
+  #keptDown(by: { purpose: string; at: string }): Round {
+    const reason = `stopped by ${by.purpose} at ${by.at}; this agent starts it again only after cotal up`;
+    const next = `cotal --root ${shellWord(this.layout.root)} up --detach`;
+    // `--once` exits non-zero: the node does not serve.
+    return { state: "stopped", reason, next, error: new CotalError("broker-not-running", `node ${this.name} is ${reason}`, { next }) };
+  }
+
   /** The way out while the record is unreadable: the agent retries; a quorum needs the other nodes up. */
   #retryNext(): string {
     const others = this.cluster.nodes.filter((n) => n.name !== this.name).map((n) => n.name);
@@ -369,14 +381,27 @@ class NodeAgent {
     }
   }
 
-  /** Starts this node with every tenant held when it does not run (invariant 3), under the maintenance lock. */
-  async #ensureRunning(): Promise<NodeRuntime> {
+  /**
+   * Starts this node with every tenant held when it does not run (invariant 3), under the maintenance
+   * lock; a node `cotal down` stopped while this agent ran stays down until `cotal up` (broker/stop-intent.ts), and is
+   * judged without the lock first, so an agent idling behind a `down` never holds up the `up`.
+   */
+  async #ensureRunning(): Promise<NodeRuntime | { stoppedBy: { purpose: string; at: string } }> {
     const mine = (): NodeRuntime | undefined => readRuntime(this.layout)?.nodes?.find((n) => n.name === this.name);
     const cur = mine();
     if (cur && nodeAlive(cur)) return cur;
     await this.#dropStore();
+    const kept = (): { stoppedBy: { purpose: string; at: string } } | undefined => {
+      // A stop from before this agent began is not its to keep: starting `cotal node run` asks for the node.
+      const by = this.guards.DOWN_WITHOUT_STOP_INTENT ? undefined : downStopOf(this.layout, this.name);
+      return by && Date.parse(by.at) >= this.#since ? { stoppedBy: by } : undefined;
+    };
+    const before = kept();
+    if (before) return before;
     const lock = await waitForMaintenanceLock(this.layout.root, `cotal node run (${this.name}): start the node`, LOCK_WAIT_MS, this.guards);
     try {
+      const under = kept();
+      if (under) return under;
       const { prior, alive } = liveNodesOrRefuse(this.layout, this.guards);
       if (!alive.has(this.name)) {
         await this.#materialThroughOthers();

@@ -6,7 +6,8 @@ import { readTextIfExists, writeJsonAtomic } from "./secret-files.js";
  * What `cotal node run` last decided about its node (docs/cluster.md "cotal node"), written
  * atomically to nodes/<name>/agent.json on each change so `cotal status` can show it: `maintenance`
  * (no tenant admitted, with why and the way out), `serving` a generation, or `stale` (a node that
- * ran tenants before its record became unreadable keeps its last applied list).
+ * ran tenants before its record became unreadable keeps its last applied list), or `stopped` (by
+ * `cotal down`: kept down until `cotal up`).
  */
 export interface NodeAgentState {
   format: "cotal.node-agent/1";
@@ -15,7 +16,7 @@ export interface NodeAgentState {
   pid: number;
   /** The agent's host (its hostname): status judges the pid only on that host. Absent in files of older agents. */
   host?: string;
-  state: "maintenance" | "serving" | "stale";
+  state: "maintenance" | "serving" | "stale" | "stopped";
   /** maintenance: why the node admits no tenant. serving: what it runs, when a claim is pending. */
   reason?: string;
   next?: string;
@@ -36,7 +37,7 @@ export function readNodeAgentState(layout: RootLayout, node: string): NodeAgentS
   if (text === undefined) return undefined;
   try {
     const s = JSON.parse(text) as NodeAgentState;
-    return s.format === "cotal.node-agent/1" && ["maintenance", "serving", "stale"].includes(s.state) ? s : undefined;
+    return s.format === "cotal.node-agent/1" && ["maintenance", "serving", "stale", "stopped"].includes(s.state) ? s : undefined;
   } catch {
     return undefined;
   }
