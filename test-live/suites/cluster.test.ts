@@ -188,15 +188,22 @@ describe("a node killed during a removal", () => {
         paused.release();
         const rm = await paused.run;
         const refusedAt = monotonicMs();
-        expectUnprovenBy(rm, n3.name);
+        // Refused, never committed: cluster-unproven naming node 3 after nodes 1 and 2 reloaded without beta; or, when
+        // node 3 led the R3 lease bucket and its election outlasted the writer's lease (a loaded machine), lease-lost
+        // at the fence before the first rename: nothing promoted, beta still admitted, the next its re-run.
+        const leaseLost = /lease expired before promotion; nothing was promoted[\s\S]*\[lease-lost\]/.test(rm.stderr);
+        if (leaseLost) expect([rm.code, rm.stderr]).toEqual([7, expect.stringContaining(`next: cotal --root ${r.root} space rm beta --yes`)]);
+        else expectUnprovenBy(rm, n3.name);
         const st = await untilStatus(r, (s) => s.inventory !== null, 30_000);
         expect(st.inventory?.generation).toBe(2); // a live node has not proven it: never committed
-        expect(st.inventory?.pending?.removes).toEqual(["beta"]);
+        if (!leaseLost) expect(st.inventory?.pending?.removes).toEqual(["beta"]);
         await new Promise((res) => setTimeout(res, 500));
         const reports = await stopAll(pollers);
         for (const [i, report] of reports.entries()) {
           expect(report.successes).toBeGreaterThan(0);
-          expect(report.successesBetween(refusedAt, Number.POSITIVE_INFINITY, "within"), `node ${i + 1} admitted beta after the refusal`).toBe(0);
+          const after = report.successesBetween(refusedAt, Number.POSITIVE_INFINITY, "within");
+          if (leaseLost) expect(after, `node ${i + 1} stopped admitting beta though nothing was promoted`).toBeGreaterThan(0);
+          else expect(after, `node ${i + 1} admitted beta after the refusal`).toBe(0);
         }
       } finally {
         process.kill(n3.pid, "SIGCONT");

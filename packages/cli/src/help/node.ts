@@ -5,7 +5,7 @@ export const NODE_HELP: HelpTable = {
   "node run": {
     summary: "keep one cluster node on the committed record, in the foreground until SIGTERM",
     examples: ["cotal node run --node cotal-1a2b3c4d-n2", "cotal node run --node cotal-1a2b3c4d-n2 --once", "cotal --root /srv/cotal node run --node cotal-1a2b3c4d-n3 --interval 5000"],
-    errors: ["invalid-argument", "root-missing", "lock-held", "inventory-unreachable", "inventory-busy", "lease-held", "broker-start-failed", "reload-unproven"],
+    errors: ["invalid-argument", "root-missing", "lock-held", "inventory-unreachable", "inventory-busy", "lease-held", "broker-start-failed", "reload-unproven", "broker-not-running"],
   },
   "node add": {
     summary: "join a new node to this cluster root, proven with the others",
