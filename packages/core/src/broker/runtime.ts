@@ -3,7 +3,7 @@ import { hostname, networkInterfaces } from "node:os";
 import type { RootLayout } from "../root/layout.js";
 import { readTextIfExists, writeJsonAtomic } from "../root/secret-files.js";
 import { ownerStatus, pidStopped, processStartTicks, type ProcessOwner } from "../lock/process-identity.js";
-import { clusterOf, nodeHost } from "../root/cluster-settings.js";
+import { clusterOf, nodeHost, type ClusterNodeSettings } from "../root/cluster-settings.js";
 import { loadSettings } from "../root/settings.js";
 
 /** run/broker.json: which nats-server process serves this root, so status/down/reload find it. */
@@ -54,6 +54,11 @@ export function nodeClientHost(node: Pick<NodeRuntime, "url">, fallback: string)
  */
 export function isLocalHost(host: string, addresses: readonly string[] = localAddresses()): boolean {
   return host === "localhost" || host.startsWith("127.") || host === "0.0.0.0" || host === "::" || host === "::1" || addresses.includes(host);
+}
+
+/** A node of settings.json on this host (its address is this machine's or namespace's): `up` starts it, `down` keeps it down. */
+export function isLocalNode(node: ClusterNodeSettings, rootHost: string): boolean {
+  return isLocalHost(nodeHost(node, rootHost));
 }
 
 function localAddresses(): string[] {
@@ -149,7 +154,7 @@ export function withUnrecordedNodes(layout: RootLayout, rt: BrokerRuntime): Brok
   if (!cluster) return rt;
   const recorded = new Map(rt.nodes.map((n) => [n.name, n] as const));
   // Only a node on another host: one of this host's is recorded by whoever starts it here, or not running.
-  const missing = cluster.nodes.filter((n) => !recorded.has(n.name) && !isLocalHost(nodeHost(n, rt.host)));
+  const missing = cluster.nodes.filter((n) => !recorded.has(n.name) && !isLocalNode(n, rt.host));
   if (missing.length === 0) return rt;
   const known = (n: (typeof missing)[number]): NodeRuntime => ({ name: n.name, owner: { pid: 0, host: UNRECORDED_HOST }, url: `nats://${nodeHost(n, rt.host)}:${n.port}`, port: n.port, clusterPort: n.clusterPort, configPath: layout.nodeServerConf(n.name), logFile: layout.nodeLogFile(n.name) });
   const nodes = cluster.nodes.flatMap((n) => {

@@ -68,8 +68,8 @@ export function foregroundEnd(e: { signalled: boolean; intended: boolean; code: 
  * run/down.json: the cluster nodes of this host that `cotal down` stopped. A `cotal node run` that was
  * running then keeps its node down (state `stopped`) until `cotal up` clears the file, as a supervisor
  * keeps a unit an operator stopped; one started after it starts its node (docs/cluster.md "cotal node").
- * Written under the maintenance lock, which
- * an agent holds to start its node, so no agent starts a node between the stop and this file.
+ * Written under the maintenance lock, which an agent holds to start its node, so no agent starts a
+ * node between the stop and this file.
  */
 interface DownNodes {
   format: "cotal.down/1";
@@ -77,6 +77,9 @@ interface DownNodes {
   purpose: string;
   at: string;
 }
+
+/** Which stop keeps a node down, for the agent's `stopped` line. */
+export type DownStop = { purpose: string; at: string };
 
 function downFile(layout: RootLayout): string {
   return join(layout.runDir, "down.json");
@@ -92,7 +95,7 @@ export function clearDownNodes(layout: RootLayout): void {
 }
 
 /** The stop that keeps `node` down, or undefined: no file, an unreadable one (the agent starts its node), or another host's node. */
-export function downStopOf(layout: RootLayout, node: string): { purpose: string; at: string } | undefined {
+export function downStopOf(layout: RootLayout, node: string): DownStop | undefined {
   const text = readTextIfExists(downFile(layout));
   if (text === undefined) return undefined;
   try {

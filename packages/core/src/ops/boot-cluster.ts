@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto";
 import { RERUN, CotalError } from "../errors.js";
 import { waitForMetaLeader } from "../broker/cluster-process.js";
 import { freePorts } from "../broker/free-port.js";
-import { isLocalHost, nodeAlive, readRuntime, withUnrecordedNodes, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { isLocalNode, nodeAlive, readRuntime, withUnrecordedNodes, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import type { AuthorityStore, VersionedRecord } from "../inventory/authority-store.js";
 import { diffLists, seedRecord, type InventoryRecord, type NodeProof } from "../inventory/record.js";
 import { type ProvisionResult } from "../provision/provision-space.js";
@@ -253,7 +253,7 @@ async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: 
   // settings' address (docs/cluster.md "Finding the nodes").
   const found = await answeringUnrecorded(layout, cluster, alive, settings.host, guards);
   const down = cluster.nodes.filter((n) => (!alive.has(n.name) && !found.has(n.name)) || silent.has(n.name));
-  const toStart = down.filter((n) => isLocalHost(nodeHost(n, settings.host)));
+  const toStart = down.filter((n) => isLocalNode(n, settings.host));
   const firstList = created ? certainInventory(layout, guards) : [];
   if (created) writeUnservedConfig(layout.serverConf, renderList(layout, firstList.map((s) => s.name), guards).text);
   if (toStart.length > 0) progress(`starting ${toStart.length === cluster.nodes.length ? "every node" : `node${toStart.length > 1 ? "s" : ""} ${toStart.map((n) => n.name).join(", ")}`}${created ? "" : " with every tenant held (none admitted)"}`);
@@ -274,7 +274,7 @@ async function ensureNodes(layout: RootLayout, settings: RootSettings, cluster: 
 /** The nodes of settings.json on another host that run/broker.json lacks and that send INFO at their settings' address. */
 async function answeringUnrecorded(layout: RootLayout, cluster: ClusterSettings, alive: ReadonlyMap<string, NodeRuntime>, rootHost: string, guards: Guards): Promise<Set<string>> {
   if (guards.UNRECORDED_NODES_IGNORED) return new Set();
-  const candidates = cluster.nodes.filter((n) => !alive.has(n.name) && !isLocalHost(nodeHost(n, rootHost)));
+  const candidates = cluster.nodes.filter((n) => !alive.has(n.name) && !isLocalNode(n, rootHost));
   const answers = await Promise.all(candidates.map(async (n) => [n.name, await sendsInfo(n.port, nodeHost(n, rootHost), INFO_PROBE_MS)] as const));
   return new Set(answers.filter(([, ok]) => ok).map(([name]) => name));
 }

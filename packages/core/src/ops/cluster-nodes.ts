@@ -2,13 +2,13 @@ import { type Guards } from "../guards.js";
 import { natsServerVersion } from "../broker/binary.js";
 import { startNodes } from "../broker/cluster-process.js";
 import { renderNode } from "../broker/render-root.js";
-import { isLocalHost, nodeAlive, nodeElsewhere, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { isLocalNode, nodeAlive, nodeElsewhere, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { serversOfRoot } from "../broker/server-scan.js";
 import { isCotalError, CotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
 import { AuthorityStore, type AgentUser } from "../inventory/authority-store.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
-import { clusterOf, nodeHost, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
+import { clusterOf, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { ensureSecretDir } from "../root/secret-files.js";
@@ -62,7 +62,7 @@ function remoteNodeConfigs(layout: RootLayout): string[] {
     return []; // unreadable settings: every unrecorded server counts as a stray (the conservative side)
   }
   const cluster = clusterOf(layout, settings);
-  return (cluster?.nodes ?? []).filter((n) => !isLocalHost(nodeHost(n, settings?.host ?? "127.0.0.1"))).map((n) => layout.nodeServerConf(n.name));
+  return (cluster?.nodes ?? []).filter((n) => !isLocalNode(n, settings?.host ?? "127.0.0.1")).map((n) => layout.nodeServerConf(n.name));
 }
 
 /**

@@ -2,9 +2,9 @@ import { GUARDS_ON, type Guards } from "../guards.js";
 import { existsSync } from "node:fs";
 import { stopBroker } from "../broker/process.js";
 import { RootLayout } from "../root/layout.js";
-import { brokerState, isLocalHost } from "../broker/runtime.js";
+import { brokerState, isLocalNode } from "../broker/runtime.js";
 import { clearStopIntent, recordDownNodes, recordStopIntent } from "../broker/stop-intent.js";
-import { clusterOf, nodeHost } from "../root/cluster-settings.js";
+import { clusterOf } from "../root/cluster-settings.js";
 import { loadSettings } from "../root/settings.js";
 import { preserveStateCut, type CutResult } from "../backup/cut.js";
 import { withVerb } from "../verb/verb.js";
@@ -69,6 +69,6 @@ function keepClusterNodesDown(layout: RootLayout, elsewhere: readonly string[]):
   const settings = loadSettings(layout);
   const cluster = settings ? clusterOf(layout, settings) : undefined;
   if (!settings || !cluster) return;
-  const mine = cluster.nodes.filter((n) => isLocalHost(nodeHost(n, settings.host)) && !elsewhere.includes(n.name)).map((n) => n.name);
+  const mine = cluster.nodes.filter((n) => isLocalNode(n, settings.host) && !elsewhere.includes(n.name)).map((n) => n.name);
   if (mine.length > 0) recordDownNodes(layout, mine, "cotal down");
 }

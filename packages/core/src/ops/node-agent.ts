@@ -28,7 +28,7 @@ import { connectReplicated, liveNodesOrRefuse, startClusterNodes } from "./clust
 import { describeChecks, served, waitStreamsServed } from "./node-streams.js";
 import { shellWord } from "../error-shape.js";
 import { stopProcess } from "../broker/stop-process.js";
-import { downStopOf } from "../broker/stop-intent.js";
+import { downStopOf, type DownStop } from "../broker/stop-intent.js";
 import { leaseKeyFor } from "../verb/session.js";
 
 export interface NodeAgentOptions {
@@ -321,7 +321,7 @@ class NodeAgent {
   }
 
   /** A node `cotal down` stopped: reported once, left down; `cotal up` clears the stop and the next round starts nothing (up did). */
-  #keptDown(by: { purpose: string; at: string }): Round {
+  #keptDown(by: DownStop): Round {
     const reason = `stopped by ${by.purpose} at ${by.at}; this agent starts it again only after cotal up`;
     const next = `cotal --root ${shellWord(this.layout.root)} up --detach`;
     // `--once` exits non-zero: the node does not serve.
@@ -386,12 +386,12 @@ class NodeAgent {
    * lock; a node `cotal down` stopped while this agent ran stays down until `cotal up` (broker/stop-intent.ts), and is
    * judged without the lock first, so an agent idling behind a `down` never holds up the `up`.
    */
-  async #ensureRunning(): Promise<NodeRuntime | { stoppedBy: { purpose: string; at: string } }> {
+  async #ensureRunning(): Promise<NodeRuntime | { stoppedBy: DownStop }> {
     const mine = (): NodeRuntime | undefined => readRuntime(this.layout)?.nodes?.find((n) => n.name === this.name);
     const cur = mine();
     if (cur && nodeAlive(cur)) return cur;
     await this.#dropStore();
-    const kept = (): { stoppedBy: { purpose: string; at: string } } | undefined => {
+    const kept = (): { stoppedBy: DownStop } | undefined => {
       // A stop from before this agent began is not its to keep: starting `cotal node run` asks for the node.
       const by = this.guards.DOWN_WITHOUT_STOP_INTENT ? undefined : downStopOf(this.layout, this.name);
       return by && Date.parse(by.at) >= this.#since ? { stoppedBy: by } : undefined;
