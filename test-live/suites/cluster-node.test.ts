@@ -12,6 +12,7 @@ import { startAgent, type RunningAgent } from "../fixtures/node-agent.js";
 import { connects, credsText, statusOf, untilStatus } from "../fixtures/tenants.js";
 import { until } from "../fixtures/until.js";
 import { barrierDir, releaseBarrier } from "../fixtures/barrier.js";
+import { runPrinted } from "../fixtures/printed.js";
 
 // `cotal node run` (docs/cluster.md "cotal node"): the per-host agent that keeps one node of a
 // three-node cluster (real nats-servers on loopback) on the committed record without `cotal up`.
@@ -207,9 +208,10 @@ describe("cotal node run", () => {
     expect(running.flatMap((a) => a.lines.filter((l) => l.at >= downAt && /starting it with every tenant held/.test(l.text)))).toEqual([]);
     const st = await statusOf(r);
     expect(nodesOf(st).map((n) => n.agent?.state)).toEqual(["stopped", "stopped", "stopped"]);
-    expect(nodesOf(st)[0]?.agent?.next).toBe(`cotal --root ${r.root} up --detach`);
+    const printed = nodesOf(st)[0]?.agent?.next ?? "";
+    expect(printed).toBe(`cotal --root ${r.root} up --detach`);
     const upAt = monotonicMs();
-    const up = await r.cotal(["up", "--detach"], { timeoutMs: 120_000 });
+    const up = await runPrinted(printed, {}, 120_000); // verbatim, from /
     expect(up.code, up.stderr).toBe(0);
     for (const a of running) await a.line(/serving generation 1/, 60_000, upAt);
     const url = readRuntime(r.layout)?.nodes?.[2]?.url;
