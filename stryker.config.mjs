@@ -17,6 +17,7 @@ export default {
     "packages/core/src/ops/derive-state.ts",
     "packages/core/src/broker/material-bucket.ts",
     "packages/core/src/inventory/node-proofs.ts",
+    "packages/core/src/inventory/node-ask.ts",
     "packages/cli/src/exit-codes.ts",
   ],
   coverageAnalysis: "perTest",

@@ -107,6 +107,8 @@ export interface Guards {
   readonly NODE_APPLY_UNFENCED: boolean;
   /** `cotal node run` lets its node run the whole committed list while a pending claim removes tenants from it. */
   readonly NODE_ADMITS_PENDING_REMOVES: boolean;
+  /** `cotal node run` applies a writer's ask (inventory/node-ask.ts) without checking that writer still holds the lease it asked under. */
+  readonly NODE_ASK_UNFENCED: boolean;
   /** A cluster node boots with no tenant preloaded instead of every tenant held: JetStream drops the tenants' stream assignments at boot (issue #28). */
   readonly CLUSTER_BOOT_BARE: boolean;
   /** A backup's snapshots skip the server's checksum pass (`jsck`): a store with a corrupted message is backed up silently. */
@@ -210,6 +212,7 @@ export const GUARDS_ON: Guards = Object.freeze({
   CLUSTER_NO_NODE_FENCE: false,
   NODE_APPLY_UNFENCED: false,
   NODE_ADMITS_PENDING_REMOVES: false,
+  NODE_ASK_UNFENCED: false,
   CLUSTER_BOOT_BARE: false,
   SKIP_STORE_CHECK: false,
   UP_ANY_SPACE: false,

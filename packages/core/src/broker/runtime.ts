@@ -101,6 +101,27 @@ export function readRuntime(layout: RootLayout): BrokerRuntime | undefined {
   }
 }
 
+/**
+ * A node's own runtime record (docs/cluster.md "Each host's own runtime"): the runtime as its host sees
+ * it, naming that node alone, written beside the node by whoever started it there. Its agent reads it
+ * first, so the control host's run/broker.json need not be the one file every host shares.
+ */
+export function writeNodeRuntime(layout: RootLayout, rt: Omit<BrokerRuntime, "format">, node: NodeRuntime): void {
+  writeJsonAtomic(layout.nodeRuntimeFile(node.name), { ...throughNode({ format: "cotal.runtime/1", ...rt }, node), nodes: [node] });
+}
+
+/** Node `name`'s own runtime record, when its host has one (a root made before them has none). */
+export function readNodeRuntime(layout: RootLayout, name: string): BrokerRuntime | undefined {
+  const text = readTextIfExists(layout.nodeRuntimeFile(name));
+  if (text === undefined) return undefined;
+  try {
+    const rt = JSON.parse(text) as BrokerRuntime;
+    return rt.format === "cotal.runtime/1" && rt.nodes?.length === 1 && rt.nodes[0]?.name === name ? rt : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function clearRuntime(layout: RootLayout): void {
   rmSync(layout.runtimeFile, { force: true });
   rmSync(layout.pidFile, { force: true });

@@ -4,3 +4,4 @@ export { claimedSpaces, seedRecord, type InventoryRecord } from "../inventory/re
 export { LEASE_BUCKET, LEASE_TTL_MS, type Lease } from "../inventory/lease.js";
 export { decisionRead, intentDelta, runMutation } from "../saga/mutation.js";
 export { openLiveSession } from "../verb/session.js";
+export { nodeAsk, writeNodeAsk } from "../inventory/node-ask.js";

@@ -169,7 +169,7 @@ export class AuthorityStore implements InventoryStore {
     return this.#leases.acquire(key, holder, isDead);
   }
 
-  checkLease(lease: Lease): Promise<boolean> {
+  checkLease(lease: Pick<Lease, "key" | "leaseId">): Promise<boolean> {
     return this.#leases.check(lease);
   }
 

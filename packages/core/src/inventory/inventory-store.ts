@@ -21,7 +21,7 @@ export interface InventoryStore {
   /** Create-only in the TTL bucket; held by a live holder ⇒ "lease-held". `isDead` permits a takeover CAS. */
   acquireLease(key: string, holder: LeaseHolder, isDead?: (holder: LeaseHolder) => boolean): Promise<Lease>;
   /** The fence: present, unexpired, still carrying our leaseId. */
-  checkLease(lease: Lease): Promise<boolean>;
+  checkLease(lease: Pick<Lease, "key" | "leaseId">): Promise<boolean>;
   /** CAS at lease.revision, resetting the TTL; lost ⇒ "lease-lost". */
   renewLease(lease: Lease): Promise<Lease>;
   /** Deletes the lease only while it is still ours; already gone is not an error. */

@@ -63,7 +63,7 @@ export class LeaseStore {
   }
 
   /** The fence: present, unexpired, and its value still carries our leaseId. */
-  async check(lease: Lease): Promise<boolean> {
+  async check(lease: Pick<Lease, "key" | "leaseId">): Promise<boolean> {
     const cur = await this.#cas.readEntry(this.#kv, lease.key, `re-check the writer lease ${lease.key}`);
     if (cur === null || cur.operation !== "PUT") return false;
     // max_age is enforced by a server timer; an expired value it has not dropped yet is not ours either.

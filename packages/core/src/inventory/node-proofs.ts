@@ -22,10 +22,12 @@ export interface AgentProof extends Omit<NodeProof, "appliedGeneration"> {
   generation: number;
   /** The claim's `stagedDigest` when the node runs exactly the claim's list (a partial proof). */
   claim?: string;
+  /** The writer's ask this proof answers (inventory/node-ask.ts): that writer counts only such a proof. */
+  ask?: string;
 }
 
-export function agentProof(node: string, generation: number, proof: Omit<NodeProof, "appliedGeneration">, claim?: string): AgentProof {
-  return { format: FORMAT, node, generation, ...(claim !== undefined ? { claim } : {}), ...proof };
+export function agentProof(node: string, generation: number, proof: Omit<NodeProof, "appliedGeneration">, claim?: string, ask?: string): AgentProof {
+  return { format: FORMAT, node, generation, ...(claim !== undefined ? { claim } : {}), ...(ask !== undefined ? { ask } : {}), ...proof };
 }
 
 /** Pure: a stored proof, or undefined for anything else (a proof is advisory: a malformed one proves nothing). */
@@ -40,7 +42,7 @@ export function parseAgentProof(bytes: Uint8Array | undefined, node: string): Ag
   const p = v as Partial<AgentProof> | null;
   if (typeof p !== "object" || p === null || p.format !== FORMAT || p.node !== node) return undefined;
   if (!Number.isSafeInteger(p.generation) || (p.generation as number) < 1 || typeof p.configDigest !== "string" || typeof p.provenAt !== "string") return undefined;
-  if ((p.claim !== undefined && typeof p.claim !== "string") || (p.serverConfigDigest !== undefined && typeof p.serverConfigDigest !== "string")) return undefined;
+  if ((p.claim !== undefined && typeof p.claim !== "string") || (p.ask !== undefined && typeof p.ask !== "string") || (p.serverConfigDigest !== undefined && typeof p.serverConfigDigest !== "string")) return undefined;
   return p as AgentProof;
 }
 
@@ -64,7 +66,7 @@ export function withAgentProofs(record: InventoryRecord, proofs: readonly AgentP
   let out = record;
   for (const p of proofs) {
     if (!record.members?.includes(p.node)) continue;
-    const { format: _f, node, generation, claim, ...proof } = p;
+    const { format: _f, node, generation, claim, ask: _a, ...proof } = p;
     const pending = out.pending;
     if (claim !== undefined) {
       if (!pending || claim !== pending.stagedDigest || generation !== pending.generation || pending.proven?.[node]?.appliedGeneration === generation) continue;

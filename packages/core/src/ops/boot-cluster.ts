@@ -305,7 +305,7 @@ export async function applyClusterRecord(layout: RootLayout, runtime: BrokerRunt
     try {
       const fence = (): Promise<boolean> => keeper.held();
       const reloader = clusterReloader(runtime, runtime.nodes ?? [], layout, guards, store);
-      const w: ClusterWriter = { layout, guards, store, members: cluster.nodes.map((n) => n.name), fence, reload: () => reloader.reload({ fence }) };
+      const w: ClusterWriter = { layout, guards, store, members: cluster.nodes.map((n) => n.name), fence, reload: () => reloader.reload({ fence, leaseId: keeper.lease.leaseId }) };
       const read = await store.read();
       if (!read) {
         const rec = await seedCluster(w);

@@ -2,7 +2,7 @@ import { type Guards } from "../guards.js";
 import { natsServerVersion } from "../broker/binary.js";
 import { startNodes } from "../broker/cluster-process.js";
 import { renderNode } from "../broker/render-root.js";
-import { isLocalNode, nodeAlive, nodeElsewhere, readRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { isLocalNode, nodeAlive, nodeElsewhere, readRuntime, writeNodeRuntime, writeRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { serversOfRoot } from "../broker/server-scan.js";
 import { isCotalError, CotalError } from "../errors.js";
 import { retryWhile } from "../retry.js";
@@ -87,7 +87,11 @@ export async function startClusterNodes(
   const version = natsServerVersion().raw;
   const startedAt = opts.prior?.nodes && opts.alive.size > 0 ? opts.prior.startedAt : new Date().toISOString();
   const ordered = (spawned: NodeRuntime[]): NodeRuntime[] => cluster.nodes.map((n) => opts.alive.get(n.name) ?? spawned.find((s) => s.name === n.name)).filter((n): n is NodeRuntime => n !== undefined);
-  if (toStart.length > 0) await startNodes(layout, settings.host, toStart, (spawned) => writeRuntime(layout, clusterRuntime(ordered(spawned), settings.host, version, startedAt)));
+  const started = (spawned: NodeRuntime[]): void => {
+    const rt = writeRuntime(layout, clusterRuntime(ordered(spawned), settings.host, version, startedAt));
+    for (const n of spawned) writeNodeRuntime(layout, rt, n);
+  };
+  if (toStart.length > 0) await startNodes(layout, settings.host, toStart, started);
   const nodes = ordered(readRuntime(layout)?.nodes ?? []);
   writeRuntime(layout, clusterRuntime(nodes, settings.host, version, startedAt));
   return nodes;

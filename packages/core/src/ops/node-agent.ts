@@ -1,7 +1,7 @@
 import { GUARDS_ON, type Guards } from "../guards.js";
 import { randomBytes } from "node:crypto";
 import { renderNode } from "../broker/render-root.js";
-import { nodeAlive, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { nodeAlive, readNodeRuntime, readRuntime, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { afterPid, isCotalError, RERUN, CotalError } from "../errors.js";
 import { failpoint } from "../failpoints.js";
 import { AuthorityStore, type AgentUser, type VersionedRecord } from "../inventory/authority-store.js";
@@ -20,7 +20,9 @@ import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
 import { loadSettings, type RootSettings } from "../root/settings.js";
 import { applyToNode } from "../saga/cluster-reloader.js";
 import type { ReloadVerdict } from "../saga/reload.js";
-import { acquireLeaseWaiting } from "../saga/lease-holder.js";
+import { holderIsDead, LEASE_WAIT_MS, selfHolder } from "../saga/lease-holder.js";
+import { askStands, readNodeAsk, type NodeAsk } from "../inventory/node-ask.js";
+import type { Lease } from "../inventory/lease.js";
 import { LeaseKeeper } from "../saga/lease-keeper.js";
 import { allowedIsClaimList, nodeAllowedSpaces, nodeNeedsApply, type NodeObservation } from "../saga/node-decision.js";
 import { agentProof, readAgentProofs, withAgentProofs, writeAgentProof } from "../inventory/node-proofs.js";
@@ -58,12 +60,14 @@ export interface NodeAgentResult {
 }
 
 /** What an apply of this node was made on: the store, the record it decided on, the node, the lease's fence, when it began. */
-type AppliedOn = { store: AuthorityStore; read: VersionedRecord; node: NodeRuntime; fence: () => Promise<boolean>; signalledAt: number };
+type AppliedOn = { store: AuthorityStore; read: VersionedRecord | undefined; node: NodeRuntime; fence: () => Promise<boolean>; signalledAt: number };
 
 type Round = { state: NodeAgentState["state"]; generation?: number; reason?: string; next?: string; error?: CotalError };
 
 const DEFAULT_INTERVAL_MS = 2_000;
 const LOCK_WAIT_MS = 30_000;
+/** How often an agent waiting out a writer's lease looks for that writer's ask. */
+const ASK_POLL_MS = 200;
 /** How long a round waits for its node to serve its tenant streams: R3 groups elect after the node returns. */
 const STREAMS_SERVED_MS = 30_000;
 /** How long a boot waits for the other nodes to hand over the node material before it renders from disk. */
@@ -136,6 +140,8 @@ class NodeAgent {
   #changed = false;
   #seen: { serverKey: string; at: number } | undefined;
   #applied: NodeObservation["applied"];
+  /** The last writer's ask this agent answered, and on which server. */
+  #answered: { id: string; serverKey: string } | undefined;
   /** The server (`pid:procStart`) last seen serving every tenant stream it hosts. */
   #streamsServed: string | undefined;
   #last = "";
@@ -187,18 +193,24 @@ class NodeAgent {
     return this.#servingChecked(read, node, serverKey);
   }
 
-  /** Reads the record and, when the node must be (re-)applied, applies it under the lease and records the proof; returns the record it serves. */
+  /** Reads the record and, when the node must be (re-)applied, applies it under the lease (or a standing writer's ask) and records the proof; returns the record it serves. */
   async #bringToRecord(node: NodeRuntime, serverKey: string): Promise<VersionedRecord> {
     const store = await this.#connect(node);
     const first = await store.read();
+    // A live writer's ask is this node's instruction while it stands: its own rule would withhold the claim's adds.
+    // A seed's ask comes before any record: the node answers it, then follows the record once there is one.
+    const standing = await this.#standingAsk(store);
+    const answered = standing ? await this.#answer(standing, { store, read: first && (await this.#withOwnProof(store, first)), node, serverKey }) : undefined;
+    if (answered) return answered;
     if (!first) throw new CotalError("inventory-unreachable", "the cluster's authority store holds no record yet", { next: "cotal up --detach   # seeds the record on a new cluster root" });
     let read = await this.#withOwnProof(store, first);
     let plan = await this.#plan(store, read, serverKey);
     if (!plan.decision.apply) return read;
     this.onEvent(`cotal node: ${this.name}: applying (${plan.decision.why})`);
     await failpoint("node-decided");
-    const unfenced = this.guards.NODE_APPLY_UNFENCED;
-    const keeper = unfenced ? undefined : new LeaseKeeper(store, await acquireLeaseWaiting(store, leaseKeyFor(this.layout), `cotal node run (${this.name})`));
+    const taken = this.guards.NODE_APPLY_UNFENCED ? undefined : await this.#leaseOrAsk(store);
+    if (taken && "ask" in taken) return (await this.#answer(taken.ask, { store, read, node, serverKey })) ?? read;
+    const keeper = taken ? new LeaseKeeper(store, taken.lease) : undefined;
     try {
       const fence = keeper ? (): Promise<boolean> => keeper.held() : (): Promise<boolean> => Promise.resolve(true);
       if (keeper) {
@@ -208,32 +220,87 @@ class NodeAgent {
         plan = await this.#plan(store, read, serverKey);
         if (!plan.decision.apply) return read;
       }
-      const runtime = readRuntime(this.layout) as BrokerRuntime;
-      const on: AppliedOn = { store, read, node, fence, signalledAt: performance.now() };
-      const applied = { serverKey, digest: plan.digest };
-      // The one apply path (saga/apply.ts): stage, fence, rename, reload this node, prove, record its proof.
-      const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
-      const system = this.#users()?.system;
-      return (await applyToNode(this.layout, runtime, node, { text: plan.text, tag, fence, guards: this.guards, ...(system ? { system } : {}), record: (verdict) => this.#recordApplied(on, applied, verdict) })).proof;
+      return (await this.#apply({ store, read, node, fence, signalledAt: 0 }, { serverKey, digest: plan.digest }, plan.text)) ?? read;
     } finally {
       await keeper?.stop(true);
     }
   }
 
+  /** The one apply path (saga/apply.ts): stage, fence, rename, reload this node, prove, record its proof (of the ask, when one is answered). */
+  async #apply(on: AppliedOn, applied: { serverKey: string; digest: string }, text: string, ask?: NodeAsk): Promise<VersionedRecord | undefined> {
+    const runtime = this.#runtime() as BrokerRuntime;
+    const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
+    const system = this.#users()?.system;
+    const at = { ...on, signalledAt: performance.now() };
+    return (await applyToNode(this.layout, runtime, on.node, { text, tag, fence: on.fence, guards: this.guards, ...(system ? { system } : {}), record: (verdict) => this.#recordApplied(at, applied, verdict, ask) })).proof;
+  }
+
+  /** The writer's ask naming this node, while that writer still holds the lease it asked under (inventory/node-ask.ts). */
+  async #standingAsk(store: AuthorityStore): Promise<NodeAsk | undefined> {
+    const ask = await readNodeAsk(store.materialKv(this.cluster.replicas, { create: false }));
+    if (!ask?.nodes.includes(this.name)) return undefined;
+    const holds = await store.checkLease({ key: leaseKeyFor(this.layout), leaseId: ask.leaseId });
+    return askStands(ask, this.name, holds, this.guards) ? ask : undefined;
+  }
+
+  /**
+   * Answers a writer's ask (docs/cluster.md "The writer asks, the agent applies"): renders the asked
+   * list from the public bucket (published before the ask), applies it while that writer's lease holds,
+   * and records a proof naming the ask. An ask this server already answered is left as it is.
+   */
+  async #answer(ask: NodeAsk, on: { store: AuthorityStore; read: VersionedRecord | undefined; node: NodeRuntime; serverKey: string }): Promise<VersionedRecord | undefined> {
+    if (this.#answered?.id === ask.id && this.#answered.serverKey === on.serverKey) return on.read;
+    const { store } = on;
+    const material = await this.#material.read(store.materialKv(this.cluster.replicas, { create: false }));
+    const missing = ask.spaces.filter((s) => !material?.spaces.some((m) => m.name === s));
+    if (!material || missing.length > 0) throw new CotalError("render-refused", `the writer's ask names ${missing.join(", ") || "tenants"} the published node material lacks: node ${this.name} cannot render it`, { next: `cotal --root ${shellWord(this.layout.root)} status   # the writer's reload publishes the material before its ask` });
+    this.#known = material;
+    const { text, digest } = renderNodeFrom(material, this.name, materialSpaces(material, ask.spaces), this.#local(), this.guards);
+    this.onEvent(`cotal node: ${this.name}: applying the writer's ask (generation ${ask.generation}${ask.claim ? ", its claim" : ""}: ${ask.spaces.length} tenants)`);
+    const fence = (): Promise<boolean> => (this.guards.NODE_ASK_UNFENCED ? Promise.resolve(true) : store.checkLease({ key: leaseKeyFor(this.layout), leaseId: ask.leaseId }));
+    const read = await this.#apply({ ...on, fence, signalledAt: 0 }, { serverKey: on.serverKey, digest }, text, ask);
+    this.#answered = { id: ask.id, serverKey: on.serverKey };
+    return read;
+  }
+
+  /** Takes the writer lease, waiting out a holder; a holder whose ask names this node is answered instead (it waits for this node). */
+  async #leaseOrAsk(store: AuthorityStore): Promise<{ lease: Lease } | { ask: NodeAsk }> {
+    const deadline = Date.now() + LEASE_WAIT_MS;
+    for (;;) {
+      try {
+        return { lease: await store.acquireLease(leaseKeyFor(this.layout), selfHolder(`cotal node run (${this.name})`), holderIsDead) };
+      } catch (err) {
+        if (!isCotalError(err, "lease-held") || Date.now() > deadline) throw err;
+      }
+      const ask = await this.#standingAsk(store);
+      if (ask) return { ask };
+      await new Promise((r) => setTimeout(r, ASK_POLL_MS));
+    }
+  }
+
   /** The apply's record step: a node that did not prove the list refuses; a proven one is remembered and its proof recorded. */
-  async #recordApplied(at: AppliedOn, applied: { serverKey: string; digest: string }, verdict: ReloadVerdict): Promise<VersionedRecord> {
+  async #recordApplied(at: AppliedOn, applied: { serverKey: string; digest: string }, verdict: ReloadVerdict, ask?: NodeAsk): Promise<VersionedRecord | undefined> {
     const { store, read, node, fence, signalledAt } = at;
     if (verdict.outcome !== "reloaded") {
-      const why = "logTail" in verdict ? verdict.logTail.trim().split("\n").filter(Boolean).slice(-1)[0] ?? "" : "";
-      throw new CotalError("reload-unproven", `node ${this.name} did not prove the committed list (${verdict.outcome}${why ? `: ${why}` : ""})`, { next: `tail -n 40 ${node.logFile}   # the agent retries every round` });
+      // The reason leads a request's tail and ends a signal's: both lines, once each.
+      const lines = "logTail" in verdict ? verdict.logTail.trim().split("\n").filter(Boolean) : [];
+      const why = [...new Set([lines[0], lines[lines.length - 1]])].filter(Boolean).join(" … ");
+      throw new CotalError("reload-unproven", `node ${this.name} did not prove ${ask ? "the writer's asked list" : "the committed list"} (${verdict.outcome}${why ? `: ${why}` : ""})`, { next: `tail -n 40 ${node.logFile}   # the agent retries every round` });
     }
     this.applied++;
     this.#applied = applied;
     await store.settleAfterReload(signalledAt);
     const proof: Omit<NodeProof, "appliedGeneration"> = { configDigest: applied.digest, ...(verdict.serverConfigDigest ? { serverConfigDigest: verdict.serverConfigDigest } : {}), provenAt: new Date().toISOString() };
-    await this.#recordProof(store, read, proof, fence);
+    if (ask) await this.#recordAskProof(store, ask, proof, fence);
+    else if (read) await this.#recordProof(store, read, proof, fence);
     const now = await store.read();
     return now ? this.#withOwnProof(store, now) : read;
+  }
+
+  /** The answer to an ask, on this node's own key: of the ask's generation (its claim's, when it names one), naming the ask. */
+  async #recordAskProof(store: AuthorityStore, ask: NodeAsk, proof: Omit<NodeProof, "appliedGeneration">, fence: () => Promise<boolean>): Promise<void> {
+    if (!(await fence())) throw new CotalError("lease-lost", `the writer that asked node ${this.name} to apply lost its lease before the proof was recorded`, { next: `cotal node run --node ${this.name}   # the next round follows the record` });
+    await writeAgentProof(store.proofsKv(this.cluster.replicas, { create: false }), agentProof(this.name, ask.generation, proof, ask.claim, ask.id));
   }
 
   /**
@@ -291,7 +358,7 @@ class NodeAgent {
     if (this.#streamsServed !== serverKey) {
       const listed = new Set(nodeAllowedSpaces(read.record, this.guards));
       const tenants = (this.#known?.spaces ?? []).filter((s) => listed.has(s.name)).map((s) => ({ name: s.name, publicKey: s.publicKey }));
-      const checks = await waitStreamsServed(this.layout, [node], tenants, readRuntime(this.layout)?.serverVersion ?? "0.0.0", STREAMS_SERVED_MS, this.#users()?.system);
+      const checks = await waitStreamsServed(this.layout, [node], tenants, this.#runtime()?.serverVersion ?? "0.0.0", STREAMS_SERVED_MS, this.#users()?.system);
       const check = checks[node.name];
       if (!served(check)) {
         // Unassigned or not running after the wait heals only by a restart, as `up` does it (boot-cluster.ts,
@@ -364,6 +431,16 @@ class NodeAgent {
     return creds ? { authority: { creds: creds.authority }, system: { creds: creds.system } } : undefined;
   }
 
+  /**
+   * The runtime as this node's host sees it: the node's own record beside it while its server lives
+   * (docs/cluster.md "Each host's own runtime"), else the root's run/broker.json (a root made before).
+   */
+  #runtime(): BrokerRuntime | undefined {
+    const own = readNodeRuntime(this.layout, this.name);
+    const node = own?.nodes?.[0];
+    return own && node && nodeAlive(node) ? own : readRuntime(this.layout);
+  }
+
   /** What only this host holds for its node's render: store, log and pid paths, route TLS files, route password. */
   #local(): NodeLocal {
     return nodeLocalOf(this.layout, this.name, this.guards);
@@ -387,7 +464,7 @@ class NodeAgent {
    * judged without the lock first, so an agent idling behind a `down` never holds up the `up`.
    */
   async #ensureRunning(): Promise<NodeRuntime | { stoppedBy: DownStop }> {
-    const mine = (): NodeRuntime | undefined => readRuntime(this.layout)?.nodes?.find((n) => n.name === this.name);
+    const mine = (): NodeRuntime | undefined => this.#runtime()?.nodes?.find((n) => n.name === this.name);
     const cur = mine();
     if (cur && nodeAlive(cur)) return cur;
     await this.#dropStore();

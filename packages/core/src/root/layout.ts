@@ -54,6 +54,8 @@ export class RootLayout {
   nodeAgentLockFile(node: string): string { return join(this.nodeDir(node), "agent.lock"); }
   /** The agent's own users (root/agent-creds.ts): what its host holds instead of the root's account seeds. */
   nodeAgentCredsDir(node: string): string { return join(this.nodeDir(node), "agent"); }
+  /** The node's own runtime record, on its own host (broker/runtime.ts writeNodeRuntime): its agent finds its server there, not in a shared run/broker.json. */
+  nodeRuntimeFile(node: string): string { return join(this.nodeDir(node), "runtime.json"); }
 
   spaceDir(space: string): string { return join(this.root, `space.${spaceHex(space)}`); }
   /** Pid files of processes that serve one space (daemons a deployment runs per tenant). */

@@ -11,14 +11,16 @@ import { loadSettings } from "../root/settings.js";
 import { nodeAlive, nodeClientHost, nodeElsewhere, throughNode, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { INFO_PROBE_MS, sendsInfo } from "../broker/info-probe.js";
 import type { SystemUser } from "../broker/system-client.js";
-import type { NodeProof } from "../inventory/record.js";
+import type { InventoryRecord, NodeProof } from "../inventory/record.js";
 import { configDigest } from "../render/server-config.js";
 import { configPicture } from "../render/config-picture.js";
 import { accountInventory, loadAuthorityAccount, loadSpaceAccount } from "../root/account-store.js";
 import { loadBrokerTrust } from "../root/broker-store.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
-import { reloadAndProve, type ReloadVerdict } from "./reload.js";
+import { reloadAndProve, retainedSystem, type ReloadVerdict } from "./reload.js";
+import { askedNodes, awaitAgentProofs, publishAsk, type AskPlan, type AskStore } from "./agent-ask.js";
+import type { VersionedRecord } from "../inventory/authority-store.js";
 import { renderList } from "./render-list.js";
 import { applyConfig } from "./apply.js";
 
@@ -28,6 +30,7 @@ interface ClusterReloadOptions {
   fence?: () => Promise<boolean>;
   mayLeaveBehind?: boolean;
   recordPartial?: (proofs: Record<string, Omit<NodeProof, "appliedGeneration">>) => Promise<void>;
+  leaseId?: string;
 }
 
 type NodeVerdict = { node: NodeRuntime; digest: string; verdict: ReloadVerdict };
@@ -43,9 +46,10 @@ export function clusterReloader(runtime: BrokerRuntime, nodes: readonly NodeRunt
   return { reload: (opts = {}) => reloadNodes(runtime, nodes, layout, opts, guards, material) };
 }
 
-/** Where the writer publishes the node material: the authority store's public bucket. */
-export interface MaterialStore {
+/** Where the writer publishes the node material and its ask, reads the record, and waits for the agents' proofs: the authority store. */
+export interface MaterialStore extends AskStore {
   materialKv(replicas?: number): MaterialKv;
+  read(): Promise<VersionedRecord | undefined>;
 }
 
 /**
@@ -85,10 +89,14 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
   if (!fence) throw new CotalError("invalid-argument", "a cluster reload renames every node's config and was given no lease check", { next: `COTAL_DEBUG=1 ${RERUN}   # a caller of the cluster reloader passed no fence: report its output` });
   const records = promotedRecords(layout, guards);
   await publishUnderLease(layout, material, fence, guards);
+  const asked = askedNodes(runtime, nodes);
+  // The record the ask is of (none yet: a seed's, of generation 1); nothing asked: every node is applied from here.
+  const asking = asked.length > 0 && canAsk(opts, guards, material) ? { record: (await material.read())?.record } : undefined;
   const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
   const done: NodeVerdict[] = [];
   const recorder = partialRecorder(opts, guards);
-  for (const node of nodes) {
+  // Nodes here first: the first one's rejection leaves every other node untouched, an asked one too.
+  for (const node of nodes.filter((n) => !asking || !asked.includes(n))) {
     const { text, digest } = renderNode(layout, node.name, records, { guards });
     const { verdict } = await applyToNode(layout, runtime, node, { text, tag, fence, done, guards, ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}), record: async (v) => v });
     // The first node rejected the bytes: no other node was touched, so the saga's rollback rules apply as on one broker.
@@ -97,6 +105,38 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
     if (verdict.outcome === "reloaded") await recorder.record(provenProofs([{ node, digest, verdict }]));
     await failpoint("after-node-proof");
   }
+  if (asking && material && opts.leaseId) {
+    const plan: AskPlan = { store: material, replicas: clusterOf(layout, loadSettings(layout))?.replicas, leaseId: opts.leaseId, fence, record: asking.record, promotedDigest: configDigest(readFileSync(layout.serverConf, "utf8")), spaces: records.map((r) => r.name), guards };
+    done.push(...(await askedVerdicts(plan, asked, runtime, layout, opts, recorder)));
+  }
+  return verdictOf(done, recorder, opts, guards, t0);
+}
+
+/** Asks the agents of the nodes elsewhere (docs/cluster.md "The writer asks, the agent applies") and waits, bounded, for their proofs. */
+async function askedVerdicts(plan: AskPlan, asked: readonly NodeRuntime[], runtime: BrokerRuntime, layout: RootLayout, opts: ClusterReloadOptions, recorder: ReturnType<typeof partialRecorder>): Promise<NodeVerdict[]> {
+  const ask = await publishAsk(asked, plan);
+  const timeoutMs = Math.max(opts.timeoutMs ?? 0, ASK_WAIT_MS);
+  const seen = await awaitAgentProofs(ask, asked, { store: plan.store, replicas: plan.replicas, runtime, system: retainedSystem(layout), timeoutMs, guards: plan.guards });
+  const out: NodeVerdict[] = [];
+  for (const node of asked) {
+    const v = seen.get(node.name);
+    if (!v) continue;
+    out.push({ node, digest: v.digest, verdict: v.verdict });
+    if (v.verdict.outcome === "reloaded") await recorder.record(provenProofs([{ node, digest: v.digest, verdict: v.verdict }]));
+  }
+  return out;
+}
+
+/** Does this reload ask the agents of nodes elsewhere? Only a writer that names its lease (an agent checks it) and has the store. */
+function canAsk(opts: ClusterReloadOptions, guards: Guards, material: MaterialStore | undefined): material is MaterialStore {
+  return material !== undefined && opts.leaseId !== undefined && !guards.REMOTE_NODE_BY_SIGNAL;
+}
+
+/** How long a writer waits for an asked agent at least: one agent round (2 s) and its apply, with room. */
+const ASK_WAIT_MS = 15_000;
+
+/** Every node's verdict as the reload's one: proven everywhere, left behind, or refused `cluster-unproven`. */
+async function verdictOf(done: NodeVerdict[], recorder: ReturnType<typeof partialRecorder>, opts: ClusterReloadOptions, guards: Guards, t0: number): Promise<ReloadVerdict> {
   const unproven = done.filter((d) => d.verdict.outcome !== "reloaded");
   const proofs = provenProofs(done);
   // An add with only down (not rejecting) nodes behind commits on the others; those catch up at their next boot.

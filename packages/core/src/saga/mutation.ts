@@ -221,6 +221,8 @@ class Mutation {
   resumed: ResumeDecision["action"] | undefined;
   /** The lease re-check, once held: a cluster reload fences each node's rename with it (docs/cluster.md). */
   fence: (() => Promise<boolean>) | undefined;
+  /** The lease this attempt holds: a cluster reload names it in its ask of the nodes elsewhere. */
+  leaseId: string | undefined;
   readonly holder: LeaseHolder;
   readonly guards: Guards;
 
@@ -277,7 +279,7 @@ class Mutation {
     const reloader = this.env.reloader;
     if (!reloader) throw new CotalError("broker-not-running", "a reload needs the running broker", { next: "cotal up --detach" });
     const signalledAt = performance.now();
-    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence, recordPartial: this.partialRecorder(this.fence, signalledAt), mayLeaveBehind: mayLeaveNodesBehind(pending, this.guards) } : {}) }));
+    let verdict = await this.timed("reload-proof", () => reloader.reload({ timeoutMs: this.env.reloadTimeoutMs, ...(this.fence ? { fence: this.fence, recordPartial: this.partialRecorder(this.fence, signalledAt), mayLeaveBehind: mayLeaveNodesBehind(pending, this.guards), ...(this.leaseId ? { leaseId: this.leaseId } : {}) } : {}) }));
     if (this.guards.PROOF_WITHOUT_LOG) verdict = { outcome: "reloaded", via: verdict.via, line: "(unproven: test-only switch)", ms: verdict.ms };
     this.reloads++;
     if (verdict.outcome === "reloaded") await this.timed("reconnect", () => this.env.store.settleAfterReload(signalledAt));
@@ -363,6 +365,7 @@ class Mutation {
     if (!decided) await failpoint("after-read");
     const keeper = await this.timed("lease", () => this.acquireLease());
     this.fence = () => keeper.held();
+    this.leaseId = keeper.lease.leaseId;
     try {
       const { base, claimedOn } = await this.underLease(pre, keeper);
       const decision = await this.timed("decide", () => this.decide(base));

@@ -104,7 +104,7 @@ function otherBytes(plan: ProofPlan, digest: string | undefined, required = fals
   return digest === want ? undefined : `it runs a config of digest ${digest}, not the bytes renamed for it (${want}): another file was loaded`;
 }
 
-function retainedSystem(layout: RootLayout): SystemUser | undefined {
+export function retainedSystem(layout: RootLayout): SystemUser | undefined {
   const system = loadBrokerTrust(layout).system;
   // A --single-space root drops the system signing seed by design: no system user, so SIGHUP.
   return system.signingSeed ? system : undefined;

@@ -27,6 +27,11 @@ export interface ReloaderOptions {
    * it refuses, so the claim records them (docs/cluster.md "Partial proofs"); the writer owns the CAS.
    */
   recordPartial?: (proofs: Record<string, Omit<NodeProof, "appliedGeneration">>) => Promise<void>;
+  /**
+   * Cluster only. The writer's lease id: with it, a node on another host is not renamed from here but
+   * asked of its agent, which applies while this lease holds (docs/cluster.md "The writer asks, the agent applies").
+   */
+  leaseId?: string;
 }
 
 /**

@@ -148,7 +148,7 @@ export class MemoryInventoryStore implements InventoryStore {
     return { key, leaseId: value.leaseId, revision, holder: { ...holder }, acquiredAt: this.clock.now() };
   }
 
-  async checkLease(lease: Lease): Promise<boolean> {
+  async checkLease(lease: Pick<Lease, "key" | "leaseId">): Promise<boolean> {
     await this.#enter("checkLease");
     return this.#liveLease(lease.key)?.value.leaseId === lease.leaseId;
   }
