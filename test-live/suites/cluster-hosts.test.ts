@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { cotalCliPath, NKEY_SEED, repoRoot, type CotalResult } from "@cotal/harness";
@@ -48,10 +48,12 @@ function hosts(...args: string[]): void {
  * it proves those nodes by their servers' word (docs/cluster.md "Proof by the server's digest").
  */
 function via(h: number): string[] {
-  const hidden = h !== 1 || !r ? [] : remoteNodeNames.flatMap((n) => [dirname((r as LiveRoot).layout.nodeLogFile(n)), (r as LiveRoot).layout.nodeStoreDir(n)]).filter((d) => existsSync(d));
+  const hidden = h !== 1 || !r ? [] : [...remoteNodeNames.flatMap((n) => [dirname((r as LiveRoot).layout.nodeLogFile(n)), (r as LiveRoot).layout.nodeStoreDir(n)]), ...controlHidden].filter((d) => existsSync(d));
   return ["bash", SCRIPT, "exec", String(h), ...hidden.flatMap((d) => ["--hide", d])];
 }
 let remoteNodeNames: string[] = [];
+/** Directories of other hosts the control host must not read (a node's own directory). */
+const controlHidden: string[] = [];
 
 /** `cotal <args>` run inside host `h` (1-3), to completion. */
 function onHost(h: number, args: string[], timeoutMs = 90_000, env: Record<string, string> = {}, base: NodeJS.ProcessEnv = hostsEnv): Promise<CotalResult> {
@@ -689,6 +691,45 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     await appsKeepWriting("a gone writer's ask");
   });
 
+  it("a node directory of its own: `node bundle` on the control host writes what host 2 keeps (no seed of the root); node 2 moves there with its store, its printed agent runs with the shared root hidden and the control host never sees that directory; omicron is added and removed through node 2's answers, polled from every host", async () => {
+    const c = await hostCluster();
+    const layout = (r as LiveRoot).layout;
+    const root = (r as LiveRoot).root;
+    const n2 = c.nodes[1]?.name as string;
+    const dir = join(dirname(root), `own-${n2}`);
+    const b = await onHost(1, ["node", "bundle", "--node", n2, "--out", dir]);
+    expect(b.code, b.stderr).toBe(0);
+    const printed = b.stdout.split("\n").filter((l) => l.startsWith("next: ")).map((l) => l.slice("next: ".length));
+    expect(printed).toEqual([expect.stringMatching(new RegExp(`^cotal --root ${dir} node run --node ${n2} +# on 10\\.99\\.0\\.2`))]);
+    expect(scanForSeeds(dir).map((f) => f.slice(dir.length + 1)).sort(), "seeds in the bundle").toEqual([`nodes/${n2}/agent/authority.creds`, `nodes/${n2}/agent/system.creds`]);
+    // Node 2 stops on the shared root (its agent, then its server), and its store moves with it: its host's disk.
+    const old = c.agents[1] as HostCluster["agents"][number];
+    old.child.kill("SIGTERM");
+    await until("host 2's agent stopped", () => (old.child.exitCode !== null || old.child.signalCode !== null ? true : undefined), 30_000, 100);
+    const pid = (JSON.parse(readFileSync(layout.nodeRuntimeFile(n2), "utf8")) as { nodes: { owner: { pid: number } }[] }).nodes[0]?.owner.pid as number;
+    process.kill(pid, "SIGTERM");
+    await until("node 2's server stopped", () => (alive(pid) ? undefined : true), 30_000, 100);
+    cpSync(layout.nodeStoreDir(n2), join(dir, "nodes", n2, "store"), { recursive: true });
+    controlHidden.push(dir); // the control host's verbs run with it hidden: nothing of it is read there
+    const run = printedProcess(printed[0] as string);
+    const agent = startOnHost(2, ["--hide", root, ...run.argv], { ...run.env, COTAL_HOSTS_PREFIX: PREFIX });
+    c.agents[1] = agent;
+    await until("node 2 started from its own directory, applied and serving", () => (/starting it with every tenant held[\s\S]*: serving generation/.test(agent.out()) ? true : refusedToRender(agent.out())), 120_000, 250).catch((e: Error) => {
+      throw new Error(`${e.message}: agent 2 said:\n${agent.out()}`);
+    });
+    const own = JSON.parse(readFileSync(join(dir, "nodes", n2, "runtime.json"), "utf8")) as { nodes: { configPath: string }[] };
+    expect(own.nodes[0]?.configPath).toBe(join(dir, "nodes", n2, "server.conf"));
+    // The tenant's side: omicron admitted on every host, then, removed, on none.
+    const pollers = await pollEveryHost(c, await addWithCred("omicron"));
+    const rm = await onHost(1, ["space", "rm", "omicron", "--yes"]);
+    const done = Date.now();
+    expect(rm.code, `${rm.stderr}\nagent 2 said:\n${agent.out()}`).toBe(0);
+    await noneAdmittedAfter(pollers, done, "omicron, with node 2 on a directory of its own");
+    expect(agent.out()).toMatch(/applying the writer's ask/);
+    await expectAllClean();
+    await appsKeepWriting("node 2 moved to a directory of its own");
+  });
+
   it("no seed in a node's state directory: nodes 2 and 3's config, store, log and agent state after every cell hold none but their agents' own two user keys; the root's auth/ does (the scan's positive control)", async () => {
     const c = await hostCluster();
     const root = (r as LiveRoot).root;
@@ -700,6 +741,12 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
       // Its agent's two users (a user key each, no account or operator seed: "the agent's own users") and nothing else.
       const rel = (f: string): string => f.slice(dir.length + 1);
       expect(scanForSeeds(dir).map(rel).sort(), `seeds under ${dir}`).toEqual(["agent/authority.creds", "agent/system.creds"]);
+    }
+    // A node's directory of its own (the cell before), with its node's config, store and log in it by now: the same two.
+    for (const own of controlHidden) {
+      const node = (JSON.parse(readFileSync(join(own, "node.json"), "utf8")) as { node: string }).node;
+      expect(readdirSync(join(own, "nodes", node))).toEqual(expect.arrayContaining(["server.conf", "store", "log", "agent"]));
+      expect(scanForSeeds(own).map((f) => f.slice(own.length + 1)).sort(), `seeds under ${own}`).toEqual([`nodes/${node}/agent/authority.creds`, `nodes/${node}/agent/system.creds`]);
     }
   });
 });

@@ -17,7 +17,9 @@ function pathOf(cmd: Command): string {
 export function requireRootBeforeVerbs(program: Command): void {
   program.hook("preAction", async (_program, action) => {
     if (NO_ROOT_NEEDED.has(pathOf(action))) return;
-    const { requireRoot } = await import("@cotal/core/root"); // loaded by a verb, not by --help (issue 35)
+    const { nodeDirOf, requireRoot } = await import("@cotal/core/root"); // loaded by a verb, not by --help (issue 35)
+    // A node's own directory (`cotal node bundle`) holds no operator trust: only its agent runs there.
+    if (pathOf(action) === "node run" && nodeDirOf(rootOf(action)) !== undefined) return;
     requireRoot(rootOf(action));
   });
 }

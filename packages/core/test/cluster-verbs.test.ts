@@ -66,6 +66,9 @@ describe("nodeState", () => {
     expect(nodeState(input({ proof: proof(6) })).why).toBe("proven generation 6, the record is at 7");
     expect(state({ onDiskDigest: D("b") })).toBe("UNPROVEN RELOAD");
     expect(state({ onDiskDigest: undefined })).toBe("UNPROVEN RELOAD");
+    // A node on another host: its file is on that host's disk, never judged from here (docs/cluster.md "A node directory of its own").
+    expect(state({ onDiskDigest: D("b"), elsewhere: true })).toBe("clean");
+    expect(state({ onDiskDigest: undefined, elsewhere: true, proof: proof(6) })).toBe("behind");
     expect(nodeState(input({ onDiskDigest: D("b"), record: rec({ pending: pending() }) })).why).toMatch(/generation 8 is in flight/);
   });
 });

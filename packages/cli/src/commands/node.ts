@@ -101,6 +101,18 @@ export function registerNode(program: Command): void {
       else for (const line of addSummary(r)) out(line);
     });
   node
+    .command("bundle")
+    .description("write the directory a node's host keeps instead of the root (settings.json, its route files, its agent's users; no seed of the root), to copy to that host and run `cotal --root DIR node run` there")
+    .requiredOption("--node <name>", "the node whose host the directory is for (a name from `cotal status`)")
+    .requiredOption("--out <dir>", "where to write it: a new (or empty) directory outside the root, at the path the node's host will use")
+    .option("--json", "the result as JSON")
+    .action(async (flags: { node: string; out: string; json?: boolean }, cmd: Command) => {
+      const { bundleNode } = await import("@cotal/core");
+      const r = bundleNode({ root: rootOf(cmd), guards: guardsOf(cmd), node: flags.node, out: flags.out });
+      if (flags.json) json(r);
+      else for (const line of [`cotal node: wrote ${r.dir} for ${r.node} (host ${r.host}): ${r.files.join(" ")}`, ...r.next.map((l) => `next: ${l}`)]) out(line);
+    });
+  node
     .command("forget")
     .description("remove a node that is gone for good: JetStream forgets its peer, settings.json drops it, and the nodes that remain are proven without its routes; refused while it answers")
     .argument("<node>", "the node's name, as `cotal status` lists it")

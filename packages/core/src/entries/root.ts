@@ -6,3 +6,4 @@ export { writeFileAtomic } from "../root/secret-files.js";
 export { treeBytes } from "../root/tree-bytes.js";
 export { acquireMaintenanceLock, releaseMaintenanceLock, readLockOwner } from "../lock/maintenance-lock.js";
 export { requireRoot } from "../root/require-root.js";
+export { nodeDirOf } from "../root/node-dir.js";

@@ -60,6 +60,8 @@ export interface NodeStateInput {
   stillAdmits: readonly string[];
   /** sha256 of the node's own server.conf on disk (undefined: unreadable). */
   onDiskDigest: string | undefined;
+  /** The node runs on another host: its server.conf is on that host's disk, not read from here; its proof (checked against its VARZ digest when a writer counted it) is the word. */
+  elsewhere?: boolean;
   /** Its tenant streams as its JetStream reports them (undefined: not checked). */
   streams?: StreamCheck;
   /** Whether the control host reached it, and why not (undefined: not asked). */
@@ -74,7 +76,7 @@ export function nodeState(i: NodeStateInput): { state: NodeState; why: string } 
   if (i.stillAdmits.length > 0) return { state: "still admits", why: `has not proven the removal of ${i.stillAdmits.join(", ")} (generation ${i.record.pending?.generation ?? "?"})` };
   if (!i.proof) return { state: "behind", why: "no proof recorded" };
   if (i.proof.appliedGeneration < i.record.generation) return { state: "behind", why: `proven generation ${i.proof.appliedGeneration}, the record is at ${i.record.generation}` };
-  if (i.onDiskDigest !== i.proof.configDigest) return { state: "UNPROVEN RELOAD", why: `its server.conf is not the config it proved at generation ${i.proof.appliedGeneration}${i.record.pending ? ` (generation ${i.record.pending.generation} is in flight)` : ""}` };
+  if (!i.elsewhere && i.onDiskDigest !== i.proof.configDigest) return { state: "UNPROVEN RELOAD", why: `its server.conf is not the config it proved at generation ${i.proof.appliedGeneration}${i.record.pending ? ` (generation ${i.record.pending.generation} is in flight)` : ""}` };
   if (i.streams && "error" in i.streams) return { state: "unknown", why: `its tenant streams could not be checked: ${i.streams.error}` };
   if (i.streams && i.streams.problems.length > 0) return { state: "STREAMS UNSERVED", why: `tenant streams it hosts are not served (their writes get no reply): ${describeProblems(i.streams.problems)}` };
   return { state: "clean", why: `generation ${i.proof.appliedGeneration}, proven` };
@@ -109,7 +111,8 @@ export function clusterNodesStatus(
     const a = agents[n.name];
     const streams = running ? live.streams?.[n.name] : undefined;
     const r = live.reach?.[n.name];
-    const own = nodeState({ running, record, proof, stillAdmits, onDiskDigest: digests[n.name], ...(streams ? { streams } : {}), ...(r ? { reach: r } : {}) });
+    const elsewhere = !n.owner || nodeElsewhere(n as NodeRuntime);
+    const own = nodeState({ running, record, proof, stillAdmits, onDiskDigest: digests[n.name], ...(elsewhere ? { elsewhere } : {}), ...(streams ? { streams } : {}), ...(r ? { reach: r } : {}) });
     return {
       name: n.name,
       // A node known from settings.json alone has no pid here (docs/cluster.md "Finding the nodes").

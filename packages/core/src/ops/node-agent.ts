@@ -15,6 +15,7 @@ import { MaterialReader } from "../broker/material-bucket.js";
 import { materialHeld, materialSpaces, nodeLocalOf, renderNodeFrom, type NodeLocal, type NodeMaterial } from "../broker/node-material.js";
 import { clusterOf, nodeHost, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
 import { RootLayout } from "../root/layout.js";
+import { nodeDirOf } from "../root/node-dir.js";
 import { writeNodeAgentState, type NodeAgentState } from "../root/node-state.js";
 import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
 import { loadSettings, type RootSettings } from "../root/settings.js";
@@ -89,6 +90,8 @@ export async function runNodeAgent(opts: NodeAgentOptions): Promise<NodeAgentRes
   if (!settings || !cluster) throw new CotalError("invalid-argument", `${layout.root} is not a cluster root: cotal node runs beside a node of \`cotal up --cluster N\``, { next: `cotal status --root ${layout.root}` });
   const self = cluster.nodes.find((n) => n.name === opts.node);
   if (!self) throw new CotalError("invalid-argument", `${layout.root} has no node ${JSON.stringify(opts.node)}; its nodes: ${cluster.nodes.map((n) => n.name).join(", ")}`, { next: `cotal node run --node ${cluster.nodes[0]?.name ?? "<name>"}` });
+  const bundled = nodeDirOf(layout.root);
+  if (bundled !== undefined && bundled !== self.name) throw new CotalError("invalid-argument", `${layout.root} is node ${bundled}'s directory, not ${self.name}'s`, { next: `cotal --root ${shellWord(layout.root)} node run --node ${bundled}` });
   const guards = opts.guards ?? GUARDS_ON;
   const release = takeAgentLock(layout, self.name, guards);
   const agent = new NodeAgent(layout, settings, cluster, self, opts.onEvent ?? (() => undefined), guards);

@@ -10,6 +10,7 @@ import { authorityProbe, chooseNode, NODE_ANSWER_MS, rankNodes, reachNodes } fro
 import { AuthorityStore } from "../inventory/authority-store.js";
 import type { MaintenanceLock } from "../lock/maintenance-lock.js";
 import { loadAuthorityAccount } from "../root/account-store.js";
+import { nodeDirMarkerOf } from "../root/node-dir.js";
 import type { RootLayout } from "../root/layout.js";
 import type { AccountRecord } from "../root/records.js";
 import { startPrivateBroker } from "../broker/private-broker.js";
@@ -19,6 +20,9 @@ import type { PhaseListener, SagaTiming } from "../saga/steps.js";
 
 /** One lease key per root: the writer lease fences every cooperative writer of this root's config. */
 export function leaseKeyFor(layout: RootLayout): string {
+  // A node's own directory (`cotal node bundle`) fences on its control root's writers' lease.
+  const bundled = nodeDirMarkerOf(layout.root);
+  if (bundled) return bundled.leaseKey;
   let path = layout.root;
   try {
     path = realpathSync(layout.root);
