@@ -56,11 +56,11 @@ let remoteNodeNames: string[] = [];
 const controlHidden: string[] = [];
 
 /** `cotal <args>` run inside host `h` (1-3), to completion. */
-function onHost(h: number, args: string[], timeoutMs = 90_000, env: Record<string, string> = {}, base: NodeJS.ProcessEnv = hostsEnv): Promise<CotalResult> {
-  const root = (r as LiveRoot).root;
+function onHost(h: number, args: string[], timeoutMs = 90_000, env: Record<string, string> = {}, base: NodeJS.ProcessEnv = hostsEnv, other?: { root: string; hide: string[] }): Promise<CotalResult> {
+  const root = other?.root ?? (r as LiveRoot).root;
   const t0 = Date.now();
   let timedOut = false;
-  const [cmd, ...pre] = via(h);
+  const [cmd, ...pre] = other ? ["bash", SCRIPT, "exec", String(h), ...other.hide.filter((d) => existsSync(d)).flatMap((d) => ["--hide", d])] : via(h);
   const child = spawn(cmd as string, [...pre, process.execPath, cotalCliPath(), "--root", root, ...args], { env: { ...base, ...env } });
   let stdout = "";
   let stderr = "";
@@ -728,6 +728,69 @@ describe.skipIf(!canNetns)("a cluster across three simulated hosts", () => {
     expect(agent.out()).toMatch(/applying the writer's ask/);
     await expectAllClean();
     await appsKeepWriting("node 2 moved to a directory of its own");
+  });
+
+  it("three hosts from scratch, each with a directory of its own (docs/cluster.md \"Deploying on three hosts\"): the control host creates the root and bundles nodes 2 and 3; each host runs its printed agent from its own directory with the root hidden, the control host's up seeds through their answers; pi is added and removed, polled from every host, and no node directory holds a seed", async () => {
+    await hostCluster(); // the hosts are up
+    const own = await liveRoot("cotal-own-");
+    const base = dirname(own.root);
+    const dirs = [join(base, "host2"), join(base, "host3")];
+    const agents: { child: ChildProcess; out: () => string }[] = [];
+    const control = { root: own.root, hide: dirs };
+    try {
+      // 1. The control host (host 1): the root, node 1 started there; nodes 2 and 3 named with their hosts.
+      const created = await onHost(1, ["up", "--cluster", "3", "--tenant-replicas", "3", "--detach", "--port", String(own.port), "--node-hosts", HOSTS.join(",")], 90_000, {}, setupEnv, control);
+      expect(created.code, created.stderr).toBe(6);
+      const nodes = (JSON.parse(readFileSync(own.layout.settingsFile, "utf8")) as { cluster: { nodes: { name: string; port: number; host: string }[] } }).cluster.nodes;
+      // 2. Node 1's agent beside it; a directory for each other host, then (here: the same path, seen by that host alone) its printed agent.
+      const printed: string[] = [];
+      for (const [i, dir] of dirs.entries()) {
+        const n = nodes[i + 1]?.name as string;
+        const b = await onHost(1, ["node", "bundle", "--node", n, "--out", dir], 60_000, {}, setupEnv, control);
+        expect(b.code, b.stderr).toBe(0);
+        const line = b.stdout.split("\n").find((l) => l.startsWith("next: "))?.slice("next: ".length) ?? "";
+        expect(line).toMatch(new RegExp(`^cotal --root ${dir} node run --node ${n} +# on 10\\.99\\.0\\.${i + 2}`));
+        printed.push(line);
+      }
+      agents.push(startOnHost(1, [...dirs.flatMap((d) => ["--hide", d]), process.execPath, cotalCliPath(), "--root", own.root, "node", "run", "--node", nodes[0]?.name ?? ""], setupEnv));
+      for (const [i, dir] of dirs.entries()) {
+        const run = printedProcess(printed[i] as string);
+        agents.push(startOnHost(i + 2, ["--hide", own.root, ...dirs.filter((d) => d !== dir).flatMap((d) => ["--hide", d]), ...run.argv], { ...run.env, COTAL_HOSTS_PREFIX: PREFIX }));
+      }
+      await until("nodes 2 and 3 started held by their agents, from the material their directories were bundled with", () => (agents.slice(1).every((a) => /starting it with every tenant held/.test(a.out())) ? true : undefined), 60_000, 250).catch((e: Error) => {
+        throw new Error(`${e.message}: agents said:\n${agents.map((a) => a.out()).join("\n---\n")}`);
+      });
+      // 3. Back on the control host: up seeds the record through the agents' answers.
+      const up = await until("the control host's up, once the nodes form their cluster", async () => {
+        const res = await onHost(1, ["up", "--detach"], 120_000, {}, setupEnv, control);
+        return res.code === 0 ? res : /\[(inventory-unreachable|broker-unreachable|lock-held)\]/.test(res.stderr) ? undefined : res;
+      }, 120_000, 2_000);
+      expect(up.code, `${up.stderr}\nagents said:\n${agents.map((a) => a.out()).join("\n---\n")}`).toBe(0);
+      for (const a of agents.slice(1)) expect(a.out()).toMatch(/applying the writer's ask \(generation 1/);
+      // The tenant's side: pi admitted on every host, then, removed, on none.
+      const add = await onHost(1, ["space", "add", "pi"], 90_000, {}, setupEnv, control);
+      expect(add.code, add.stderr).toBe(0);
+      const cred = await onHost(1, ["space", "creds", "pi", "--user", "u", "--json"], 90_000, {}, setupEnv, control);
+      expect(cred.code, cred.stderr).toBe(0);
+      const pollers = await pollEveryHost({ nodes, agents }, (JSON.parse(cred.stdout) as { path: string }).path);
+      const rm = await onHost(1, ["space", "rm", "pi", "--yes"], 90_000, {}, setupEnv, control);
+      const done = Date.now();
+      expect(rm.code, rm.stderr).toBe(0);
+      await noneAdmittedAfter(pollers, done, "pi, on three hosts with directories of their own");
+      const st = JSON.parse((await onHost(1, ["status", "--json"], 90_000, {}, setupEnv, control)).stdout) as { broker: { nodes?: { state?: string }[] } };
+      expect((st.broker.nodes ?? []).map((n) => n.state)).toEqual(["clean", "clean", "clean"]);
+      for (const [i, dir] of dirs.entries()) {
+        const n = nodes[i + 1]?.name as string;
+        expect(existsSync(own.layout.nodeServerConf(n)), "the control host wrote no config for a node elsewhere").toBe(false);
+        expect(scanForSeeds(dir).map((f) => f.slice(dir.length + 1)).sort(), `seeds under ${dir}`).toEqual([`nodes/${n}/agent/authority.creds`, `nodes/${n}/agent/system.creds`]);
+      }
+    } finally {
+      for (const a of agents) a.child.kill("SIGTERM");
+      await sleep(500);
+      await killServersUnder(base);
+      await own.dispose();
+    }
+    await appsKeepWriting("a second cluster on the same hosts");
   });
 
   it("no seed in a node's state directory: nodes 2 and 3's config, store, log and agent state after every cell hold none but their agents' own two user keys; the root's auth/ does (the scan's positive control)", async () => {

@@ -21,6 +21,13 @@ describe("a writer's ask", () => {
     for (const bad of [{ ...ask, format: "x" }, { ...ask, id: "" }, { ...ask, leaseId: 3 }, { ...ask, generation: 0 }, { ...ask, spaces: ["", "a"] }, { ...ask, nodes: "n2" }, { ...ask, claim: 5 }, { ...ask, at: undefined }, null, 7]) {
       expect(parseNodeAsk(bytes(bad)), JSON.stringify(bad)).toBeUndefined();
     }
+    for (const bad of [{ ...ask, id: 5 }, { ...ask, id: undefined }, { ...ask, leaseId: "" }, { ...ask, at: 5 }, { ...ask, spaces: [5] }, { ...ask, nodes: [""] }, { ...ask, generation: 1.5 }]) {
+      expect(parseNodeAsk(bytes(bad)), JSON.stringify(bad)).toBeUndefined();
+    }
+    // The first generation, and an ask of the committed list (no claim), are asks.
+    const first = nodeAsk({ id: "a2", leaseId: "L2", generation: 1, spaces: [], nodes: ["n2"] });
+    expect(parseNodeAsk(bytes(first))).toEqual(first);
+    expect("claim" in first).toBe(false);
     expect(parseNodeAsk(new TextEncoder().encode("{"))).toBeUndefined();
     expect(parseNodeAsk(undefined)).toBeUndefined();
   });
@@ -53,6 +60,11 @@ describe("a writer's ask", () => {
     const proof = agentProof("n2", 5, { configDigest: "sha256:a", provenAt: "2026-12-07T00:00:00.000Z" }, "sha256:staged", "a1");
     expect(parseAgentProof(bytes(proof), "n2")).toEqual(proof);
     expect(parseAgentProof(bytes({ ...proof, ask: 1 }), "n2")).toBeUndefined();
+    const plain = agentProof("n2", 4, { configDigest: "sha256:a", provenAt: "2026-12-07T00:00:00.000Z" });
+    expect("ask" in plain || "claim" in plain).toBe(false);
+    const answered = agentProof("n2", 4, { configDigest: "sha256:a", provenAt: "2026-12-07T00:00:00.000Z" }, undefined, "a2");
+    expect(answered).toEqual({ ...plain, ask: "a2" });
+    expect(parseAgentProof(bytes(answered), "n2")).toEqual(answered);
     expect(proofKey("n2")).toBe("node.n2");
   });
 });

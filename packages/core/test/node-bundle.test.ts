@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { bundleNode } from "../src/ops/node-bundle.js";
-import { nodeDirMarkerOf, nodeDirOf } from "../src/root/node-dir.js";
+import { nodeDirMarkerOf, nodeDirOf, readBundledMaterial } from "../src/root/node-dir.js";
 import { leaseKeyFor } from "../src/verb/session.js";
 import { RootLayout } from "../src/root/layout.js";
 import { isCotalError } from "../src/errors.js";
@@ -38,12 +38,15 @@ describe("a node's own directory", () => {
     const out = join(scratch(), "n2");
     const r = bundleNode({ root: root.layout.root, node: "cm-n2", out });
     expect(r.host).toBe("10.99.0.2");
-    expect(r.files.sort()).toEqual(["node.json", "nodes/cm-n2/agent/authority.creds", "nodes/cm-n2/agent/system.creds", "routes/ca.pem", "routes/cm-n2-key.pem", "routes/cm-n2.pem", "routes/route-auth.json", "settings.json"]);
+    expect(r.files.sort()).toEqual(["node.json", "nodes/cm-n2/agent/authority.creds", "nodes/cm-n2/agent/system.creds", "nodes/cm-n2/material.json", "routes/ca.pem", "routes/cm-n2-key.pem", "routes/cm-n2.pem", "routes/route-auth.json", "settings.json"]);
     expect(nodeDirOf(out)).toBe("cm-n2");
     // Its agent fences on the control root's writers' lease, not on a key of its own path.
     expect(leaseKeyFor(new RootLayout(out))).toBe(leaseKeyFor(root.layout));
     expect(nodeDirMarkerOf(out)).toMatchObject({ node: "cm-n2", cluster: "cm", host: "10.99.0.2", leaseKey: leaseKeyFor(root.layout) });
     expect(nodeDirOf(root.layout.root)).toBeUndefined();
+    // The material of its day: the held boot of a node whose new cluster published none yet.
+    expect(readBundledMaterial(new RootLayout(out), "cm-n2")?.cluster.name).toBe("cm");
+    expect(readBundledMaterial(root.layout, "cm-n2")).toBeUndefined();
     expect(statSync(out).mode & 0o777).toBe(0o700);
     const inside = readdirSync(out, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
     expect(inside.length).toBe(r.files.length);

@@ -7,6 +7,7 @@
  */
 import { GUARDS_ON, type Guards } from "../guards.js";
 import type { MaterialKv } from "../broker/material-bucket.js";
+import { jsonOf } from "./node-proofs.js";
 
 /** The ask's key in the node material's bucket (`cotal_node_material`): one standing ask per root. */
 export const ASK_KEY = "ask";
@@ -37,14 +38,7 @@ const names = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => 
 
 /** Pure: a stored ask, or undefined for anything else (an unreadable ask asks nothing). */
 export function parseNodeAsk(bytes: Uint8Array | undefined): NodeAsk | undefined {
-  if (!bytes) return undefined;
-  let v: unknown;
-  try {
-    v = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    return undefined;
-  }
-  const a = v as Partial<NodeAsk> | null;
+  const a = jsonOf(bytes) as Partial<NodeAsk> | null | undefined;
   if (typeof a !== "object" || a === null || a.format !== FORMAT) return undefined;
   if (typeof a.id !== "string" || a.id === "" || typeof a.leaseId !== "string" || a.leaseId === "" || typeof a.at !== "string") return undefined;
   if (!Number.isSafeInteger(a.generation) || (a.generation as number) < 1 || !names(a.spaces) || !names(a.nodes)) return undefined;

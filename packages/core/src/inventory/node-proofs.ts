@@ -32,18 +32,21 @@ export function agentProof(node: string, generation: number, proof: Omit<NodePro
 
 /** Pure: a stored proof, or undefined for anything else (a proof is advisory: a malformed one proves nothing). */
 export function parseAgentProof(bytes: Uint8Array | undefined, node: string): AgentProof | undefined {
-  if (!bytes) return undefined;
-  let v: unknown;
-  try {
-    v = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    return undefined;
-  }
-  const p = v as Partial<AgentProof> | null;
+  const p = jsonOf(bytes) as Partial<AgentProof> | null | undefined;
   if (typeof p !== "object" || p === null || p.format !== FORMAT || p.node !== node) return undefined;
   if (!Number.isSafeInteger(p.generation) || (p.generation as number) < 1 || typeof p.configDigest !== "string" || typeof p.provenAt !== "string") return undefined;
   if ((p.claim !== undefined && typeof p.claim !== "string") || (p.ask !== undefined && typeof p.ask !== "string") || (p.serverConfigDigest !== undefined && typeof p.serverConfigDigest !== "string")) return undefined;
   return p as AgentProof;
+}
+
+/** Pure: the JSON a stored value holds, or undefined when it is absent or not JSON (a public bucket's values are advisory). */
+export function jsonOf(bytes: Uint8Array | undefined): unknown {
+  if (!bytes) return undefined;
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return undefined;
+  }
 }
 
 export async function writeAgentProof(kv: MaterialKv, proof: AgentProof): Promise<void> {

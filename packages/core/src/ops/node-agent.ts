@@ -15,7 +15,7 @@ import { MaterialReader } from "../broker/material-bucket.js";
 import { materialHeld, materialSpaces, nodeLocalOf, renderNodeFrom, type NodeLocal, type NodeMaterial } from "../broker/node-material.js";
 import { clusterOf, nodeHost, type ClusterNodeSettings, type ClusterSettings } from "../root/cluster-settings.js";
 import { RootLayout } from "../root/layout.js";
-import { nodeDirOf } from "../root/node-dir.js";
+import { nodeDirOf, readBundledMaterial } from "../root/node-dir.js";
 import { writeNodeAgentState, type NodeAgentState } from "../root/node-state.js";
 import { ensureSecretDir, readTextIfExists } from "../root/secret-files.js";
 import { loadSettings, type RootSettings } from "../root/settings.js";
@@ -418,10 +418,11 @@ class NodeAgent {
 
   /**
    * This node's boot with every tenant held, from the material last read (its held twins, signed on
-   * the control host); an agent that has read none yet renders it from the root's records on disk.
+   * the control host), else the material its directory was bundled with (a new cluster's first boot,
+   * before any was published); an agent with neither renders it from the root's records on disk.
    */
   #heldBoot(): { text: string; digest: string } {
-    const known = this.#known;
+    const known = this.#known ?? readBundledMaterial(this.layout, this.name);
     return known ? renderNodeFrom(known, this.name, { held: materialHeld(known) }, this.#local(), this.guards) : renderNode(this.layout, this.name, [], { maintenance: true, guards: this.guards });
   }
 
@@ -513,7 +514,7 @@ class NodeAgent {
       store = await AuthorityStore.connect(urls, this.#users()?.authority ?? loadAuthorityAccount(this.layout), { name: `cotal node run (${this.name}, boot)`, replicas: this.cluster.replicas, timeoutMs: OTHERS_MS, guards: this.guards });
       this.#known = await this.#material.read(store.materialKv(this.cluster.replicas, { create: false }));
     } catch (err) {
-      this.onEvent(`cotal node: ${this.name}: could not read the node material through ${urls.join(", ")} (${(err as Error).message}); its held boot renders from the root's records here`);
+      this.onEvent(`cotal node: ${this.name}: could not read the node material through ${urls.join(", ")} (${(err as Error).message}); its held boot renders from ${readBundledMaterial(this.layout, this.name) ? "the material its directory was bundled with" : "the root's records here"}`);
     } finally {
       await store?.close();
     }

@@ -15,7 +15,8 @@ import { clusterOf, nodeHost } from "../root/cluster-settings.js";
 import { cotalTlsFiles, routeAuthFile } from "../root/route-security.js";
 import { agentCredsFiles, ensureAgentCreds } from "../root/agent-creds.js";
 import { RootLayout } from "../root/layout.js";
-import { NODE_DIR_MARKER, nodeDirMarker } from "../root/node-dir.js";
+import { bundledMaterialFile, NODE_DIR_MARKER, nodeDirMarker } from "../root/node-dir.js";
+import { nodeMaterial } from "../broker/node-material.js";
 import { ensureSecretDir, writeJsonAtomic } from "../root/secret-files.js";
 import { loadSettings } from "../root/settings.js";
 import { leaseKeyFor } from "../verb/session.js";
@@ -60,6 +61,8 @@ export function bundleNode(opts: NodeBundleOptions): NodeBundleResult {
       ensureSecretDir(dirname(to));
       copyFileSync(from, to);
     }
+    // The material of today (public): its held boot before the cluster published any (a new cluster's first start).
+    writeJsonAtomic(bundledMaterialFile(new RootLayout(tmp), self.name), nodeMaterial(layout, opts.guards ?? GUARDS_ON));
     writeJsonAtomic(join(tmp, NODE_DIR_MARKER), nodeDirMarker({ node: self.name, cluster: cluster.name, host, leaseKey: leaseKeyFor(layout) }));
     refuseSeeds(tmp);
     if (existsSync(dir)) rmSync(dir, { recursive: true }); // empty, checked above
@@ -67,7 +70,7 @@ export function bundleNode(opts: NodeBundleOptions): NodeBundleResult {
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
-  const files = [NODE_DIR_MARKER, ...sources.map((f) => relative(layout.root, f))];
+  const files = [NODE_DIR_MARKER, relative(dir, bundledMaterialFile(new RootLayout(dir), self.name)), ...sources.map((f) => relative(layout.root, f))];
   return { node: self.name, host, dir, files, next: [`cotal --root ${shellWord(dir)} node run --node ${self.name}   # on ${host}, once ${dir} is copied there (the same path, 0700)`] };
 }
 

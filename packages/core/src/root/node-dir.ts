@@ -4,6 +4,8 @@
  * node; only `cotal node run` accepts such a directory as its --root.
  */
 import { join } from "node:path";
+import type { NodeMaterial } from "../broker/node-material.js";
+import type { RootLayout } from "./layout.js";
 import { readTextIfExists } from "./secret-files.js";
 
 export const NODE_DIR_MARKER = "node.json";
@@ -39,4 +41,21 @@ export function nodeDirMarkerOf(dir: string): NodeDirMarker | undefined {
 /** The node a directory is for, when it is a node's directory; undefined otherwise. */
 export function nodeDirOf(dir: string): string | undefined {
   return nodeDirMarkerOf(dir)?.node;
+}
+
+/** Where a bundle keeps the node material of its day (public: JWTs and keys): the held boot of a node whose cluster published none yet. */
+export function bundledMaterialFile(layout: RootLayout, node: string): string {
+  return join(layout.nodeDir(node), "material.json");
+}
+
+/** The bundled material, when this is a node's directory holding one whose format it knows; undefined otherwise. */
+export function readBundledMaterial(layout: RootLayout, node: string): NodeMaterial | undefined {
+  const text = readTextIfExists(bundledMaterialFile(layout, node));
+  if (text === undefined) return undefined;
+  try {
+    const m = JSON.parse(text) as Partial<NodeMaterial> | null;
+    return m?.format === "cotal.node-material/1" && Array.isArray(m.spaces) && typeof m.cluster === "object" ? (m as NodeMaterial) : undefined;
+  } catch {
+    return undefined;
+  }
 }
