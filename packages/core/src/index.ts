@@ -19,7 +19,7 @@ export { leaseKeyFor } from "./verb/session.js";
 export { reconcile, type ReconcilePlan, type ReconcileReport } from "./ops/reconcile.js";
 export { rotateSys, type RotateSysResult } from "./ops/rotate-sys.js";
 export { runNodeAgent, type NodeAgentResult } from "./ops/node-agent.js";
-export { bundleNode, type NodeBundleResult } from "./ops/node-bundle.js";
+export { bundleNode } from "./ops/node-bundle.js";
 export { nodeAdd, type NodeAddResult } from "./ops/node-add.js";
 export { nodeForget, type NodeForgetResult } from "./ops/node-forget.js";
 
