@@ -313,7 +313,7 @@ describe("cotal node run", () => {
       const rep = await p.stop();
       expect(rep.failures).toBeGreaterThan(0);
       // Seen once in CI (not understood yet): say when each admission began and ended against the agent's stamped lines.
-      const admitted = rep.attempts.filter((x) => x.ok).map((x) => `admitted: began ${Math.round(x.startedAt)}, ended ${Math.round(x.endedAt)}`);
+      const admitted = rep.attempts.filter((x) => x.ok).map((x) => `admitted by ${x.server ?? "(no server name)"}: began ${Math.round(x.startedAt)}, ended ${Math.round(x.endedAt)}`);
       expect(rep.successes, `beta admitted on node 3 while its removal was pending:\n${admitted.join("\n")}\n${a.lines.map((l) => `${Math.round(l.at)} ${l.text}`).join("\n")}`).toBe(0);
       st = await statusOf(r);
       expect(st.inventory?.generation).toBe(2); // the agent never resolves a claim

@@ -38,26 +38,28 @@ function serverError(line: string): HandshakeError {
   return new HandshakeError(/authorization violation/i.test(text) ? "AuthorizationError" : "ProtocolError", text);
 }
 
-/** Resolves once the server answered CONNECT+PING with PONG; rejects with the server's -ERR or the socket's error. */
-export function handshake(target: HandshakeTarget, sign: HandshakeSigner, opts: { name: string; timeoutMs: number }): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
+/** Resolves with the server's name (its INFO's `server_name`) once it answered CONNECT+PING with PONG; rejects with the server's -ERR or the socket's error. */
+export function handshake(target: HandshakeTarget, sign: HandshakeSigner, opts: { name: string; timeoutMs: number }): Promise<string | undefined> {
+  return new Promise<string | undefined>((resolve, reject) => {
     const socket = tcpConnect({ host: target.host, port: target.port, noDelay: true });
     let buffered = "";
     let sentConnect = false;
     let settled = false;
+    let server: string | undefined;
     const finish = (err?: Error): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       socket.destroy();
       if (err) reject(err);
-      else resolve();
+      else resolve(server);
     };
     const timer = setTimeout(() => finish(new HandshakeError("TimeoutError", "timeout")), opts.timeoutMs);
     const onLine = (line: string): void => {
       if (!sentConnect) {
         if (!line.startsWith("INFO ")) return finish(new HandshakeError("ProtocolError", `expected INFO, got ${JSON.stringify(line.slice(0, 40))}`));
-        const info = JSON.parse(line.slice(5)) as { nonce?: string; tls_required?: boolean };
+        const info = JSON.parse(line.slice(5)) as { nonce?: string; tls_required?: boolean; server_name?: string };
+        server = info.server_name;
         if (info.tls_required) return finish(new HandshakeError("ProtocolError", "the server requires TLS; the handshake probe speaks plain TCP"));
         const connect = { verbose: false, pedantic: false, protocol: 1, lang: "cotal-poller", version: "1", name: opts.name, ...sign(info.nonce) };
         socket.write(`CONNECT ${JSON.stringify(connect)}\r\nPING\r\n`);

@@ -14,6 +14,8 @@ export interface PollAttempt {
   error?: string;
   /** The error class name, e.g. "AuthorizationError", "ConnectionError". */
   errorName?: string;
+  /** A success's server (its INFO's `server_name`): which server admitted the cred, when a port may change hands. */
+  server?: string;
 }
 
 /** What an attempt loop needs; plain data, so it crosses into a worker thread as is. */
@@ -73,20 +75,22 @@ export async function runPollLoops(cfg: PollLoopConfig, control: PollControl, lo
   };
   const targets = (Array.isArray(cfg.url) ? cfg.url : [cfg.url]).map(handshakeTarget);
   let next = 0;
-  const attempt = async (): Promise<void> => {
+  const attempt = async (): Promise<string | undefined> => {
     if (cfg.client === "handshake") {
       const target = targets[next++ % targets.length] as (typeof targets)[number];
       return handshake(target, sign, { name: cfg.name, timeoutMs: cfg.connectTimeoutMs });
     }
     const nc = await connect(connectOpts);
+    const server = nc.info?.server_name;
     await nc.close();
+    return server;
   };
   const loop = async (): Promise<void> => {
     while (keepGoing() && claimAttempt(cfg, control)) {
       const startedAt = monotonicMs();
       try {
-        await attempt();
-        record({ startedAt, endedAt: monotonicMs(), ok: true });
+        const server = await attempt();
+        record({ startedAt, endedAt: monotonicMs(), ok: true, ...(server ? { server } : {}) });
       } catch (err) {
         const e = err instanceof Error ? err : new Error(String(err));
         record({ startedAt, endedAt: monotonicMs(), ok: false, error: e.message, errorName: e.name });
