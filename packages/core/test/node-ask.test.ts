@@ -5,7 +5,8 @@ import { ASK_KEY, askStands, nodeAsk, parseNodeAsk, readNodeAsk, writeNodeAsk } 
 import { agentProof, parseAgentProof, proofKey } from "../src/inventory/node-proofs.js";
 import type { InventoryRecord, PendingMutation } from "../src/inventory/record.js";
 import { askedGeneration, askedNodes } from "../src/saga/agent-ask.js";
-import type { BrokerRuntime, NodeRuntime } from "../src/broker/runtime.js";
+import { hostname } from "node:os";
+import type { NodeRuntime } from "../src/broker/runtime.js";
 import { MemoryInventoryStore } from "../src/testing/index.js";
 
 const ask = nodeAsk({ id: "a1", leaseId: "L1", generation: 5, claim: "sha256:staged", spaces: ["alpha"], nodes: ["n2", "n3"] }, new Date("2026-12-07T00:00:00Z"));
@@ -50,10 +51,11 @@ describe("a writer's ask", () => {
   });
 
   it("goes to the nodes whose client address is not this host's; loopback nodes are renamed here", () => {
-    const node = (name: string, url: string): NodeRuntime => ({ name, url, port: 4222, clusterPort: 6222, configPath: "", logFile: "", owner: { pid: 1, host: "h" } });
-    const rt = { host: "127.0.0.1" } as BrokerRuntime;
+    const node = (name: string, url: string): NodeRuntime => ({ name, url, port: 4222, clusterPort: 6222, configPath: "", logFile: "", owner: { pid: 1, host: hostname() } });
     const nodes = [node("n1", "nats://127.0.0.1:4222"), node("n2", "nats://10.255.254.2:4222"), node("n3", "nats://localhost:4222")];
-    expect(askedNodes(rt, nodes).map((n) => n.name)).toEqual(["n2"]);
+    expect(askedNodes(nodes).map((n) => n.name)).toEqual(["n2"]);
+    // Recorded by another host's cotal: asked, whatever its address (it is never signalled from here either).
+    expect(askedNodes([{ ...node("n4", "nats://127.0.0.1:4222"), owner: { pid: 1, host: `${hostname()}-other` } }]).map((n) => n.name)).toEqual(["n4"]);
   });
 
   it("is named by the proof that answers it, which a parse keeps and a malformed one drops", () => {

@@ -91,7 +91,12 @@ export function writeRuntime(layout: RootLayout, rt: Omit<BrokerRuntime, "format
 }
 
 export function readRuntime(layout: RootLayout): BrokerRuntime | undefined {
-  const text = readTextIfExists(layout.runtimeFile);
+  return runtimeIn(layout.runtimeFile);
+}
+
+/** A runtime record in `file`, or undefined when it is absent or not one. */
+function runtimeIn(file: string): BrokerRuntime | undefined {
+  const text = readTextIfExists(file);
   if (text === undefined) return undefined;
   try {
     const rt = JSON.parse(text) as BrokerRuntime;
@@ -112,14 +117,8 @@ export function writeNodeRuntime(layout: RootLayout, rt: Omit<BrokerRuntime, "fo
 
 /** Node `name`'s own runtime record, when its host has one (a root made before them has none). */
 export function readNodeRuntime(layout: RootLayout, name: string): BrokerRuntime | undefined {
-  const text = readTextIfExists(layout.nodeRuntimeFile(name));
-  if (text === undefined) return undefined;
-  try {
-    const rt = JSON.parse(text) as BrokerRuntime;
-    return rt.format === "cotal.runtime/1" && rt.nodes?.length === 1 && rt.nodes[0]?.name === name ? rt : undefined;
-  } catch {
-    return undefined;
-  }
+  const rt = runtimeIn(layout.nodeRuntimeFile(name));
+  return rt?.nodes?.length === 1 && rt.nodes[0]?.name === name ? rt : undefined;
 }
 
 export function clearRuntime(layout: RootLayout): void {

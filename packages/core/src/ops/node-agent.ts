@@ -148,6 +148,8 @@ class NodeAgent {
   /** The server (`pid:procStart`) last seen serving every tenant stream it hosts. */
   #streamsServed: string | undefined;
   #last = "";
+  /** The writers' lease key (a node's own directory names its control root's): read once, checked every round. */
+  readonly #leaseKey: string;
   /** When this agent began: a `cotal down` before it does not keep its node down. */
   readonly #since = Date.now();
   applied = 0;
@@ -160,7 +162,9 @@ class NodeAgent {
     private readonly self: ClusterNodeSettings,
     private readonly onEvent: (line: string) => void,
     private readonly guards: Guards,
-  ) {}
+  ) {
+    this.#leaseKey = leaseKeyFor(layout);
+  }
 
   get name(): string {
     return this.self.name;
@@ -241,9 +245,12 @@ class NodeAgent {
   /** The writer's ask naming this node, while that writer still holds the lease it asked under (inventory/node-ask.ts). */
   async #standingAsk(store: AuthorityStore): Promise<NodeAsk | undefined> {
     const ask = await readNodeAsk(store.materialKv(this.cluster.replicas, { create: false }));
-    if (!ask?.nodes.includes(this.name)) return undefined;
-    const holds = await store.checkLease({ key: leaseKeyFor(this.layout), leaseId: ask.leaseId });
-    return askStands(ask, this.name, holds, this.guards) ? ask : undefined;
+    return ask?.nodes.includes(this.name) && (await this.#askStands(store, ask)) ? ask : undefined;
+  }
+
+  /** The one check of an ask (`askStands`): whether it is found standing, and the fence of its rename and proof. */
+  async #askStands(store: AuthorityStore, ask: NodeAsk): Promise<boolean> {
+    return askStands(ask, this.name, await store.checkLease({ key: this.#leaseKey, leaseId: ask.leaseId }), this.guards);
   }
 
   /**
@@ -260,7 +267,7 @@ class NodeAgent {
     this.#known = material;
     const { text, digest } = renderNodeFrom(material, this.name, materialSpaces(material, ask.spaces), this.#local(), this.guards);
     this.onEvent(`cotal node: ${this.name}: applying the writer's ask (generation ${ask.generation}${ask.claim ? ", its claim" : ""}: ${ask.spaces.length} tenants)`);
-    const fence = (): Promise<boolean> => (this.guards.NODE_ASK_UNFENCED ? Promise.resolve(true) : store.checkLease({ key: leaseKeyFor(this.layout), leaseId: ask.leaseId }));
+    const fence = (): Promise<boolean> => this.#askStands(store, ask);
     const read = await this.#apply({ ...on, fence, signalledAt: 0 }, { serverKey: on.serverKey, digest }, text, ask);
     this.#answered = { id: ask.id, serverKey: on.serverKey };
     return read;
@@ -271,7 +278,7 @@ class NodeAgent {
     const deadline = Date.now() + LEASE_WAIT_MS;
     for (;;) {
       try {
-        return { lease: await store.acquireLease(leaseKeyFor(this.layout), selfHolder(`cotal node run (${this.name})`), holderIsDead) };
+        return { lease: await store.acquireLease(this.#leaseKey, selfHolder(`cotal node run (${this.name})`), holderIsDead) };
       } catch (err) {
         if (!isCotalError(err, "lease-held") || Date.now() > deadline) throw err;
       }

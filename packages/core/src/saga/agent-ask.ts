@@ -3,7 +3,7 @@ import type { Guards } from "../guards.js";
 import { RERUN, CotalError } from "../errors.js";
 import type { MaterialKv } from "../broker/material-bucket.js";
 import { INFO_PROBE_MS, sendsInfo } from "../broker/info-probe.js";
-import { isLocalHost, nodeClientHost, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
+import { nodeClientHost, nodeElsewhere, type BrokerRuntime, type NodeRuntime } from "../broker/runtime.js";
 import { serverFeatures } from "../broker/server-features.js";
 import { SystemClient, type SystemUser } from "../broker/system-client.js";
 import { nodeAsk, writeNodeAsk, type NodeAsk } from "../inventory/node-ask.js";
@@ -20,9 +20,9 @@ export interface AskStore {
   proofsKv(replicas?: number, opts?: { create?: boolean }): MaterialKv;
 }
 
-/** The nodes this writer leaves to their agents: those whose client address is not one of this host's. */
-export function askedNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]): NodeRuntime[] {
-  return nodes.filter((n) => !isLocalHost(nodeClientHost(n, runtime.host)));
+/** The nodes this writer leaves to their agents: those on another host (broker/runtime.ts `nodeElsewhere`, the rule that never signals them). */
+export function askedNodes(nodes: readonly NodeRuntime[]): NodeRuntime[] {
+  return nodes.filter(nodeElsewhere);
 }
 
 /**

@@ -89,9 +89,10 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
   if (!fence) throw new CotalError("invalid-argument", "a cluster reload renames every node's config and was given no lease check", { next: `COTAL_DEBUG=1 ${RERUN}   # a caller of the cluster reloader passed no fence: report its output` });
   const records = promotedRecords(layout, guards);
   await publishUnderLease(layout, material, fence, guards);
-  const asked = askedNodes(runtime, nodes);
+  const asked = askedNodes(nodes);
+  // Asked only by a writer that names its lease (an agent checks it) and has the store; REMOTE_NODE_BY_SIGNAL asks none.
   // The record the ask is of (none yet: a seed's, of generation 1); nothing asked: every node is applied from here.
-  const asking = asked.length > 0 && canAsk(opts, guards, material) ? { record: (await material.read())?.record } : undefined;
+  const asking = asked.length > 0 && material && opts.leaseId && !guards.REMOTE_NODE_BY_SIGNAL ? { store: material, leaseId: opts.leaseId, record: (await material.read())?.record } : undefined;
   const tag = `${process.pid}${randomBytes(4).toString("hex")}`;
   const done: NodeVerdict[] = [];
   const recorder = partialRecorder(opts, guards);
@@ -105,8 +106,8 @@ async function reloadNodes(runtime: BrokerRuntime, nodes: readonly NodeRuntime[]
     if (verdict.outcome === "reloaded") await recorder.record(provenProofs([{ node, digest, verdict }]));
     await failpoint("after-node-proof");
   }
-  if (asking && material && opts.leaseId) {
-    const plan: AskPlan = { store: material, replicas: clusterOf(layout, loadSettings(layout))?.replicas, leaseId: opts.leaseId, fence, record: asking.record, promotedDigest: configDigest(readFileSync(layout.serverConf, "utf8")), spaces: records.map((r) => r.name), guards };
+  if (asking) {
+    const plan: AskPlan = { ...asking, replicas: clusterOf(layout, loadSettings(layout))?.replicas, fence, promotedDigest: configDigest(readFileSync(layout.serverConf, "utf8")), spaces: records.map((r) => r.name), guards };
     done.push(...(await askedVerdicts(plan, asked, runtime, layout, opts, recorder)));
   }
   return verdictOf(done, recorder, opts, guards, t0);
@@ -125,11 +126,6 @@ async function askedVerdicts(plan: AskPlan, asked: readonly NodeRuntime[], runti
     if (v.verdict.outcome === "reloaded") await recorder.record(provenProofs([{ node, digest: v.digest, verdict: v.verdict }]));
   }
   return out;
-}
-
-/** Does this reload ask the agents of nodes elsewhere? Only a writer that names its lease (an agent checks it) and has the store. */
-function canAsk(opts: ClusterReloadOptions, guards: Guards, material: MaterialStore | undefined): material is MaterialStore {
-  return material !== undefined && opts.leaseId !== undefined && !guards.REMOTE_NODE_BY_SIGNAL;
 }
 
 /** How long a writer waits for an asked agent at least: one agent round (2 s) and its apply, with room. */
